@@ -1,0 +1,1 @@
+typedef int coll_placeholder_unused;

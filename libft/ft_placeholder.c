@@ -1,0 +1,1 @@
+typedef int ft_placeholder_unused;

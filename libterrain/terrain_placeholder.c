@@ -1,0 +1,1 @@
+typedef int terrain_placeholder_unused;

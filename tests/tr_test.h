@@ -1,0 +1,72 @@
+/*
+ * tr_test.h - the tiny assertion kit every C test in terrafort uses.
+ *
+ * A test file defines functions `static int test_xxx(void)` that return 0 on
+ * success and lists them in a TR_TESTS table; TR_MAIN runs each one (or the
+ * one named on the command line) and prints a closing "N passed, N failed"
+ * line. ASSERT* macros print file:line and the values, then fail the test.
+ */
+#ifndef TR_TEST_H
+#define TR_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ASSERT(cond)                                                              \
+  do {                                                                            \
+    if (!(cond)) {                                                                \
+      fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #cond); \
+      return 1;                                                                   \
+    }                                                                             \
+  } while (0)
+
+#define ASSERT_EQ_INT(a, b)                                                      \
+  do {                                                                           \
+    long long a_ = (long long)(a), b_ = (long long)(b);                          \
+    if (a_ != b_) {                                                              \
+      fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,        \
+              __LINE__, #a, #b, a_, b_);                                         \
+      return 1;                                                                  \
+    }                                                                            \
+  } while (0)
+
+#define ASSERT_NEAR(a, b, tol)                                                   \
+  do {                                                                           \
+    double a_ = (double)(a), b_ = (double)(b);                                   \
+    if (!(fabs(a_ - b_) <= (tol))) {                                             \
+      fprintf(stderr, "%s:%d: |%s - %s| <= %g failed: %.17g vs %.17g\n",        \
+              __FILE__, __LINE__, #a, #b, (double)(tol), a_, b_);                \
+      return 1;                                                                  \
+    }                                                                            \
+  } while (0)
+
+typedef struct {
+  const char *name;
+  int (*fn)(void);
+} tr_test_case;
+
+#define TR_TEST(fn) {#fn, fn}
+
+/* Runs the table; argv[1], when given, selects one test by name. */
+static inline int tr_test_main(int argc, char **argv, const tr_test_case *cases, int n) {
+  int passed = 0, failed = 0;
+  for (int i = 0; i < n; i++) {
+    if (argc > 1 && strcmp(argv[1], cases[i].name) != 0) continue;
+    int rc = cases[i].fn();
+    printf("%s %s\n", rc == 0 ? "ok  " : "FAIL", cases[i].name);
+    fflush(stdout);
+    if (rc == 0) passed++; else failed++;
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+#define TR_MAIN(...)                                                          \
+  int main(int argc, char **argv) {                                           \
+    static const tr_test_case cases_[] = {__VA_ARGS__};                       \
+    return tr_test_main(argc, argv, cases_, (int)(sizeof cases_ / sizeof cases_[0])); \
+  }
+
+#endif
