@@ -1,0 +1,86 @@
+/*
+ * aspect.c - gdaldem-compatible aspect (Horn or Zevenbergen-Thorne).
+ *
+ * As in gdaldem, aspect uses the raw window differences (the cell size does
+ * not enter), atan2 in double precision, azimuth degrees clockwise from
+ * north by default or counter-clockwise from east with -trigonometric, and
+ * flat cells (both differences exactly 0) become nodata, or 0 with
+ * -zero_for_flat (which, as in gdaldem, also leaves the output without a
+ * nodata value: cells without a result are 0 too). Double-precision atan2 keeps values next to the 0/360
+ * wrap identical to gdaldem's, where an approximation could jump by 360.
+ */
+#include <math.h>
+
+#include "executor.h"
+#include "gradient.h"
+
+static inline float aspect_cell(const tr_gradient_params *p, const float *w) {
+  double dx, dy;
+  if (p->alg == TR_GRAD_HORN) {
+    dx = (double)((w[2] + w[5] + w[5] + w[8]) - (w[0] + w[3] + w[3] + w[6]));
+    dy = (double)((w[6] + w[7] + w[7] + w[8]) - (w[0] + w[1] + w[1] + w[2]));
+  } else {
+    dx = (double)(w[5] - w[3]);
+    dy = (double)(w[7] - w[1]);
+  }
+  if (dx == 0 && dy == 0) return p->zero_for_flat ? 0.0f : p->dst_nodata;
+  float a = (float)(atan2(dy, -dx) * (180.0 / M_PI));
+  if (!p->trigonometric) {
+    a = a > 90.0f ? 450.0f - a : 90.0f - a;
+  } else if (a < 0) {
+    a += 360.0f;
+  }
+  if (a == 360.0f) a = 0.0f;
+  return a;
+}
+
+int tr_aspect_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out) {
+  const tr_gradient_params *p = params;
+  const int clean = tr_window_clean(w, &p->nd);
+  for (int64_t r = row0; r < row0 + nrows; r++) {
+    const int64_t gr = w->grow0 + r;
+    float *o = out + (r - row0) * w->cols;
+    const int edge_row = gr == 0 || gr == w->raster_rows - 1;
+    for (int64_t c = 0; c < w->cols; c++) {
+      const int64_t gc = w->gcol0 + c;
+      float win[9];
+      if (clean && !edge_row && gc != 0 && gc != w->raster_cols - 1) {
+        for (int i = 0; i < 3; i++)
+          for (int j = 0; j < 3; j++) win[i * 3 + j] = tr_at(w, r - 1 + i, c - 1 + j);
+        o[c] = aspect_cell(p, win);
+      } else {
+        o[c] = tr_window3(w, &p->nd, p->compute_edges, r, c, win) ? aspect_cell(p, win) : p->dst_nodata;
+      }
+    }
+  }
+  return 0;
+}
+
+void tr_aspect_opts_init(tr_aspect_opts *o) {
+  tr_run_opts_init(&o->run);
+  o->alg = TR_GRAD_HORN;
+  o->trigonometric = 0;
+  o->zero_for_flat = 0;
+  o->compute_edges = 0;
+}
+
+int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {
+  if (opts->alg != TR_GRAD_HORN && opts->alg != TR_GRAD_ZEVENBERGEN_THORNE)
+    return tr_fail(err, TR_EUSAGE, "unknown gradient algorithm");
+  tr_input in;
+  int st = tr_input_open(&in, src, opts->run.band, err);
+  if (st) return st;
+  tr_gradient_params p;
+  tr_gradient_params_init(&p, &in, 1.0);
+  p.alg = opts->alg;
+  p.trigonometric = opts->trigonometric;
+  p.zero_for_flat = opts->zero_for_flat;
+  p.compute_edges = opts->compute_edges;
+  /* gdaldem declares no output nodata with -zero_for_flat, so cells
+   * without a value (edges, nodata) are 0 there as well. */
+  if (p.zero_for_flat) p.dst_nodata = 0.0f;
+  tr_local_job job = {"aspect", tr_aspect_kernel, &p, sizeof p, p.dst_nodata, !p.zero_for_flat};
+  st = tr_run_local(&opts->run, &in, &job, dst, err);
+  tr_input_close(&in);
+  return st;
+}

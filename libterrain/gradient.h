@@ -1,0 +1,65 @@
+/*
+ * gradient.h - parameters shared by the slope and aspect kernels
+ * (internal to libterrain).
+ *
+ * Cell size: with a projected CRS, or whenever -s is given, the cell size is
+ * the geotransform's, divided by the scale, as gdaldem does. With a
+ * geographic CRS and no -s, the metric cell size is computed per row from
+ * the ellipsoid at the row's centre latitude phi:
+ *   east-west  = dlon(rad) * N(phi) * cos(phi),  N = a / sqrt(1 - e2 sin^2 phi)
+ *   north-south = dlat(rad) * M(phi),             M = a (1 - e2) / (1 - e2 sin^2 phi)^1.5
+ * so slopes are true angles at every latitude instead of needing a guessed
+ * scale (gdaldem's -s 111120 is exact only on the equator, north-south).
+ *
+ * The struct is plain data: libft copies it to other workers and ranks.
+ */
+#ifndef TR_GRADIENT_H
+#define TR_GRADIENT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "raster.h"
+#include "terrain.h"
+#include "window3.h"
+
+typedef struct {
+  tr_nodata nd;
+  float dst_nodata;
+  int compute_edges;
+  int alg;              /* tr_gradient_alg */
+  int percent;          /* slope only */
+  int trigonometric;    /* aspect only */
+  int zero_for_flat;    /* aspect only */
+  double scale;         /* divides the horizontal cell size (gdaldem -s) */
+  int geographic;       /* per-row metric cell size from the ellipsoid */
+  double gt[6];
+  double semi_major, e2;
+} tr_gradient_params;
+
+/* Fills the parts that depend on the input: nodata, georeferencing, CRS. */
+void tr_gradient_params_init(tr_gradient_params *p, const tr_input *in, double scale_opt);
+
+/* 1 / cell size east-west and north-south for global row `grow`, in the
+ * units gdaldem uses (the geotransform's, or metres when geographic). */
+static inline void tr_gradient_inv_res(const tr_gradient_params *p, int64_t grow, double *inv_ew,
+                                       double *inv_ns) {
+  if (!p->geographic) {
+    *inv_ew = 1.0 / p->gt[1];
+    *inv_ns = 1.0 / p->gt[5];
+    return;
+  }
+  const double d2r = M_PI / 180.0;
+  double phi = (p->gt[3] + (grow + 0.5) * p->gt[5]) * d2r;
+  double s = sin(phi), w = 1.0 - p->e2 * s * s;
+  double n = p->semi_major / sqrt(w);
+  double m = p->semi_major * (1.0 - p->e2) / (w * sqrt(w));
+  *inv_ew = 1.0 / (p->gt[1] * d2r * n * cos(phi));
+  *inv_ns = 1.0 / (p->gt[5] * d2r * m);
+}
+
+/* Kernels with the tr_local_fn signature (see executor.h). */
+int tr_slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out);
+int tr_aspect_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * raster.h - GDAL input and output for libterrain (internal).
+ *
+ * tr_input wraps an opened source band: size, type, nodata, georeferencing.
+ * tr_output is a destination raster under construction: it lives under a
+ * temporary name beside the destination until tr_output_commit() renames it,
+ * and tr_output_abort() deletes it, so a failed run leaves nothing behind.
+ *
+ * GDAL datasets are not thread-safe: callers serialise tr_input_read and
+ * tr_output_write per object (the executor does).
+ */
+#ifndef TR_RASTER_H
+#define TR_RASTER_H
+
+#include <gdal.h>
+#include <stdint.h>
+
+#include "terrain.h"
+
+typedef struct {
+  GDALDatasetH ds;
+  GDALRasterBandH band;
+  const char *path;
+  int64_t rows, cols;
+  GDALDataType type;
+  int has_nodata;
+  double nodata;
+  double gt[6];
+  int has_gt;
+  char *wkt;             /* CRS as WKT, NULL when the file has none */
+  int geographic;        /* CRS is geographic (lat/lon) */
+  double semi_major, inv_flattening; /* ellipsoid, when geographic */
+} tr_input;
+
+typedef struct {
+  GDALDatasetH ds;
+  GDALRasterBandH band;
+  GDALDriverH driver;     /* the requested driver */
+  int copy_at_end;        /* driver lacks Create: write a GTiff, CreateCopy at commit */
+  char *final_path;
+  char *tmp_path;         /* what ds writes to */
+  char *copy_tmp_path;    /* CreateCopy target before the rename */
+  int64_t rows, cols;
+} tr_output;
+
+/* Opens band `band` of `path` read-only and validates it. */
+int tr_input_open(tr_input *in, const char *path, int band, tr_error *err);
+void tr_input_close(tr_input *in);
+
+/* Reads the window (row0, col0, rows x cols) as Float32 into dst (stride in
+ * elements). Cells outside the raster are set to NaN. */
+int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                      float *dst, int64_t stride, tr_error *err);
+
+/* Creates the temporary destination raster: like `in` in size and
+ * georeferencing, one band of `type`, nodata set when has_nodata. */
+int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
+                     const char *const *creation_options, GDALDataType type, int has_nodata,
+                     double nodata, tr_error *err);
+int tr_output_write_f32(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                        const float *src, int64_t stride, tr_error *err);
+/* Flushes, closes and renames into place. On failure the output is removed. */
+int tr_output_commit(tr_output *out, tr_error *err);
+/* Closes and deletes the temporary raster; safe after a failed create. */
+void tr_output_abort(tr_output *out);
+
+/* Sets the error buffer (printf style). Returns `status`. */
+int tr_fail(tr_error *err, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * status.c - status names, the exit-code table, and option defaults.
+ */
+#include "terrain.h"
+
+#include <string.h>
+
+const char *tr_strerror(int status) {
+  switch (status) {
+    case TR_OK: return "success";
+    case TR_EUSAGE: return "invalid usage";
+    case TR_EINPUT: return "input error";
+    case TR_ETYPE: return "unsupported data type";
+    case TR_EBAND: return "no such band";
+    case TR_EOUTPUT: return "output error";
+    case TR_ENOSPC: return "no space left on device";
+    case TR_ENOMEM: return "out of memory";
+    case TR_EFT: return "fault tolerance failed";
+    case TR_ECOLL: return "collective failed";
+    case TR_EINTERRUPTED: return "interrupted";
+    default: return "internal error";
+  }
+}
+
+int tr_exit_code(int status) {
+  switch (status) {
+    case TR_OK: return 0;
+    case TR_EUSAGE: return 2;
+    case TR_EINPUT: case TR_ETYPE: case TR_EBAND: return 3;
+    case TR_EOUTPUT: case TR_ENOSPC: return 4;
+    case TR_EFT: return 5;
+    case TR_ECOLL: return 6;
+    case TR_ENOMEM: return 7;
+    case TR_EINTERRUPTED: return 8;
+    default: return 1;
+  }
+}
+
+void tr_run_opts_init(tr_run_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->band = 1;
+}

@@ -1,0 +1,132 @@
+/*
+ * window3.h - the 3x3 neighbourhood of a cell, exactly as gdaldem builds it
+ * (internal to libterrain).
+ *
+ * A local kernel sees a block: its output cells plus a one-cell halo of
+ * input around them, as Float32, with global coordinates so raster edges
+ * are known. Interior cells whose 3x3 window holds no nodata take the fast
+ * path in the kernels; every other cell goes through tr_window3(), which
+ * reproduces gdaldem's rules so values and the nodata mask match it:
+ *
+ * - the centre is nodata                        -> output nodata
+ * - a neighbour is nodata                       -> nodata, or with
+ *   -compute_edges the neighbour takes the centre's value
+ * - the cell is on the raster edge              -> nodata, or with
+ *   -compute_edges the missing row/column is extrapolated as 2a - b (and a
+ *   corner reuses the centre column/row), as GDAL's INTERPOL does
+ * - rasters with fewer than 2 rows or columns   -> all nodata
+ *
+ * Nodata equality is GDAL's float ARE_REAL_EQUAL (2 ulp relative), or NaN.
+ */
+#ifndef TR_WINDOW3_H
+#define TR_WINDOW3_H
+
+#include <math.h>
+#include <stdint.h>
+
+/* A block of a local kernel. `in` points at input cell (-1, -1) of the block
+ * (the halo's corner); rows of in are `in_stride` floats apart. */
+typedef struct {
+  const float *in;
+  int64_t in_stride;
+  int64_t rows, cols;          /* output cells of the block */
+  int64_t grow0, gcol0;        /* global position of output cell (0, 0) */
+  int64_t raster_rows, raster_cols;
+} tr_window;
+
+typedef struct {
+  int has;       /* the source declares nodata */
+  int is_nan;    /* ... and it is NaN */
+  float value;   /* the source nodata as Float32 */
+} tr_nodata;
+
+static inline int tr_is_nodata(const tr_nodata *nd, float v) {
+  if (!nd->has) return 0;
+  if (nd->is_nan) return isnan(v);
+  return v == nd->value || fabsf(v - nd->value) < 1.1920929e-07f * fabsf(v + nd->value) * 2;
+}
+
+static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
+  if (nd->has && (tr_is_nodata(nd, a) || tr_is_nodata(nd, b))) return nd->value;
+  float v = 2 * a - b;
+  if (nd->has && tr_is_nodata(nd, v)) return nd->value * (1 + 3 * 1.1920929e-07f);
+  return v;
+}
+
+/* Input value at block-local (r, c); r and c may be -1 .. rows/cols. */
+static inline float tr_at(const tr_window *w, int64_t r, int64_t c) {
+  return w->in[(r + 1) * w->in_stride + (c + 1)];
+}
+
+/* Fills win[9] for block-local output cell (r, c). Returns 1 when the
+ * kernel should compute a value from win, 0 when the output is nodata. */
+static inline int tr_window3(const tr_window *w, const tr_nodata *nd, int compute_edges, int64_t r,
+                             int64_t c, float win[9]) {
+  const int64_t R = w->raster_rows, C = w->raster_cols;
+  const int64_t gr = w->grow0 + r, gc = w->gcol0 + c;
+  if (R < 2 || C < 2) return 0;
+  const int edge = gr == 0 || gr == R - 1 || gc == 0 || gc == C - 1;
+  if (edge && !compute_edges) return 0;
+  if (!edge) {
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) win[i * 3 + j] = tr_at(w, r - 1 + i, c - 1 + j);
+  } else if (gr == 0 || gr == R - 1) {
+    const int64_t cm = gc == 0 ? c : c - 1, cp = gc == C - 1 ? c : c + 1;
+    const int64_t cols[3] = {cm, c, cp};
+    for (int j = 0; j < 3; j++) {
+      if (gr == 0) {
+        float a = tr_at(w, r, cols[j]), b = tr_at(w, r + 1, cols[j]);
+        win[j] = tr_interpol(nd, a, b);
+        win[3 + j] = a;
+        win[6 + j] = b;
+      } else {
+        float a = tr_at(w, r, cols[j]), b = tr_at(w, r - 1, cols[j]);
+        win[j] = b;
+        win[3 + j] = a;
+        win[6 + j] = tr_interpol(nd, a, b);
+      }
+    }
+  } else if (gc == 0) {
+    for (int i = 0; i < 3; i++) {
+      float a = tr_at(w, r - 1 + i, c), b = tr_at(w, r - 1 + i, c + 1);
+      win[i * 3] = tr_interpol(nd, a, b);
+      win[i * 3 + 1] = a;
+      win[i * 3 + 2] = b;
+    }
+  } else {
+    for (int i = 0; i < 3; i++) {
+      float a = tr_at(w, r - 1 + i, c), b = tr_at(w, r - 1 + i, c - 1);
+      win[i * 3] = b;
+      win[i * 3 + 1] = a;
+      win[i * 3 + 2] = tr_interpol(nd, a, b);
+    }
+  }
+  if (nd->has) {
+    if (tr_is_nodata(nd, win[4])) return 0;
+    for (int k = 0; k < 9; k++) {
+      if (tr_is_nodata(nd, win[k])) {
+        if (!compute_edges) return 0;
+        win[k] = win[4];
+      }
+    }
+  }
+  return 1;
+}
+
+/* 1 when the block's input (halo included) holds no nodata cell. */
+static inline int tr_window_clean(const tr_window *w, const tr_nodata *nd) {
+  if (!nd->has) return 1;
+  /* Only cells inside the raster count: the halo beyond its edge is NaN
+   * padding, and edge cells never take the fast path anyway. */
+  int64_t r0 = w->grow0 == 0 ? 0 : -1, c0 = w->gcol0 == 0 ? 0 : -1;
+  int64_t r1 = w->grow0 + w->rows == w->raster_rows ? w->rows - 1 : w->rows;
+  int64_t c1 = w->gcol0 + w->cols == w->raster_cols ? w->cols - 1 : w->cols;
+  for (int64_t r = r0; r <= r1; r++) {
+    const float *p = w->in + (r + 1) * w->in_stride + 1;
+    for (int64_t c = c0; c <= c1; c++)
+      if (tr_is_nodata(nd, p[c])) return 0;
+  }
+  return 1;
+}
+
+#endif

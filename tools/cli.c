@@ -1,0 +1,268 @@
+/*
+ * cli.c - the shared part of every subcommand's argument parsing.
+ *
+ * gdaldem-style single-dash flags (-b, -of, -co, -q) and GNU long options
+ * (--threads, --tile-size, ...) are both accepted anywhere on the line;
+ * "--opt=value" works for long options. Numbers are parsed strictly: "12x",
+ * "", "nan" or out-of-range values are usage errors, never silently clamped.
+ */
+#include "cli.h"
+
+#include <cpl_progress.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *tf_common_help =
+    "Common options:\n"
+    "  -b N, --band N          input band (default 1)\n"
+    "  -of FMT, --format FMT   GDAL output driver (default: from the extension, else GTiff)\n"
+    "  -co NAME=VALUE          creation option for the output driver (repeatable)\n"
+    "  -q, --quiet             no progress line\n"
+    "  --threads N             worker threads (default: all cores)\n"
+    "  --tile-size N           cells per tile side (default 512)\n"
+    "  --stats                 write min/max/mean/stddev as band metadata\n"
+    "  --stats-json FILE       write the statistics and the collective's report as JSON\n"
+    "  --coll-timeout MS       timeout-aggregation threshold for statistics\n"
+    "  --ft off|dual           fault tolerance: dual-redundant tiles (default off)\n"
+    "  --ft-tolerance XI       cells differing by >= XI disagree (default 0: bit-exact)\n"
+    "  --ft-error-rate EPS     a sub-block is wrong above this share of cells (default 0)\n"
+    "  --ft-profile source     XI = 0.1, EPS = 0.15, the source method's values\n"
+    "  --ft-mode fast|basic    sub-block overlap (default) or whole-block baseline\n"
+    "  --ft-report FILE        fault-tolerance counters as JSON\n"
+    "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
+    "  -h, --help              this help\n";
+
+int tf_usage_error(tf_cli *cli, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "terrafort %s: ", cli->cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (see 'terrafort %s --help')\n", cli->cmd);
+  return tr_exit_code(TR_EUSAGE);
+}
+
+int tf_parse_int(tf_cli *cli, const char *opt, const char *s, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!s[0] || *end || errno) {
+    tf_usage_error(cli, "%s: '%s' is not an integer", opt, s);
+    return -1;
+  }
+  if (v < lo || v > hi) {
+    tf_usage_error(cli, "%s: %ld is out of range [%ld, %ld]", opt, v, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int tf_parse_double(tf_cli *cli, const char *opt, const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!s[0] || *end || errno || !isfinite(v)) {
+    tf_usage_error(cli, "%s: '%s' is not a finite number", opt, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* For "--opt=value" the value follows '='; otherwise it is the next arg. */
+static const char *inline_value;
+
+const char *tf_value(tf_cli *cli, int argc, char **argv, int *i) {
+  if (inline_value) {
+    const char *v = inline_value;
+    inline_value = NULL;
+    return v;
+  }
+  if (*i + 1 >= argc) {
+    tf_usage_error(cli, "option %s needs a value", argv[*i]);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static int is(const char *arg, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0) return 0;
+  if (arg[n] == 0) return 1;
+  if (arg[n] == '=' && name[0] == '-' && name[1] == '-') {
+    inline_value = arg + n + 1;
+    return 1;
+  }
+  return 0;
+}
+
+int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) {
+  const char *a = argv[*i];
+  const char *v;
+  long n;
+  inline_value = NULL;
+  if (is(a, "-h") || is(a, "--help")) {
+    printf("%s\n%s", cli->usage, tf_common_help);
+    return TF_ARG_EXIT;
+  }
+  if (is(a, "-q") || is(a, "--quiet")) {
+    cli->quiet = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "-b") || is(a, "--band")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "-b", v, 1, 1000000, &n)) return TF_ARG_ERROR;
+    run->band = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "-of") || is(a, "--format")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    run->format = v;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "-co") || is(a, "--co")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (!strchr(v, '=')) {
+      tf_usage_error(cli, "-co: '%s' is not NAME=VALUE", v);
+      return TF_ARG_ERROR;
+    }
+    if (cli->nco >= 63) {
+      tf_usage_error(cli, "too many -co options");
+      return TF_ARG_ERROR;
+    }
+    cli->co[cli->nco++] = v;
+    cli->co[cli->nco] = NULL;
+    run->creation_options = cli->co;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--threads")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--threads", v, 1, 4096, &n)) return TF_ARG_ERROR;
+    run->threads = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--tile-size")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--tile-size", v, 1, 16384, &n))
+      return TF_ARG_ERROR;
+    run->tile_size = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--stats")) {
+    run->stats = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--stats-json")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    run->stats_json = v;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--coll-timeout")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--coll-timeout", v, 1, 86400000, &n))
+      return TF_ARG_ERROR;
+    run->coll_timeout_ms = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--ft")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (!strcmp(v, "off")) run->ft = TR_FT_OFF;
+    else if (!strcmp(v, "dual")) run->ft = TR_FT_DUAL;
+    else {
+      tf_usage_error(cli, "--ft: '%s' is not one of off, dual", v);
+      return TF_ARG_ERROR;
+    }
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--ft-tolerance") || is(a, "--ft-error-rate")) {
+    int tol = a[5] == 't';
+    double d;
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, tol ? "--ft-tolerance" : "--ft-error-rate", v, &d))
+      return TF_ARG_ERROR;
+    if (d < 0 || (!tol && d > 1)) {
+      tf_usage_error(cli, "%s: %s is out of range", tol ? "--ft-tolerance" : "--ft-error-rate", v);
+      return TF_ARG_ERROR;
+    }
+    if (tol) run->ft_tolerance = d;
+    else run->ft_error_rate = d;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--ft-profile")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (strcmp(v, "source") != 0 && strcmp(v, "strict") != 0) {
+      tf_usage_error(cli, "--ft-profile: '%s' is not one of strict, source", v);
+      return TF_ARG_ERROR;
+    }
+    int src = !strcmp(v, "source");
+    run->ft_tolerance = src ? 0.1 : 0.0;
+    run->ft_error_rate = src ? 0.15 : 0.0;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--ft-mode")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (!strcmp(v, "fast")) run->ft_basic = 0;
+    else if (!strcmp(v, "basic")) run->ft_basic = 1;
+    else {
+      tf_usage_error(cli, "--ft-mode: '%s' is not one of fast, basic", v);
+      return TF_ARG_ERROR;
+    }
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--ft-report")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    run->ft_report = v;
+    return TF_ARG_TAKEN;
+  }
+  if (is(a, "--inject")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    run->inject = v;
+    return TF_ARG_TAKEN;
+  }
+  if (a[0] == '-' && a[1] != 0) return TF_ARG_UNKNOWN;
+  if (cli->npositional >= 8) {
+    tf_usage_error(cli, "too many file names");
+    return TF_ARG_ERROR;
+  }
+  cli->positional[cli->npositional++] = a;
+  return TF_ARG_TAKEN;
+}
+
+/* Ctrl-C and SIGTERM cancel through the progress callback, so the library
+ * removes its temporary output before the command exits. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+static int progress_quiet(double frac, const char *msg, void *user) {
+  (void)frac;
+  (void)msg;
+  (void)user;
+  return !interrupted;
+}
+
+static int progress_term(double frac, const char *msg, void *user) {
+  if (interrupted) return 0;
+  return GDALTermProgress(frac, msg, user);
+}
+
+void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  run->progress = (!cli->quiet && isatty(STDERR_FILENO)) ? progress_term : progress_quiet;
+  run->progress_user = NULL;
+  if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
+}
+
+int tf_report(tf_cli *cli, int status, const tr_error *err) {
+  if (status) fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
+  return tr_exit_code(status);
+}

@@ -1,0 +1,46 @@
+/*
+ * cli.h - what every terrafort subcommand shares on the command line:
+ * the options of tr_run_opts, number parsing, progress, errors, help.
+ */
+#ifndef TF_CLI_H
+#define TF_CLI_H
+
+#include "terrain.h"
+
+/* Parse state for one subcommand invocation. */
+typedef struct {
+  const char *cmd;          /* "slope", ... */
+  const char *usage;        /* help text printed by --help */
+  int quiet;
+  const char *positional[8];
+  int npositional;
+  const char *co[64];       /* -co values, NULL-terminated */
+  int nco;
+} tf_cli;
+
+/* Result of trying one argument as a common option. */
+enum { TF_ARG_UNKNOWN = 0, TF_ARG_TAKEN = 1, TF_ARG_ERROR = -1, TF_ARG_EXIT = -2 };
+
+/* Tries argv[*i] as a common option; advances *i past its value. */
+int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i);
+
+/* Strict number parsing: the whole string must be a number in range. */
+int tf_parse_int(tf_cli *cli, const char *opt, const char *s, long lo, long hi, long *out);
+int tf_parse_double(tf_cli *cli, const char *opt, const char *s, double *out);
+/* The value after an option, or an error if it is missing. */
+const char *tf_value(tf_cli *cli, int argc, char **argv, int *i);
+
+/* Prints "terrafort CMD: message" and returns the usage exit code (2). */
+int tf_usage_error(tf_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Installs progress (GDAL style on a terminal unless -q) and Ctrl-C
+ * cancellation; finishes the run options before the library call. */
+void tf_cli_finish(tf_cli *cli, tr_run_opts *run);
+
+/* Maps a library status to the exit code, printing the error line. */
+int tf_report(tf_cli *cli, int status, const tr_error *err);
+
+/* Common option help, appended to each subcommand's --help. */
+extern const char *tf_common_help;
+
+#endif

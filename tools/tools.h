@@ -1,0 +1,16 @@
+/*
+ * tools.h - the subcommands' entry points, for the dispatcher in main.c.
+ * Each gets argv with argv[0] = the subcommand name.
+ */
+#ifndef TF_TOOLS_H
+#define TF_TOOLS_H
+
+#include "terrain.h"
+
+int tf_slope_main(int argc, char **argv);
+int tf_aspect_main(int argc, char **argv);
+
+/* "Horn" or "ZevenbergenThorne" (gdaldem's names, any case). */
+int tf_parse_gradient_alg(const char *s, tr_gradient_alg *alg);
+
+#endif
