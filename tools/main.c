@@ -59,7 +59,6 @@ int main(int argc, char **argv) {
     GDALDestroyDriverManager();
     return rc;
   }
-  fprintf(stderr, "terrafort: unknown command '%s'\n", argv[1]);
-  usage(stderr);
+  fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
   return 2;
 }

@@ -1,1 +1,0 @@
-typedef int terrain_placeholder_unused;

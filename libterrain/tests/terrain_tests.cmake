@@ -1,0 +1,10 @@
+# Tests of libterrain's rasters and local kernels. The test DEMs are made
+# fresh in the build tree by scripts/make-testdata (fixture "testdata").
+add_test(NAME testdata_make COMMAND ${PROJECT_SOURCE_DIR}/scripts/make-testdata ${CMAKE_BINARY_DIR}/testdata)
+set_tests_properties(testdata_make PROPERTIES FIXTURES_SETUP testdata LABELS "unit")
+
+foreach(t gradient_analytic local_determinism)
+  terrafort_add_test(test_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain
+                     ARGS ${CMAKE_BINARY_DIR}/testdata LABELS terrain)
+  set_tests_properties(test_${t} PROPERTIES FIXTURES_REQUIRED testdata)
+endforeach()

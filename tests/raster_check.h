@@ -1,0 +1,127 @@
+/*
+ * raster_check.h - helpers for tests that read rasters back through GDAL:
+ * load a band, compare two rasters' values, masks and georeferencing, run a
+ * command and capture its exit code and stderr.
+ */
+#ifndef TR_RASTER_CHECK_H
+#define TR_RASTER_CHECK_H
+
+#include <dirent.h>
+#include <gdal.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+typedef struct {
+  int rows, cols;
+  double *v;
+  int has_nodata;
+  double nodata;
+  double gt[6];
+  char wkt[4096];
+  GDALDataType type;
+} rc_raster;
+
+static inline int rc_load(const char *path, rc_raster *r) {
+  memset(r, 0, sizeof *r);
+  GDALDatasetH ds = GDALOpen(path, GA_ReadOnly);
+  if (!ds) {
+    fprintf(stderr, "cannot open %s\n", path);
+    return -1;
+  }
+  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+  r->rows = GDALGetRasterYSize(ds);
+  r->cols = GDALGetRasterXSize(ds);
+  r->type = GDALGetRasterDataType(b);
+  r->nodata = GDALGetRasterNoDataValue(b, &r->has_nodata);
+  GDALGetGeoTransform(ds, r->gt);
+  snprintf(r->wkt, sizeof r->wkt, "%s", GDALGetProjectionRef(ds));
+  r->v = malloc(sizeof(double) * (size_t)r->rows * (size_t)r->cols);
+  CPLErr e = GDALRasterIO(b, GF_Read, 0, 0, r->cols, r->rows, r->v, r->cols, r->rows, GDT_Float64, 0, 0);
+  GDALClose(ds);
+  return e == CE_None ? 0 : -1;
+}
+
+static inline void rc_free(rc_raster *r) { free(r->v); r->v = NULL; }
+
+static inline int rc_is_nodata(const rc_raster *r, double v) {
+  return r->has_nodata && (v == r->nodata || (isnan(r->nodata) && isnan(v)));
+}
+
+/* Compares b against reference a: same size, georeferencing, CRS, nodata
+ * declaration, identical nodata and NaN masks, values within tol. Prints the
+ * first difference; returns 0 when they agree. */
+static inline int rc_compare(const rc_raster *a, const rc_raster *b, double tol, const char *what) {
+  if (a->rows != b->rows || a->cols != b->cols) {
+    fprintf(stderr, "%s: size %dx%d vs %dx%d\n", what, a->cols, a->rows, b->cols, b->rows);
+    return 1;
+  }
+  for (int i = 0; i < 6; i++)
+    if (a->gt[i] != b->gt[i]) {
+      fprintf(stderr, "%s: geotransform[%d] %.17g vs %.17g\n", what, i, a->gt[i], b->gt[i]);
+      return 1;
+    }
+  if (strcmp(a->wkt, b->wkt) != 0) {
+    fprintf(stderr, "%s: CRS differs\n", what);
+    return 1;
+  }
+  if (a->has_nodata != b->has_nodata || (a->has_nodata && a->nodata != b->nodata)) {
+    fprintf(stderr, "%s: nodata %d/%g vs %d/%g\n", what, a->has_nodata, a->nodata, b->has_nodata, b->nodata);
+    return 1;
+  }
+  double maxd = 0;
+  for (long i = 0; i < (long)a->rows * a->cols; i++) {
+    double x = a->v[i], y = b->v[i];
+    int nx = rc_is_nodata(a, x), ny = rc_is_nodata(b, y);
+    if (nx != ny || isnan(x) != isnan(y)) {
+      fprintf(stderr, "%s: mask differs at row %ld col %ld: %g vs %g\n", what, i / a->cols, i % a->cols, x, y);
+      return 1;
+    }
+    if (nx || isnan(x) || x == y) continue;
+    double d = fabs(x - y);
+    if (d > maxd) maxd = d;
+    if (!(d <= tol)) {
+      fprintf(stderr, "%s: value differs at row %ld col %ld: %.9g vs %.9g\n", what, i / a->cols, i % a->cols, x, y);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Runs a shell command; returns its exit code (or -1). stderr goes to
+ * errfile when given. */
+static inline int rc_run(const char *cmd, const char *errfile) {
+  char buf[8192];
+  if (errfile) snprintf(buf, sizeof buf, "%s 2>%s", cmd, errfile);
+  else snprintf(buf, sizeof buf, "%s", cmd);
+  int st = system(buf);
+  if (st == -1 || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+/* Number of directory entries other than . and .. */
+static inline int rc_count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  closedir(d);
+  return n;
+}
+
+/* Reads a whole small file into a static buffer. */
+static inline const char *rc_slurp(const char *path) {
+  static char buf[65536];
+  FILE *f = fopen(path, "rb");
+  if (!f) return "";
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * test_cli_errors.c - what a user sees when something is wrong: one line on
+ * stderr naming the file and the reason, the documented exit code, and no
+ * output file (nor temporary file) left in the destination folder.
+ *
+ * Exit codes (terrafort(1)): 2 usage, 3 input, 4 output.
+ */
+#include <gdal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raster_check.h"
+#include "tr_test.h"
+
+static const char *dir, *tf;
+static char outdir[512], errfile[600];
+
+static void clean_outdir(void) {
+  char c[1200];
+  snprintf(c, sizeof c, "rm -rf '%s' && mkdir -p '%s'", outdir, outdir);
+  if (system(c) != 0) fprintf(stderr, "cannot reset %s\n", outdir);
+}
+
+static int lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+/* Runs `terrafort ARGS` with output into outdir/out.tif; checks exit code,
+ * a single stderr line containing `needle`, and an empty outdir. */
+static int expect_fail(const char *args, int code, const char *needle) {
+  clean_outdir();
+  char c[4096];
+  snprintf(c, sizeof c, "cd '%s' && '%s' %s", outdir, tf, args);
+  int rc = rc_run(c, errfile);
+  const char *err = rc_slurp(errfile);
+  if (rc != code || lines(err) != 1 || !strstr(err, needle)) {
+    fprintf(stderr, "`terrafort %s`: exit %d (want %d), stderr:\n%s(want one line containing '%s')\n", args, rc,
+            code, err, needle);
+    return 1;
+  }
+  if (rc_count_entries(outdir) != 0) {
+    fprintf(stderr, "`terrafort %s` left files in %s\n", args, outdir);
+    return 1;
+  }
+  return 0;
+}
+
+static char in_buf[8][1024];
+static const char *in(const char *name) {
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(in_buf[k], sizeof in_buf[k], "%s/%s", dir, name);
+  return in_buf[k];
+}
+
+static int test_bad_inputs(void) {
+  char a[2048];
+  const struct {
+    const char *file, *why;
+  } cases[] = {{"missing.tif", "No such file"},
+               {"empty.tif", "empty"},
+               {"notraster.tif", "not a raster"},
+               {"truncated.tif", "cannot read"},
+               {"complex.tif", "CFloat32 is not supported"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (int cmd = 0; cmd < 2; cmd++) {
+      snprintf(a, sizeof a, "%s '%s' out.tif", cmd ? "aspect" : "slope", in(cases[i].file));
+      if (expect_fail(a, 3, cases[i].why) || expect_fail(a, 3, cases[i].file)) return 1;
+    }
+  snprintf(a, sizeof a, "slope '%s' out.tif", dir); /* a directory */
+  if (expect_fail(a, 3, "directory")) return 1;
+  snprintf(a, sizeof a, "slope -b 3 '%s' out.tif", in("fractal.tif"));
+  return expect_fail(a, 3, "band 3 does not exist");
+}
+
+static int test_usage_errors(void) {
+  char a[2048];
+  const char *f = in("fractal.tif");
+  const struct {
+    const char *args, *why;
+  } cases[] = {{"slope -s 0", "scale must be positive"},
+               {"slope -s -2", "scale must be positive"},
+               {"slope -s abc", "not a finite number"},
+               {"slope -s nan", "not a finite number"},
+               {"slope -alg Sobel", "unknown algorithm"},
+               {"aspect -alg", "unknown algorithm"}, /* -alg eats the DEM name, then the value is bad */
+               {"slope --threads 0", "out of range"},
+               {"slope --threads x", "not an integer"},
+               {"slope --tile-size 0", "out of range"},
+               {"slope -b 0", "out of range"},
+               {"slope --frobnicate", "unknown option '--frobnicate'"},
+               {"aspect -p", "unknown option '-p'"},
+               {"slope -of NoSuchDriver", "unknown output format"},
+               {"slope -co NOEQUALS", "NAME=VALUE"},
+               {"slope --ft triple", "not one of off, dual"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    snprintf(a, sizeof a, "%s '%s' out.tif", cases[i].args, f);
+    if (expect_fail(a, 2, cases[i].why)) return 1;
+  }
+  if (expect_fail("slope", 2, "expected DEM and OUT")) return 1;
+  snprintf(a, sizeof a, "slope '%s'", f);
+  if (expect_fail(a, 2, "expected DEM and OUT")) return 1;
+  return expect_fail("frobnicate x y", 2, "unknown command");
+}
+
+static int test_unwritable_destination(void) {
+  char a[2048];
+  snprintf(a, sizeof a, "slope '%s' /no/such/folder/out.tif", in("fractal.tif"));
+  if (expect_fail(a, 4, "does not exist")) return 1;
+  snprintf(a, sizeof a, "slope '%s' '%s'", in("fractal.tif"), outdir);
+  clean_outdir();
+  /* destination is an existing directory */
+  char c[4096];
+  snprintf(c, sizeof c, "'%s' %s", tf, a);
+  ASSERT_EQ_INT(rc_run(c, errfile), 4);
+  ASSERT(strstr(rc_slurp(errfile), "is a directory"));
+  return 0;
+}
+
+/* A full disk and a read-only file system, on small tmpfs mounts (needs
+ * root; skipped otherwise). 120 KB of output cannot fit in 64 KB. */
+static int test_full_disk_and_readonly(void) {
+  char mnt[700], a[2048];
+  snprintf(mnt, sizeof mnt, "%s/../mnt_full", dir);
+  mkdir(mnt, 0755);
+  if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+    printf("skip: cannot mount a tmpfs here\n");
+    return 0;
+  }
+  snprintf(a, sizeof a, "cd '%s' && '%s' slope '%s' out.tif", mnt, tf, in("fractal.tif"));
+  int rc = rc_run(a, errfile);
+  const char *err = rc_slurp(errfile);
+  int entries = rc_count_entries(mnt);
+  umount(mnt);
+  if (rc != 4 || lines(err) != 1 || !strstr(err, "out.tif") || entries != 0) {
+    fprintf(stderr, "full disk: exit %d, %d files left, stderr: %s\n", rc, entries, err);
+    return 1;
+  }
+  if (mount("tmpfs", mnt, "tmpfs", MS_RDONLY, "size=64k") != 0) return 0;
+  snprintf(a, sizeof a, "cd '%s' && '%s' slope '%s' out.tif", mnt, tf, in("fractal.tif"));
+  rc = rc_run(a, errfile);
+  err = rc_slurp(errfile);
+  entries = rc_count_entries(mnt);
+  umount(mnt);
+  if (rc != 4 || lines(err) != 1 || !strstr(err, "out.tif") || entries != 0) {
+    fprintf(stderr, "read-only: exit %d, %d files left, stderr: %s\n", rc, entries, err);
+    return 1;
+  }
+  return 0;
+}
+
+/* An existing output is replaced only on success: a failing run leaves the
+ * old file untouched. */
+static int test_existing_output_kept_on_failure(void) {
+  clean_outdir();
+  char c[4096], out[1024];
+  snprintf(out, sizeof out, "%s/keep.tif", outdir);
+  snprintf(c, sizeof c, "'%s' slope -q '%s' '%s'", tf, in("plane.tif"), out);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  rc_raster before;
+  ASSERT_EQ_INT(rc_load(out, &before), 0);
+  snprintf(c, sizeof c, "'%s' slope -q '%s' '%s'", tf, in("truncated.tif"), out);
+  ASSERT_EQ_INT(rc_run(c, errfile), 3);
+  rc_raster after;
+  ASSERT_EQ_INT(rc_load(out, &after), 0);
+  ASSERT_EQ_INT(rc_compare(&before, &after, 0, "kept output"), 0);
+  ASSERT_EQ_INT(rc_count_entries(outdir), 1);
+  rc_free(&before);
+  rc_free(&after);
+  return 0;
+}
+
+static int test_help_and_version(void) {
+  char c[2048];
+  snprintf(c, sizeof c, "'%s' --version > '%s'", tf, errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strstr(rc_slurp(errfile), "terrafort 0."));
+  const char *cmds[] = {"slope", "aspect"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(c, sizeof c, "'%s' %s --help > '%s'", tf, cmds[i], errfile);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    const char *h = rc_slurp(errfile);
+    ASSERT(strstr(h, "Usage: terrafort") && strstr(h, "--threads") && strstr(h, "-compute_edges"));
+  }
+  snprintf(c, sizeof c, "'%s' --help > '%s'", tf, errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strstr(rc_slurp(errfile), "slope") && strstr(rc_slurp(errfile), "aspect"));
+  return 0;
+}
+
+/* Progress: GDAL's "0...10...20..." line on a terminal, nothing with -q or
+ * when stderr is not a terminal. `script` gives the command a pty. */
+static int test_progress_line(void) {
+  if (rc_run("command -v script >/dev/null", NULL) != 0) {
+    printf("skip: no script(1)\n");
+    return 0;
+  }
+  clean_outdir();
+  char c[4096];
+  snprintf(c, sizeof c, "script -qec \"'%s' slope '%s' '%s/p.tif'\" /dev/null > '%s'", tf, in("demo.tif"), outdir,
+           errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strstr(rc_slurp(errfile), "0...10...20...30...40...50...60...70...80...90...100 - done."));
+  snprintf(c, sizeof c, "script -qec \"'%s' slope -q '%s' '%s/p.tif'\" /dev/null > '%s'", tf, in("demo.tif"), outdir,
+           errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(!strstr(rc_slurp(errfile), "10..."));
+  snprintf(c, sizeof c, "'%s' slope '%s' '%s/p.tif'", tf, in("demo.tif"), outdir);
+  ASSERT_EQ_INT(rc_run(c, errfile), 0);
+  ASSERT_EQ_INT(strlen(rc_slurp(errfile)), 0);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  dir = argv[1];
+  tf = argv[2];
+  GDALAllRegister();
+  snprintf(outdir, sizeof outdir, "%s/../out_cli_errors", dir);
+  snprintf(errfile, sizeof errfile, "%s/../cli_errors.stderr", dir);
+  static const tr_test_case cases[] = {TR_TEST(test_bad_inputs),
+                                       TR_TEST(test_usage_errors),
+                                       TR_TEST(test_unwritable_destination),
+                                       TR_TEST(test_full_disk_and_readonly),
+                                       TR_TEST(test_existing_output_kept_on_failure),
+                                       TR_TEST(test_help_and_version),
+                                       TR_TEST(test_progress_line)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
