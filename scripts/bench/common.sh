@@ -1,0 +1,13 @@
+# Shared by the benchmark scripts: timing with peak memory, medians, JSON.
+# measure NAME CMD...: runs CMD under /usr/bin/time, appends "secs kb" to $tmp/NAME.
+measure() {
+  local name=$1; shift
+  /usr/bin/time -f "%e %M" -o "$tmp/last" "$@" >/dev/null 2>"$tmp/stderr" || {
+    echo "bench: '$*' failed:" >&2; cat "$tmp/stderr" >&2; exit 1; }
+  cat "$tmp/last" >> "$tmp/$name"
+}
+# median_of NAME COLUMN: median of column 1 (seconds) or 2 (peak KB).
+median_of() {
+  sort -n -k"$2" "$tmp/$1" | awk -v c="$2" '{v[NR]=$c} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'
+}
+max_of() { sort -n -k"$2" "$tmp/$1" | tail -1 | awk -v c="$2" '{print $c}'; }
