@@ -1,0 +1,321 @@
+/*
+ * ft.h - libft, terrafort's fault-tolerance library: dual-redundant block
+ * computation with fast sub-block recompute (specs/redundant-recompute.md).
+ *
+ * The idea. A block (= a tile) is computed twice, by replicas P (slot 0) and
+ * P' (slot 1) on two different workers. Each block is split logically into
+ * up to 4 horizontal strips of rows, the sub-blocks B00..B03. A replica
+ * computes its sub-blocks in order and hands each result over as soon as it
+ * is done; the calling thread (the "master thread" of the block) compares the
+ * two results of sub-block j while the replicas compute sub-block j+1. A
+ * sub-block whose results disagree is re-dispatched at once to a third worker
+ * (avoiding both replicas' workers when possible); the third result decides by
+ * a 2-of-3 vote. With no majority the sub-block is recomputed again, at most
+ * `max_recomputes` times, then ft_run_block() fails with FT_ERR_FATAL.
+ *
+ * Back-ends, chosen when the context is created:
+ *   - threads (ft_opts.mpi_comm == NULL): a pool of worker threads owned by
+ *     the context; workers are numbered 0..workers-1.
+ *   - MPI (ft_opts.mpi_comm points to an MPI_Comm): every rank of the
+ *     communicator calls ft_ctx_create(); rank 0 is the master (it calls
+ *     ft_run_block()), ranks 1..N-1 are workers that call ft_serve() until
+ *     the master's ft_ctx_destroy() shuts them down. Worker w is rank w+1.
+ *     The library never calls MPI_Init/MPI_Finalize. Rank 0 runs one progress
+ *     thread that makes all of the context's MPI calls, so MPI must be
+ *     initialised with at least MPI_THREAD_SERIALIZED, and with
+ *     MPI_THREAD_MULTIPLE if the application itself calls MPI on rank 0 while
+ *     the context exists. N must be >= 3 (two replicas on different ranks).
+ *
+ * Comparison. With tolerance xi = 0 (the default) two results agree only when
+ * they are bit-identical (so NaN == NaN with identical bits). With xi > 0 a
+ * cell disagrees when |R - R'| >= xi, or when exactly one of them is NaN. For
+ * a sub-block of n cells with k disagreeing cells, r = k / n; r > eps marks the
+ * sub-block wrong. 0 < r <= eps is accepted with P's (slot 0's) values and
+ * counted as tolerated. The defaults (xi = 0, eps = 0) accept nothing but
+ * bit-identical results; ft_opts_source_profile() sets the source's
+ * xi = 0.1, eps = 0.15, which lets up to 15% of a sub-block's cells differ by
+ * any amount and every cell differ by less than 0.1 without notice.
+ * FT_TYPE_BYTES outputs are always compared bitwise (xi is ignored).
+ *
+ * Errors: functions return 0 or a negative FT_ERR_* code; ft_strerror() names
+ * it, and ft_run_block() fills ft_status.msg with a sentence the caller can
+ * print. The library never prints and never exits.
+ *
+ * Thread safety: ft_run_block() may be called concurrently from any number
+ * of threads on one context. ft_report_get()/ft_report_reset()/
+ * ft_trace_get() are safe at any time but a trace copy is only coherent when
+ * no call is in flight. ft_ctx_create()/ft_ctx_destroy() must not race with
+ * anything else on the same context.
+ */
+#ifndef FT_H
+#define FT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- error codes ------------------------------------------------------- */
+enum {
+  FT_OK = 0,
+  FT_ERR_INVAL = -1,      /* bad argument or option */
+  FT_ERR_NOMEM = -2,      /* allocation failed */
+  FT_ERR_FATAL = -3,      /* a sub-block could not be agreed within max_recomputes */
+  FT_ERR_TIMEOUT = -4,    /* work timed out and no responsive worker was left for it */
+  FT_ERR_KERNEL = -5,     /* the kernel returned an error */
+  FT_ERR_NOMPI = -6,      /* mpi_comm given but libft was built without MPI */
+  FT_ERR_MPI = -7,        /* an MPI call failed or MPI is not usable (thread level, size) */
+  FT_ERR_UNKNOWN_KERNEL = -8, /* MPI back-end: kernel name not in ft_opts.kernels */
+  FT_ERR_ROLE = -9,       /* call not valid for this rank's role (master/worker) */
+  FT_ERR_THREAD = -10     /* creating a thread failed */
+};
+
+/* A static English description of an FT_* code ("unknown error" otherwise). */
+const char *ft_strerror(int code);
+
+/* ---- blocks and kernels -------------------------------------------------- */
+typedef enum {
+  FT_TYPE_BYTES = 0, /* opaque elements of out_elem_size bytes, compared bitwise */
+  FT_TYPE_F32 = 1,   /* float, out_elem_size 4 */
+  FT_TYPE_F64 = 2    /* double, out_elem_size 8 */
+} ft_type;
+
+/*
+ * One block: rows x cols output cells computed from an input window of
+ * (rows + 2*halo) x (cols + 2*halo) elements. `in` points at the window's
+ * first element (the cell at block row -halo, column -halo); consecutive
+ * window rows are `in_stride` elements apart (in_stride >= cols + 2*halo).
+ * The output is rows*cols contiguous elements, row-major.
+ * `id` names the block within a run (the tile index): it drives the fault
+ * injector and the trace. row_off/col_off are the block's position in the
+ * whole raster; libft only passes them on to the kernel.
+ */
+typedef struct ft_block {
+  int64_t id;
+  int64_t rows, cols, halo;
+  int64_t row_off, col_off;
+  const void *in;
+  int64_t in_stride;
+  size_t in_elem_size;
+  ft_type out_type;
+  size_t out_elem_size;
+} ft_block;
+
+/*
+ * A kernel computes output rows [row0, row0 + nrows) of the block, all
+ * columns, into `out` (nrows*cols contiguous elements), reading only input
+ * window rows [row0, row0 + nrows + 2*halo). It must be deterministic: the
+ * bytes of a row do not depend on how the block is cut into row ranges, on
+ * the thread or on the process. `kctx` is the kernel's parameters as plain
+ * bytes (no pointers: under MPI they are copied to other processes, where
+ * kctx and the input window are 16-byte aligned copies). Returns
+ * 0 or a negative code of its own. It may run concurrently on several
+ * threads with the same kctx and input.
+ */
+typedef int (*ft_kernel_fn)(const void *kctx, const ft_block *blk, int64_t row0,
+                            int64_t nrows, void *out);
+
+/* A named kernel. Under MPI the name is what travels; every rank must
+ * register the same names in ft_opts.kernels. */
+typedef struct ft_kernel {
+  const char *name;
+  ft_kernel_fn fn;
+} ft_kernel;
+
+/* ---- fault injection (tests and benchmarks) ------------------------------
+ *
+ * Result slots: 0 = replica P, 1 = replica P', 2 + k = recompute attempt k.
+ * Every data-fault decision is a pure function of (seed, block id, sub-block,
+ * slot, fault kind), never of timing, thread or rank, so a given seed injects
+ * the same faults into the same results on every run. A re-dispatched
+ * replica (after a timeout) keeps its slot and so gets the same decisions.
+ * A zero-initialised ft_inject injects nothing.
+ */
+typedef enum {
+  FT_FAULT_FLIP = 1,      /* flip one random bit of one random output cell */
+  FT_FAULT_FLIP_INPUT = 2 /* flip one random bit of one random input element
+                             the sub-block reads, in the replica's private copy */
+} ft_fault_kind;
+
+#define FT_INJECT_MAX_EXACT 16
+
+/* One exact-schedule entry; -1 in block/sub/slot means "every". */
+typedef struct ft_fault_at {
+  ft_fault_kind kind;
+  int64_t block;
+  int sub;
+  int slot;
+} ft_fault_at;
+
+typedef struct ft_inject {
+  uint64_t seed;
+  /* Probabilistic faults: probability per sub-block result in the slots of
+   * slot_mask (bit s = slot s; 0 means slots 0 and 1, i.e. the replicas). */
+  double flip_p;
+  double flip_input_p;
+  uint32_t slot_mask;
+  /* Exact schedule. */
+  ft_fault_at exact[FT_INJECT_MAX_EXACT];
+  int n_exact;
+  /* Stall: worker stall_worker sleeps stall_ms before handing over results
+   * number [stall_after, stall_after + stall_count) of its own (0-based,
+   * counted per worker; stall_count 0 = all from stall_after on). */
+  int stall;
+  int stall_worker, stall_ms, stall_after, stall_count;
+  /* Kill: worker kill_worker stops answering after kill_after results
+   * (thread back-end: the worker thread exits; MPI: the rank discards all
+   * work until shutdown). */
+  int kill;
+  int kill_worker, kill_after;
+} ft_inject;
+
+/* ---- context ---------------------------------------------------------------- */
+typedef enum {
+  FT_MODE_DUAL_FAST = 0, /* the source's method: streaming sub-blocks, overlapped detect + recompute */
+  FT_MODE_DUAL_BASIC = 1 /* baseline: both replicas compute the whole block, then detect, then recompute */
+} ft_mode;
+
+typedef struct ft_opts {
+  ft_mode mode;
+  int workers;            /* thread back-end: worker threads; 0 = online cores, at least 2 */
+  const void *mpi_comm;   /* NULL: thread back-end; else a pointer to an MPI_Comm (copied) */
+  double tolerance;       /* xi, >= 0 */
+  double error_rate;      /* eps, in [0, 1] */
+  int max_recomputes;     /* per sub-block, 1..14; default 3 */
+  int timeout_ms;         /* a worker silent this long while holding our work is given up on; default 60000 */
+  const ft_kernel *kernels; /* registry (needed by the MPI back-end; names must be unique) */
+  size_t n_kernels;
+  ft_inject inject;
+  size_t trace_capacity;  /* events kept by the trace; 0 = no trace */
+} ft_opts;
+
+/* Fills defaults: FAST, workers 0, threads, xi = eps = 0, 3 recomputes,
+ * 60 s timeout, no kernels, no injection, no trace. */
+void ft_opts_init(ft_opts *o);
+/* The source's embodiment: xi = 0.1, eps = 0.15. */
+void ft_opts_source_profile(ft_opts *o);
+
+typedef struct ft_ctx ft_ctx;
+
+typedef enum { FT_ROLE_MASTER = 0, FT_ROLE_WORKER = 1 } ft_role;
+
+/*
+ * Creates a context: starts the worker threads (thread back-end) or, under
+ * MPI, duplicates the communicator (collective over it) and on rank 0 starts
+ * the progress thread. On failure returns a negative code, *out is NULL and
+ * `err` (if not NULL) holds a message.
+ */
+int ft_ctx_create(const ft_opts *opts, ft_ctx **out, char *err, size_t errlen);
+
+/* Master: stops the workers (MPI: shuts the worker ranks' ft_serve() down)
+ * and frees everything. Worker rank: frees the context after ft_serve()
+ * returned. No ft_run_block() may be in flight. NULL is a no-op. */
+void ft_ctx_destroy(ft_ctx *ctx);
+
+ft_role ft_ctx_role(const ft_ctx *ctx);
+/* Number of workers (threads, or MPI ranks minus one). */
+int ft_ctx_workers(const ft_ctx *ctx);
+
+/* MPI worker ranks: serve work from rank 0 until it shuts down; returns 0, or
+ * a negative code on MPI failure. FT_ERR_ROLE on the master. */
+int ft_serve(ft_ctx *ctx);
+
+/* ---- running a block ------------------------------------------------------ */
+
+/* Per-call outcome; pass NULL when not needed. */
+typedef struct ft_status {
+  int failed_sub;    /* sub-block that failed, or -1 */
+  int recomputes;    /* recompute attempts dispatched for this block */
+  int timeouts;      /* timed-out pieces of work for this block */
+  char msg[256];     /* empty on success, else one printable sentence */
+} ft_status;
+
+/*
+ * Computes one block under dual redundancy into `out` (blk->rows*blk->cols
+ * elements of blk->out_elem_size bytes). Blocks the calling thread until the
+ * block is accepted or has failed. kctx (kctx_size bytes) and blk->in must
+ * stay valid and unchanged until it returns; on return no worker touches
+ * them any more. Under MPI, k->name must be in ft_opts.kernels.
+ * Returns 0 when every sub-block was accepted: then `out` is valid and
+ * byte-identical to calling the kernel on the whole block in the absence of
+ * faults (under xi/eps > 0, a tolerated sub-block holds P's values). Any
+ * negative return (FT_ERR_FATAL, FT_ERR_TIMEOUT, FT_ERR_KERNEL, ...) means
+ * `out` is NOT valid and must be discarded.
+ * Thread-safe; master role only.
+ */
+int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_size,
+                 const ft_block *blk, void *out, ft_status *st);
+
+/* The sub-block split used for a block of `rows` rows: fills row0[]/nrows[]
+ * (4 entries) and returns the number of sub-blocks (min(rows, 4)). */
+int ft_split_rows(int64_t rows, int64_t row0[4], int64_t nrows[4]);
+
+/* ---- comparison (exposed for tests and tools) ------------------------------ */
+
+/* Counts disagreeing cells between a and b (n cells) under tolerance xi. */
+int64_t ft_compare_cells(ft_type type, size_t elem_size, const void *a, const void *b,
+                         int64_t n, double xi);
+/* 1 when k disagreeing cells out of n make a sub-block wrong: k/n > eps. */
+int ft_rate_wrong(int64_t k, int64_t n, double eps);
+
+/* ---- report ---------------------------------------------------------------
+ * Fault accounting, for results that reached a decision: every injected
+ * fault is either tolerated (its result was accepted or agreed with the
+ * accepted one within xi/eps) or detected; every detected fault is either
+ * corrected (its sub-block was then accepted) or fatal (its sub-block
+ * failed). So injected == tolerated + detected and
+ * detected == corrected + fatal. Results thrown away unseen (a timed-out
+ * worker's late answers, work cancelled by a failing block) are not counted.
+ * Stalls and kills show up as timeouts / redispatches.
+ */
+typedef struct ft_report {
+  int64_t blocks, sub_blocks;
+  int64_t injected, detected, corrected, tolerated, fatal;
+  int64_t mismatches;            /* sub-blocks whose P and P' disagreed (r > eps) */
+  int64_t tolerated_sub_blocks;  /* sub-blocks accepted with 0 < r <= eps */
+  int64_t failed_sub_blocks;     /* sub-blocks with no majority after max_recomputes */
+  int64_t recomputes;            /* recompute attempts dispatched */
+  int64_t votes;                 /* recompute results weighed against the others */
+  int64_t timeouts;              /* pieces of work given up on after timeout_ms */
+  int64_t redispatches;          /* of those, re-dispatched to another worker */
+  double compute_s;              /* worker time computing replica results */
+  double detect_s;               /* master time comparing and voting */
+  double recompute_s;            /* worker time computing recompute results */
+} ft_report;
+
+void ft_report_get(ft_ctx *ctx, ft_report *r);
+void ft_report_reset(ft_ctx *ctx);
+/* Writes the report as one JSON object (no newline) into buf; returns the
+ * length it needs, like snprintf. */
+int ft_report_format_json(const ft_report *r, char *buf, size_t len);
+/* Same, written to f with a newline; returns 0 or -1 on a write error. */
+int ft_report_json(const ft_report *r, FILE *f);
+
+/* ---- trace ------------------------------------------------------------------ */
+typedef enum {
+  FT_EV_COMPUTE = 1,  /* a worker computed sub-block `sub` for `slot` */
+  FT_EV_COMPARE = 2,  /* the master compared P and P' of `sub` */
+  FT_EV_VOTE = 3      /* the master weighed recompute result `slot` of `sub` */
+} ft_event_kind;
+
+/* Times are seconds on CLOCK_MONOTONIC of the master's process (MPI:
+ * compute start is the receive time minus the worker's measured duration). */
+typedef struct ft_event {
+  ft_event_kind kind;
+  int64_t block;
+  int sub, slot, worker;
+  double t0, t1;
+} ft_event;
+
+/* Copies up to cap recorded events into ev (in recording order) and returns
+ * how many were recorded in all (the trace stops recording when full). */
+size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap);
+void ft_trace_clear(ft_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

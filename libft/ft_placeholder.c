@@ -1,1 +1,0 @@
-typedef int ft_placeholder_unused;

@@ -1,0 +1,152 @@
+/*
+ * pool.c - the thread back-end: a pool of worker threads owned by the context.
+ *
+ * Each worker has two FIFO queues of tasks: urgent (recomputes) and normal
+ * (replicas). A replica task is worked one sub-block at a time and stays at
+ * the head of the normal queue until its last sub-block is handed over; the
+ * urgent queue is looked at before every step, so a recompute placed on a busy
+ * worker waits for at most one sub-block, not for a whole block.
+ *
+ * Injected stalls sleep after computing and before handing the result over;
+ * an injected kill makes the thread leave its loop (its queued work is then
+ * only recovered by the masters' timeouts, as with a real lost worker).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ft_internal.h"
+
+static void queue_remove(ft_task **head, ft_task **tail, ft_task *t) {
+  ft_task *prev = NULL;
+  for (ft_task *p = *head; p; prev = p, p = p->qnext) {
+    if (p != t) continue;
+    if (prev) prev->qnext = p->qnext;
+    else *head = p->qnext;
+    if (*tail == p) *tail = prev;
+    p->qnext = NULL;
+    return;
+  }
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+static void *worker_main(void *arg) {
+  ft_worker *w = arg;
+  ft_ctx *ctx = w->ctx;
+  const ft_inject *inj = &ctx->opts.inject;
+  pthread_mutex_lock(&ctx->lock);
+  for (;;) {
+    while (!ctx->shutdown && !w->urgent_head && !w->normal_head)
+      pthread_cond_wait(&w->cond, &ctx->lock);
+    if (ctx->shutdown) break;
+    int urgent = w->urgent_head != NULL;
+    ft_task *t = urgent ? w->urgent_head : w->normal_head;
+    ft_task **head = urgent ? &w->urgent_head : &w->normal_head;
+    ft_task **tail = urgent ? &w->urgent_tail : &w->normal_tail;
+    if (t->cancelled || t->sub_next >= t->sub_end) {
+      queue_remove(head, tail, t);
+      ft_task_unref(t);
+      continue;
+    }
+    ft_job *j = t->job;
+    int sub = t->sub_next;
+    j->active++;
+    w->last_activity = ft_now();
+    ft_block blk = j->blk;
+    ft_kernel_fn fn = j->fn;
+    const void *kctx = j->kctx;
+    size_t bytes = j->sub_bytes[sub];
+    pthread_mutex_unlock(&ctx->lock);
+
+    void *buf = malloc(bytes);
+    int ninj = 0;
+    double t0 = ft_now();
+    int kerr = buf ? ft_compute_sub(fn, kctx, &blk, sub, t->slot, inj, buf, &ninj) : FT_ERR_NOMEM;
+    double t1 = ft_now();
+
+    pthread_mutex_lock(&ctx->lock);
+    if (--j->active == 0) pthread_cond_broadcast(&j->cond);
+    int64_t n = w->nresults++;
+    if (ft_inject_killed(inj, w->index, n)) {
+      free(buf);
+      w->dead = 1;
+      break;
+    }
+    int ms = ft_inject_stall_ms(inj, w->index, n);
+    if (ms > 0) {
+      pthread_mutex_unlock(&ctx->lock);
+      sleep_ms(ms);
+      pthread_mutex_lock(&ctx->lock);
+    }
+    ft_deliver(ctx, t, sub, buf, ninj, kerr, t0, t1);
+    if (urgent || t->cancelled || t->sub_next >= t->sub_end) {
+      queue_remove(head, tail, t);
+      ft_task_unref(t);
+    }
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  return NULL;
+}
+
+void ft_pool_dispatch(ft_ctx *ctx, ft_task *t) {
+  ft_worker *w = &ctx->workers[t->worker];
+  ft_task **head = t->urgent ? &w->urgent_head : &w->normal_head;
+  ft_task **tail = t->urgent ? &w->urgent_tail : &w->normal_tail;
+  t->qnext = NULL;
+  if (*tail) (*tail)->qnext = t;
+  else *head = t;
+  *tail = t;
+  pthread_cond_signal(&w->cond);
+}
+
+int ft_pool_start(ft_ctx *ctx, char *err, size_t errlen) {
+  ctx->workers = calloc((size_t)ctx->nworkers, sizeof *ctx->workers);
+  if (!ctx->workers) return FT_ERR_NOMEM;
+  double now = ft_now();
+  for (int i = 0; i < ctx->nworkers; i++) {
+    ft_worker *w = &ctx->workers[i];
+    w->ctx = ctx;
+    w->index = i;
+    w->last_activity = now;
+    pthread_cond_init(&w->cond, NULL);
+  }
+  for (int i = 0; i < ctx->nworkers; i++) {
+    ft_worker *w = &ctx->workers[i];
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+      if (err && errlen) snprintf(err, errlen, "ft: could not start worker thread %d", i);
+      ft_pool_stop(ctx);
+      return FT_ERR_THREAD;
+    }
+    w->started = 1;
+  }
+  return 0;
+}
+
+void ft_pool_stop(ft_ctx *ctx) {
+  if (!ctx->workers) return;
+  pthread_mutex_lock(&ctx->lock);
+  ctx->shutdown = 1;
+  for (int i = 0; i < ctx->nworkers; i++) pthread_cond_broadcast(&ctx->workers[i].cond);
+  pthread_mutex_unlock(&ctx->lock);
+  for (int i = 0; i < ctx->nworkers; i++)
+    if (ctx->workers[i].started) pthread_join(ctx->workers[i].thread, NULL);
+  pthread_mutex_lock(&ctx->lock);
+  for (int i = 0; i < ctx->nworkers; i++) {
+    ft_worker *w = &ctx->workers[i];
+    ft_task *lists[2] = {w->urgent_head, w->normal_head};
+    for (int q = 0; q < 2; q++)
+      for (ft_task *t = lists[q], *tn; t; t = tn) {
+        tn = t->qnext;
+        ft_task_unref(t);
+      }
+    pthread_cond_destroy(&w->cond);
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  free(ctx->workers);
+  ctx->workers = NULL;
+}
