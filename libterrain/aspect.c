@@ -11,6 +11,7 @@
  */
 #include <math.h>
 
+#include "dist.h"
 #include "executor.h"
 #include "gradient.h"
 
@@ -68,8 +69,11 @@ int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_e
   if (opts->alg != TR_GRAD_HORN && opts->alg != TR_GRAD_ZEVENBERGEN_THORNE)
     return tr_fail(err, TR_EUSAGE, "unknown gradient algorithm");
   tr_input in;
-  int st = tr_input_open(&in, src, opts->run.band, err);
-  if (st) return st;
+  int st = tr_dist_agree(tr_input_open(&in, src, opts->run.band, err), err);
+  if (st) {
+    tr_input_close(&in);
+    return st;
+  }
   tr_gradient_params p;
   tr_gradient_params_init(&p, &in, 1.0);
   p.alg = opts->alg;

@@ -14,6 +14,7 @@
  */
 #include <math.h>
 
+#include "dist.h"
 #include "executor.h"
 #include "gradient.h"
 
@@ -109,8 +110,11 @@ int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_err
   if (opts->alg != TR_GRAD_HORN && opts->alg != TR_GRAD_ZEVENBERGEN_THORNE)
     return tr_fail(err, TR_EUSAGE, "unknown gradient algorithm");
   tr_input in;
-  int st = tr_input_open(&in, src, opts->run.band, err);
-  if (st) return st;
+  int st = tr_dist_agree(tr_input_open(&in, src, opts->run.band, err), err);
+  if (st) {
+    tr_input_close(&in);
+    return st;
+  }
   tr_gradient_params p;
   tr_gradient_params_init(&p, &in, opts->scale);
   p.alg = opts->alg;

@@ -7,6 +7,7 @@
  * "", "nan" or out-of-range values are usage errors, never silently clamped.
  */
 #include "cli.h"
+#include "tools.h"
 
 #include <cpl_progress.h>
 #include <errno.h>
@@ -257,12 +258,14 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  run->progress = (!cli->quiet && isatty(STDERR_FILENO)) ? progress_term : progress_quiet;
+  run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tf_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
 }
 
 int tf_report(tf_cli *cli, int status, const tr_error *err) {
-  if (status) fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
+  /* Every rank agreed on the same error; one line is enough. */
+  if (status && tf_rank() == 0)
+    fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
   return tr_exit_code(status);
 }

@@ -13,6 +13,59 @@
 
 #include "tools.h"
 
+#ifdef TERRAFORT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* MPI is initialised only when a launcher started us (mpirun sets these),
+ * so a plain `terrafort` never needs an MPI runtime. */
+static int launched_by_mpirun(void) {
+  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    if (getenv(vars[i])) return 1;
+  return 0;
+}
+
+static int mpi_start(int *argc, char ***argv) {
+#ifdef TERRAFORT_HAVE_MPI
+  if (!launched_by_mpirun()) return 0;
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "terrafort: MPI_Init_thread failed\n");
+    return -1;
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    fprintf(stderr, "terrafort: this MPI library does not support threads (MPI_THREAD_SERIALIZED)\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 1;
+#else
+  (void)argc;
+  (void)argv;
+  if (launched_by_mpirun()) fprintf(stderr, "terrafort: built without MPI; running as a single process\n");
+  return 0;
+#endif
+}
+
+static void mpi_stop(int started) {
+#ifdef TERRAFORT_HAVE_MPI
+  if (started) MPI_Finalize();
+#else
+  (void)started;
+#endif
+}
+
+int tf_rank(void) {
+#ifdef TERRAFORT_HAVE_MPI
+  int init = 0, r = 0;
+  MPI_Initialized(&init);
+  if (init) MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+#else
+  return 0;
+#endif
+}
+
 typedef struct {
   const char *name;
   int (*main)(int, char **);
@@ -53,10 +106,13 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(argv[1], commands[i].name) != 0) continue;
+    int mpi = mpi_start(&argc, &argv);
+    if (mpi < 0) return 1;
     GDALAllRegister();
     if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)64 << 20);
     int rc = commands[i].main(argc - 1, argv + 1);
     GDALDestroyDriverManager();
+    mpi_stop(mpi);
     return rc;
   }
   fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);

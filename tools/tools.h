@@ -10,6 +10,9 @@
 int tf_slope_main(int argc, char **argv);
 int tf_aspect_main(int argc, char **argv);
 
+/* This process's MPI rank (0 without MPI): only rank 0 prints. */
+int tf_rank(void);
+
 /* "Horn" or "ZevenbergenThorne" (gdaldem's names, any case). */
 int tf_parse_gradient_alg(const char *s, tr_gradient_alg *alg);
 

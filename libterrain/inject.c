@@ -1,0 +1,115 @@
+/*
+ * inject.c - parser of the fault-injection spec (see inject.h).
+ */
+#include "inject.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raster.h"
+
+static int num(const char *kind, const char *key, const char *v, double lo, double hi, double *out,
+               tr_error *err) {
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (!*v || *end || errno || d < lo || d > hi)
+    return tr_fail(err, TR_EUSAGE, "inject: %s:%s=%s is not a number in [%g, %g]", kind, key, v, lo, hi);
+  *out = d;
+  return 0;
+}
+
+int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
+  memset(out, 0, sizeof *out);
+  out->delay_rank = -1;
+  if (!spec || !*spec) return TR_OK;
+  char *copy = strdup(spec);
+  if (!copy) return tr_fail(err, TR_ENOMEM, "out of memory");
+  int st = TR_OK;
+  char *save1 = NULL;
+  for (char *item = strtok_r(copy, ";", &save1); item && !st; item = strtok_r(NULL, ";", &save1)) {
+    while (*item == ' ') item++;
+    if (!*item) continue;
+    char *colon = strchr(item, ':');
+    if (!colon) {
+      st = tr_fail(err, TR_EUSAGE, "inject: '%s' is not kind:key=value,...", item);
+      break;
+    }
+    *colon = 0;
+    const char *kind = item;
+    double p = -1, seed = 0, sub = -1, block = -1, slot = 0, worker = -1, ms = -1, after = 0, count = 0, rank = -1;
+    char *save2 = NULL;
+    for (char *kv = strtok_r(colon + 1, ",", &save2); kv && !st; kv = strtok_r(NULL, ",", &save2)) {
+      char *eq = strchr(kv, '=');
+      if (!eq) {
+        st = tr_fail(err, TR_EUSAGE, "inject: %s: '%s' is not key=value", kind, kv);
+        break;
+      }
+      *eq = 0;
+      const char *k = kv, *v = eq + 1;
+      if (!strcmp(k, "p")) st = num(kind, k, v, 0, 1, &p, err);
+      else if (!strcmp(k, "seed")) st = num(kind, k, v, 0, 1.8e19, &seed, err);
+      else if (!strcmp(k, "sub")) st = num(kind, k, v, 0, 3, &sub, err);
+      else if (!strcmp(k, "block")) st = num(kind, k, v, -1, 9e15, &block, err);
+      else if (!strcmp(k, "slot")) st = num(kind, k, v, -1, 15, &slot, err);
+      else if (!strcmp(k, "worker")) st = num(kind, k, v, 0, 1e6, &worker, err);
+      else if (!strcmp(k, "ms")) st = num(kind, k, v, 0, 3.6e6, &ms, err);
+      else if (!strcmp(k, "after")) st = num(kind, k, v, 0, 1e9, &after, err);
+      else if (!strcmp(k, "count")) st = num(kind, k, v, 0, 1e9, &count, err);
+      else if (!strcmp(k, "rank")) st = num(kind, k, v, 0, 1e6, &rank, err);
+      else st = tr_fail(err, TR_EUSAGE, "inject: %s: unknown key '%s'", kind, k);
+    }
+    if (st) break;
+    ft_inject *f = &out->ft;
+    if (!strcmp(kind, "flip") || !strcmp(kind, "flip-input")) {
+      ft_fault_kind fk = kind[4] ? FT_FAULT_FLIP_INPUT : FT_FAULT_FLIP;
+      if (seed > 0) f->seed = (uint64_t)seed;
+      if (p >= 0) {
+        if (fk == FT_FAULT_FLIP) f->flip_p = p;
+        else f->flip_input_p = p;
+      } else if (sub >= 0 || block >= 0) {
+        if (f->n_exact >= FT_INJECT_MAX_EXACT) {
+          st = tr_fail(err, TR_EUSAGE, "inject: more than %d exact faults", FT_INJECT_MAX_EXACT);
+          break;
+        }
+        ft_fault_at *a = &f->exact[f->n_exact++];
+        a->kind = fk;
+        a->block = (int64_t)block;
+        a->sub = (int)sub;
+        a->slot = (int)slot;
+      } else {
+        st = tr_fail(err, TR_EUSAGE, "inject: %s needs p=P or sub=J", kind);
+      }
+    } else if (!strcmp(kind, "stall")) {
+      if (worker < 0 || ms < 0) {
+        st = tr_fail(err, TR_EUSAGE, "inject: stall needs worker=W,ms=M");
+        break;
+      }
+      f->stall = 1;
+      f->stall_worker = (int)worker;
+      f->stall_ms = (int)ms;
+      f->stall_after = (int)after;
+      f->stall_count = (int)count;
+    } else if (!strcmp(kind, "kill")) {
+      if (worker < 0) {
+        st = tr_fail(err, TR_EUSAGE, "inject: kill needs worker=W");
+        break;
+      }
+      f->kill = 1;
+      f->kill_worker = (int)worker;
+      f->kill_after = (int)after;
+    } else if (!strcmp(kind, "delay")) {
+      if (rank < 0 || ms < 0) {
+        st = tr_fail(err, TR_EUSAGE, "inject: delay needs rank=R,ms=M");
+        break;
+      }
+      out->delay_rank = (int)rank;
+      out->delay_ms = (int)ms;
+    } else {
+      st = tr_fail(err, TR_EUSAGE, "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay)", kind);
+    }
+  }
+  free(copy);
+  return st;
+}

@@ -1,0 +1,29 @@
+/*
+ * inject.h - the fault-injection spec shared by libft and libcoll
+ * (internal to libterrain; the command passes --inject or TERRAFORT_INJECT).
+ *
+ * Syntax: a list of `kind:key=value,...` separated by `;`, e.g.
+ *   "flip:p=0.125,seed=7;delay:rank=2,ms=2000"
+ * Kinds and keys:
+ *   flip:p=P[,seed=S]                 flip a bit of a replica's sub-block result with probability P
+ *   flip:sub=J[,block=B][,slot=K]     exact schedule: flip in sub-block J (of block B / result slot K; default every block, slot 0)
+ *   flip-input:p=P[,seed=S]           flip a bit of a replica's input copy with probability P
+ *   stall:worker=W,ms=M[,after=A][,count=C]   worker W sleeps M ms before answering
+ *   kill:worker=W,after=K             worker W stops answering after K results
+ *   delay:rank=R,ms=M                 rank R contributes to collectives M ms late
+ */
+#ifndef TR_INJECT_H
+#define TR_INJECT_H
+
+#include "ft.h"
+#include "terrain.h"
+
+typedef struct {
+  ft_inject ft;
+  int delay_rank, delay_ms; /* delay_rank -1: none */
+} tr_inject;
+
+/* Parses spec (NULL or "" injects nothing). */
+int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err);
+
+#endif
