@@ -2,9 +2,15 @@
 # (gdaldem from gdal-bin is the reference), errors and exit codes, files
 # left behind, help, progress.
 set(TF_SHARED_DATA ${PROJECT_SOURCE_DIR}/../shared/data)
-foreach(t gdaldem_compat cli_errors)
+foreach(t gdaldem_compat cli_errors parallel_modes)
   terrafort_add_test(test_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain
                      ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${TF_SHARED_DATA}
                      LABELS cli)
   set_tests_properties(test_${t} PROPERTIES FIXTURES_REQUIRED testdata)
 endforeach()
+set_tests_properties(test_parallel_modes PROPERTIES LABELS "unit;cli;ft;mpi"
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  # Open MPI's start-up allocations are never freed; memory errors are still caught.
+  set_property(TEST test_parallel_modes APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()

@@ -1,0 +1,251 @@
+/*
+ * test_parallel_modes.c - the same bytes from every way of running a local
+ * kernel: --ft off vs --ft dual (fast and basic), with and without injected
+ * bit flips, under mpirun with 1..4 ranks, and --ft dual under mpirun -n 3;
+ * fault counters that add up exactly; stalled and killed workers that end
+ * without a hang and without a partial output; statistics identical across
+ * threads and ranks.
+ */
+#include <gdal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raster_check.h"
+#include "tr_test.h"
+
+static const char *dir, *tf;
+static char outdir[512], mpirun[256];
+
+static unsigned char *file_bytes(const char *path, long *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc((size_t)*n);
+  if (fread(b, 1, (size_t)*n, f) != (size_t)*n) *n = -1;
+  fclose(f);
+  return b;
+}
+
+static int same_file(const char *a, const char *b) {
+  long na = 0, nb = 0;
+  unsigned char *x = file_bytes(a, &na), *y = file_bytes(b, &nb);
+  int same = x && y && na == nb && na > 0 && memcmp(x, y, (size_t)na) == 0;
+  if (!same) fprintf(stderr, "files differ: %s %s\n", a, b);
+  free(x);
+  free(y);
+  return same;
+}
+
+/* Runs `[prefix] terrafort CMD IN OUT FLAGS -q`; returns the exit code. */
+static int tfrun(const char *prefix, const char *cmd, const char *in, const char *out, const char *flags) {
+  char c[4096];
+  snprintf(c, sizeof c, "%s '%s' %s '%s/%s' '%s/%s' %s -q", prefix, tf, cmd, dir, in, outdir, out, flags);
+  return rc_run(c, NULL);
+}
+
+static const char *opath(const char *name) {
+  static char p[4][1024];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
+  return p[k];
+}
+
+/* Reads an integer field of the flat JSON report. */
+static long long json_int(const char *json, const char *key) {
+  char k[128];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(json, k);
+  return p ? atoll(p + strlen(k)) : -1;
+}
+
+static const char *inputs[] = {"fractal.tif", "fractal_nan.tif", "fractal_int16.tif", "mosaic.vrt",
+                               "plane.tif",   "geographic.tif",  "demo.tif"};
+
+static int test_ft_dual_same_bytes(void) {
+  for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
+    for (int c = 0; c < 2; c++) {
+      const char *cmd = c ? "aspect" : "slope";
+      ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "off.tif", "--tile-size 64"), 0);
+      ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "dual.tif", "--tile-size 64 --ft dual"), 0);
+      ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+      ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "basic.tif", "--tile-size 64 --ft dual --ft-mode basic"), 0);
+      ASSERT(same_file(opath("off.tif"), opath("basic.tif")));
+    }
+  return 0;
+}
+
+/* Random flips in replica results: every one detected and corrected. */
+static int test_ft_flips_corrected(void) {
+  ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "off.tif", "--tile-size 128 -compute_edges"), 0);
+  long long total = 0;
+  for (int seed = 1; seed <= 6; seed++) {
+    char flags[512];
+    snprintf(flags, sizeof flags,
+             "--tile-size 128 -compute_edges --ft dual --threads %d --inject 'flip:p=0.125,seed=%d' --ft-report '%s'",
+             1 + seed % 3, seed, opath("r.json"));
+    ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "dual.tif", flags), 0);
+    ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+    const char *j = rc_slurp(opath("r.json"));
+    long long inj = json_int(j, "injected"), det = json_int(j, "detected"), tol = json_int(j, "tolerated");
+    ASSERT(inj > 0);
+    ASSERT_EQ_INT(inj, det + tol);
+    ASSERT_EQ_INT(json_int(j, "corrected"), det);
+    ASSERT_EQ_INT(json_int(j, "fatal"), 0);
+    ASSERT_EQ_INT(tol, 0); /* strict default: a flipped bit is never within xi = 0 */
+    ASSERT_EQ_INT(json_int(j, "blocks"), 130);   /* 10 x 13 tiles of 128 */
+    ASSERT_EQ_INT(json_int(j, "sub_blocks"), 520);
+    total += inj;
+  }
+  /* p = 0.125 per replica result, 1040 results per run: about 130 per run */
+  ASSERT(total > 6 * 80 && total < 6 * 190);
+  return 0;
+}
+
+/* An exact schedule: one flip in sub-block 2 of every block, in replica P. */
+static int test_ft_exact_schedule(void) {
+  ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "off.tif", "--tile-size 50"), 0);
+  char flags[512];
+  snprintf(flags, sizeof flags, "--tile-size 50 --ft dual --inject 'flip:sub=2,slot=0' --ft-report '%s'", opath("r.json"));
+  ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "dual.tif", flags), 0);
+  ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+  const char *j = rc_slurp(opath("r.json"));
+  ASSERT_EQ_INT(json_int(j, "blocks"), 12);
+  ASSERT_EQ_INT(json_int(j, "injected"), 12);
+  ASSERT_EQ_INT(json_int(j, "detected"), 12);
+  ASSERT_EQ_INT(json_int(j, "corrected"), 12);
+  ASSERT_EQ_INT(json_int(j, "recomputes"), 12);
+  return 0;
+}
+
+/* The source's xi/eps profile: small differences are tolerated, counted. */
+static int test_ft_source_profile_counts(void) {
+  char flags[512];
+  snprintf(flags, sizeof flags, "--tile-size 64 --ft dual --ft-profile source --inject 'flip:p=0.5,seed=9' --ft-report '%s'",
+           opath("r.json"));
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "dual.tif", flags), 0);
+  const char *j = rc_slurp(opath("r.json"));
+  long long inj = json_int(j, "injected"), det = json_int(j, "detected"), tol = json_int(j, "tolerated");
+  ASSERT(inj > 0 && tol > 0); /* low mantissa bits change a slope by far less than 0.1 */
+  ASSERT_EQ_INT(inj, det + tol);
+  ASSERT_EQ_INT(json_int(j, "corrected"), det);
+  return 0;
+}
+
+/* Stalled and killed workers: re-dispatched with 3 workers; with only 2 a
+ * killed worker ends the run with exit 5 and no output, never a hang. */
+static int test_ft_stall_and_kill(void) {
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "off.tif", "--tile-size 64"), 0);
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "st.tif", "--tile-size 64 --ft dual --threads 3 --inject 'stall:worker=1,ms=2500,after=1,count=1'"), 0);
+  ASSERT(same_file(opath("off.tif"), opath("st.tif")));
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "k.tif", "--tile-size 64 --ft dual --threads 3 --inject 'kill:worker=2,after=3'"), 0);
+  ASSERT(same_file(opath("off.tif"), opath("k.tif")));
+  unlink(opath("k.tif"));
+  ASSERT_EQ_INT(tfrun("timeout 60", "slope", "fractal.tif", "k.tif", "--tile-size 64 --ft dual --threads 2 --inject 'kill:worker=1,after=2'"), 5);
+  ASSERT(access(opath("k.tif"), F_OK) != 0);
+  return 0;
+}
+
+static int test_stats_same_for_threads_and_ranks(void) {
+  char flags[512], ref[65536];
+  snprintf(flags, sizeof flags, "--threads 1 --tile-size 512 --stats-json '%s'", opath("s1.json"));
+  ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "s.tif", flags), 0);
+  snprintf(ref, sizeof ref, "%s", rc_slurp(opath("s1.json")));
+  ASSERT(strstr(ref, "\"valid_count\":1914404")); /* (1200 - 2) x (1600 - 2): the edge ring is nodata */
+  const char *prefixes[] = {"", "", "MPI"};
+  for (int k = 0; k < 3; k++) {
+    char pre[512] = "";
+    if (!strcmp(prefixes[k], "MPI")) {
+      if (!mpirun[0]) continue;
+      snprintf(pre, sizeof pre, "%s -n 3", mpirun);
+    }
+    /* Same tiles, other thread and rank counts: partials combine in tile
+     * order, so the float64 sums are the same bits. */
+    snprintf(flags, sizeof flags, "--threads %d --tile-size 512 --stats-json '%s'", k + 2, opath("s2.json"));
+    ASSERT_EQ_INT(tfrun(pre, "slope", "demo.tif", "s.tif", flags), 0);
+    ASSERT(!strcmp(ref, rc_slurp(opath("s2.json"))));
+  }
+  return 0;
+}
+
+static int test_mpi_ranks_same_bytes(void) {
+  if (!mpirun[0]) {
+    printf("skip: no MPI\n");
+    return 0;
+  }
+  const char *cases[][2] = {{"demo.tif", "--tile-size 100"}, {"fractal_nan.tif", "--tile-size 33 -compute_edges"}};
+  for (int c = 0; c < 2; c++)
+    for (int k = 0; k < 2; k++) {
+      const char *cmd = k ? "aspect" : "slope";
+      ASSERT_EQ_INT(tfrun("", cmd, cases[c][0], "one.tif", cases[c][1]), 0);
+      for (int n = 1; n <= 4; n++) {
+        char pre[512];
+        snprintf(pre, sizeof pre, "%s -n %d", mpirun, n);
+        ASSERT_EQ_INT(tfrun(pre, cmd, cases[c][0], "many.tif", cases[c][1]), 0);
+        ASSERT(same_file(opath("one.tif"), opath("many.tif")));
+      }
+    }
+  return 0;
+}
+
+static int test_mpi_ft_dual_with_flips(void) {
+  if (!mpirun[0]) {
+    printf("skip: no MPI\n");
+    return 0;
+  }
+  ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "off.tif", "--tile-size 200"), 0);
+  char pre[512], flags[512];
+  snprintf(pre, sizeof pre, "%s -n 3", mpirun);
+  snprintf(flags, sizeof flags, "--tile-size 200 --ft dual --inject 'flip:p=0.2,seed=4' --ft-report '%s'", opath("r.json"));
+  ASSERT_EQ_INT(tfrun(pre, "slope", "demo.tif", "dual.tif", flags), 0);
+  ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+  const char *j = rc_slurp(opath("r.json"));
+  long long inj = json_int(j, "injected");
+  ASSERT(inj > 0);
+  ASSERT_EQ_INT(inj, json_int(j, "detected"));
+  ASSERT_EQ_INT(json_int(j, "corrected"), inj);
+  ASSERT_EQ_INT(json_int(j, "fatal"), 0);
+  return 0;
+}
+
+static int test_mpi_errors_once(void) {
+  if (!mpirun[0]) {
+    printf("skip: no MPI\n");
+    return 0;
+  }
+  char c[4096], err[1024];
+  snprintf(err, sizeof err, "%s/mpi.stderr", outdir);
+  snprintf(c, sizeof c, "%s -n 3 '%s' slope '%s/missing.tif' '%s/x.tif'", mpirun, tf, dir, outdir);
+  ASSERT_EQ_INT(rc_run(c, err), 3);
+  const char *s = rc_slurp(err);
+  const char *first = strstr(s, "terrafort slope:");
+  ASSERT(first && !strstr(first + 1, "terrafort slope:")); /* printed by rank 0 only */
+  ASSERT(access(opath("x.tif"), F_OK) != 0);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  dir = argv[1];
+  tf = argv[2];
+  GDALAllRegister();
+  snprintf(outdir, sizeof outdir, "%s/../out_parallel_modes", dir);
+  mkdir(outdir, 0755);
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
+    snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
+#ifndef TERRAFORT_HAVE_MPI
+  mpirun[0] = 0;
+#endif
+  static const tr_test_case cases[] = {
+      TR_TEST(test_ft_dual_same_bytes),       TR_TEST(test_ft_flips_corrected),
+      TR_TEST(test_ft_exact_schedule),        TR_TEST(test_ft_source_profile_counts),
+      TR_TEST(test_ft_stall_and_kill),        TR_TEST(test_stats_same_for_threads_and_ranks),
+      TR_TEST(test_mpi_ranks_same_bytes),     TR_TEST(test_mpi_ft_dual_with_flips),
+      TR_TEST(test_mpi_errors_once)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
