@@ -1,0 +1,108 @@
+/*
+ * coll_internal.h - what the libcoll source files share and nobody else sees.
+ *
+ * The context (struct coll_ctx) is defined here: the two duplicated
+ * communicators (one for allreduce/reduce, one for timeout aggregation, so
+ * their traffic can never match each other or the user's), the options, the
+ * scratch buffers reused across calls (large vectors would otherwise fault
+ * fresh pages in on every call), counters, the segment trace and the state
+ * timeout aggregation keeps between operations (operation id, messages of
+ * future operations received early, sends not yet completed).
+ */
+#ifndef COLL_INTERNAL_H
+#define COLL_INTERNAL_H
+
+#include "coll.h"
+
+#include <stdarg.h>
+
+#ifdef TERRAFORT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* out[i] = a[i] (op) b[i]; out may alias a or b element-wise. */
+typedef void (*coll_kernel)(const void *a, const void *b, void *out, size_t n);
+
+/* An operation resolved against a datatype. */
+typedef struct coll_opdesc {
+  coll_kernel kernel;  /* built-in ops */
+  coll_user_fn fn;     /* user ops */
+  void *arg;
+  size_t es;           /* element size */
+  int commutative;
+} coll_opdesc;
+
+int coll_op_resolve(const coll_op *op, coll_dtype dt, coll_opdesc *d);
+
+/* out = mine (op) recvd when mine_is_left, else recvd (op) mine. recvd is
+ * scratch and may be clobbered; out may alias mine. */
+void coll_apply(const coll_opdesc *d, const void *mine, void *recvd, void *out, size_t n,
+                int mine_is_left);
+
+/* A message of a timeout-aggregation operation that arrived before this
+ * rank entered that operation. */
+typedef struct coll_msg {
+  struct coll_msg *next;
+  int source;
+  size_t len;
+  unsigned char *buf;
+} coll_msg;
+
+#ifdef TERRAFORT_HAVE_MPI
+typedef struct coll_pending_send {
+  MPI_Request req;
+  unsigned char *buf;
+} coll_pending_send;
+#endif
+
+struct coll_ctx {
+  int rank, size;
+  int use_mpi;
+#ifdef TERRAFORT_HAVE_MPI
+  MPI_Comm comm;     /* allreduce / reduce */
+  MPI_Comm ta_comm;  /* timeout aggregation */
+  coll_pending_send *sends;  /* timeout-aggregation sends not known complete */
+  size_t nsends, capsends;
+#endif
+  coll_opts opts;
+  char errmsg[512];
+
+  void *scratch[2];
+  size_t scratch_cap[2];
+
+  coll_counters counters;
+  coll_trace_event *trace;
+  size_t trace_n, trace_dropped;
+
+  uint64_t ta_next_op;  /* id of the next timeout-aggregation op */
+  coll_msg *early;      /* messages of operations not yet entered */
+};
+
+/* Scratch buffer `which` (0 or 1) of at least n bytes, NULL on failure. */
+void *coll_scratch(coll_ctx *ctx, int which, size_t n);
+
+int coll_fail(coll_ctx *ctx, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+double coll_now(void);
+void coll_sleep_ms(double ms);
+/* Sleeps when the context's fault injection delays this rank. */
+void coll_inject_delay(const coll_ctx *ctx);
+
+void coll_trace_add(coll_ctx *ctx, coll_event_kind kind, int step, int segment,
+                    int next_pending, size_t bytes);
+
+/* Number of segments a range of n elements of es bytes is cut into; the
+ * same on every rank for the same n. 0 when n == 0. */
+size_t coll_nsegments(const coll_ctx *ctx, size_t n, size_t es);
+
+#ifdef TERRAFORT_HAVE_MPI
+/* Frees the timeout-aggregation sends that completed; returns how many are
+ * still in flight. */
+size_t coll_ta_reap_sends(coll_ctx *ctx);
+#endif
+
+#endif

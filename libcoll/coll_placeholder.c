@@ -1,1 +1,0 @@
-typedef int coll_placeholder_unused;
