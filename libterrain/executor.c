@@ -83,7 +83,6 @@ typedef struct {
   int64_t tile;
   int32_t status;
   int32_t pad;
-  tr_tile_stats stats;
   char msg[512];
 } tile_header;
 
@@ -148,18 +147,16 @@ static void drain_remote(run_state *s, int64_t upto) {
       continue;
     }
     MPI_Recv(s->recvbuf, (int)(t.rows * t.cols), MPI_FLOAT, src, TAG_CELLS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    s->stats[j] = h.stats;
     write_tile(s, &t, s->recvbuf);
   }
 }
 
-static void send_tile(const tr_tile *t, int st, const tr_error *e, const tr_tile_stats *ts, const float *cells) {
+static void send_tile(const tr_tile *t, int st, const tr_error *e, const float *cells) {
   tile_header h;
   memset(&h, 0, sizeof h);
   h.tile = t->index;
   h.status = st;
   if (st) snprintf(h.msg, sizeof h.msg, "%.500s", e->msg);
-  else h.stats = *ts;
   MPI_Send(&h, sizeof h, MPI_BYTE, 0, TAG_HEADER, MPI_COMM_WORLD);
   if (!st) MPI_Send(cells, (int)(t->rows * t->cols), MPI_FLOAT, 0, TAG_CELLS, MPI_COMM_WORLD);
 }
@@ -167,8 +164,8 @@ static void send_tile(const tr_tile *t, int st, const tr_error *e, const tr_tile
 static void drain_remote(run_state *s, int64_t upto) {
   s->next_remote = upto;
 }
-static void send_tile(const tr_tile *t, int st, const tr_error *e, const tr_tile_stats *ts, const float *cells) {
-  (void)t, (void)st, (void)e, (void)ts, (void)cells;
+static void send_tile(const tr_tile *t, int st, const tr_error *e, const float *cells) {
+  (void)t, (void)st, (void)e, (void)cells;
 }
 #endif
 
@@ -213,21 +210,17 @@ static void run_tiles(run_state *s) {
       if (!inbuf || !outbuf) st = tr_fail(&e, TR_ENOMEM, "out of memory for tile buffers");
       else if (failed && s->rank == 0) st = failed; /* rank 0 already failed: skip the work */
       else st = compute_tile(s, &t, inbuf, outbuf, &e);
-      tr_tile_stats ts;
-      if (!st) tr_tile_stats_of(&ts, outbuf, t.rows * t.cols, s->job->dst_has_nodata, s->job->dst_nodata);
+      if (!st && s->stats)
+        tr_tile_stats_of(&s->stats[i], outbuf, t.rows * t.cols, s->job->dst_has_nodata, s->job->dst_nodata);
 #pragma omp ordered
       {
         if (s->rank == 0) {
           drain_remote(s, i);
-          if (st) {
-            fail(s, st, &e);
-          } else {
-            s->stats[i] = ts;
-            write_tile(s, &t, outbuf);
-          }
+          if (st) fail(s, st, &e);
+          else write_tile(s, &t, outbuf);
           s->next_remote = i + 1;
         } else {
-          send_tile(&t, st ? st : s->status, st ? &e : &s->first, &ts, outbuf);
+          send_tile(&t, st ? st : s->status, st ? &e : &s->first, outbuf);
           if (st) fail(s, st, &e);
         }
       }
@@ -305,10 +298,11 @@ int tr_run_local(const tr_run_opts *run, tr_input *in, const tr_local_job *job, 
   if (s.rank == 0)
     st = tr_output_create(&s.out, in, dst, run->format, run->creation_options, GDT_Float32, job->dst_has_nodata,
                           job->dst_nodata, err);
+  const int want_stats = run->stats || run->stats_json;
   if (!st) {
-    s.stats = calloc((size_t)s.ntiles, sizeof *s.stats);
+    s.stats = want_stats ? calloc((size_t)s.ntiles, sizeof *s.stats) : NULL;
     s.recvbuf = malloc((size_t)(s.tile * s.tile) * sizeof(float));
-    if (!s.stats || !s.recvbuf) st = tr_fail(err, TR_ENOMEM, "out of memory");
+    if ((want_stats && !s.stats) || !s.recvbuf) st = tr_fail(err, TR_ENOMEM, "out of memory");
   }
   if (!st && run->ft == TR_FT_DUAL) st = ft_setup(&s, err);
   st = tr_dist_agree(st, err);
@@ -326,10 +320,10 @@ int tr_run_local(const tr_run_opts *run, tr_input *in, const tr_local_job *job, 
     int fst = ft_finish(&s, &s.first);
     if (!s.status) s.status = fst;
   }
-  if (!s.status && s.rank == 0 && (run->stats || run->stats_json))
-    s.status = tr_stats_publish(run, s.out.band, s.stats, s.ntiles, &s.first);
   if (s.status && err) *err = s.first;
   st = tr_dist_agree(s.status, err);
+  if (!st && want_stats)
+    st = tr_dist_agree(tr_stats_publish(run, s.rank == 0 ? s.out.band : NULL, s.stats, s.ntiles, err), err);
   if (!st && s.rank == 0) st = tr_output_commit(&s.out, err);
   st = tr_dist_agree(st, err);
 

@@ -2,9 +2,13 @@
  * stats.h - global statistics of an output raster (internal).
  *
  * Every tile gets a partial (count, sum, sum of squares, min, max) in
- * float64, computed where the tile is computed. Partials are combined in
- * tile order, never in arrival order, so the statistics are bit-identical
- * for any thread and rank count.
+ * float64, computed by libcoll's accumulator where the tile is computed.
+ * The partials meet in one libcoll timeout aggregation: a vector of five
+ * doubles per tile, summed. Each tile has exactly one owning rank and every
+ * other rank contributes 0 for it, and x + 0 = x exactly, so the sum is
+ * exact in any order; the per-tile partials are then merged in tile order.
+ * The statistics are therefore bit-identical for any thread and rank count,
+ * and a late rank does not hold the others up (timeout aggregation).
  */
 #ifndef TR_STATS_H
 #define TR_STATS_H
@@ -15,17 +19,15 @@
 #include "terrain.h"
 
 typedef struct {
-  int64_t count;
-  double sum, sumsq, min, max;
+  double count, sum, sumsq, min, max;
 } tr_tile_stats;
 
-/* Partial of n cells; cells equal to nodata (when has_nodata) and NaN are
- * not counted. */
+/* Partial of n cells; nodata cells (when has_nodata) and NaN not counted. */
 void tr_tile_stats_of(tr_tile_stats *ts, const float *cells, int64_t n, int has_nodata, float nodata);
 
-/* Combines the per-tile partials (in tile order), stores them as GDAL
- * STATISTICS_* metadata of band when run->stats, and writes run->stats_json
- * when set. */
+/* Collective over all ranks: combines the per-tile partials (zero for tiles
+ * this rank does not own); on rank 0 (band != NULL) stores STATISTICS_*
+ * metadata when run->stats and writes run->stats_json when set. */
 int tr_stats_publish(const tr_run_opts *run, GDALRasterBandH band, const tr_tile_stats *tiles, int64_t n,
                      tr_error *err);
 
