@@ -125,6 +125,27 @@ int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_err
 /* Aspect in degrees (azimuth: 0 = north, clockwise), Float32, nodata -9999. */
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err);
 
+/* Depression filling (TauDEM pitremove's convention) on the AAP engine. */
+typedef struct {
+  tr_run_opts run;          /* ft must stay TR_FT_OFF: fill is a graph kernel */
+  int out_type;             /* a GDALDataType; 0: Float32 */
+  int epsilon;              /* 1: no flats, every cell drains strictly downhill */
+  double epsilon_step;      /* the epsilon variant's increment; 0: one ulp */
+  const char *schedule;     /* "aap" (default), "bsp", "ap", "ssp", "random" */
+  int staleness;            /* ssp's c; -1: default */
+  double ds_max_ms;         /* longest delay stretch; 0: engine default */
+  int l_bottom, l_up;       /* clamp of the messages a fragment expects; 0: default */
+  double z_cache_mb;        /* elevation tile cache; < 0: 20% of the input */
+  const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
+} tr_fill_dem_opts;
+
+void tr_fill_dem_opts_init(tr_fill_dem_opts *o);
+
+/* Fills the depressions of src into dst: the lowest surface W >= Z in which
+ * every cell has a non-ascending path to an outlet (the DEM's edge or a
+ * nodata cell). Nodata and georeferencing are kept. */
+int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, tr_error *err);
+
 #ifdef __cplusplus
 }
 #endif

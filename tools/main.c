@@ -75,6 +75,7 @@ typedef struct {
 static const tf_command commands[] = {
     {"slope", tf_slope_main, "slope in degrees or percent (gdaldem slope)"},
     {"aspect", tf_aspect_main, "aspect in degrees (gdaldem aspect)"},
+    {"fill", tf_fill_main, "fill depressions (TauDEM pitremove)"},
 };
 
 int tf_parse_gradient_alg(const char *s, tr_gradient_alg *alg) {

@@ -9,6 +9,7 @@
 
 int tf_slope_main(int argc, char **argv);
 int tf_aspect_main(int argc, char **argv);
+int tf_fill_main(int argc, char **argv);
 
 /* This process's MPI rank (0 without MPI): only rank 0 prints. */
 int tf_rank(void);

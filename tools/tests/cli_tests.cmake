@@ -14,3 +14,13 @@ if(TERRAFORT_SANITIZE)
   # Open MPI's start-up allocations are never freed; memory errors are still caught.
   set_property(TEST test_parallel_modes APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# fill: the reference priority-flood lives with the engine's tests.
+terrafort_add_test(test_fill_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fill_cli.c
+                   ${PROJECT_SOURCE_DIR}/libterrain/tests/test_fill_ref.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap")
+set_tests_properties(test_fill_cli PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST test_fill_cli APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()

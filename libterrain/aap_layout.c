@@ -1,0 +1,151 @@
+/*
+ * aap_layout.c - fragments of the AAP engine: rectangles that partition a grid.
+ *
+ * A layout is a list of tiles (row0, col0, rows, cols) that cover the rows x cols grid
+ * exactly once, plus, for every tile, the list of its neighbours: the tiles that own a
+ * cell of its one-cell halo (up to 8 for a regular grid of tiles, more for arbitrary
+ * rectangles). nb_back[k] gives, for the k-th entry f -> g, where f sits in g's list, so
+ * a receiver can index per-sender bookkeeping without searching.
+ *
+ * Three constructors: regular tiles (last ones smaller), explicit cut lists (uneven
+ * grids), and arbitrary rectangles (checked to be a partition: areas add up to the grid
+ * and no two overlap), which tests use for layouts that are not grids at all.
+ */
+#define TR_AAP_INTERNAL
+#include "aap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int touches(const tr_aap_frag *a, const tr_aap_frag *b) {
+  /* does b own a cell of a's halo (a's rectangle grown by one)? */
+  return b->row0 < a->row0 + a->rows + 1 && b->row0 + b->rows > a->row0 - 1 &&
+         b->col0 < a->col0 + a->cols + 1 && b->col0 + b->cols > a->col0 - 1;
+}
+
+static int overlap(const tr_aap_frag *a, const tr_aap_frag *b) {
+  return b->row0 < a->row0 + a->rows && b->row0 + b->rows > a->row0 &&
+         b->col0 < a->col0 + a->cols && b->col0 + b->cols > a->col0;
+}
+
+static int build_neighbours(tr_aap_layout *L) {
+  int64_t n = L->nfrags, cnt = 0;
+  L->nb_start = calloc((size_t)n + 1, sizeof(int64_t));
+  if (!L->nb_start) return TR_AAP_ENOMEM;
+  /* two passes: count, then fill */
+  for (int pass = 0; pass < 2; pass++) {
+    cnt = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (pass == 1) L->nb_start[i] = cnt;
+      for (int64_t j = 0; j < n; j++) {
+        if (i == j || !touches(&L->frags[i], &L->frags[j])) continue;
+        if (pass == 1) L->nb[cnt] = j;
+        cnt++;
+      }
+    }
+    if (pass == 0) {
+      L->nb = malloc((size_t)(cnt ? cnt : 1) * sizeof(int64_t));
+      L->nb_back = malloc((size_t)(cnt ? cnt : 1) * sizeof(int64_t));
+      if (!L->nb || !L->nb_back) return TR_AAP_ENOMEM;
+    }
+  }
+  L->nb_start[n] = cnt;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t k = L->nb_start[i]; k < L->nb_start[i + 1]; k++) {
+      int64_t j = L->nb[k];
+      L->nb_back[k] = -1;
+      for (int64_t m = L->nb_start[j]; m < L->nb_start[j + 1]; m++)
+        if (L->nb[m] == i) L->nb_back[k] = m - L->nb_start[j];
+    }
+  return TR_AAP_OK;
+}
+
+int tr_aap_layout_rects(tr_aap_layout *L, int64_t rows, int64_t cols, int64_t n,
+                        const tr_aap_frag *rects) {
+  memset(L, 0, sizeof *L);
+  if (rows < 1 || cols < 1 || n < 1 || !rects) return TR_AAP_EINVAL;
+  int64_t area = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const tr_aap_frag *r = &rects[i];
+    if (r->rows < 1 || r->cols < 1 || r->row0 < 0 || r->col0 < 0 ||
+        r->row0 + r->rows > rows || r->col0 + r->cols > cols)
+      return TR_AAP_EINVAL;
+    area += r->rows * r->cols;
+  }
+  if (area != rows * cols) return TR_AAP_EINVAL;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = i + 1; j < n; j++)
+      if (overlap(&rects[i], &rects[j])) return TR_AAP_EINVAL;
+  L->rows = rows;
+  L->cols = cols;
+  L->nfrags = n;
+  L->frags = malloc((size_t)n * sizeof *L->frags);
+  if (!L->frags) return TR_AAP_ENOMEM;
+  memcpy(L->frags, rects, (size_t)n * sizeof *L->frags);
+  for (int64_t i = 0; i < n; i++) L->frags[i].id = i;
+  int rc = build_neighbours(L);
+  if (rc) tr_aap_layout_free(L);
+  return rc;
+}
+
+int tr_aap_layout_cuts(tr_aap_layout *L, int64_t rows, int64_t cols, int nr,
+                       const int64_t *row_cuts, int nc, const int64_t *col_cuts) {
+  memset(L, 0, sizeof *L);
+  if (nr < 1 || nc < 1 || row_cuts[0] != 0 || col_cuts[0] != 0 || row_cuts[nr] != rows ||
+      col_cuts[nc] != cols)
+    return TR_AAP_EINVAL;
+  for (int i = 0; i < nr; i++)
+    if (row_cuts[i + 1] <= row_cuts[i]) return TR_AAP_EINVAL;
+  for (int j = 0; j < nc; j++)
+    if (col_cuts[j + 1] <= col_cuts[j]) return TR_AAP_EINVAL;
+  int64_t n = (int64_t)nr * nc;
+  tr_aap_frag *r = malloc((size_t)n * sizeof *r);
+  if (!r) return TR_AAP_ENOMEM;
+  for (int i = 0; i < nr; i++)
+    for (int j = 0; j < nc; j++) {
+      tr_aap_frag *t = &r[(int64_t)i * nc + j];
+      t->row0 = row_cuts[i];
+      t->rows = row_cuts[i + 1] - row_cuts[i];
+      t->col0 = col_cuts[j];
+      t->cols = col_cuts[j + 1] - col_cuts[j];
+    }
+  /* a grid of cuts is a partition by construction: skip the quadratic checks */
+  L->rows = rows;
+  L->cols = cols;
+  L->nfrags = n;
+  L->frags = r;
+  for (int64_t i = 0; i < n; i++) r[i].id = i;
+  int rc = build_neighbours(L);
+  if (rc) tr_aap_layout_free(L);
+  return rc;
+}
+
+int tr_aap_layout_grid(tr_aap_layout *L, int64_t rows, int64_t cols, int64_t tile_rows,
+                       int64_t tile_cols) {
+  memset(L, 0, sizeof *L);
+  if (rows < 1 || cols < 1 || tile_rows < 1 || tile_cols < 1) return TR_AAP_EINVAL;
+  int64_t nr = (rows + tile_rows - 1) / tile_rows, nc = (cols + tile_cols - 1) / tile_cols;
+  if (nr > 1000000 || nc > 1000000 || nr * nc > 4000000) return TR_AAP_EINVAL;
+  int64_t *rc_ = malloc((size_t)(nr + 1) * sizeof(int64_t));
+  int64_t *cc_ = malloc((size_t)(nc + 1) * sizeof(int64_t));
+  if (!rc_ || !cc_) {
+    free(rc_);
+    free(cc_);
+    return TR_AAP_ENOMEM;
+  }
+  for (int64_t i = 0; i <= nr; i++) rc_[i] = i * tile_rows < rows ? i * tile_rows : rows;
+  for (int64_t j = 0; j <= nc; j++) cc_[j] = j * tile_cols < cols ? j * tile_cols : cols;
+  int rc = tr_aap_layout_cuts(L, rows, cols, (int)nr, rc_, (int)nc, cc_);
+  free(rc_);
+  free(cc_);
+  return rc;
+}
+
+void tr_aap_layout_free(tr_aap_layout *L) {
+  if (!L) return;
+  free(L->frags);
+  free(L->nb_start);
+  free(L->nb);
+  free(L->nb_back);
+  memset(L, 0, sizeof *L);
+}

@@ -1,0 +1,114 @@
+/*
+ * aap_schedule.c - delay stretch (DS): when a fragment may start its next round.
+ *
+ * aap_start_time(c, f, now) returns the time from which f may start given what is known
+ * now: a time <= now (start at once; for the rules with a deadline it is the moment the DS
+ * ran out, which the statistics use), a later time (the back-end sleeps or schedules a
+ * wake-up and asks again), or INFINITY (held back until something changes). A fragment that has
+ * not run PEval may always start; otherwise it needs eta_i >= 1 buffered batches.
+ *
+ * Notation: r_i = completed rounds of fragment i (PEval is round 0, so after PEval
+ * r_i = 1); r_min = min r_j over *busy* fragments j (running, not yet PEval'd, holding
+ * buffered batches, or with batches in flight towards them). Idle fragments with nothing
+ * to do do not hold anyone back: when a batch of round k is sent to one, it joins at
+ * round k+1 (aap_on_send), as if it had run empty rounds.
+ *
+ *   ap      DS = 0.
+ *   bsp     DS = inf while r_i > r_min or a batch is in flight towards i (the round waits
+ *           for all messages of the previous round); else 0.
+ *   ssp(c)  DS = inf while r_i - r_min > c; else 0.
+ *   random  DS = u * ds_max with u uniform in [0,1) from hash(seed, i, r_i); the threads
+ *           back-end also picks among ready fragments at random.
+ *   aap     the project's default rule (specs/aap-engine.md):
+ *           - held back (staleness c >= 0 given and r_i - r_min > c): DS = inf;
+ *           - eta_i >= L_i: DS = 0. L_i = neighbour rounds that overlapped i's previous
+ *             round (the batches it can expect), clamped to [L_bottom, L_up];
+ *           - else DS = min(DS_max, max(0, T^ - T_idle)) where T_idle = now - end of i's
+ *             last round and T^ = the predicted arrival, measured from that end, of the
+ *             newest batch of every neighbour s it still waits for. s is waited for when
+ *             it has started a round newer than the newest batch i holds from s and s's
+ *             round time is known; its batch is predicted at start_s + ema_s + latency
+ *             (s running) or end_s + latency (s done, batch on its way), ema_s being the
+ *             moving average of s's round times and latency a moving average of observed
+ *             latencies. DS_max is counted from when i became ready, so a fragment with
+ *             eta_i >= 1 always starts within DS_max.
+ */
+#define TR_AAP_INTERNAL
+#include "aap.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const names[] = {"aap", "bsp", "ap", "ssp", "random"};
+
+int tr_aap_schedule_parse(const char *name, tr_aap_schedule *out) {
+  for (int i = 0; i < 5; i++)
+    if (name && strcmp(name, names[i]) == 0) {
+      *out = (tr_aap_schedule)i;
+      return TR_AAP_OK;
+    }
+  return TR_AAP_EINVAL;
+}
+
+const char *tr_aap_schedule_name(tr_aap_schedule s) {
+  return (int)s >= 0 && s <= TR_AAP_SCHED_RANDOM ? names[s] : "?";
+}
+
+uint64_t aap_mix(uint64_t x) {
+  /* splitmix64 finaliser */
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static int busy(const aap_frag_rt *F) {
+  return F->status != AAP_IDLE || F->eta > 0 || F->inflight_to > 0;
+}
+
+int64_t aap_rmin(const aap_core *c) {
+  int64_t m = INT64_MAX;
+  for (int64_t i = 0; i < c->nf; i++)
+    if (busy(&c->f[i]) && c->f[i].round < m) m = c->f[i].round;
+  return m;
+}
+
+double aap_start_time(const aap_core *c, int64_t f, double now) {
+  const aap_frag_rt *F = &c->f[f];
+  if (F->status == AAP_RUNNING) return INFINITY;
+  if (F->status == AAP_NEW) return now;
+  if (F->eta == 0) return INFINITY;
+  const tr_aap_opts *o = &c->o;
+  double base = F->t_ready > F->t_end ? F->t_ready : F->t_end;
+  switch (o->schedule) {
+  case TR_AAP_SCHED_AP:
+    return base;
+  case TR_AAP_SCHED_BSP:
+    return (F->round <= aap_rmin(c) && F->inflight_to == 0) ? now : INFINITY;
+  case TR_AAP_SCHED_SSP:
+    return (F->round - aap_rmin(c) <= o->staleness) ? now : INFINITY;
+  case TR_AAP_SCHED_RANDOM: {
+    uint64_t h = aap_mix(o->seed ^ aap_mix((uint64_t)f * 0x100000001b3ULL + (uint64_t)F->round));
+    double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+    return base + u * o->ds_max;
+  }
+  case TR_AAP_SCHED_AAP:
+  default:
+    break;
+  }
+  if (o->staleness >= 0 && F->round - aap_rmin(c) > o->staleness) return INFINITY;
+  if (F->eta >= F->Lexp) return now < base ? now : base;
+  const tr_aap_layout *L = c->L;
+  double lat = c->has_lat ? c->lat_ema : 0.0;
+  double T = -INFINITY;
+  for (int64_t k = L->nb_start[f]; k < L->nb_start[f + 1]; k++) {
+    const aap_frag_rt *S = &c->f[L->nb[k]];
+    int64_t newest = S->status == AAP_RUNNING ? S->round : S->round - 1;
+    if (newest <= F->nb_last[k - L->nb_start[f]] || !S->has_ema) continue;
+    double pred = S->status == AAP_RUNNING ? S->t_start + S->ema + lat : S->t_end + lat;
+    if (pred > T) T = pred;
+  }
+  double deadline = base + o->ds_max;
+  if (T < base) return base;
+  return T < deadline ? T : deadline;
+}
