@@ -10,9 +10,8 @@
  * wrap identical to gdaldem's, where an approximation could jump by 360.
  */
 #include <math.h>
+#include <string.h>
 
-#include "dist.h"
-#include "executor.h"
 #include "gradient.h"
 
 static inline float aspect_cell(const tr_gradient_params *p, const float *w) {
@@ -66,25 +65,15 @@ void tr_aspect_opts_init(tr_aspect_opts *o) {
 }
 
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {
-  if (opts->alg != TR_GRAD_HORN && opts->alg != TR_GRAD_ZEVENBERGEN_THORNE)
-    return tr_fail(err, TR_EUSAGE, "unknown gradient algorithm");
-  tr_input in;
-  int st = tr_dist_agree(tr_input_open(&in, src, opts->run.band, err), err);
-  if (st) {
-    tr_input_close(&in);
-    return st;
-  }
   tr_gradient_params p;
-  tr_gradient_params_init(&p, &in, 1.0);
+  memset(&p, 0, sizeof p);
   p.alg = opts->alg;
   p.trigonometric = opts->trigonometric;
   p.zero_for_flat = opts->zero_for_flat;
   p.compute_edges = opts->compute_edges;
   /* gdaldem declares no output nodata with -zero_for_flat, so cells
    * without a value (edges, nodata) are 0 there as well. */
-  if (p.zero_for_flat) p.dst_nodata = 0.0f;
-  tr_local_job job = {"aspect", tr_aspect_kernel, &p, sizeof p, p.dst_nodata, !p.zero_for_flat};
-  st = tr_run_local(&opts->run, &in, &job, dst, err);
-  tr_input_close(&in);
-  return st;
+  p.dst_nodata = opts->zero_for_flat ? 0.0f : -9999.0f;
+  p.dst_has_nodata = !opts->zero_for_flat;
+  return tr_gradient_run(&opts->run, "aspect", tr_aspect_kernel, &p, 0, src, dst, err);
 }

@@ -25,7 +25,8 @@
 
 typedef struct {
   tr_nodata nd;
-  float dst_nodata;
+  float dst_nodata;      /* -9999, as gdaldem */
+  int dst_has_nodata;    /* declare it (aspect -zero_for_flat does not) */
   int compute_edges;
   int alg;              /* tr_gradient_alg */
   int percent;          /* slope only */
@@ -37,8 +38,6 @@ typedef struct {
   double semi_major, e2;
 } tr_gradient_params;
 
-/* Fills the parts that depend on the input: nodata, georeferencing, CRS. */
-void tr_gradient_params_init(tr_gradient_params *p, const tr_input *in, double scale_opt);
 
 /* 1 / cell size east-west and north-south for global row `grow`, in the
  * units gdaldem uses (the geotransform's, or metres when geographic). */
@@ -57,6 +56,12 @@ static inline void tr_gradient_inv_res(const tr_gradient_params *p, int64_t grow
   *inv_ew = 1.0 / (p->gt[1] * d2r * n * cos(phi));
   *inv_ns = 1.0 / (p->gt[5] * d2r * m);
 }
+
+/* Opens src, completes `p` (set by the caller: alg and the command's flags)
+ * with what depends on the input, and runs `fn` over it into dst. scale_opt
+ * is -s (0: not given). The shared body of tr_slope and tr_aspect. */
+int tr_gradient_run(const tr_run_opts *run, const char *name, int (*fn)(const void *, const tr_window *, int64_t, int64_t, float *),
+                    tr_gradient_params *p, double scale_opt, const char *src, const char *dst, tr_error *err);
 
 /* Kernels with the tr_local_fn signature (see executor.h). */
 int tr_slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out);

@@ -13,9 +13,8 @@
  * value never depends on which path, tile or thread computed it.
  */
 #include <math.h>
+#include <string.h>
 
-#include "dist.h"
-#include "executor.h"
 #include "gradient.h"
 
 /* atan(x) for x >= 0, after Cephes' atanf: reduce to |t| <= tan(pi/8), then
@@ -105,23 +104,12 @@ void tr_slope_opts_init(tr_slope_opts *o) {
 }
 
 int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_error *err) {
-  if (opts->scale < 0 || isnan(opts->scale))
-    return tr_fail(err, TR_EUSAGE, "scale must be a positive number");
-  if (opts->alg != TR_GRAD_HORN && opts->alg != TR_GRAD_ZEVENBERGEN_THORNE)
-    return tr_fail(err, TR_EUSAGE, "unknown gradient algorithm");
-  tr_input in;
-  int st = tr_dist_agree(tr_input_open(&in, src, opts->run.band, err), err);
-  if (st) {
-    tr_input_close(&in);
-    return st;
-  }
   tr_gradient_params p;
-  tr_gradient_params_init(&p, &in, opts->scale);
+  memset(&p, 0, sizeof p);
   p.alg = opts->alg;
   p.percent = opts->percent;
   p.compute_edges = opts->compute_edges;
-  tr_local_job job = {"slope", tr_slope_kernel, &p, sizeof p, p.dst_nodata, 1};
-  st = tr_run_local(&opts->run, &in, &job, dst, err);
-  tr_input_close(&in);
-  return st;
+  p.dst_nodata = -9999.0f;
+  p.dst_has_nodata = 1;
+  return tr_gradient_run(&opts->run, "slope", tr_slope_kernel, &p, opts->scale, src, dst, err);
 }

@@ -113,6 +113,31 @@ static inline int rc_count_entries(const char *dir) {
   return n;
 }
 
+/* A whole file in a malloc'd buffer; *n = its size (-1 on error). */
+static inline unsigned char *rc_file_bytes(const char *path, long *n) {
+  *n = -1;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
+  if (b && fread(b, 1, (size_t)len, f) == (size_t)len) *n = len;
+  fclose(f);
+  return b;
+}
+
+/* 1 when both files exist, are non-empty and hold the same bytes. */
+static inline int rc_same_file(const char *a, const char *b) {
+  long na, nb;
+  unsigned char *x = rc_file_bytes(a, &na), *y = rc_file_bytes(b, &nb);
+  int same = x && y && na == nb && na > 0 && memcmp(x, y, (size_t)na) == 0;
+  if (!same) fprintf(stderr, "files differ: %s %s\n", a, b);
+  free(x);
+  free(y);
+  return same;
+}
+
 /* Reads a whole small file into a static buffer. */
 static inline const char *rc_slurp(const char *path) {
   static char buf[65536];

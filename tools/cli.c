@@ -231,6 +231,18 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
   return TF_ARG_TAKEN;
 }
 
+int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int argc, char **argv, int *exit_code) {
+  for (int i = 1; i < argc; i++) {
+    int r = tf_cli_common(cli, run, argc, argv, &i);
+    if (r == TF_ARG_UNKNOWN) r = own(cli, opts, argc, argv, &i);
+    if (r == TF_ARG_TAKEN) continue;
+    if (r == TF_ARG_UNKNOWN) tf_usage_error(cli, "unknown option '%s'", argv[i]);
+    *exit_code = r == TF_ARG_EXIT ? 0 : tr_exit_code(TR_EUSAGE);
+    return 1;
+  }
+  return 0;
+}
+
 /* Ctrl-C and SIGTERM cancel through the progress callback, so the library
  * removes its temporary output before the command exits. */
 static volatile sig_atomic_t interrupted;

@@ -33,6 +33,14 @@ const char *tf_value(tf_cli *cli, int argc, char **argv, int *i);
 /* Prints "terrafort CMD: message" and returns the usage exit code (2). */
 int tf_usage_error(tf_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A subcommand's own flags: handles argv[*i] (advancing *i past a value)
+ * and returns TF_ARG_TAKEN, TF_ARG_UNKNOWN, or TF_ARG_ERROR after printing. */
+typedef int (*tf_flag_fn)(tf_cli *cli, void *opts, int argc, char **argv, int *i);
+
+/* Parses argv: common options, the command's flags, file names. Returns 0
+ * to go on, or 1 with *exit_code set (--help: 0; a usage error: 2). */
+int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int argc, char **argv, int *exit_code);
+
 /* Installs progress (GDAL style on a terminal unless -q) and Ctrl-C
  * cancellation; finishes the run options before the library call. */
 void tf_cli_finish(tf_cli *cli, tr_run_opts *run);

@@ -25,72 +25,83 @@ static const char *usage =
     "  --z-cache-mb MB        elevation tiles kept in memory (default 20% of the input)\n"
     "  --aap-stats FILE       per-worker engine statistics as JSON\n";
 
-int tf_fill_main(int argc, char **argv) {
-  tf_cli cli = {.cmd = "fill", .usage = usage};
+/* What fill parses besides the common options; -z and -fel land here too. */
+typedef struct {
   tr_fill_dem_opts o;
-  tr_fill_dem_opts_init(&o);
-  const char *z = NULL, *fel = NULL;
+  const char *z, *fel;
+} fill_args;
+
+static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
+  fill_args *fa = opts;
+  tr_fill_dem_opts *o = &fa->o;
+  const char *a = argv[*i], *v;
   long n;
   double d;
-  for (int i = 1; i < argc; i++) {
-    int r = tf_cli_common(&cli, &o.run, argc, argv, &i);
-    if (r == TF_ARG_EXIT) return 0;
-    if (r == TF_ARG_ERROR) return tr_exit_code(TR_EUSAGE);
-    if (r == TF_ARG_TAKEN) continue;
-    const char *a = argv[i], *v;
-    if (!strcmp(a, "-z") || !strcmp(a, "-fel")) {
-      if (!(v = tf_value(&cli, argc, argv, &i))) return tr_exit_code(TR_EUSAGE);
-      if (a[1] == 'z') z = v;
-      else fel = v;
-    } else if (!strcmp(a, "-ot")) {
-      if (!(v = tf_value(&cli, argc, argv, &i))) return tr_exit_code(TR_EUSAGE);
-      GDALDataType t = GDALGetDataTypeByName(v);
-      if (t == GDT_Unknown || GDALDataTypeIsComplex(t))
-        return tf_usage_error(&cli, "-ot: '%s' is not a real GDAL data type (Byte, Int16, ..., Float64)", v);
-      o.out_type = (int)t;
-    } else if (!strcmp(a, "--epsilon")) {
-      o.epsilon = 1;
-    } else if (!strcmp(a, "--epsilon-step")) {
-      if (!(v = tf_value(&cli, argc, argv, &i)) || tf_parse_double(&cli, a, v, &o.epsilon_step))
-        return tr_exit_code(TR_EUSAGE);
-      if (o.epsilon_step <= 0) return tf_usage_error(&cli, "--epsilon-step must be positive, got %s", v);
-      o.epsilon = 1;
-    } else if (!strcmp(a, "--schedule")) {
-      if (!(v = tf_value(&cli, argc, argv, &i))) return tr_exit_code(TR_EUSAGE);
-      o.schedule = v;
-    } else if (!strcmp(a, "--staleness")) {
-      if (!(v = tf_value(&cli, argc, argv, &i)) || tf_parse_int(&cli, a, v, 0, 1000000, &n)) return tr_exit_code(TR_EUSAGE);
-      o.staleness = (int)n;
-    } else if (!strcmp(a, "--ds-max")) {
-      if (!(v = tf_value(&cli, argc, argv, &i)) || tf_parse_double(&cli, a, v, &d)) return tr_exit_code(TR_EUSAGE);
-      if (d <= 0) return tf_usage_error(&cli, "--ds-max must be positive, got %s", v);
-      o.ds_max_ms = d;
-    } else if (!strcmp(a, "--l-bottom") || !strcmp(a, "--l-up")) {
-      if (!(v = tf_value(&cli, argc, argv, &i)) || tf_parse_int(&cli, a, v, 1, 1000000, &n)) return tr_exit_code(TR_EUSAGE);
-      if (!strcmp(a, "--l-bottom")) o.l_bottom = (int)n;
-      else o.l_up = (int)n;
-    } else if (!strcmp(a, "--z-cache-mb")) {
-      if (!(v = tf_value(&cli, argc, argv, &i)) || tf_parse_double(&cli, a, v, &d)) return tr_exit_code(TR_EUSAGE);
-      if (d < 0) return tf_usage_error(&cli, "--z-cache-mb must be 0 or more, got %s", v);
-      o.z_cache_mb = d;
-    } else if (!strcmp(a, "--aap-stats")) {
-      if (!(v = tf_value(&cli, argc, argv, &i))) return tr_exit_code(TR_EUSAGE);
-      o.aap_stats = v;
-    } else {
-      return tf_usage_error(&cli, "unknown option '%s'", a);
+  if (!strcmp(a, "-z") || !strcmp(a, "-fel")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (a[1] == 'z') fa->z = v;
+    else fa->fel = v;
+  } else if (!strcmp(a, "-ot")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    GDALDataType t = GDALGetDataTypeByName(v);
+    if (t == GDT_Unknown || GDALDataTypeIsComplex(t)) {
+      tf_usage_error(cli, "-ot: '%s' is not a real GDAL data type (Byte, Int16, ..., Float64)", v);
+      return TF_ARG_ERROR;
     }
+    o->out_type = (int)t;
+  } else if (!strcmp(a, "--epsilon")) {
+    o->epsilon = 1;
+  } else if (!strcmp(a, "--epsilon-step")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &o->epsilon_step)) return TF_ARG_ERROR;
+    if (o->epsilon_step <= 0) {
+      tf_usage_error(cli, "--epsilon-step must be positive, got %s", v);
+      return TF_ARG_ERROR;
+    }
+    o->epsilon = 1;
+  } else if (!strcmp(a, "--schedule")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    o->schedule = v;
+  } else if (!strcmp(a, "--staleness")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
+    o->staleness = (int)n;
+  } else if (!strcmp(a, "--ds-max") || !strcmp(a, "--z-cache-mb")) {
+    int ds = a[2] == 'd';
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
+    if (ds ? d <= 0 : d < 0) {
+      tf_usage_error(cli, "%s must be %s, got %s", a, ds ? "positive" : "0 or more", v);
+      return TF_ARG_ERROR;
+    }
+    if (ds) o->ds_max_ms = d;
+    else o->z_cache_mb = d;
+  } else if (!strcmp(a, "--l-bottom") || !strcmp(a, "--l-up")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 1, 1000000, &n)) return TF_ARG_ERROR;
+    if (!strcmp(a, "--l-bottom")) o->l_bottom = (int)n;
+    else o->l_up = (int)n;
+  } else if (!strcmp(a, "--aap-stats")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    o->aap_stats = v;
+  } else {
+    return TF_ARG_UNKNOWN;
   }
-  if (z || fel) {
-    if (!z || !fel) return tf_usage_error(&cli, "-z and -fel go together");
+  return TF_ARG_TAKEN;
+}
+
+int tf_fill_main(int argc, char **argv) {
+  tf_cli cli = {.cmd = "fill", .usage = usage};
+  fill_args fa = {.z = NULL, .fel = NULL};
+  tr_fill_dem_opts_init(&fa.o);
+  int code;
+  if (tf_cli_parse(&cli, &fa.o.run, fill_flag, &fa, argc, argv, &code)) return code;
+  if (fa.z || fa.fel) {
+    if (!fa.z || !fa.fel) return tf_usage_error(&cli, "-z and -fel go together");
     if (cli.npositional) return tf_usage_error(&cli, "give either -z DEM -fel OUT or DEM OUT, not both");
   } else if (cli.npositional != 2) {
     return tf_usage_error(&cli, "expected DEM and OUT file names");
   } else {
-    z = cli.positional[0];
-    fel = cli.positional[1];
+    fa.z = cli.positional[0];
+    fa.fel = cli.positional[1];
   }
-  tf_cli_finish(&cli, &o.run);
+  tf_cli_finish(&cli, &fa.o.run);
   tr_error err = {{0}};
-  int st = tr_fill_dem(&o, z, fel, &err);
-  return tf_report(&cli, st, &err);
+  return tf_report(&cli, tr_fill_dem(&fa.o, fa.z, fa.fel, &err), &err);
 }

@@ -78,11 +78,16 @@ static const tf_command commands[] = {
     {"fill", tf_fill_main, "fill depressions (TauDEM pitremove)"},
 };
 
-int tf_parse_gradient_alg(const char *s, tr_gradient_alg *alg) {
-  if (!strcasecmp(s, "Horn")) *alg = TR_GRAD_HORN;
-  else if (!strcasecmp(s, "ZevenbergenThorne")) *alg = TR_GRAD_ZEVENBERGEN_THORNE;
-  else return -1;
-  return 0;
+int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg) {
+  const char *v = tf_value(cli, argc, argv, i);
+  if (!v) return TF_ARG_ERROR;
+  if (!strcasecmp(v, "Horn")) *alg = TR_GRAD_HORN;
+  else if (!strcasecmp(v, "ZevenbergenThorne")) *alg = TR_GRAD_ZEVENBERGEN_THORNE;
+  else {
+    tf_usage_error(cli, "-alg: unknown algorithm '%s'", v);
+    return TF_ARG_ERROR;
+  }
+  return TF_ARG_TAKEN;
 }
 
 static void usage(FILE *f) {

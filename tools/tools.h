@@ -5,6 +5,7 @@
 #ifndef TF_TOOLS_H
 #define TF_TOOLS_H
 
+#include "cli.h"
 #include "terrain.h"
 
 int tf_slope_main(int argc, char **argv);
@@ -14,7 +15,8 @@ int tf_fill_main(int argc, char **argv);
 /* This process's MPI rank (0 without MPI): only rank 0 prints. */
 int tf_rank(void);
 
-/* "Horn" or "ZevenbergenThorne" (gdaldem's names, any case). */
-int tf_parse_gradient_alg(const char *s, tr_gradient_alg *alg);
+/* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
+ * value after argv[*i]; returns a TF_ARG_* code (cli.h). */
+int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg);
 
 #endif

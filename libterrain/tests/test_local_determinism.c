@@ -30,18 +30,6 @@ static float *read_f32(const char *path, long *n) {
   return v;
 }
 
-static long file_bytes(const char *path, unsigned char **buf) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  *buf = malloc((size_t)n);
-  if (fread(*buf, 1, (size_t)n, f) != (size_t)n) n = -1;
-  fclose(f);
-  return n;
-}
-
 static int run(const char *cmd, const char *input, int variant, int threads, int tile, const char *out) {
   char in[1024];
   snprintf(in, sizeof in, "%s/%s", dir, input);
@@ -79,8 +67,8 @@ static int check_input(const char *cmd, const char *input) {
     if (run(cmd, input, variant, 1, 512, ref)) return 1;
     long n;
     float *a = read_f32(ref, &n);
-    unsigned char *fa;
-    long na = file_bytes(ref, &fa);
+    long na;
+    unsigned char *fa = rc_file_bytes(ref, &na);
     ASSERT(a && na > 0);
     for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
       for (size_t th = 0; th < sizeof threads / sizeof threads[0]; th++) {
@@ -96,8 +84,8 @@ static int check_input(const char *cmd, const char *input) {
         }
         free(b);
         if (tiles[ti] == 512) { /* same tiling: the file itself is identical */
-          unsigned char *fb;
-          long nb = file_bytes(out, &fb);
+          long nb;
+          unsigned char *fb = rc_file_bytes(out, &nb);
           ASSERT(nb == na && memcmp(fa, fb, (size_t)na) == 0);
           free(fb);
         }

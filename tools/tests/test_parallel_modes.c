@@ -19,28 +19,6 @@
 static const char *dir, *tf;
 static char outdir[512], mpirun[256];
 
-static unsigned char *file_bytes(const char *path, long *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  *n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)*n);
-  if (fread(b, 1, (size_t)*n, f) != (size_t)*n) *n = -1;
-  fclose(f);
-  return b;
-}
-
-static int same_file(const char *a, const char *b) {
-  long na = 0, nb = 0;
-  unsigned char *x = file_bytes(a, &na), *y = file_bytes(b, &nb);
-  int same = x && y && na == nb && na > 0 && memcmp(x, y, (size_t)na) == 0;
-  if (!same) fprintf(stderr, "files differ: %s %s\n", a, b);
-  free(x);
-  free(y);
-  return same;
-}
-
 /* Runs `[prefix] terrafort CMD IN OUT FLAGS -q`; returns the exit code. */
 static int tfrun(const char *prefix, const char *cmd, const char *in, const char *out, const char *flags) {
   char c[4096];
@@ -73,9 +51,9 @@ static int test_ft_dual_same_bytes(void) {
       const char *cmd = c ? "aspect" : "slope";
       ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "off.tif", "--tile-size 64"), 0);
       ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "dual.tif", "--tile-size 64 --ft dual"), 0);
-      ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+      ASSERT(rc_same_file(opath("off.tif"), opath("dual.tif")));
       ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "basic.tif", "--tile-size 64 --ft dual --ft-mode basic"), 0);
-      ASSERT(same_file(opath("off.tif"), opath("basic.tif")));
+      ASSERT(rc_same_file(opath("off.tif"), opath("basic.tif")));
     }
   return 0;
 }
@@ -90,7 +68,7 @@ static int test_ft_flips_corrected(void) {
              "--tile-size 128 -compute_edges --ft dual --threads %d --inject 'flip:p=0.125,seed=%d' --ft-report '%s'",
              1 + seed % 3, seed, opath("r.json"));
     ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "dual.tif", flags), 0);
-    ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+    ASSERT(rc_same_file(opath("off.tif"), opath("dual.tif")));
     const char *j = rc_slurp(opath("r.json"));
     long long inj = json_int(j, "injected"), det = json_int(j, "detected"), tol = json_int(j, "tolerated");
     ASSERT(inj > 0);
@@ -113,7 +91,7 @@ static int test_ft_exact_schedule(void) {
   char flags[512];
   snprintf(flags, sizeof flags, "--tile-size 50 --ft dual --inject 'flip:sub=2,slot=0' --ft-report '%s'", opath("r.json"));
   ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "dual.tif", flags), 0);
-  ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+  ASSERT(rc_same_file(opath("off.tif"), opath("dual.tif")));
   const char *j = rc_slurp(opath("r.json"));
   ASSERT_EQ_INT(json_int(j, "blocks"), 12);
   ASSERT_EQ_INT(json_int(j, "injected"), 12);
@@ -142,9 +120,9 @@ static int test_ft_source_profile_counts(void) {
 static int test_ft_stall_and_kill(void) {
   ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "off.tif", "--tile-size 64"), 0);
   ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "st.tif", "--tile-size 64 --ft dual --threads 3 --inject 'stall:worker=1,ms=2500,after=1,count=1'"), 0);
-  ASSERT(same_file(opath("off.tif"), opath("st.tif")));
+  ASSERT(rc_same_file(opath("off.tif"), opath("st.tif")));
   ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "k.tif", "--tile-size 64 --ft dual --threads 3 --inject 'kill:worker=2,after=3'"), 0);
-  ASSERT(same_file(opath("off.tif"), opath("k.tif")));
+  ASSERT(rc_same_file(opath("off.tif"), opath("k.tif")));
   unlink(opath("k.tif"));
   ASSERT_EQ_INT(tfrun("timeout 60", "slope", "fractal.tif", "k.tif", "--tile-size 64 --ft dual --threads 2 --inject 'kill:worker=1,after=2'"), 5);
   ASSERT(access(opath("k.tif"), F_OK) != 0);
@@ -224,7 +202,7 @@ static int test_mpi_ranks_same_bytes(void) {
         char pre[512];
         snprintf(pre, sizeof pre, "%s -n %d", mpirun, n);
         ASSERT_EQ_INT(tfrun(pre, cmd, cases[c][0], "many.tif", cases[c][1]), 0);
-        ASSERT(same_file(opath("one.tif"), opath("many.tif")));
+        ASSERT(rc_same_file(opath("one.tif"), opath("many.tif")));
       }
     }
   return 0;
@@ -240,7 +218,7 @@ static int test_mpi_ft_dual_with_flips(void) {
   snprintf(pre, sizeof pre, "%s -n 3", mpirun);
   snprintf(flags, sizeof flags, "--tile-size 200 --ft dual --inject 'flip:p=0.2,seed=4' --ft-report '%s'", opath("r.json"));
   ASSERT_EQ_INT(tfrun(pre, "slope", "demo.tif", "dual.tif", flags), 0);
-  ASSERT(same_file(opath("off.tif"), opath("dual.tif")));
+  ASSERT(rc_same_file(opath("off.tif"), opath("dual.tif")));
   const char *j = rc_slurp(opath("r.json"));
   long long inj = json_int(j, "injected");
   ASSERT(inj > 0);
