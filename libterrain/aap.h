@@ -56,7 +56,7 @@ typedef enum {
   TR_AAP_SCHED_BSP,     /* DS = inf while r_i > r_min or previous-round messages in flight */
   TR_AAP_SCHED_AP,      /* DS = 0 */
   TR_AAP_SCHED_SSP,     /* DS = inf while r_i > r_min + staleness */
-  TR_AAP_SCHED_RANDOM   /* DS drawn in [0, ds_max] from seed; random pick among ready */
+  TR_AAP_SCHED_RANDOM   /* DS drawn in [0, DS_max] from seed; random pick among ready */
 } tr_aap_schedule;
 
 /* Parses "aap", "bsp", "ap", "ssp", "random"; returns 0 or TR_AAP_EINVAL. */
@@ -67,7 +67,11 @@ typedef struct tr_aap_opts {
   tr_aap_schedule schedule;
   int staleness;      /* ssp: c >= 0; aap: optional bound, -1 = none */
   int L_bottom, L_up; /* clamp of L_i, the messages a fragment expects (aap) */
-  double ds_max;      /* longest DS for a fragment with messages, seconds (sim: time units) */
+  double ds_max;      /* longest DS for a fragment with messages, seconds (sim: time units);
+                         0 = adaptive: ds_rel x the measured round time (below) */
+  double ds_rel;      /* aap, random, when ds_max is 0: DS_max = ds_rel x the moving-average
+                         round time (the longest of the fragment's and its awaited
+                         senders'), so DS follows the rounds measured */
   int threads;        /* threads back-end: worker threads (>= 1) */
   int pin;            /* threads: fragment f runs only on thread f % threads (a worker
                          owning its fragments, as on a cluster); 0 = any thread */
@@ -78,7 +82,8 @@ typedef struct tr_aap_opts {
                          time in [0, delay_max] seconds before delivery; 0 = off */
 } tr_aap_opts;
 
-/* Defaults: aap, staleness -1, L in [1, 8], ds_max 2 ms, 1 thread, nothing injected. */
+/* Defaults: aap, staleness -1, L in [1, 8], ds_max 0 (adaptive) with ds_rel 2 (DS_max =
+ * twice the measured round time), 1 thread, nothing injected. */
 void tr_aap_opts_default(tr_aap_opts *o);
 
 /* ---- fragments ---------------------------------------------------------------------- */

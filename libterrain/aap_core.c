@@ -59,7 +59,10 @@ void tr_aap_opts_default(tr_aap_opts *o) {
   o->staleness = -1;
   o->L_bottom = 1;
   o->L_up = 8;
-  o->ds_max = 0.002;
+  /* DS_max follows the measured round times (aap_schedule.c): a fixed 2 ms was shorter
+     than a straggler's round, so aap never waited for it and behaved like ap */
+  o->ds_max = 0;
+  o->ds_rel = 2;
   o->threads = 1;
   o->slow_worker = -1;
   o->slow_factor = 1.0;
@@ -81,8 +84,10 @@ int aap_check_args(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
     aap_set_err(err, errlen, "aap: ssp needs a staleness >= 0");
     return TR_AAP_EINVAL;
   }
-  if (o->L_bottom < 0 || o->L_up < o->L_bottom || !(o->ds_max >= 0) || o->delay_max < 0) {
-    aap_set_err(err, errlen, "aap: need 0 <= L_bottom <= L_up, ds_max >= 0, delay_max >= 0");
+  if (o->L_bottom < 0 || o->L_up < o->L_bottom || !(o->ds_max >= 0) || !(o->ds_rel >= 0) ||
+      o->delay_max < 0) {
+    aap_set_err(err, errlen,
+                "aap: need 0 <= L_bottom <= L_up, ds_max >= 0, ds_rel >= 0, delay_max >= 0");
     return TR_AAP_EINVAL;
   }
   return TR_AAP_OK;

@@ -17,7 +17,7 @@
  *   bsp     DS = inf while r_i > r_min or a batch is in flight towards i (the round waits
  *           for all messages of the previous round); else 0.
  *   ssp(c)  DS = inf while r_i - r_min > c; else 0.
- *   random  DS = u * ds_max with u uniform in [0,1) from hash(seed, i, r_i); the threads
+ *   random  DS = u * DS_max with u uniform in [0,1) from hash(seed, i, r_i); the threads
  *           back-end also picks among ready fragments at random.
  *   aap     the project's default rule (specs/aap-engine.md):
  *           - held back (staleness c >= 0 given and r_i - r_min > c): DS = inf;
@@ -31,7 +31,9 @@
  *             (s running) or end_s + latency (s done, batch on its way), ema_s being the
  *             moving average of s's round times and latency a moving average of observed
  *             latencies. DS_max is counted from when i became ready, so a fragment with
- *             eta_i >= 1 always starts within DS_max.
+ *             eta_i >= 1 always starts within DS_max. DS_max = opts.ds_max when > 0,
+ *             else opts.ds_rel x the longest moving-average round time of i and the
+ *             senders it waits for (adaptive: default ds_rel 2).
  */
 #define TR_AAP_INTERNAL
 #include "aap.h"
@@ -90,7 +92,8 @@ double aap_start_time(const aap_core *c, int64_t f, double now) {
   case TR_AAP_SCHED_RANDOM: {
     uint64_t h = aap_mix(o->seed ^ aap_mix((uint64_t)f * 0x100000001b3ULL + (uint64_t)F->round));
     double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
-    return base + u * o->ds_max;
+    double dsmax = o->ds_max > 0 ? o->ds_max : o->ds_rel * (F->has_ema ? F->ema : 0.0);
+    return base + u * dsmax;
   }
   case TR_AAP_SCHED_AAP:
   default:
@@ -100,15 +103,20 @@ double aap_start_time(const aap_core *c, int64_t f, double now) {
   if (F->eta >= F->Lexp) return now < base ? now : base;
   const tr_aap_layout *L = c->L;
   double lat = c->has_lat ? c->lat_ema : 0.0;
-  double T = -INFINITY;
+  double T = -INFINITY, scale = F->has_ema ? F->ema : 0.0;
   for (int64_t k = L->nb_start[f]; k < L->nb_start[f + 1]; k++) {
     const aap_frag_rt *S = &c->f[L->nb[k]];
     int64_t newest = S->status == AAP_RUNNING ? S->round : S->round - 1;
     if (newest <= F->nb_last[k - L->nb_start[f]] || !S->has_ema) continue;
     double pred = S->status == AAP_RUNNING ? S->t_start + S->ema + lat : S->t_end + lat;
     if (pred > T) T = pred;
+    if (pred > now && S->ema > scale) scale = S->ema;
   }
-  double deadline = base + o->ds_max;
+  /* DS_max: ds_max when given, else ds_rel x the longest moving-average round time among
+     i and the senders it waits for, so the bound follows the rounds actually measured (a
+     fixed 2 ms was shorter than a straggler's round and far longer than a fast one's) */
+  double dsmax = o->ds_max > 0 ? o->ds_max : o->ds_rel * scale;
+  double deadline = base + dsmax;
   if (T < base) return base;
   return T < deadline ? T : deadline;
 }

@@ -11,6 +11,7 @@
  * `terrafort fill` target is ~7 s) and checks it against no reference (see the tests).
  *
  * Usage: bench_aap_schedules [--size N] [--tile T] [--big N|0] [--threads T]
+ *                            [--only balanced|straggler|skewed] [--ds-rel X]
  */
 #include <math.h>
 #include <stdint.h>
@@ -60,12 +61,15 @@ static void run_case(const char *setting, const char *sched_name, const tr_fill_
     rounds += st.w[i].rounds;
     ds += st.w[i].ds_s;
   }
+  /* worker 0 separately: in the straggler setting it is the slow one, and its rounds
+     and work are what the makespan is made of */
   printf("{\"setting\":\"%s\",\"schedule\":\"%s\",\"rows\":%lld,\"threads\":%d,"
          "\"makespan_s\":%.4f,\"wall_s\":%.4f,\"work\":%lld,\"work_per_cell\":%.3f,"
-         "\"rounds\":%lld,\"max_round\":%lld,\"ds_s\":%.4f}\n",
+         "\"rounds\":%lld,\"max_round\":%lld,\"ds_s\":%.4f,\"w0_rounds\":%lld,"
+         "\"w0_work\":%lld}\n",
          setting, sched_name, (long long)o->rows, o->aap.threads, st.makespan_s, t1 - t0,
          (long long)work, (double)work / (double)(o->rows * o->cols), (long long)rounds,
-         (long long)st.max_round, ds);
+         (long long)st.max_round, ds, (long long)st.w[0].rounds, (long long)st.w[0].work);
   fflush(stdout);
   tr_aap_stats_free(&st);
 }
@@ -73,11 +77,15 @@ static void run_case(const char *setting, const char *sched_name, const tr_fill_
 int main(int argc, char **argv) {
   int64_t n = 2000, tile = 250, big = 8000;
   int threads = 2;
+  double ds_rel = -1; /* < 0: the engine's default */
+  const char *only = NULL; /* one setting: balanced, straggler or skewed */
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--size")) n = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--tile")) tile = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--big")) big = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+    else if (!strcmp(argv[i], "--ds-rel")) ds_rel = atof(argv[i + 1]);
   }
   struct { tr_aap_schedule s; int c; const char *name; } sc[] = {
       {TR_AAP_SCHED_AAP, -1, "aap"}, {TR_AAP_SCHED_BSP, 0, "bsp"}, {TR_AAP_SCHED_AP, 0, "ap"},
@@ -106,6 +114,7 @@ int main(int argc, char **argv) {
         o.aap.threads = threads;
         o.aap.schedule = sc[k].s;
         o.aap.staleness = sc[k].c;
+        if (ds_rel >= 0) o.aap.ds_rel = ds_rel;
         o.z_cache_bytes = (size_t)(n * n) * 2; /* half the input */
         const char *name = "balanced";
         if (setting == 0) o.aap.pin = 1;
@@ -119,7 +128,7 @@ int main(int argc, char **argv) {
           o.layout = &skew;
           name = "skewed";
         }
-        run_case(name, sc[k].name, &o, z, w);
+        if (!only || !strcmp(only, name)) run_case(name, sc[k].name, &o, z, w);
       }
     tr_aap_layout_free(&skew);
     free(z);
