@@ -8,8 +8,8 @@
  * z_cache_mb; finished fragments come back through write_w (on rank 0 under
  * mpirun), which writes them to the temporary output and takes their
  * statistics partials. So a run needs about 1.0x the input (as Float32) for
- * W, plus the Z cache, plus the GDAL block cache, plus a tile's flood queues
- * per thread.
+ * W, plus the Z cache (16 MB by default), plus the GDAL block cache (the
+ * command sets 16 MB for fill), plus a tile's flood queues per thread.
  */
 #include <gdal.h>
 #include <math.h>
@@ -121,8 +121,9 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
   fo.cols = in.cols;
   fo.has_nodata = in.has_nodata;
   fo.nodata = (float)in.nodata;
-  double input_mb = (double)in.rows * (double)in.cols * 4.0 / (1 << 20);
-  double cache_mb = opts->z_cache_mb >= 0 ? opts->z_cache_mb : 0.2 * input_mb;
+  /* A fixed cache, not a share of the DEM: it only has to hold the windows
+   * of the fragments running now and soon (about 1 MB each at 512 cells). */
+  double cache_mb = opts->z_cache_mb >= 0 ? opts->z_cache_mb : 16.0;
   fo.z_cache_bytes = (size_t)(cache_mb * (1 << 20));
 
   const int rank = tr_dist_rank();

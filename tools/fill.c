@@ -4,6 +4,7 @@
  */
 #include <gdal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -22,7 +23,7 @@ static const char *usage =
     "  --staleness C          ssp: how many rounds a fragment may run ahead (default 1)\n"
     "  --ds-max MS            aap: longest delay stretch before a round\n"
     "  --l-bottom N, --l-up N aap: clamp of the messages a fragment waits for\n"
-    "  --z-cache-mb MB        elevation tiles kept in memory (default 20% of the input)\n"
+    "  --z-cache-mb MB        elevation tiles kept in memory (default 16)\n"
     "  --aap-stats FILE       per-worker engine statistics as JSON\n";
 
 /* What fill parses besides the common options; -z and -fel land here too. */
@@ -102,6 +103,10 @@ int tf_fill_main(int argc, char **argv) {
     fa.fel = cli.positional[1];
   }
   tf_cli_finish(&cli, &fa.o.run);
+  /* fill reads elevations through its own tile cache; GDAL's block cache
+   * only stages reads and the final writes, so keep it small: memory stays
+   * near one float per cell (terrafort-fill(1), MEMORY). */
+  if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)16 << 20);
   tr_error err = {{0}};
   return tf_report(&cli, tr_fill_dem(&fa.o, fa.z, fa.fel, &err), &err);
 }

@@ -1,10 +1,14 @@
 # Shared by the benchmark scripts: timing with peak memory, medians, JSON.
-# measure NAME CMD...: runs CMD under /usr/bin/time, appends "secs kb" to $tmp/NAME.
+# measure NAME CMD...: runs CMD under /usr/bin/time (for peak RSS), appends
+# "seconds peak_kb" to $tmp/NAME; seconds from bash's $EPOCHREALTIME
+# (microseconds; /usr/bin/time only prints hundredths).
 measure() {
   local name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$tmp/last" "$@" >/dev/null 2>"$tmp/stderr" || {
+  local t0=$EPOCHREALTIME
+  /usr/bin/time -f "%M" -o "$tmp/last" "$@" >/dev/null 2>"$tmp/stderr" || {
     echo "bench: '$*' failed:" >&2; cat "$tmp/stderr" >&2; exit 1; }
-  cat "$tmp/last" >> "$tmp/$name"
+  local t1=$EPOCHREALTIME
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}') $(cat "$tmp/last")" >> "$tmp/$name"
 }
 # median_of NAME COLUMN: median of column 1 (seconds) or 2 (peak KB).
 median_of() {
