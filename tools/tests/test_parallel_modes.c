@@ -42,8 +42,13 @@ static long long json_int(const char *json, const char *key) {
   return p ? atoll(p + strlen(k)) : -1;
 }
 
-static const char *inputs[] = {"fractal.tif", "fractal_nan.tif", "fractal_int16.tif", "mosaic.vrt",
-                               "plane.tif",   "geographic.tif",  "demo.tif"};
+/* Every test DEM that is a valid raster (the bad ones are test_cli_errors'). */
+static const char *inputs[] = {"fractal.tif",        "fractal_nan.tif",    "fractal_byte.tif",   "fractal_int16.tif",
+                               "fractal_uint16.tif", "fractal_int32.tif",  "fractal_uint32.tif", "fractal_float64.tif",
+                               "mosaic.vrt",         "plane.tif",          "cone.tif",           "gauss.tif",
+                               "flat.tif",           "geographic.tif",     "demo.tif",           "allnodata.tif",
+                               "nocrs.tif",          "nogeo.tif",          "hugevalues.tif",     "tiny.tif",
+                               "onerow.tif"};
 
 static int test_ft_dual_same_bytes(void) {
   for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
