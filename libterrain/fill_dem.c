@@ -42,6 +42,8 @@ typedef struct {
   tr_input *in;
   tr_output *out;
   int64_t tile, tile_cols, ntiles, written;
+  int64_t mine, started;   /* fragments this rank runs, and how many began */
+  unsigned char *seen;     /* per fragment: its first round (PEval) began */
   tr_tile_stats *stats;
   int has_nodata;
   float nodata;
@@ -49,10 +51,26 @@ typedef struct {
   tr_error first;
 } fill_io_state;
 
+/* Progress: a fragment's first elevation load is its PEval, the first half
+ * of the work; the finished tiles written are the second half. (How many
+ * IncEval rounds come in between is not known in advance.) */
+static int report(fill_io_state *s, double frac, tr_error *e) {
+  if (s->run->progress && !s->run->progress(frac, NULL, s->run->progress_user))
+    return tr_fail(e, TR_EINTERRUPTED, "interrupted");
+  return TR_OK;
+}
+
 static int load_z(void *user, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst) {
   fill_io_state *s = user;
   tr_error e;
   int st = tr_input_read_f32(s->in, row0, col0, rows, cols, dst, cols, &e);
+  /* the window is the tile plus its halo, clipped: its centre is in the tile */
+  int64_t i = ((row0 + rows / 2) / s->tile) * s->tile_cols + (col0 + cols / 2) / s->tile;
+  if (!st && s->seen && i >= 0 && i < s->ntiles && !s->seen[i]) {
+    s->seen[i] = 1;
+    s->started++;
+    st = report(s, 0.5 * (double)s->started / (double)s->mine, &e);
+  }
   if (st && !s->status) {
     s->status = st;
     s->first = e;
@@ -68,9 +86,7 @@ static int write_w(void *user, int64_t row0, int64_t col0, int64_t rows, int64_t
   if (s->stats && i >= 0 && i < s->ntiles) tr_tile_stats_of(&s->stats[i], w, rows * cols, s->has_nodata, s->nodata);
   int st = tr_output_write_f32(s->out, row0, col0, rows, cols, w, cols, &e);
   s->written++;
-  if (!st && s->run->progress &&
-      !s->run->progress((double)s->written / (double)s->ntiles, NULL, s->run->progress_user))
-    st = tr_fail(&e, TR_EINTERRUPTED, "interrupted");
+  if (!st) st = report(s, 0.5 + 0.5 * (double)s->written / (double)s->ntiles, &e);
   if (st) {
     s->status = st;
     s->first = e;
@@ -139,8 +155,12 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
   s.ntiles = ((in.rows + s.tile - 1) / s.tile) * s.tile_cols;
   s.has_nodata = in.has_nodata;
   s.nodata = (float)in.nodata;
+  /* the engine runs fragment f on rank f mod N */
+  s.mine = (s.ntiles - rank + tr_dist_size() - 1) / tr_dist_size();
+  s.seen = calloc((size_t)s.ntiles, 1);
   const int want_stats = opts->run.stats || opts->run.stats_json;
-  if (rank == 0)
+  if (!s.seen) st = tr_fail(err, TR_ENOMEM, "out of memory");
+  if (rank == 0 && !st)
     st = tr_output_create(&out, &in, dst, opts->run.format, opts->run.creation_options, ot, in.has_nodata, in.nodata,
                           err);
   if (!st && want_stats) {
@@ -189,6 +209,7 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
 done:
   if (st && rank == 0 && out.final_path) tr_output_abort(&out);
   free(s.stats);
+  free(s.seen);
   tr_input_close(&in);
   return st;
 }

@@ -206,6 +206,10 @@ static int test_progress_line(void) {
            errfile);
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ASSERT(strstr(rc_slurp(errfile), "0...10...20...30...40...50...60...70...80...90...100 - done."));
+  snprintf(c, sizeof c, "script -qec \"'%s' fill --tile-size 100 '%s' '%s/f.tif'\" /dev/null > '%s'", tf, in("demo.tif"),
+           outdir, errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strstr(rc_slurp(errfile), "0...10...20...30...40...50...60...70...80...90...100 - done."));
   snprintf(c, sizeof c, "script -qec \"'%s' slope -q '%s' '%s/p.tif'\" /dev/null > '%s'", tf, in("demo.tif"), outdir,
            errfile);
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
