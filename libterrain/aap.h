@@ -65,10 +65,14 @@ const char *tr_aap_schedule_name(tr_aap_schedule s);
 
 typedef struct tr_aap_opts {
   tr_aap_schedule schedule;
-  int staleness;      /* ssp: c >= 0; aap: optional bound, -1 = none */
+  int staleness;      /* ssp: c >= 0; aap: optional bound, -1 = none,
+                         TR_AAP_STALENESS_AUTO = bound 0 only where measured speeds differ
+                         (aap_schedule.c) */
   int L_bottom, L_up; /* clamp of L_i, the messages a fragment expects (aap) */
   double ds_max;      /* longest DS for a fragment with messages, seconds (sim: time units);
                          0 = adaptive: ds_rel x the measured round time (below) */
+  double straggler_ratio; /* aap with TR_AAP_STALENESS_AUTO: a neighbour whose time per cell
+                         differs by more than this factor is a straggler (default 2) */
   double ds_rel;      /* aap, random, when ds_max is 0: DS_max = ds_rel x the moving-average
                          round time (the longest of the fragment's and its awaited
                          senders'), so DS follows the rounds measured */
@@ -82,7 +86,11 @@ typedef struct tr_aap_opts {
                          time in [0, delay_max] seconds before delivery; 0 = off */
 } tr_aap_opts;
 
-/* Defaults: aap, staleness -1, L in [1, 8], ds_max 0 (adaptive) with ds_rel 2 (DS_max =
+/* aap's default staleness: an SSP bound of 0 while a fragment and a neighbour differ in
+ * measured time per cell by more than straggler_ratio (a straggler), none otherwise. */
+#define TR_AAP_STALENESS_AUTO (-2)
+
+/* Defaults: aap, staleness TR_AAP_STALENESS_AUTO, L in [1, 8], ds_max 0 (adaptive) with ds_rel 2 (DS_max =
  * twice the measured round time), 1 thread, nothing injected. */
 void tr_aap_opts_default(tr_aap_opts *o);
 
@@ -242,6 +250,8 @@ typedef struct aap_frag_rt {
   int64_t Lexp;            /* L_i, clamped */
   int64_t inflight_to;     /* batches sent to it, not yet delivered */
   double t_ready, t_start, t_end, ema;
+  double wema;             /* moving average of work (cells) per round */
+  int64_t last_work;       /* work of the round just run (set unlocked, read by aap_end) */
   int has_ema;
   double wake_at;          /* sim: pending wake-up time */
   /* the snapshot a running round reads */

@@ -56,13 +56,16 @@ void aap_set_err(char *err, size_t errlen, const char *fmt, ...) {
 void tr_aap_opts_default(tr_aap_opts *o) {
   memset(o, 0, sizeof *o);
   o->schedule = TR_AAP_SCHED_AAP;
-  o->staleness = -1;
+  /* no bound unless a straggler is measured: then the fast fragments' extra rounds only
+     redo work on values the slow one has not sent yet (aap_schedule.c) */
+  o->staleness = TR_AAP_STALENESS_AUTO;
   o->L_bottom = 1;
   o->L_up = 8;
   /* DS_max follows the measured round times (aap_schedule.c): a fixed 2 ms was shorter
      than a straggler's round, so aap never waited for it and behaved like ap */
   o->ds_max = 0;
   o->ds_rel = 2;
+  o->straggler_ratio = 2;
   o->threads = 1;
   o->slow_worker = -1;
   o->slow_factor = 1.0;
@@ -84,10 +87,14 @@ int aap_check_args(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
     aap_set_err(err, errlen, "aap: ssp needs a staleness >= 0");
     return TR_AAP_EINVAL;
   }
-  if (o->L_bottom < 0 || o->L_up < o->L_bottom || !(o->ds_max >= 0) || !(o->ds_rel >= 0) ||
+  if (o->staleness < TR_AAP_STALENESS_AUTO) {
+    aap_set_err(err, errlen, "aap: staleness must be >= 0, -1 (none) or -2 (auto)");
+    return TR_AAP_EINVAL;
+  }
+  if (o->L_bottom < 0 || o->L_up < o->L_bottom || !(o->ds_max >= 0) || !(o->ds_rel >= 0) || !(o->straggler_ratio > 1) ||
       o->delay_max < 0) {
     aap_set_err(err, errlen,
-                "aap: need 0 <= L_bottom <= L_up, ds_max >= 0, ds_rel >= 0, delay_max >= 0");
+                "aap: need 0 <= L_bottom <= L_up, ds_max >= 0, ds_rel >= 0, straggler_ratio > 1, delay_max >= 0");
     return TR_AAP_EINVAL;
   }
   return TR_AAP_OK;
@@ -224,6 +231,7 @@ int aap_run_round(aap_core *c, int64_t f, int64_t *work, int64_t *nmsgs_read) {
     *nmsgs_read = F->snap_n;
   }
   *work = rd.work;
+  F->last_work = rd.work;
   if (rd.err) return rd.err;
   return rc ? TR_AAP_EPROGRAM : TR_AAP_OK;
 }
@@ -314,6 +322,7 @@ int aap_end(aap_core *c, int64_t f, double now, double duration, aap_batch **out
   F->round++;
   F->t_end = now;
   F->ema = F->has_ema ? 0.5 * F->ema + 0.5 * duration : duration;
+  F->wema = F->has_ema ? 0.5 * F->wema + 0.5 * (double)F->last_work : (double)F->last_work;
   F->has_ema = 1;
   int64_t Lx = F->overlap;
   if (Lx < c->o.L_bottom) Lx = c->o.L_bottom;

@@ -20,7 +20,20 @@
  *   random  DS = u * DS_max with u uniform in [0,1) from hash(seed, i, r_i); the threads
  *           back-end also picks among ready fragments at random.
  *   aap     the project's default rule (specs/aap-engine.md):
- *           - held back (staleness c >= 0 given and r_i - r_min > c): DS = inf;
+ *           - held back (r_i - r_min > c): DS = inf. c = opts.staleness when >= 0, no
+ *             bound when -1; the default TR_AAP_STALENESS_AUTO adapts c to the spread of
+ *             measured speeds: c = 0 while i's time per cell (moving-average round time /
+ *             (moving-average work per round + 1)) and some neighbour's differ by more
+ *             than straggler_ratio (default 2x), else no bound. Why: with one slow worker, the
+ *             fast fragments restarted on every single batch (L_i, counted from the
+ *             short overlapping rounds, was ~1), redoing floods on values the slow
+ *             worker had not sent yet: ~1.7 cells of work per cell and twice BSP's
+ *             rounds for no makespan gain, since the slow worker's work sets the
+ *             makespan and the fast one idles anyway. Holding the fast ones to the
+ *             slowest busy round costs them only idle time they had anyway and gives
+ *             BSP's work (~1.36). Time per cell, not per round, so that a big tile next
+ *             to a small one is not taken for a straggler. With equal speeds the rule
+ *             below runs unbounded, as before;
  *           - eta_i >= L_i: DS = 0. L_i = neighbour rounds that overlapped i's previous
  *             round (the batches it can expect), clamped to [L_bottom, L_up];
  *           - else DS = min(DS_max, max(0, T^ - T_idle)) where T_idle = now - end of i's
@@ -75,6 +88,27 @@ int64_t aap_rmin(const aap_core *c) {
   return m;
 }
 
+/* time per cell of f's rounds (moving averages); +1 cell keeps empty rounds finite. A
+ * tile's rounds differ in size, so time per cell, not per round, tells a slow worker
+ * from a big tile. */
+static double cost(const aap_frag_rt *F) { return F->ema / (F->wema + 1.0); }
+
+/* largest ratio (>= 1) between f's time per cell and a neighbour's; 1 before any is known */
+static double speed_spread(const aap_core *c, int64_t f) {
+  const aap_frag_rt *F = &c->f[f];
+  const tr_aap_layout *L = c->L;
+  double mine = cost(F), spread = 1.0;
+  if (!F->has_ema || !(mine > 0)) return spread;
+  for (int64_t k = L->nb_start[f]; k < L->nb_start[f + 1]; k++) {
+    const aap_frag_rt *S = &c->f[L->nb[k]];
+    double theirs = cost(S);
+    if (!S->has_ema || !(theirs > 0)) continue;
+    double r = theirs > mine ? theirs / mine : mine / theirs;
+    if (r > spread) spread = r;
+  }
+  return spread;
+}
+
 double aap_start_time(const aap_core *c, int64_t f, double now) {
   const aap_frag_rt *F = &c->f[f];
   if (F->status == AAP_RUNNING) return INFINITY;
@@ -99,7 +133,9 @@ double aap_start_time(const aap_core *c, int64_t f, double now) {
   default:
     break;
   }
-  if (o->staleness >= 0 && F->round - aap_rmin(c) > o->staleness) return INFINITY;
+  int stale = o->staleness;
+  if (stale == TR_AAP_STALENESS_AUTO) stale = speed_spread(c, f) > o->straggler_ratio ? 0 : -1;
+  if (stale >= 0 && F->round - aap_rmin(c) > stale) return INFINITY;
   if (F->eta >= F->Lexp) return now < base ? now : base;
   const tr_aap_layout *L = c->L;
   double lat = c->has_lat ? c->lat_ema : 0.0;

@@ -106,10 +106,13 @@ static int check_opts(const tr_fill_dem_opts *o, tr_fill_opts *fo, tr_error *err
   if (o->staleness >= 0) fo->aap.staleness = o->staleness;
   if (fo->aap.schedule == TR_AAP_SCHED_SSP && fo->aap.staleness < 0) fo->aap.staleness = 1;
   if (o->ds_max_ms > 0) fo->aap.ds_max = o->ds_max_ms / 1000.0;
+  if (o->straggler_ratio > 0) fo->aap.straggler_ratio = o->straggler_ratio;
   if (o->l_bottom > 0) fo->aap.L_bottom = o->l_bottom;
   if (o->l_up > 0) fo->aap.L_up = o->l_up;
   if (fo->aap.L_bottom > fo->aap.L_up)
     return tr_fail(err, TR_EUSAGE, "--l-bottom (%d) is above --l-up (%d)", fo->aap.L_bottom, fo->aap.L_up);
+  if (fo->aap.straggler_ratio <= 1 || isnan(fo->aap.straggler_ratio))
+    return tr_fail(err, TR_EUSAGE, "--straggler-ratio must be above 1");
   if (o->epsilon_step < 0 || isnan(o->epsilon_step))
     return tr_fail(err, TR_EUSAGE, "--epsilon-step must be 0 (one ulp) or positive");
   fo->epsilon = o->epsilon;

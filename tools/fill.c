@@ -23,6 +23,8 @@ static const char *usage =
     "  --staleness C          ssp: how many rounds a fragment may run ahead (default 1)\n"
     "  --ds-max MS            aap: longest delay stretch before a round\n"
     "  --l-bottom N, --l-up N aap: clamp of the messages a fragment waits for\n"
+    "  --straggler-ratio R    aap: a neighbour R times slower per cell (default 2) holds\n"
+    "                         fragments to its round instead of letting them re-flood\n"
     "  --z-cache-mb MB        elevation tiles kept in memory (default 16)\n"
     "  --aap-stats FILE       per-worker engine statistics as JSON\n";
 
@@ -65,6 +67,13 @@ static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
   } else if (!strcmp(a, "--staleness")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
     o->staleness = (int)n;
+  } else if (!strcmp(a, "--straggler-ratio")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
+    if (d <= 1) {
+      tf_usage_error(cli, "--straggler-ratio must be above 1, got %s", v);
+      return TF_ARG_ERROR;
+    }
+    o->straggler_ratio = d;
   } else if (!strcmp(a, "--ds-max") || !strcmp(a, "--z-cache-mb")) {
     int ds = a[2] == 'd';
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;

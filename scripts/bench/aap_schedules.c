@@ -12,6 +12,7 @@
  *
  * Usage: bench_aap_schedules [--size N] [--tile T] [--big N|0] [--threads T]
  *                            [--only balanced|straggler|skewed] [--ds-rel X]
+ *                            [--aap-staleness C] [--straggler-ratio R]
  */
 #include <math.h>
 #include <stdint.h>
@@ -78,6 +79,8 @@ int main(int argc, char **argv) {
   int64_t n = 2000, tile = 250, big = 8000;
   int threads = 2;
   double ds_rel = -1; /* < 0: the engine's default */
+  int aap_c = -99;    /* aap's SSP bound; -99: the engine's default */
+  double ratio = -1;  /* aap's straggler ratio; < 0: the engine's default */
   const char *only = NULL; /* one setting: balanced, straggler or skewed */
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--size")) n = atoll(argv[i + 1]);
@@ -86,6 +89,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
     else if (!strcmp(argv[i], "--ds-rel")) ds_rel = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--aap-staleness")) aap_c = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--straggler-ratio")) ratio = atof(argv[i + 1]);
   }
   struct { tr_aap_schedule s; int c; const char *name; } sc[] = {
       {TR_AAP_SCHED_AAP, -1, "aap"}, {TR_AAP_SCHED_BSP, 0, "bsp"}, {TR_AAP_SCHED_AP, 0, "ap"},
@@ -113,8 +118,10 @@ int main(int argc, char **argv) {
         o.tile_rows = o.tile_cols = tile;
         o.aap.threads = threads;
         o.aap.schedule = sc[k].s;
-        o.aap.staleness = sc[k].c;
+        if (sc[k].s != TR_AAP_SCHED_AAP) o.aap.staleness = sc[k].c;
+        else if (aap_c != -99) o.aap.staleness = aap_c;
         if (ds_rel >= 0) o.aap.ds_rel = ds_rel;
+        if (ratio > 0) o.aap.straggler_ratio = ratio;
         o.z_cache_bytes = (size_t)(n * n) * 2; /* half the input */
         const char *name = "balanced";
         if (setting == 0) o.aap.pin = 1;
