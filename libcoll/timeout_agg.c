@@ -279,15 +279,19 @@ static void fold_in(ta_op *t, unsigned char *m) {
   for (int i = 0; i < t->nw; i++) t->accbits[i] |= b[i];
 }
 
-static void finish_ok(ta_op *t, const unsigned char *result, const uint64_t *late) {
-  if (t->count) memcpy(t->recv, result, t->bytes);
-  coll_ta_report *r = t->rep;
+/* The report's late-rank list from a bitmap of ranks (late, or missing). */
+static void report_ranks(coll_ta_report *r, const uint64_t *bits, int n) {
   r->nlate = 0;
-  for (int x = 0; x < t->n; x++)
-    if ((late[x / 64] >> (x % 64)) & 1u) {
+  for (int x = 0; x < n; x++)
+    if ((bits[x / 64] >> (x % 64)) & 1u) {
       if (r->nlate < COLL_REPORT_MAX_LATE) r->late_ranks[r->nlate] = x;
       r->nlate++;
     }
+}
+
+static void finish_ok(ta_op *t, const unsigned char *result, const uint64_t *late) {
+  if (t->count) memcpy(t->recv, result, t->bytes);
+  report_ranks(t->rep, late, t->n);
   t->done = 1;
   t->rc = COLL_OK;
 }
@@ -301,13 +305,7 @@ static void finish_error(ta_op *t, const uint64_t *missing, int from) {
   size_t len = strlen(e);
   snprintf(e + len, sizeof t->c->errmsg - len, " within the deadline (%.0f ms at TAN %d)",
            t->o->deadline_ms, from);
-  coll_ta_report *r = t->rep;
-  r->nlate = 0;
-  for (int x = 0; x < t->n; x++)
-    if ((missing[x / 64] >> (x % 64)) & 1u) {
-      if (r->nlate < COLL_REPORT_MAX_LATE) r->late_ranks[r->nlate] = x;
-      r->nlate++;
-    }
+  report_ranks(t->rep, missing, t->n);
   t->done = 1;
   t->rc = COLL_ETIMEDOUT;
 }

@@ -301,8 +301,10 @@ int tr_run_local(const tr_run_opts *run, tr_input *in, const tr_local_job *job, 
   const int want_stats = run->stats || run->stats_json;
   if (!st) {
     s.stats = want_stats ? calloc((size_t)s.ntiles, sizeof *s.stats) : NULL;
-    s.recvbuf = malloc((size_t)(s.tile * s.tile) * sizeof(float));
-    if ((want_stats && !s.stats) || !s.recvbuf) st = tr_fail(err, TR_ENOMEM, "out of memory");
+    /* only rank 0 receives other ranks' tiles */
+    const int receives = s.rank == 0 && s.nranks > 1 && !s.ft_master_only;
+    s.recvbuf = receives ? malloc((size_t)(s.tile * s.tile) * sizeof(float)) : NULL;
+    if ((want_stats && !s.stats) || (receives && !s.recvbuf)) st = tr_fail(err, TR_ENOMEM, "out of memory");
   }
   if (!st && run->ft == TR_FT_DUAL) st = ft_setup(&s, err);
   st = tr_dist_agree(st, err);

@@ -47,9 +47,10 @@ typedef struct {
 static void CPL_STDCALL capture_handler(CPLErr cls, CPLErrorNum no, const char *msg) {
   gdal_capture *c = (gdal_capture *)CPLGetErrorHandlerUserData();
   if (!c || cls < CE_Failure) return;
-  if (strstr(msg, "No space left") || no == CPLE_FileIO) {
-    if (strstr(msg, "No space left")) c->nospace = 1;
-  }
+  (void)no;
+  /* GDAL passes libtiff's and the OS's ENOSPC text through; the error number
+   * alone (CPLE_FileIO) does not tell a full disk from other I/O errors. */
+  if (strstr(msg, "No space left")) c->nospace = 1;
   if (!c->failed) {
     c->failed = 1;
     snprintf(c->msg, sizeof c->msg, "%s", msg);

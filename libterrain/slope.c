@@ -67,8 +67,10 @@ int tr_slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_
     float *o = out + (r - row0) * w->cols;
     slope_row s;
     slope_row_init(p, gr, &s);
-    /* Cells that need gdaldem's edge and nodata rules go the slow way. */
-    int64_t lo = 0, hi = w->cols;
+    /* Columns [lo, hi) take the vectorised path: an interior row of a tile
+     * without nodata, minus the raster's first and last column. The rest go
+     * through gdaldem's edge and nodata rules. */
+    int64_t lo = 0, hi = 0;
     const int edge_row = gr == 0 || gr == w->raster_rows - 1;
     if (clean && !edge_row) {
       lo = w->gcol0 == 0 ? 1 : 0;
@@ -78,14 +80,9 @@ int tr_slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_
       const float *dn = md + w->in_stride;
       for (int64_t c = lo; c < hi; c++)
         o[c] = slope_cell(&s, up[c - 1], up[c], up[c + 1], md[c - 1], md[c + 1], dn[c - 1], dn[c], dn[c + 1]);
-    } else {
-      lo = hi = 0;
     }
     for (int64_t c = 0; c < w->cols; c++) {
-      if (c == lo && hi > lo) {
-        c = hi - 1;
-        continue;
-      }
+      if (c >= lo && c < hi) continue;
       float win[9];
       o[c] = tr_window3(w, &p->nd, p->compute_edges, r, c, win)
                  ? slope_cell(&s, win[0], win[1], win[2], win[3], win[5], win[6], win[7], win[8])

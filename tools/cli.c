@@ -78,12 +78,10 @@ int tf_parse_double(tf_cli *cli, const char *opt, const char *s, double *out) {
 }
 
 /* For "--opt=value" the value follows '='; otherwise it is the next arg. */
-static const char *inline_value;
-
 const char *tf_value(tf_cli *cli, int argc, char **argv, int *i) {
-  if (inline_value) {
-    const char *v = inline_value;
-    inline_value = NULL;
+  if (cli->inline_value) {
+    const char *v = cli->inline_value;
+    cli->inline_value = NULL;
     return v;
   }
   if (*i + 1 >= argc) {
@@ -93,12 +91,13 @@ const char *tf_value(tf_cli *cli, int argc, char **argv, int *i) {
   return argv[++*i];
 }
 
-static int is(const char *arg, const char *name) {
+/* Does arg name option `name` (also as "--name=value", for long options)? */
+static int is(tf_cli *cli, const char *arg, const char *name) {
   size_t n = strlen(name);
   if (strncmp(arg, name, n) != 0) return 0;
   if (arg[n] == 0) return 1;
   if (arg[n] == '=' && name[0] == '-' && name[1] == '-') {
-    inline_value = arg + n + 1;
+    cli->inline_value = arg + n + 1;
     return 1;
   }
   return 0;
@@ -108,26 +107,26 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
   const char *a = argv[*i];
   const char *v;
   long n;
-  inline_value = NULL;
-  if (is(a, "-h") || is(a, "--help")) {
+  cli->inline_value = NULL;
+  if (is(cli, a, "-h") || is(cli, a, "--help")) {
     printf("%s\n%s", cli->usage, tf_common_help);
     return TF_ARG_EXIT;
   }
-  if (is(a, "-q") || is(a, "--quiet")) {
+  if (is(cli, a, "-q") || is(cli, a, "--quiet")) {
     cli->quiet = 1;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "-b") || is(a, "--band")) {
+  if (is(cli, a, "-b") || is(cli, a, "--band")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "-b", v, 1, 1000000, &n)) return TF_ARG_ERROR;
     run->band = (int)n;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "-of") || is(a, "--format")) {
+  if (is(cli, a, "-of") || is(cli, a, "--format")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     run->format = v;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "-co") || is(a, "--co")) {
+  if (is(cli, a, "-co") || is(cli, a, "--co")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     if (!strchr(v, '=')) {
       tf_usage_error(cli, "-co: '%s' is not NAME=VALUE", v);
@@ -142,33 +141,33 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     run->creation_options = cli->co;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--threads")) {
+  if (is(cli, a, "--threads")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--threads", v, 1, 4096, &n)) return TF_ARG_ERROR;
     run->threads = (int)n;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--tile-size")) {
+  if (is(cli, a, "--tile-size")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--tile-size", v, 1, 16384, &n))
       return TF_ARG_ERROR;
     run->tile_size = (int)n;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--stats")) {
+  if (is(cli, a, "--stats")) {
     run->stats = 1;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--stats-json")) {
+  if (is(cli, a, "--stats-json")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     run->stats_json = v;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--coll-timeout")) {
+  if (is(cli, a, "--coll-timeout")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--coll-timeout", v, 1, 86400000, &n))
       return TF_ARG_ERROR;
     run->coll_timeout_ms = (int)n;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--ft")) {
+  if (is(cli, a, "--ft")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     if (!strcmp(v, "off")) run->ft = TR_FT_OFF;
     else if (!strcmp(v, "dual")) run->ft = TR_FT_DUAL;
@@ -178,8 +177,8 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     }
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--ft-tolerance") || is(a, "--ft-error-rate")) {
-    int tol = a[5] == 't';
+  if (is(cli, a, "--ft-tolerance") || is(cli, a, "--ft-error-rate")) {
+    int tol = !strncmp(a, "--ft-tolerance", 14);
     double d;
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, tol ? "--ft-tolerance" : "--ft-error-rate", v, &d))
       return TF_ARG_ERROR;
@@ -191,7 +190,7 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     else run->ft_error_rate = d;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--ft-profile")) {
+  if (is(cli, a, "--ft-profile")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     if (strcmp(v, "source") != 0 && strcmp(v, "strict") != 0) {
       tf_usage_error(cli, "--ft-profile: '%s' is not one of strict, source", v);
@@ -202,7 +201,7 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     run->ft_error_rate = src ? 0.15 : 0.0;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--ft-mode")) {
+  if (is(cli, a, "--ft-mode")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     if (!strcmp(v, "fast")) run->ft_basic = 0;
     else if (!strcmp(v, "basic")) run->ft_basic = 1;
@@ -212,12 +211,12 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     }
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--ft-report")) {
+  if (is(cli, a, "--ft-report")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     run->ft_report = v;
     return TF_ARG_TAKEN;
   }
-  if (is(a, "--inject")) {
+  if (is(cli, a, "--inject")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     run->inject = v;
     return TF_ARG_TAKEN;

@@ -16,6 +16,7 @@ typedef struct {
   int npositional;
   const char *co[64];       /* -co values, NULL-terminated */
   int nco;
+  const char *inline_value; /* the value of the "--opt=value" being parsed */
 } tf_cli;
 
 /* Result of trying one argument as a common option. */

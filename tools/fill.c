@@ -75,7 +75,7 @@ static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     }
     o->straggler_ratio = d;
   } else if (!strcmp(a, "--ds-max") || !strcmp(a, "--z-cache-mb")) {
-    int ds = a[2] == 'd';
+    int ds = !strcmp(a, "--ds-max");
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
     if (ds ? d <= 0 : d < 0) {
       tf_usage_error(cli, "%s must be %s, got %s", a, ds ? "positive" : "0 or more", v);

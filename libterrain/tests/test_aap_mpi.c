@@ -12,18 +12,9 @@
 #include <string.h>
 
 #include "fill.h"
+#include "test_fill_ref.h"
 #include "tr_test.h"
 
-#define R 48
-#define C 57
-enum { DEM_PITS, DEM_FLATS, DEM_NODATA_VAL, DEM_NODATA_NAN, DEM_SPIRAL, DEM_NODEP, NDEM };
-enum { LAY_ONE, LAY_TWO, LAY_FOUR, LAY_SEVEN, LAY_SMALL, LAY_STRIPS, NLAY };
-extern const char *dem_name[];
-extern const char *lay_name[];
-void ref_fill(const float *z, int64_t rows, int64_t cols, int has_nd, float nd, int epsilon,
-              float eps, float *w);
-void make_dem(int kind, float *z, int64_t rows, int64_t cols, int *has_nd, float *nd);
-int make_layout(int kind, tr_aap_layout *L);
 
 static int same(const float *a, const float *b, int64_t n) {
   for (int64_t i = 0; i < n; i++) {

@@ -12,15 +12,8 @@
 #include <string.h>
 
 #include "aap.h"
+#include "test_fill_ref.h"
 
-#define R 48
-#define C 57
-enum { DEM_PITS, DEM_FLATS, DEM_NODATA_VAL, DEM_NODATA_NAN, DEM_SPIRAL, DEM_NODEP, NDEM };
-enum { LAY_ONE, LAY_TWO, LAY_FOUR, LAY_SEVEN, LAY_SMALL, LAY_STRIPS, NLAY };
-void ref_fill(const float *z, int64_t rows, int64_t cols, int has_nd, float nd, int epsilon,
-              float eps, float *w);
-void make_dem(int kind, float *z, int64_t rows, int64_t cols, int *has_nd, float *nd);
-int make_layout(int kind, tr_aap_layout *L);
 
 /* ---- reference ------------------------------------------------------------------------ */
 

@@ -19,6 +19,7 @@ endif()
 terrafort_add_test(test_fill_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fill_cli.c
                    ${PROJECT_SOURCE_DIR}/libterrain/tests/test_fill_ref.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap")
+target_include_directories(test_fill_cli PRIVATE ${PROJECT_SOURCE_DIR}/libterrain/tests)
 set_tests_properties(test_fill_cli PROPERTIES FIXTURES_REQUIRED testdata
                      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 if(TERRAFORT_SANITIZE)

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "raster_check.h"
+#include "test_fill_ref.h"
 #include "tr_test.h"
 
-void ref_fill(const float *z, int64_t rows, int64_t cols, int has_nd, float nd, int epsilon, float eps, float *w);
 
 static const char *dir, *tf;
 static char outdir[512], mpirun[256];
@@ -100,11 +100,9 @@ static int test_equals_reference(void) {
   double nd;
   char p[1024];
   snprintf(p, sizeof p, "%s/demo.tif", dir);
-  float *z = read_f32(p, &r, &c, &h, &nd), *w = read_f32(opath("f.tif"), &r, &c, &h, &nd);
-  (void)nd;
   ASSERT_EQ_INT(tfrun("", "demo.tif", "f.tif", ""), 0);
-  free(w);
-  w = read_f32(opath("f.tif"), &r, &c, &h, &nd);
+  float *z = read_f32(p, &r, &c, &h, &nd), *w = read_f32(opath("f.tif"), &r, &c, &h, &nd);
+  ASSERT(z && w);
   long raised = 0;
   for (long i = 0; i < (long)r * c; i++) {
     ASSERT(w[i] >= z[i]);
