@@ -4,7 +4,7 @@ add_test(NAME testdata_make COMMAND ${PROJECT_SOURCE_DIR}/scripts/make-testdata 
 set_tests_properties(testdata_make PROPERTIES FIXTURES_SETUP testdata LABELS "unit")
 
 foreach(t gradient_analytic local_determinism)
-  terrafort_add_test(test_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain
+  terrafort_add_test(terrain_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain
                      ARGS ${CMAKE_BINARY_DIR}/testdata LABELS terrain)
-  set_tests_properties(test_${t} PROPERTIES FIXTURES_REQUIRED testdata)
+  set_tests_properties(terrain_${t} PROPERTIES FIXTURES_REQUIRED testdata)
 endforeach()

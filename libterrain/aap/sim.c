@@ -1,5 +1,5 @@
 /*
- * aap_sim.c - the virtual-clock simulator back-end, for tests of scheduling.
+ * sim.c - the virtual-clock simulator back-end, for tests of scheduling.
  *
  * Workers (so->workers) own fragments (so->frag_worker, default f % workers) and run one
  * fragment round at a time. The program runs for real when a round starts (on the
@@ -15,14 +15,13 @@
  * deciding at the same instant do not see each other's starts), and then the picked
  * rounds start in worker order; fragments whose DS ends later get a WAKE event. Everything is deterministic for a given seed.
  *
- * Termination uses the same waves as the other back-ends (aap_term.c): when no worker is
+ * Termination uses the same waves as the other back-ends (term.c): when no worker is
  * running and every buffer is empty, a wave compares the batch counters; batches still in
  * flight (ARRIVE events in the heap) make sent != received, so they keep the run going.
  * The run does not end merely because the heap is empty: that with active fragments left
  * is reported as a deadlock.
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * aap_layout.c - fragments of the AAP engine: rectangles that partition a grid.
+ * layout.c - fragments of the AAP engine: rectangles that partition a grid.
  *
  * A layout is a list of tiles (row0, col0, rows, cols) that cover the rows x cols grid
  * exactly once, plus, for every tile, the list of its neighbours: the tiles that own a
@@ -11,8 +11,7 @@
  * grids), and arbitrary rectangles (checked to be a partition: areas add up to the grid
  * and no two overlap), which tests use for layouts that are not grids at all.
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * aap_term.c - termination: inactive / ack / wait waves with message counters.
+ * term.c - termination: inactive / ack / wait waves with message counters.
  *
  * The spec's protocol: a worker whose buffer is empty after a round reports inactive;
  * when all are inactive the master asks everyone; each answers ack (still inactive) or
@@ -12,8 +12,7 @@
  * aap_term_wave is the master's decision on one wave's answers; the back-ends collect the
  * answers their own way (under a lock, from the simulator's state, or over MPI).
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 int aap_all_inactive(const aap_core *c, int owner) {
   for (int64_t i = 0; i < c->nf; i++) {

@@ -1,5 +1,5 @@
 /*
- * aap_stats.c - per-worker statistics of an AAP run, written as one JSON object:
+ * stats.c - per-worker statistics of an AAP run, written as one JSON object:
  *   {"backend":..,"schedule":..,"makespan_s":..,"waves":..,"max_round":..,
  *    "totals":{rounds, work, msgs_sent, msgs_recv, ...},
  *    "workers":[{"worker":i,"rounds":..,"busy_s":..,"idle_s":..,"ds_s":..,
@@ -7,8 +7,7 @@
  *                "work":..}, ...]}
  * A worker is a thread (threads back-end), a simulated worker, or an MPI rank.
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 #include <stdlib.h>
 

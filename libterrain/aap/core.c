@@ -1,5 +1,5 @@
 /*
- * aap_core.c - the fragment bookkeeping every AAP back-end shares.
+ * core.c - the fragment bookkeeping every AAP back-end shares.
  *
  * For each fragment the core keeps (aap_frag_rt): its status (new / idle / running), the
  * count of completed rounds, the program state, and its message buffer. The buffer has one
@@ -15,7 +15,7 @@
  * (directly, through a delay queue, through the simulator's event queue, or over MPI) and
  * hands them to aap_deliver at the receiver.
  *
- * Also kept, for the delay-stretch rule (aap_schedule.c): when each fragment became ready,
+ * Also kept, for the delay-stretch rule (schedule.c): when each fragment became ready,
  * started and ended its last round, a moving average of its round time, the newest round
  * received from each neighbour, how many neighbour rounds overlapped its last round
  * (L_i), the batches in flight towards it, and a moving average of message latency.
@@ -24,8 +24,7 @@
  * one thread (simulator, MPI rank). aap_run_round touches only the fragment's own state,
  * snapshot and outbox, so the threads back-end runs it unlocked.
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -57,11 +56,11 @@ void tr_aap_opts_default(tr_aap_opts *o) {
   memset(o, 0, sizeof *o);
   o->schedule = TR_AAP_SCHED_AAP;
   /* no bound unless a straggler is measured: then the fast fragments' extra rounds only
-     redo work on values the slow one has not sent yet (aap_schedule.c) */
+     redo work on values the slow one has not sent yet (schedule.c) */
   o->staleness = TR_AAP_STALENESS_AUTO;
   o->L_bottom = 1;
   o->L_up = 8;
-  /* DS_max follows the measured round times (aap_schedule.c): a fixed 2 ms was shorter
+  /* DS_max follows the measured round times (schedule.c): a fixed 2 ms was shorter
      than a straggler's round, so aap never waited for it and behaved like ap */
   o->ds_max = 0;
   o->ds_rel = 2;

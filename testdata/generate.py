@@ -1,4 +1,4 @@
-"""Generates terrafort's test DEMs (run through scripts/make-testdata).
+"""Generates terrafort's test DEMs (run through scripts/make-testdata; README.md beside it says what each file is for).
 
 Every surface is either analytic (its slope and aspect are known in closed
 form, so tests compare against mathematics, not against another program) or

@@ -1,5 +1,5 @@
 /*
- * aap_schedule.c - delay stretch (DS): when a fragment may start its next round.
+ * schedule.c - delay stretch (DS): when a fragment may start its next round.
  *
  * aap_start_time(c, f, now) returns the time from which f may start given what is known
  * now: a time <= now (start at once; for the rules with a deadline it is the moment the DS
@@ -48,8 +48,7 @@
  *             else opts.ds_rel x the longest moving-average round time of i and the
  *             senders it waits for (adaptive: default ds_rel 2).
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 #include <math.h>
 #include <string.h>

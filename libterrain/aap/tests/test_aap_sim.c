@@ -47,8 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 #include "tr_test.h"
 
 #define K 8

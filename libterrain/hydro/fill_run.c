@@ -7,7 +7,6 @@
  * MPI every rank assembles its own fragments and sends them to rank 0, which writes them
  * after the engine returns (rank 0 is the only writer, as GDAL's GeoTIFF writer needs).
  */
-#define TR_AAP_INTERNAL
 #define TR_FILL_INTERNAL
 #include "fill.h"
 
@@ -15,9 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
 #endif
+
+static void fill_err(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || !errlen) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
 
 void tr_fill_opts_default(tr_fill_opts *o) {
   memset(o, 0, sizeof *o);
@@ -90,7 +100,7 @@ static int gather_tiles(fill_ctx *x, int size) {
 int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats, char *err,
                 size_t errlen) {
   if (!o || !io || !io->load_z || o->rows < 1 || o->cols < 1) {
-    aap_set_err(err, errlen, "fill: need rows, cols and a Z loader");
+    fill_err(err, errlen, "fill: need rows, cols and a Z loader");
     return TR_AAP_EINVAL;
   }
   tr_aap_layout own;
@@ -98,13 +108,13 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
   const tr_aap_layout *L = o->layout;
   if (L) {
     if (L->rows != o->rows || L->cols != o->cols) {
-      aap_set_err(err, errlen, "fill: layout does not match the grid");
+      fill_err(err, errlen, "fill: layout does not match the grid");
       return TR_AAP_EINVAL;
     }
   } else {
     int rc = tr_aap_layout_grid(&own, o->rows, o->cols, o->tile_rows, o->tile_cols);
     if (rc) {
-      aap_set_err(err, errlen, "fill: bad tile size %lld x %lld", (long long)o->tile_rows,
+      fill_err(err, errlen, "fill: bad tile size %lld x %lld", (long long)o->tile_rows,
                   (long long)o->tile_cols);
       return rc;
     }
@@ -113,7 +123,7 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
   for (int64_t f = 0; f < L->nfrags; f++)
     if ((L->frags[f].rows + 2) * (L->frags[f].cols + 2) > (int64_t)UINT32_MAX) {
       tr_aap_layout_free(&own);
-      aap_set_err(err, errlen, "fill: a tile is too large (at most 2^32 cells with its halo)");
+      fill_err(err, errlen, "fill: a tile is too large (at most 2^32 cells with its halo)");
       return TR_AAP_EINVAL;
     }
   fill_ctx *x = calloc(1, sizeof *x);
@@ -137,7 +147,7 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
     break;
   case TR_FILL_SIM:
     if (!o->sim) {
-      aap_set_err(err, errlen, "fill: the simulator needs sim options");
+      fill_err(err, errlen, "fill: the simulator needs sim options");
       rc = TR_AAP_EINVAL;
       break;
     }
@@ -147,7 +157,7 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
 #ifdef TERRAFORT_HAVE_MPI
   {
     if (!o->mpi_comm) {
-      aap_set_err(err, errlen, "fill: MPI back-end needs a communicator");
+      fill_err(err, errlen, "fill: MPI back-end needs a communicator");
       rc = TR_AAP_EINVAL;
       break;
     }
@@ -162,7 +172,7 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
     break;
   }
 #else
-    aap_set_err(err, errlen, "fill: built without MPI");
+    fill_err(err, errlen, "fill: built without MPI");
     rc = TR_AAP_ENOMPI;
     break;
 #endif

@@ -1,12 +1,12 @@
 /*
- * aap_mpi.c - the MPI back-end: fragments spread over the ranks of a communicator.
+ * mpi.c - the MPI back-end: fragments spread over the ranks of a communicator.
  *
  * Fragment f is owned by rank f % size, which alone runs its PEval/IncEval/Assemble. Each
- * rank keeps an engine core (aap_core.c) for *all* fragments: its own are real; the others
+ * rank keeps an engine core (core.c) for *all* fragments: its own are real; the others
  * are mirrors updated from STATUS messages (status, round, busy, round start/end, moving
  * average of round time) that an owner sends to every rank whenever one of its fragments
  * starts or ends a round or receives its first batch. The delay-stretch rules
- * (aap_schedule.c) then run unchanged on the mirrors. The mirrors may lag; that can only
+ * (schedule.c) then run unchanged on the mirrors. The mirrors may lag; that can only
  * change when a round starts, never the result (the monotone condition).
  *
  * The caller initialises MPI; the engine works on a duplicate of the given communicator,
@@ -17,7 +17,7 @@
  * MPI keeps messages between two ranks in order, so a STATUS never overtakes the DATA its
  * round sent: a BSP round sees all of the previous round's batches.
  *
- * Termination (aap_term.c's waves): a rank that becomes locally inactive tells rank 0
+ * Termination (term.c's waves): a rank that becomes locally inactive tells rank 0
  * (INACTIVE); when rank 0 has heard that from every rank and is inactive itself, it sends
  * PROBE; each rank replies ACK or WAIT with its batch counters (sent, received). Rank 0
  * ends the run (TERM) after two consecutive all-ACK waves with equal, unchanged sums; an
@@ -26,8 +26,7 @@
  * run is left unreceived. A program failure on any rank is broadcast in TERM and returned
  * by every rank.
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 #ifndef TERRAFORT_HAVE_MPI
 int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap_opts *o,

@@ -1,5 +1,5 @@
 /*
- * aap_threads.c - the threads back-end: one process, opts.threads workers, any number of
+ * threads.c - the threads back-end: one process, opts.threads workers, any number of
  * fragments.
  *
  * One mutex guards the engine core (fragment status, buffers, rounds) and a condition
@@ -15,13 +15,12 @@
  * With opts.pin, fragment f runs only on thread f % threads, so a thread plays a worker
  * that owns its fragments (used with slow_worker to benchmark stragglers).
  *
- * Termination: when a worker finds every fragment inactive it runs a wave (aap_term.c)
+ * Termination: when a worker finds every fragment inactive it runs a wave (term.c)
  * over all workers' batch counters; the first all-ack wave with sent == recv is followed
  * at once by a second, and the run ends when both agree. Parked batches count as sent and
  * not received, so they keep the run alive.
  */
-#define TR_AAP_INTERNAL
-#include "aap.h"
+#include "aap_internal.h"
 
 #include <errno.h>
 #include <math.h>
