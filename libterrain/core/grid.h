@@ -3,12 +3,21 @@
  *
  * Tiles are tile x tile cells in row-major order; the last row and column of
  * tiles may be smaller. Tile index i is the unit of work, of I/O, of
- * statistics partials, and of fault tolerance (a libft block).
+ * statistics partials, of fault tolerance (a libft block) and of the AAP
+ * engine (a fragment).
+ *
+ * The owner rule, the one place it is written: under mpirun tile i belongs
+ * to rank i mod N (the local runner, the graph runner and the AAP engine's
+ * MPI back-end all follow it; the sink relies on it to know whom to wait for).
  */
 #ifndef TR_GRID_H
 #define TR_GRID_H
 
 #include <stdint.h>
+
+/* The default tile side for every command (--tile-size 0), and the largest. */
+#define TR_DEFAULT_TILE 512
+#define TR_MAX_TILE 16384
 
 typedef struct {
   int64_t rows, cols, tile;
@@ -37,6 +46,14 @@ static inline tr_tile tr_grid_tile(const tr_grid *g, int64_t i) {
   t.rows = g->rows - t.row0 < g->tile ? g->rows - t.row0 : g->tile;
   t.cols = g->cols - t.col0 < g->tile ? g->cols - t.col0 : g->tile;
   return t;
+}
+
+/* The rank that owns tile i among nranks. */
+static inline int tr_grid_owner(int64_t i, int nranks) { return (int)(i % nranks); }
+
+/* How many of n tiles rank `rank` of nranks owns. */
+static inline int64_t tr_grid_owned(int64_t n, int rank, int nranks) {
+  return n > rank ? (n - rank + nranks - 1) / nranks : 0;
 }
 
 #endif

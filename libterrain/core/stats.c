@@ -12,21 +12,36 @@
 #include "coll.h"
 #include "dist.h"
 #include "inject.h"
-#include "raster.h"
+#include "error.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
 #endif
 
-void tr_tile_stats_of(tr_tile_stats *ts, const float *cells, int64_t n, int has_nodata, float nodata) {
-  coll_stats s;
-  coll_stats_init(&s, 0, 0, 0);
-  coll_stats_add_float(&s, cells, (size_t)n, has_nodata, nodata);
-  ts->count = (double)s.count;
-  ts->sum = s.sum;
-  ts->sumsq = s.sumsq;
-  ts->min = s.min;
-  ts->max = s.max;
+void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, int bands, int64_t n,
+                      int has_nodata, double nodata) {
+  const int es = GDALGetDataTypeSizeBytes(type);
+  for (int b = 0; b < bands; b++) {
+    coll_stats s;
+    coll_stats_init(&s, 0, 0, 0);
+    if (type == GDT_Float32 && bands == 1) {
+      coll_stats_add_float(&s, cells, (size_t)n, has_nodata, (float)nodata);
+    } else {
+      /* other types and bands: through doubles, a chunk at a time */
+      double buf[1024];
+      for (int64_t i = 0; i < n; i += 1024) {
+        const int64_t k = n - i < 1024 ? n - i : 1024;
+        GDALCopyWords64((const unsigned char *)cells + (size_t)(i * bands + b) * (size_t)es, type, es * bands, buf,
+                        GDT_Float64, sizeof(double), k);
+        coll_stats_add(&s, buf, (size_t)k, has_nodata, nodata);
+      }
+    }
+    ts[b].count = (double)s.count;
+    ts[b].sum = s.sum;
+    ts[b].sumsq = s.sumsq;
+    ts[b].min = s.min;
+    ts[b].max = s.max;
+  }
 }
 
 /* Per-rank timings of the collective, gathered to rank 0 for the report. */
@@ -35,11 +50,26 @@ typedef struct {
   int interior, late_forwarded;
 } rank_timing;
 
-static void write_json(FILE *f, const coll_stats *t, int64_t cells, const coll_ta_report *rep,
+static void stats_fields(FILE *f, const coll_stats *t) {
+  fprintf(f, "\"valid_count\":%lld,\"min\":%.17g,\"max\":%.17g,\"mean\":%.17g,\"stddev\":%.17g",
+          (long long)t->count, t->count ? t->min : 0.0, t->count ? t->max : 0.0, t->count ? coll_stats_mean(t) : 0.0,
+          t->count ? coll_stats_stddev(t) : 0.0);
+}
+
+static void write_json(FILE *f, const coll_stats *t, int bands, int64_t cells, const coll_ta_report *rep,
                        const rank_timing *per, int nranks) {
-  fprintf(f, "{\"valid_count\":%lld,\"cells\":%lld,\"min\":%.17g,\"max\":%.17g,\"mean\":%.17g,\"stddev\":%.17g,",
-          (long long)t->count, (long long)cells, t->count ? t->min : 0.0, t->count ? t->max : 0.0,
-          t->count ? coll_stats_mean(t) : 0.0, t->count ? coll_stats_stddev(t) : 0.0);
+  fprintf(f, "{");
+  stats_fields(f, &t[0]);
+  fprintf(f, ",\"cells\":%lld,", (long long)cells);
+  if (bands > 1) {
+    fprintf(f, "\"bands\":[");
+    for (int b = 0; b < bands; b++) {
+      fprintf(f, "%s{\"band\":%d,", b ? "," : "", b + 1);
+      stats_fields(f, &t[b]);
+      fprintf(f, "}");
+    }
+    fprintf(f, "],");
+  }
   fprintf(f, "\"collective\":{\"algorithm\":\"%s\",\"ranks\":%d,\"tan_rank\":%d,\"arity\":%d,\"late_ranks\":[",
           rep->algorithm ? rep->algorithm : "local", rep->nranks, rep->tan_rank, rep->arity);
   for (int i = 0; i < rep->nlate && i < COLL_REPORT_MAX_LATE; i++) fprintf(f, "%s%d", i ? "," : "", rep->late_ranks[i]);
@@ -50,8 +80,8 @@ static void write_json(FILE *f, const coll_stats *t, int64_t cells, const coll_t
   fprintf(f, "]}}\n");
 }
 
-int tr_stats_publish(const tr_run_opts *run, GDALRasterBandH band, const tr_tile_stats *tiles, int64_t n,
-                     tr_error *err) {
+int tr_stats_publish(const tr_run_opts *run, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
+                     int64_t n, tr_error *err) {
   tr_inject inj;
   int st = tr_inject_parse(run->inject, &inj, err);
   if (st) return st;
@@ -63,7 +93,7 @@ int tr_stats_publish(const tr_run_opts *run, GDALRasterBandH band, const tr_tile
   int rc = coll_ctx_create_world(&ctx, &co);
   if (rc) return tr_fail(err, TR_ECOLL, "statistics: %s", coll_strerror(rc));
 
-  const size_t len = (size_t)n * 5;
+  const size_t len = (size_t)n * (size_t)bands * 5;
   double *sum = malloc(len * sizeof(double));
   if (!sum) {
     coll_ctx_destroy(ctx);
@@ -82,20 +112,27 @@ int tr_stats_publish(const tr_run_opts *run, GDALRasterBandH band, const tr_tile
     coll_ctx_destroy(ctx);
     return st;
   }
-  /* Merge the exact per-tile partials in tile order. */
-  coll_stats total;
-  coll_stats_init(&total, 0, 0, 0);
-  for (int64_t i = 0; i < n; i++) {
-    const double *p = sum + 5 * i;
-    if (p[0] == 0) continue;
-    coll_stats t;
-    coll_stats_init(&t, 0, 0, 0);
-    t.count = (int64_t)p[0];
-    t.sum = p[1];
-    t.sumsq = p[2];
-    t.min = p[3];
-    t.max = p[4];
-    coll_stats_merge(&total, &t);
+  /* Merge the exact per-tile partials in tile order, band by band. */
+  coll_stats *total = calloc((size_t)bands, sizeof *total);
+  if (!total) {
+    free(sum);
+    coll_ctx_destroy(ctx);
+    return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
+  }
+  for (int b = 0; b < bands; b++) {
+    coll_stats_init(&total[b], 0, 0, 0);
+    for (int64_t i = 0; i < n; i++) {
+      const double *p = sum + 5 * (i * bands + b);
+      if (p[0] == 0) continue;
+      coll_stats t;
+      coll_stats_init(&t, 0, 0, 0);
+      t.count = (int64_t)p[0];
+      t.sum = p[1];
+      t.sumsq = p[2];
+      t.min = p[3];
+      t.max = p[4];
+      coll_stats_merge(&total[b], &t);
+    }
   }
   free(sum);
 
@@ -103,6 +140,7 @@ int tr_stats_publish(const tr_run_opts *run, GDALRasterBandH band, const tr_tile
   rank_timing mine = {rep.waited_ms, rep.release_ms, rep.interior, rep.late_forwarded};
   rank_timing *per = calloc((size_t)nranks, sizeof *per);
   if (!per) {
+    free(total);
     coll_ctx_destroy(ctx);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
   }
@@ -116,23 +154,27 @@ int tr_stats_publish(const tr_run_opts *run, GDALRasterBandH band, const tr_tile
 #endif
   coll_ctx_destroy(ctx);
 
-  if (band) {
-    int64_t cells = (int64_t)GDALGetRasterBandXSize(band) * GDALGetRasterBandYSize(band);
-    if (run->stats && total.count > 0) {
-      GDALSetRasterStatistics(band, total.min, total.max, coll_stats_mean(&total), coll_stats_stddev(&total));
+  if (ds) {
+    int64_t cells = (int64_t)GDALGetRasterXSize(ds) * GDALGetRasterYSize(ds);
+    for (int b = 0; run->stats && b < bands; b++) {
+      if (total[b].count == 0) continue;
+      GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
+      GDALSetRasterStatistics(band, total[b].min, total[b].max, coll_stats_mean(&total[b]),
+                              coll_stats_stddev(&total[b]));
       char pct[64];
-      snprintf(pct, sizeof pct, "%.17g", 100.0 * (double)total.count / (double)cells);
+      snprintf(pct, sizeof pct, "%.17g", 100.0 * (double)total[b].count / (double)cells);
       GDALSetMetadataItem(band, "STATISTICS_VALID_PERCENT", pct, NULL);
     }
     if (run->stats_json) {
       FILE *f = fopen(run->stats_json, "w");
       if (!f) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
       else {
-        write_json(f, &total, cells, &rep, per, nranks);
+        write_json(f, total, bands, cells, &rep, per, nranks);
         if (fclose(f) != 0) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
       }
     }
   }
+  free(total);
   free(per);
   return st;
 }

@@ -22,13 +22,16 @@ typedef struct {
   double count, sum, sumsq, min, max;
 } tr_tile_stats;
 
-/* Partial of n cells; nodata cells (when has_nodata) and NaN not counted. */
-void tr_tile_stats_of(tr_tile_stats *ts, const float *cells, int64_t n, int has_nodata, float nodata);
+/* Partials of n cells of `type` with `bands` values each (pixel-interleaved)
+ * into ts[0 .. bands); nodata cells (when has_nodata) and NaN not counted. */
+void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, int bands, int64_t n,
+                      int has_nodata, double nodata);
 
-/* Collective over all ranks: combines the per-tile partials (zero for tiles
- * this rank does not own); on rank 0 (band != NULL) stores STATISTICS_*
- * metadata when run->stats and writes run->stats_json when set. */
-int tr_stats_publish(const tr_run_opts *run, GDALRasterBandH band, const tr_tile_stats *tiles, int64_t n,
-                     tr_error *err);
+/* Collective over all ranks: combines the per-tile partials (tiles[i * bands
+ * + b]; zero for tiles this rank does not own); on rank 0 (ds != NULL) stores
+ * STATISTICS_* metadata on every band when run->stats and writes
+ * run->stats_json (band 1 at the top level, every band under "bands") when set. */
+int tr_stats_publish(const tr_run_opts *run, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
+                     int64_t n, tr_error *err);
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * status.c - status names, the exit-code table, and option defaults.
+ * status.c - status names, the exit-code table, error lines, and option defaults.
  */
-#include "terrain.h"
-
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "error.h"
 
 const char *tr_strerror(int status) {
   switch (status) {
@@ -39,4 +41,14 @@ int tr_exit_code(int status) {
 void tr_run_opts_init(tr_run_opts *o) {
   memset(o, 0, sizeof *o);
   o->band = 1;
+}
+
+int tr_fail(tr_error *err, int status, const char *fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+  }
+  return status;
 }

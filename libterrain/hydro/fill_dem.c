@@ -83,8 +83,8 @@ static int write_w(void *user, int64_t row0, int64_t col0, int64_t rows, int64_t
   if (s->status) return -1;
   tr_error e;
   int64_t i = (row0 / s->tile) * s->tile_cols + col0 / s->tile;
-  if (s->stats && i >= 0 && i < s->ntiles) tr_tile_stats_of(&s->stats[i], w, rows * cols, s->has_nodata, s->nodata);
-  int st = tr_output_write_f32(s->out, row0, col0, rows, cols, w, cols, &e);
+  if (s->stats && i >= 0 && i < s->ntiles) tr_tile_stats_of(&s->stats[i], w, GDT_Float32, 1, rows * cols, s->has_nodata, s->nodata);
+  int st = tr_output_write(s->out, row0, col0, rows, cols, w, GDT_Float32, cols, &e);
   s->written++;
   if (!st) st = report(s, 0.5 + 0.5 * (double)s->written / (double)s->ntiles, &e);
   if (st) {
@@ -164,7 +164,7 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
   const int want_stats = opts->run.stats || opts->run.stats_json;
   if (!s.seen) st = tr_fail(err, TR_ENOMEM, "out of memory");
   if (rank == 0 && !st)
-    st = tr_output_create(&out, &in, dst, opts->run.format, opts->run.creation_options, ot, in.has_nodata, in.nodata,
+    st = tr_output_create(&out, &in, dst, opts->run.format, opts->run.creation_options, ot, 1, in.has_nodata, in.nodata,
                           err);
   if (!st && want_stats) {
     s.stats = calloc((size_t)s.ntiles, sizeof *s.stats);
@@ -205,7 +205,7 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
   }
   st = tr_dist_agree(st, err);
   if (!st && want_stats)
-    st = tr_dist_agree(tr_stats_publish(&opts->run, rank == 0 ? out.band : NULL, s.stats, s.ntiles, err), err);
+    st = tr_dist_agree(tr_stats_publish(&opts->run, rank == 0 ? out.ds : NULL, 1, s.stats, s.ntiles, err), err);
   if (!st && rank == 0) st = tr_output_commit(&out, err);
   st = tr_dist_agree(st, err);
 

@@ -28,16 +28,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int tr_fail(tr_error *err, int status, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
-
 typedef struct {
   int failed;
   int nospace;
@@ -262,8 +252,8 @@ static int check_destination(const char *path, tr_error *err) {
 }
 
 int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
-                     const char *const *creation_options, GDALDataType type, int has_nodata,
-                     double nodata, tr_error *err) {
+                     const char *const *creation_options, GDALDataType type, int bands,
+                     int has_nodata, double nodata, tr_error *err) {
   memset(out, 0, sizeof *out);
   int st = check_destination(path, err);
   if (st) return st;
@@ -287,13 +277,14 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   }
   gdal_capture c;
   capture_begin(&c);
-  out->ds = GDALCreate(create_drv, out->tmp_path, (int)in->cols, (int)in->rows, 1, type,
+  out->bands = bands;
+  out->ds = GDALCreate(create_drv, out->tmp_path, (int)in->cols, (int)in->rows, bands, type,
                        out->copy_at_end ? NULL : (char **)creation_options);
   if (out->ds) {
     out->band = GDALGetRasterBand(out->ds, 1);
     if (in->has_gt) GDALSetGeoTransform(out->ds, (double *)in->gt);
     if (in->wkt) GDALSetProjection(out->ds, in->wkt);
-    if (has_nodata) GDALSetRasterNoDataValue(out->band, nodata);
+    for (int b = 1; has_nodata && b <= bands; b++) GDALSetRasterNoDataValue(GDALGetRasterBand(out->ds, b), nodata);
   }
   capture_end();
   if (!out->ds) {
@@ -305,13 +296,15 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   return TR_OK;
 }
 
-int tr_output_write_f32(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
-                        const float *src, int64_t stride, tr_error *err) {
+int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                    const void *src, GDALDataType type, int64_t stride, tr_error *err) {
   gdal_capture c;
   capture_begin(&c);
-  CPLErr e = GDALRasterIOEx(out->band, GF_Write, (int)col0, (int)row0, (int)cols, (int)rows,
-                            (void *)src, (int)cols, (int)rows, GDT_Float32, sizeof(float),
-                            (GSpacing)(stride * (int64_t)sizeof(float)), NULL);
+  const GSpacing es = GDALGetDataTypeSizeBytes(type);
+  const GSpacing px = es * out->bands;
+  CPLErr e = GDALDatasetRasterIOEx(out->ds, GF_Write, (int)col0, (int)row0, (int)cols, (int)rows,
+                                   (void *)src, (int)cols, (int)rows, type, out->bands, NULL, px,
+                                   (GSpacing)stride * px, es, NULL);
   capture_end();
   if (e != CE_None || c.failed)
     return tr_fail(err, c.nospace ? TR_ENOSPC : TR_EOUTPUT, "cannot write output '%s': %s",

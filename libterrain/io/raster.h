@@ -15,6 +15,7 @@
 #include <gdal.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "terrain.h"
 
 typedef struct {
@@ -41,6 +42,7 @@ typedef struct {
   char *tmp_path;         /* what ds writes to */
   char *copy_tmp_path;    /* CreateCopy target before the rename */
   int64_t rows, cols;
+  int bands;
 } tr_output;
 
 /* Opens band `band` of `path` read-only and validates it. */
@@ -53,19 +55,17 @@ int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, in
                       float *dst, int64_t stride, tr_error *err);
 
 /* Creates the temporary destination raster: like `in` in size and
- * georeferencing, one band of `type`, nodata set when has_nodata. */
+ * georeferencing, `bands` bands of `type`, nodata set on each when has_nodata. */
 int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
-                     const char *const *creation_options, GDALDataType type, int has_nodata,
-                     double nodata, tr_error *err);
-int tr_output_write_f32(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
-                        const float *src, int64_t stride, tr_error *err);
+                     const char *const *creation_options, GDALDataType type, int bands,
+                     int has_nodata, double nodata, tr_error *err);
+/* Writes a window of every band from `src`: cells of `type`, the bands of a
+ * cell next to each other (pixel-interleaved), rows `stride` cells apart. */
+int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                    const void *src, GDALDataType type, int64_t stride, tr_error *err);
 /* Flushes, closes and renames into place. On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
 /* Closes and deletes the temporary raster; safe after a failed create. */
 void tr_output_abort(tr_output *out);
-
-/* Sets the error buffer (printf style). Returns `status`. */
-int tr_fail(tr_error *err, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif

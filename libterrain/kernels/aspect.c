@@ -34,8 +34,9 @@ static inline float aspect_cell(const tr_gradient_params *p, const float *w) {
   return a;
 }
 
-int tr_aspect_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out) {
+static int aspect_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_gradient_params *p = params;
+  float *out = outv;
   const int clean = tr_window_clean(w, &p->nd);
   for (int64_t r = row0; r < row0 + nrows; r++) {
     const int64_t gr = w->grow0 + r;
@@ -64,16 +65,19 @@ void tr_aspect_opts_init(tr_aspect_opts *o) {
   o->compute_edges = 0;
 }
 
+const tr_kernel tr_kernel_aspect = {"aspect", 1, sizeof(tr_gradient_params), GDT_Float32, 1, aspect_kernel, NULL};
+
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {
-  tr_gradient_params p;
-  memset(&p, 0, sizeof p);
-  p.alg = opts->alg;
-  p.trigonometric = opts->trigonometric;
-  p.zero_for_flat = opts->zero_for_flat;
-  p.compute_edges = opts->compute_edges;
+  tr_gradient_setup g;
+  memset(&g, 0, sizeof g);
+  tr_gradient_params *p = &g.p;
+  p->alg = opts->alg;
+  p->trigonometric = opts->trigonometric;
+  p->zero_for_flat = opts->zero_for_flat;
+  p->compute_edges = opts->compute_edges;
   /* gdaldem declares no output nodata with -zero_for_flat, so cells
    * without a value (edges, nodata) are 0 there as well. */
-  p.dst_nodata = opts->zero_for_flat ? 0.0f : -9999.0f;
-  p.dst_has_nodata = !opts->zero_for_flat;
-  return tr_gradient_run(&opts->run, "aspect", tr_aspect_kernel, &p, 0, src, dst, err);
+  p->dst_nodata = opts->zero_for_flat ? 0.0f : -9999.0f;
+  p->dst_has_nodata = !opts->zero_for_flat;
+  return tr_run_kernel(&opts->run, "aspect", tr_gradient_prepare, &g, src, dst, err);
 }

@@ -1,19 +1,16 @@
 /*
- * gradient.c - input-dependent set-up shared by slope and aspect.
+ * gradient.c - input-dependent set-up shared by the gradient kernels (slope,
+ * aspect, hillshade): nodata, cell size, geographic scale.
  */
 #include "gradient.h"
 
 #include <string.h>
 
-#include "dist.h"
-#include "executor.h"
 
 /* The parts of the parameters that depend on the input: nodata,
  * georeferencing, CRS. */
 static void params_from_input(tr_gradient_params *p, const tr_input *in, double scale_opt) {
-  p->nd.has = in->has_nodata;
-  p->nd.value = (float)in->nodata;
-  p->nd.is_nan = in->has_nodata && isnan(in->nodata);
+  p->nd = tr_nodata_of(in->has_nodata, in->nodata);
   memcpy(p->gt, in->gt, sizeof p->gt);
   if (scale_opt > 0 || !in->geographic) {
     p->scale = scale_opt > 0 ? scale_opt : 1.0;
@@ -26,18 +23,15 @@ static void params_from_input(tr_gradient_params *p, const tr_input *in, double 
   }
 }
 
-int tr_gradient_run(const tr_run_opts *run, const char *name, int (*fn)(const void *, const tr_window *, int64_t, int64_t, float *),
-                    tr_gradient_params *p, double scale_opt, const char *src, const char *dst, tr_error *err) {
+int tr_gradient_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const tr_gradient_setup *g = opts;
+  tr_gradient_params *p = params;
+  *p = g->p;
   if (p->alg != TR_GRAD_HORN && p->alg != TR_GRAD_ZEVENBERGEN_THORNE)
     return tr_fail(err, TR_EUSAGE, "unknown gradient algorithm");
-  if (scale_opt < 0 || isnan(scale_opt)) return tr_fail(err, TR_EUSAGE, "scale must be a positive number");
-  tr_input in;
-  int st = tr_dist_agree(tr_input_open(&in, src, run->band, err), err);
-  if (!st) {
-    params_from_input(p, &in, scale_opt);
-    tr_local_job job = {name, fn, p, sizeof *p, p->dst_nodata, p->dst_has_nodata};
-    st = tr_run_local(run, &in, &job, dst, err);
-  }
-  tr_input_close(&in);
-  return st;
+  if (g->scale_opt < 0 || isnan(g->scale_opt)) return tr_fail(err, TR_EUSAGE, "scale must be a positive number");
+  params_from_input(p, in, g->scale_opt);
+  prod->has_nodata = p->dst_has_nodata;
+  prod->nodata = p->dst_nodata;
+  return TR_OK;
 }

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "executor.h"
 #include "raster.h"
 #include "terrain.h"
 #include "window3.h"
@@ -57,14 +58,16 @@ static inline void tr_gradient_inv_res(const tr_gradient_params *p, int64_t grow
   *inv_ns = 1.0 / (p->gt[5] * d2r * m);
 }
 
-/* Opens src, completes `p` (set by the caller: alg and the command's flags)
- * with what depends on the input, and runs `fn` over it into dst. scale_opt
- * is -s (0: not given). The shared body of tr_slope and tr_aspect. */
-int tr_gradient_run(const tr_run_opts *run, const char *name, int (*fn)(const void *, const tr_window *, int64_t, int64_t, float *),
-                    tr_gradient_params *p, double scale_opt, const char *src, const char *dst, tr_error *err);
+/* What tr_slope, tr_aspect and tr_hillshade hand the runner: their
+ * params with the command's flags set, and -s (0: not given). */
+typedef struct {
+  tr_gradient_params p;
+  double scale_opt;
+} tr_gradient_setup;
 
-/* Kernels with the tr_local_fn signature (see executor.h). */
-int tr_slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out);
-int tr_aspect_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out);
+/* A tr_prepare_fn (local/executor.h) for the gradient family: `opts` is a
+ * tr_gradient_setup; completes its params with what depends on the input
+ * (nodata, georeferencing, CRS) into `params`. */
+int tr_gradient_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err);
 
 #endif

@@ -59,8 +59,9 @@ static void slope_row_init(const tr_gradient_params *p, int64_t grow, slope_row 
   s->percent = p->percent;
 }
 
-int tr_slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, float *out) {
+static int slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_gradient_params *p = params;
+  float *out = outv;
   const int clean = tr_window_clean(w, &p->nd);
   for (int64_t r = row0; r < row0 + nrows; r++) {
     const int64_t gr = w->grow0 + r;
@@ -75,9 +76,9 @@ int tr_slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_
     if (clean && !edge_row) {
       lo = w->gcol0 == 0 ? 1 : 0;
       hi = w->gcol0 + w->cols == w->raster_cols ? w->cols - 1 : w->cols;
-      const float *up = w->in + r * w->in_stride + 1;
-      const float *md = up + w->in_stride;
-      const float *dn = md + w->in_stride;
+      const float *up = tr_row(w, r - 1);
+      const float *md = tr_row(w, r);
+      const float *dn = tr_row(w, r + 1);
       for (int64_t c = lo; c < hi; c++)
         o[c] = slope_cell(&s, up[c - 1], up[c], up[c + 1], md[c - 1], md[c + 1], dn[c - 1], dn[c], dn[c + 1]);
     }
@@ -100,13 +101,16 @@ void tr_slope_opts_init(tr_slope_opts *o) {
   o->compute_edges = 0;
 }
 
+const tr_kernel tr_kernel_slope = {"slope", 1, sizeof(tr_gradient_params), GDT_Float32, 1, slope_kernel, NULL};
+
 int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_error *err) {
-  tr_gradient_params p;
-  memset(&p, 0, sizeof p);
-  p.alg = opts->alg;
-  p.percent = opts->percent;
-  p.compute_edges = opts->compute_edges;
-  p.dst_nodata = -9999.0f;
-  p.dst_has_nodata = 1;
-  return tr_gradient_run(&opts->run, "slope", tr_slope_kernel, &p, opts->scale, src, dst, err);
+  tr_gradient_setup g;
+  memset(&g, 0, sizeof g);
+  g.p.alg = opts->alg;
+  g.p.percent = opts->percent;
+  g.p.compute_edges = opts->compute_edges;
+  g.p.dst_nodata = -9999.0f;
+  g.p.dst_has_nodata = 1;
+  g.scale_opt = opts->scale;
+  return tr_run_kernel(&opts->run, "slope", tr_gradient_prepare, &g, src, dst, err);
 }

@@ -2,9 +2,7 @@
  * window3.h - the 3x3 neighbourhood of a cell, exactly as gdaldem builds it
  * (internal to libterrain).
  *
- * A local kernel sees a block: its output cells plus a one-cell halo of
- * input around them, as Float32, with global coordinates so raster edges
- * are known. Interior cells whose 3x3 window holds no nodata take the fast
+ * For kernels with a halo of one cell (kernel.h). Interior cells whose 3x3 window holds no nodata take the fast
  * path in the kernels; every other cell goes through tr_window3(), which
  * reproduces gdaldem's rules so values and the nodata mask match it:
  *
@@ -24,15 +22,7 @@
 #include <math.h>
 #include <stdint.h>
 
-/* A block of a local kernel. `in` points at input cell (-1, -1) of the block
- * (the halo's corner); rows of in are `in_stride` floats apart. */
-typedef struct {
-  const float *in;
-  int64_t in_stride;
-  int64_t rows, cols;          /* output cells of the block */
-  int64_t grow0, gcol0;        /* global position of output cell (0, 0) */
-  int64_t raster_rows, raster_cols;
-} tr_window;
+#include "kernel.h"
 
 typedef struct {
   int has;       /* the source declares nodata */
@@ -46,16 +36,20 @@ static inline int tr_is_nodata(const tr_nodata *nd, float v) {
   return v == nd->value || fabsf(v - nd->value) < 1.1920929e-07f * fabsf(v + nd->value) * 2;
 }
 
+/* The input's nodata as the kernels compare it. */
+static inline tr_nodata tr_nodata_of(int has_nodata, double nodata) {
+  tr_nodata nd;
+  nd.has = has_nodata;
+  nd.value = (float)nodata;
+  nd.is_nan = has_nodata && isnan(nodata);
+  return nd;
+}
+
 static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
   if (nd->has && (tr_is_nodata(nd, a) || tr_is_nodata(nd, b))) return nd->value;
   float v = 2 * a - b;
   if (nd->has && tr_is_nodata(nd, v)) return nd->value * (1 + 3 * 1.1920929e-07f);
   return v;
-}
-
-/* Input value at block-local (r, c); r and c may be -1 .. rows/cols. */
-static inline float tr_at(const tr_window *w, int64_t r, int64_t c) {
-  return w->in[(r + 1) * w->in_stride + (c + 1)];
 }
 
 /* Fills win[9] for block-local output cell (r, c). Returns 1 when the
@@ -122,7 +116,7 @@ static inline int tr_window_clean(const tr_window *w, const tr_nodata *nd) {
   int64_t r1 = w->grow0 + w->rows == w->raster_rows ? w->rows - 1 : w->rows;
   int64_t c1 = w->gcol0 + w->cols == w->raster_cols ? w->cols - 1 : w->cols;
   for (int64_t r = r0; r <= r1; r++) {
-    const float *p = w->in + (r + 1) * w->in_stride + 1;
+    const float *p = tr_row(w, r);
     for (int64_t c = c0; c <= c1; c++)
       if (tr_is_nodata(nd, p[c])) return 0;
   }

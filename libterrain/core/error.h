@@ -1,0 +1,20 @@
+/*
+ * error.h - libterrain's error convention (internal).
+ *
+ * Every function that can fail returns TR_OK (0) or a negative tr_status
+ * (terrain.h) and, when given a tr_error, leaves one printable line in it:
+ * what failed, which file, why. The other libraries follow the same shape
+ * with their own prefixes (FT_ERR_*, COLL_ERR_*, TR_AAP_E*): 0 is success, a
+ * negative code is a failure, *_strerror() names it; libterrain turns their
+ * codes into a tr_status with a message at the call site. Nothing prints and
+ * nothing exits below tools/.
+ */
+#ifndef TR_ERROR_H
+#define TR_ERROR_H
+
+#include "terrain.h"
+
+/* Sets the error buffer (printf style) when err is not NULL. Returns `status`. */
+int tr_fail(tr_error *err, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * run.c - the run path both runners share (see run.h).
+ */
+#include "run.h"
+
+#include <omp.h>
+#include <string.h>
+
+#include "dist.h"
+
+static void job_close(tr_job *j) {
+  if (j->sink_open) {
+    tr_sink_abort(&j->sink);
+    tr_sink_close(&j->sink);
+    j->sink_open = 0;
+  }
+  if (j->in_open) tr_input_close(&j->in);
+  j->in_open = 0;
+}
+
+int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *err) {
+  memset(j, 0, sizeof *j);
+  j->run = run;
+  if (run->threads < 0) return tr_fail(err, TR_EUSAGE, "--threads must be 0 (all cores) or more");
+  if (run->tile_size < 0 || run->tile_size > TR_MAX_TILE)
+    return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
+  j->threads = run->threads ? run->threads : omp_get_num_procs();
+  j->rank = tr_dist_rank();
+  j->nranks = tr_dist_size();
+  int st = tr_input_open(&j->in, src, run->band, err);
+  j->in_open = st == TR_OK;
+  st = tr_dist_agree(st, err);
+  if (st) {
+    job_close(j);
+    return st;
+  }
+  tr_grid_init(&j->grid, j->in.rows, j->in.cols, run->tile_size ? run->tile_size : TR_DEFAULT_TILE);
+  j->ntiles = tr_grid_count(&j->grid);
+  return TR_OK;
+}
+
+int tr_job_create(tr_job *j, const char *dst, const tr_product *p, int spread, double progress_from,
+                  tr_error *err) {
+  int st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, spread, err);
+  j->sink_open = 1;
+  j->sink.progress_from = progress_from;
+  st = tr_dist_agree(st, err);
+  if (st) job_close(j);
+  return st;
+}
+
+int tr_job_finish(tr_job *j, int status, tr_error *err) {
+  tr_error e = {{0}};
+  if (status && err) e = *err;
+  int st = status;
+  if (j->sink_open) {
+    tr_sink_fail(&j->sink, status, &e);
+    st = tr_sink_drain(&j->sink, &e);
+  }
+  st = tr_dist_agree(st, &e);
+  if (!st && j->sink_open && (j->run->stats || j->run->stats_json))
+    st = tr_dist_agree(tr_stats_publish(j->run, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands,
+                                        j->sink.stats, j->ntiles, &e),
+                       &e);
+  if (!st && j->sink_open) st = tr_dist_agree(tr_sink_commit(&j->sink, &e), &e);
+  job_close(j);
+  if (st && err) *err = e;
+  return st;
+}

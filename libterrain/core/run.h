@@ -1,0 +1,50 @@
+/*
+ * run.h - the run path every command shares (internal to libterrain).
+ *
+ * Both runners (local/executor.c for local kernels, hydro/graph.c for AAP
+ * programs) go through the same four steps, so each is written once:
+ *   tr_job_open    check the shared options, open the input on every rank
+ *                  (agreed: all ranks go on or all stop), plan the tile grid;
+ *   tr_job_create  rank 0 creates the output under a temporary name and the
+ *                  ordered tile sink (io/sink.h) is made ready (agreed);
+ *   ... the runner computes tiles and puts them into job->sink ...
+ *   tr_job_finish  drain the sink, agree on success, publish statistics
+ *                  (libcoll's timeout aggregation), rename the output into
+ *                  place or delete it, close the input.
+ */
+#ifndef TR_RUN_H
+#define TR_RUN_H
+
+#include "grid.h"
+#include "raster.h"
+#include "sink.h"
+
+typedef struct {
+  const tr_run_opts *run;
+  tr_input in;
+  int in_open;
+  tr_grid grid;
+  int64_t ntiles;
+  int threads;       /* resolved: run->threads or all cores */
+  int rank, nranks;
+  tr_sink sink;
+  int sink_open;
+} tr_job;
+
+/* Checks run's shared options (threads, tile size, band), opens src on every
+ * rank and plans the grid. On failure the job is closed. Agreed. */
+int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *err);
+
+/* Creates the output for product p (rank 0) and the sink; spread: tiles are
+ * spread over the ranks by the owner rule (else all are rank 0's).
+ * progress_from: the share of progress already reported when tiles start
+ * coming. Agreed; on failure the job is closed. */
+int tr_job_create(tr_job *j, const char *dst, const tr_product *p, int spread, double progress_from,
+                  tr_error *err);
+
+/* Ends the run with the caller's status: agrees over ranks, publishes the
+ * statistics, commits or deletes the output, closes everything. Returns the
+ * agreed status (err holds the first failure's line). */
+int tr_job_finish(tr_job *j, int status, tr_error *err);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * kernel_table.c - the table of every local kernel (see kernel.h).
+ *
+ * Each kernel file in kernels/ defines its row, `const tr_kernel
+ * tr_kernel_NAME`, next to the code it names (the params struct it sizes
+ * lives there too); this list is the one place that collects them. Adding a
+ * kernel adds one name to TR_KERNEL_LIST. The order is the table's index,
+ * which libft carries to its workers, so every rank has the same order.
+ */
+#include <string.h>
+
+#include "kernel.h"
+
+#define TR_KERNEL_LIST(X) \
+  X(slope)                \
+  X(aspect)
+
+#define TR_KERNEL_DECLARE(n) extern const tr_kernel tr_kernel_##n;
+TR_KERNEL_LIST(TR_KERNEL_DECLARE)
+
+#define TR_KERNEL_ROW(n) &tr_kernel_##n,
+static const tr_kernel *const table[] = {TR_KERNEL_LIST(TR_KERNEL_ROW)};
+
+size_t tr_kernel_count(void) { return sizeof table / sizeof table[0]; }
+
+const tr_kernel *tr_kernel_at(size_t i) { return i < tr_kernel_count() ? table[i] : NULL; }
+
+const tr_kernel *tr_kernel_find(const char *name, size_t *index) {
+  for (size_t i = 0; i < tr_kernel_count(); i++)
+    if (!strcmp(table[i]->name, name)) {
+      if (index) *index = i;
+      return table[i];
+    }
+  return NULL;
+}
