@@ -180,11 +180,13 @@ nomem:
 
 void ft_ctx_destroy(ft_ctx *ctx) {
   if (!ctx) return;
+  int abandoned = 0;
 #ifdef TERRAFORT_HAVE_MPI
   if (ctx->mpi) ft_mpi_destroy(ctx);
   else
 #endif
-    ft_pool_stop(ctx);
+    abandoned = ft_pool_stop(ctx);
+  if (abandoned) return; /* a hung worker still holds the context: leave it to it */
   free(ctx->kernels);
   free(ctx->trace);
   pthread_mutex_destroy(&ctx->lock);
@@ -210,12 +212,6 @@ void ft_report_get(ft_ctx *ctx, ft_report *r) {
   pthread_mutex_unlock(&ctx->lock);
 }
 
-void ft_report_reset(ft_ctx *ctx) {
-  pthread_mutex_lock(&ctx->lock);
-  memset(&ctx->rep, 0, sizeof ctx->rep);
-  pthread_mutex_unlock(&ctx->lock);
-}
-
 void ft_trace_add(ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int slot, int worker,
                   double t0, double t1) {
   if (!ctx->trace || ctx->trace_n >= ctx->opts.trace_capacity) return;
@@ -235,10 +231,4 @@ size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap) {
   if (ev) memcpy(ev, ctx->trace, (n < cap ? n : cap) * sizeof *ev);
   pthread_mutex_unlock(&ctx->lock);
   return n;
-}
-
-void ft_trace_clear(ft_ctx *ctx) {
-  pthread_mutex_lock(&ctx->lock);
-  ctx->trace_n = 0;
-  pthread_mutex_unlock(&ctx->lock);
 }

@@ -134,7 +134,9 @@ void ft_deliver(struct ft_ctx *ctx, ft_task *t, int sub, void *buf, int ninj, in
 
 /* pool.c: thread back-end */
 int ft_pool_start(struct ft_ctx *ctx, char *err, size_t errlen);
-void ft_pool_stop(struct ft_ctx *ctx);
+/* Stops the workers; 1 when one had to be abandoned (the context must then
+ * not be freed). */
+int ft_pool_stop(struct ft_ctx *ctx);
 void ft_pool_dispatch(struct ft_ctx *ctx, ft_task *t); /* lock held */
 
 /* mpi.c */

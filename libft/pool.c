@@ -7,10 +7,17 @@
  * urgent queue is looked at before every step, so a recompute placed on a busy
  * worker waits for at most one sub-block, not for a whole block.
  *
- * Injected stalls sleep after computing and before handing the result over;
- * an injected kill makes the thread leave its loop (its queued work is then
- * only recovered by the masters' timeouts, as with a real lost worker).
+ * Injected stalls wait after computing and before handing the result over
+ * (until the stall ends or the pool shuts down); an injected kill makes the
+ * thread leave its loop (its queued work is then only recovered by the
+ * masters' timeouts, as with a real lost worker).
+ * Shutting down never waits for a worker forever: one that has not returned
+ * within the context's timeout (a kernel that hangs) is detached and the
+ * context is left to it (ft_pool_stop returns 1, and ft_ctx_destroy does not
+ * free what the worker may still touch): the process goes on and can exit.
  */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,10 +36,10 @@ static void queue_remove(ft_task **head, ft_task **tail, ft_task *t) {
   }
 }
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
+/* An injected stall: ms milliseconds, or until shutdown (ctx lock held). */
+static void stall(ft_ctx *ctx, ft_worker *w, int ms) {
+  const double until = ft_now() + ms / 1000.0;
+  while (!ctx->shutdown && ft_now() < until) ft_cond_wait_until(&w->cond, &ctx->lock, until);
 }
 
 static void *worker_main(void *arg) {
@@ -78,11 +85,7 @@ static void *worker_main(void *arg) {
       break;
     }
     int ms = ft_inject_stall_ms(inj, w->index, n);
-    if (ms > 0) {
-      pthread_mutex_unlock(&ctx->lock);
-      sleep_ms(ms);
-      pthread_mutex_lock(&ctx->lock);
-    }
+    if (ms > 0) stall(ctx, w, ms);
     ft_deliver(ctx, t, sub, buf, ninj, kerr, t0, t1);
     if (urgent || t->cancelled || t->sub_next >= t->sub_end) {
       queue_remove(head, tail, t);
@@ -127,14 +130,24 @@ int ft_pool_start(ft_ctx *ctx, char *err, size_t errlen) {
   return 0;
 }
 
-void ft_pool_stop(ft_ctx *ctx) {
-  if (!ctx->workers) return;
+int ft_pool_stop(ft_ctx *ctx) {
+  if (!ctx->workers) return 0;
   pthread_mutex_lock(&ctx->lock);
   ctx->shutdown = 1;
   for (int i = 0; i < ctx->nworkers; i++) pthread_cond_broadcast(&ctx->workers[i].cond);
   pthread_mutex_unlock(&ctx->lock);
-  for (int i = 0; i < ctx->nworkers; i++)
-    if (ctx->workers[i].started) pthread_join(ctx->workers[i].thread, NULL);
+  int abandoned = 0;
+  for (int i = 0; i < ctx->nworkers; i++) {
+    if (!ctx->workers[i].started) continue;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += ctx->opts.timeout_ms / 1000 + 1;
+    if (pthread_timedjoin_np(ctx->workers[i].thread, NULL, &dl) == ETIMEDOUT) {
+      pthread_detach(ctx->workers[i].thread);
+      abandoned = 1;
+    }
+  }
+  if (abandoned) return 1;
   pthread_mutex_lock(&ctx->lock);
   for (int i = 0; i < ctx->nworkers; i++) {
     ft_worker *w = &ctx->workers[i];
@@ -149,4 +162,5 @@ void ft_pool_stop(ft_ctx *ctx) {
   pthread_mutex_unlock(&ctx->lock);
   free(ctx->workers);
   ctx->workers = NULL;
+  return 0;
 }

@@ -149,6 +149,22 @@ def main():
     open(os.path.join(OUT, "empty.tif"), "wb").close()
     with open(os.path.join(OUT, "notraster.tif"), "w") as fh:
         fh.write("this is a text file, not a raster\n" * 20)
+    # Non-finite cells (NaN, +Inf, -Inf) in a DEM with a nodata value and in
+    # one without: they are nodata in every product.
+    bad = [(20, 30), (40, 60), (41, 61), (100, 150), (75, 100), (0, 5), (149, 199)]
+    for name, nd in (("nonfinite.tif", -9999.0), ("nonfinite_nond.tif", None)):
+        zx = z.astype(np.float32)
+        if nd is not None:
+            zx[holes] = nd
+        for i, (r, c) in enumerate(bad):
+            zx[r, c] = (np.nan, np.inf, -np.inf)[i % 3]
+        write(name, zx, nodata=nd)
+    # The plane stored south-up (rows run north, geotransform[5] > 0): the
+    # same terrain, so the same slope and aspect at the same place.
+    plane = (100.0 + 0.3 * X - 0.4 * Y).astype(np.float32)
+    write("plane_southup.tif", plane[::-1].copy(), gt=(500000.0, 10.0, 0.0, 4500000.0 - rows * 10.0, 0.0, 10.0))
+    # A rotated geotransform: slope and aspect cannot use it as it is.
+    write("plane_rotated.tif", plane, gt=(500000.0, 10.0, 2.0, 4500000.0, 2.0, -10.0))
     raw = open(os.path.join(OUT, "fractal.tif"), "rb").read()
     with open(os.path.join(OUT, "truncated.tif"), "wb") as fh:
         fh.write(raw[: len(raw) // 3])

@@ -11,6 +11,7 @@
 
 #include <cpl_progress.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,7 +26,7 @@ const char *tf_common_help =
     "  -of FMT, --format FMT   GDAL output driver (default: from the extension, else GTiff)\n"
     "  -co NAME=VALUE          creation option for the output driver (repeatable)\n"
     "  -q, --quiet             no progress line\n"
-    "  --threads N             worker threads (default: all cores)\n"
+    "  --threads N             worker threads, 1..4096, at most 4 per core (default: all cores)\n"
     "  --tile-size N           cells per tile side (default 512)\n"
     "  --stats                 write min/max/mean/stddev as band metadata\n"
     "  --stats-json FILE       write the statistics and the collective's report as JSON\n"
@@ -36,10 +37,13 @@ const char *tf_common_help =
     "  --ft-profile source     XI = 0.1, EPS = 0.15, the source method's values\n"
     "  --ft-mode fast|basic    sub-block overlap (default) or whole-block baseline\n"
     "  --ft-report FILE        fault-tolerance counters as JSON\n"
+    "  --ft-timeout MS         a worker silent this long loses its work to another (10000)\n"
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
 
 int tf_usage_error(tf_cli *cli, const char *fmt, ...) {
+  /* under mpirun every rank parses the same line: rank 0 speaks */
+  if (tr_rank() != 0) return tr_exit_code(TR_EUSAGE);
   va_list ap;
   fprintf(stderr, "terrafort %s: ", cli->cmd);
   va_start(ap, fmt);
@@ -69,8 +73,13 @@ int tf_parse_double(tf_cli *cli, const char *opt, const char *s, double *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (!s[0] || *end || errno || !isfinite(v)) {
+  if (!s[0] || *end || !isfinite(v) || (errno && errno != ERANGE)) {
     tf_usage_error(cli, "%s: '%s' is not a finite number", opt, s);
+    return -1;
+  }
+  if (errno == ERANGE || (v != 0 && fabs(v) < DBL_MIN)) {
+    /* a denormal (or an underflow to 0): no meaningful scale, step or tolerance */
+    tf_usage_error(cli, "%s: '%s' is too close to zero (below %g)", opt, s, DBL_MIN);
     return -1;
   }
   *out = v;
@@ -109,7 +118,7 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
   long n;
   cli->inline_value = NULL;
   if (is(cli, a, "-h") || is(cli, a, "--help")) {
-    printf("%s\n%s", cli->usage, tf_common_help);
+    if (tr_rank() == 0) printf("%s\n%s", cli->usage, tf_common_help);
     return TF_ARG_EXIT;
   }
   if (is(cli, a, "-q") || is(cli, a, "--quiet")) {
@@ -196,9 +205,9 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
       tf_usage_error(cli, "--ft-profile: '%s' is not one of strict, source", v);
       return TF_ARG_ERROR;
     }
-    int src = !strcmp(v, "source");
-    run->ft_tolerance = src ? 0.1 : 0.0;
-    run->ft_error_rate = src ? 0.15 : 0.0;
+    run->ft_source_profile = !strcmp(v, "source");
+    run->ft_tolerance = 0.0;
+    run->ft_error_rate = 0.0;
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--ft-mode")) {
@@ -209,6 +218,12 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
       tf_usage_error(cli, "--ft-mode: '%s' is not one of fast, basic", v);
       return TF_ARG_ERROR;
     }
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--ft-timeout")) {
+    long ms;
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--ft-timeout", v, 1, 3600000, &ms)) return TF_ARG_ERROR;
+    run->ft_timeout_ms = (int)ms;
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--ft-report")) {
@@ -242,14 +257,22 @@ int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int 
   return 0;
 }
 
-/* Ctrl-C and SIGTERM cancel through the progress callback, so the library
- * removes its temporary output before the command exits. */
+/* Ctrl-C, SIGTERM and the other signals whose default is to end the process
+ * (terrafort(1), SIGNALS) cancel through the progress callback, so the
+ * library removes its temporary output before the command exits (8). A
+ * second such signal ends the process at once, as the signal would. */
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig) {
-  (void)sig;
+  if (interrupted) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
   interrupted = 1;
 }
+
+static const int cancel_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU, SIGXFSZ, SIGPIPE};
 
 static int progress_quiet(double frac, const char *msg, void *user) {
   (void)frac;
@@ -267,16 +290,25 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tf_rank() == 0) ? progress_term : progress_quiet;
+  for (size_t k = 0; k < sizeof cancel_signals / sizeof cancel_signals[0]; k++) {
+    struct sigaction old;
+    /* a signal ignored by whoever started us (nohup's SIGHUP) stays ignored */
+    if (sigaction(cancel_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(cancel_signals[k], &sa, NULL);
+  }
+  /* Threads beyond 4 per core only cost stacks (and can make libgomp abort
+   * under a memory limit); terrafort(1), --threads. */
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const long most = cores > 0 ? 4 * cores : 4;
+  if (run->threads > most) run->threads = (int)most;
+  run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tr_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
 }
 
 int tf_report(tf_cli *cli, int status, const tr_error *err) {
   /* Every rank agreed on the same error; one line is enough. */
-  if (status && tf_rank() == 0)
+  if (status && tr_rank() == 0)
     fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
   return tr_exit_code(status);
 }

@@ -63,17 +63,17 @@ static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     o->epsilon = 1;
   } else if (!strcmp(a, "--schedule")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    o->schedule = v;
+    o->graph.schedule = v;
   } else if (!strcmp(a, "--staleness")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
-    o->staleness = (int)n;
+    o->graph.staleness = (int)n;
   } else if (!strcmp(a, "--straggler-ratio")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
     if (d <= 1) {
       tf_usage_error(cli, "--straggler-ratio must be above 1, got %s", v);
       return TF_ARG_ERROR;
     }
-    o->straggler_ratio = d;
+    o->graph.straggler_ratio = d;
   } else if (!strcmp(a, "--ds-max") || !strcmp(a, "--z-cache-mb")) {
     int ds = !strcmp(a, "--ds-max");
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
@@ -81,15 +81,15 @@ static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
       tf_usage_error(cli, "%s must be %s, got %s", a, ds ? "positive" : "0 or more", v);
       return TF_ARG_ERROR;
     }
-    if (ds) o->ds_max_ms = d;
-    else o->z_cache_mb = d;
+    if (ds) o->graph.ds_max_ms = d;
+    else o->graph.cache_mb = d;
   } else if (!strcmp(a, "--l-bottom") || !strcmp(a, "--l-up")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 1, 1000000, &n)) return TF_ARG_ERROR;
-    if (!strcmp(a, "--l-bottom")) o->l_bottom = (int)n;
-    else o->l_up = (int)n;
+    if (!strcmp(a, "--l-bottom")) o->graph.l_bottom = (int)n;
+    else o->graph.l_up = (int)n;
   } else if (!strcmp(a, "--aap-stats")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    o->aap_stats = v;
+    o->graph.aap_stats = v;
   } else {
     return TF_ARG_UNKNOWN;
   }
@@ -112,10 +112,6 @@ int tf_fill_main(int argc, char **argv) {
     fa.fel = cli.positional[1];
   }
   tf_cli_finish(&cli, &fa.o.run);
-  /* fill reads elevations through its own tile cache; GDAL's block cache
-   * only stages reads and the final writes, so keep it small: memory stays
-   * near one float per cell (terrafort-fill(1), MEMORY). */
-  if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)16 << 20);
   tr_error err = {{0}};
   return tf_report(&cli, tr_fill_dem(&fa.o, fa.z, fa.fel, &err), &err);
 }

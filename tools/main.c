@@ -1,9 +1,9 @@
 /*
  * main.c - the `terrafort` command: global set-up and the subcommand table.
  *
- * Set-up done once per process, never by the libraries: GDAL drivers, a
- * block cache capped so memory stays bounded by the tiles in flight (unless
- * the user sets GDAL_CACHEMAX), and MPI when launched by mpirun.
+ * Set-up done once per process, never by the libraries: GDAL drivers, and
+ * MPI when launched by mpirun. (The GDAL block cache is the library's
+ * decision: each runner sets it, see terrafort(1), MEMORY.)
  */
 #include <gdal.h>
 #include <stdio.h>
@@ -55,17 +55,6 @@ static void mpi_stop(int started) {
 #endif
 }
 
-int tf_rank(void) {
-#ifdef TERRAFORT_HAVE_MPI
-  int init = 0, r = 0;
-  MPI_Initialized(&init);
-  if (init) MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-#else
-  return 0;
-#endif
-}
-
 typedef struct {
   const char *name;
   int (*main)(int, char **);
@@ -75,6 +64,11 @@ typedef struct {
 static const tf_command commands[] = {
     {"slope", tf_slope_main, "slope in degrees or percent (gdaldem slope)"},
     {"aspect", tf_aspect_main, "aspect in degrees (gdaldem aspect)"},
+    {"hillshade", tf_hillshade_main, "shaded relief (gdaldem hillshade)"},
+    {"tri", tf_tri_main, "terrain ruggedness index (gdaldem TRI)"},
+    {"tpi", tf_tpi_main, "topographic position index (gdaldem TPI)"},
+    {"roughness", tf_roughness_main, "roughness (gdaldem roughness)"},
+    {"color-relief", tf_color_relief_main, "colour a DEM through a colour table (gdaldem color-relief)"},
     {"fill", tf_fill_main, "fill depressions (TauDEM pitremove)"},
 };
 
@@ -97,9 +91,20 @@ static void usage(FILE *f) {
   fprintf(f, "\n'terrafort COMMAND --help' for a command's options; man terrafort for the rest.\n");
 }
 
+/* Before MPI starts (no command, an unknown one): is this rank 0 of a
+ * launch, or no launch at all? Under mpirun only rank 0 speaks. */
+static int launcher_rank0(void) {
+  const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *r = getenv(vars[i]);
+    if (r) return !strcmp(r, "0");
+  }
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    usage(stderr);
+    if (launcher_rank0()) usage(stderr);
     return 2;
   }
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
@@ -115,12 +120,11 @@ int main(int argc, char **argv) {
     int mpi = mpi_start(&argc, &argv);
     if (mpi < 0) return 1;
     GDALAllRegister();
-    if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)64 << 20);
     int rc = commands[i].main(argc - 1, argv + 1);
     GDALDestroyDriverManager();
     mpi_stop(mpi);
     return rc;
   }
-  fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
+  if (launcher_rank0()) fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
   return 2;
 }

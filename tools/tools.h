@@ -10,10 +10,12 @@
 
 int tf_slope_main(int argc, char **argv);
 int tf_aspect_main(int argc, char **argv);
+int tf_hillshade_main(int argc, char **argv);
+int tf_tri_main(int argc, char **argv);
+int tf_tpi_main(int argc, char **argv);
+int tf_roughness_main(int argc, char **argv);
+int tf_color_relief_main(int argc, char **argv);
 int tf_fill_main(int argc, char **argv);
-
-/* This process's MPI rank (0 without MPI): only rank 0 prints. */
-int tf_rank(void);
 
 /* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
  * value after argv[*i]; returns a TF_ARG_* code (cli.h). */

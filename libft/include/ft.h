@@ -35,14 +35,16 @@
  * bit-identical results; ft_opts_source_profile() sets the source's
  * xi = 0.1, eps = 0.15, which lets up to 15% of a sub-block's cells differ by
  * any amount and every cell differ by less than 0.1 without notice.
- * FT_TYPE_BYTES outputs are always compared bitwise (xi is ignored).
+ * FT_TYPE_BYTES outputs are always compared bitwise (xi is ignored). With
+ * settle_cells, no cell beyond xi is accepted without a majority: every
+ * output cell is within xi of a result another computation confirmed.
  *
  * Errors: functions return 0 or a negative FT_ERR_* code; ft_strerror() names
  * it, and ft_run_block() fills ft_status.msg with a sentence the caller can
  * print. The library never prints and never exits.
  *
  * Thread safety: ft_run_block() may be called concurrently from any number
- * of threads on one context. ft_report_get()/ft_report_reset()/
+ * of threads on one context. ft_report_get()/
  * ft_trace_get() are safe at any time but a trace copy is only coherent when
  * no call is in flight. ft_ctx_create()/ft_ctx_destroy() must not race with
  * anything else on the same context.
@@ -184,6 +186,11 @@ typedef struct ft_opts {
   const void *mpi_comm;   /* NULL: thread back-end; else a pointer to an MPI_Comm (copied) */
   double tolerance;       /* xi, >= 0 */
   double error_rate;      /* eps, in [0, 1] */
+  int settle_cells;       /* 1: a cell differing by >= xi is never taken from an
+                             unverified result: two results agree only when all
+                             their cells are within xi (eps is then not used to
+                             accept), so such a cell is settled by a further
+                             computation and a 2-of-3 vote. 0: the source's rule. */
   int max_recomputes;     /* per sub-block, 1..14; default 3 */
   int timeout_ms;         /* a worker silent this long while holding our work is given up on; default 60000 */
   const ft_kernel *kernels; /* registry (needed by the MPI back-end; names must be unique) */
@@ -287,7 +294,6 @@ typedef struct ft_report {
 } ft_report;
 
 void ft_report_get(ft_ctx *ctx, ft_report *r);
-void ft_report_reset(ft_ctx *ctx);
 /* Writes the report as one JSON object (no newline) into buf; returns the
  * length it needs, like snprintf. */
 int ft_report_format_json(const ft_report *r, char *buf, size_t len);
@@ -313,7 +319,6 @@ typedef struct ft_event {
 /* Copies up to cap recorded events into ev (in recording order) and returns
  * how many were recorded in all (the trace stops recording when full). */
 size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap);
-void ft_trace_clear(ft_ctx *ctx);
 
 #ifdef __cplusplus
 }

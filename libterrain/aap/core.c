@@ -66,8 +66,8 @@ void tr_aap_opts_default(tr_aap_opts *o) {
   o->ds_rel = 2;
   o->straggler_ratio = 2;
   o->threads = 1;
-  o->slow_worker = -1;
-  o->slow_factor = 1.0;
+  o->inject.slow_worker = -1;
+  o->inject.slow_factor = 1.0;
   o->seed = 1;
 }
 
@@ -91,7 +91,7 @@ int aap_check_args(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
     return TR_AAP_EINVAL;
   }
   if (o->L_bottom < 0 || o->L_up < o->L_bottom || !(o->ds_max >= 0) || !(o->ds_rel >= 0) || !(o->straggler_ratio > 1) ||
-      o->delay_max < 0) {
+      o->inject.delay_max < 0) {
     aap_set_err(err, errlen,
                 "aap: need 0 <= L_bottom <= L_up, ds_max >= 0, ds_rel >= 0, straggler_ratio > 1, delay_max >= 0");
     return TR_AAP_EINVAL;

@@ -395,7 +395,7 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
       int64_t work = 0, nread = 0;
       int r = aap_run_round(c, best, &work, &nread);
       double t2 = now_s(x);
-      if (x->me == o->slow_worker && o->slow_factor > 1) nap((o->slow_factor - 1) * (t2 - t1));
+      if (x->me == o->inject.slow_worker && o->inject.slow_factor > 1) nap((o->inject.slow_factor - 1) * (t2 - t1));
       double t3 = now_s(x);
       x->ws.busy_s += t3 - t1;
       x->ws.rounds++;

@@ -161,7 +161,7 @@ int tr_aap_run_sim(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
         break;
       }
       double dur = (so->round_time ? so->round_time[w] : 0.0) + so->time_per_work * (double)work;
-      if (w == o->slow_worker && o->slow_factor > 1) dur *= o->slow_factor;
+      if (w == o->inject.slow_worker && o->inject.slow_factor > 1) dur *= o->inject.slow_factor;
       ws[w].work += work;
       wk[w].frag = best;
       wk[w].start = t;

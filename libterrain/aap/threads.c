@@ -131,7 +131,7 @@ static void *worker(void *arg) {
       int64_t work = 0, nread = 0;
       int rc = aap_run_round(c, best, &work, &nread);
       double t2 = elapsed(x);
-      if (w == c->o.slow_worker && c->o.slow_factor > 1) sleep_s((c->o.slow_factor - 1) * (t2 - t1));
+      if (w == c->o.inject.slow_worker && c->o.inject.slow_factor > 1) sleep_s((c->o.inject.slow_factor - 1) * (t2 - t1));
       double t3 = elapsed(x);
       pthread_mutex_lock(&x->mu);
       ws->busy_s += t3 - t1;
@@ -144,8 +144,8 @@ static void *worker(void *arg) {
         out = b->next;
         b->next = NULL;
         aap_on_send(c, b);
-        if (c->o.delay_max > 0) {
-          b->t_due = t3 + urand(x) * c->o.delay_max;
+        if (c->o.inject.delay_max > 0) {
+          b->t_due = t3 + urand(x) * c->o.inject.delay_max;
           b->next = x->flight;
           x->flight = b;
         } else {

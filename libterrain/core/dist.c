@@ -16,7 +16,7 @@ static int mpi_active(void) {
   return init && !fin;
 }
 
-int tr_dist_rank(void) {
+int tr_rank(void) {
   int r = 0;
   if (mpi_active()) MPI_Comm_rank(MPI_COMM_WORLD, &r);
   return r;
@@ -30,13 +30,13 @@ int tr_dist_size(void) {
 
 int tr_dist_agree(int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
-  int me = status ? tr_dist_rank() : INT_MAX, first = INT_MAX;
+  int me = status ? tr_rank() : INT_MAX, first = INT_MAX;
   MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (first == INT_MAX) return TR_OK;
   int st = status;
   MPI_Bcast(&st, 1, MPI_INT, first, MPI_COMM_WORLD);
   tr_error e;
-  if (err && tr_dist_rank() == first) e = *err;
+  if (err && tr_rank() == first) e = *err;
   else memset(&e, 0, sizeof e);
   MPI_Bcast(e.msg, (int)sizeof e.msg, MPI_CHAR, first, MPI_COMM_WORLD);
   if (err) *err = e;
@@ -45,7 +45,7 @@ int tr_dist_agree(int status, tr_error *err) {
 
 #else
 
-int tr_dist_rank(void) { return 0; }
+int tr_rank(void) { return 0; }
 int tr_dist_size(void) { return 1; }
 int tr_dist_agree(int status, tr_error *err) {
   (void)err;

@@ -11,8 +11,8 @@
 
 #include "terrain.h"
 
-/* This process's rank and the number of ranks (0 and 1 without MPI). */
-int tr_dist_rank(void);
+/* The number of ranks (1 without MPI); this process's rank is tr_rank()
+ * (terrain.h). */
 int tr_dist_size(void);
 
 /* Makes every rank agree on a status: if any rank failed, all return the

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "raster.h"
+#include "error.h"
 
 static int num(const char *kind, const char *key, const char *v, double lo, double hi, double *out,
                tr_error *err) {
@@ -23,14 +23,17 @@ static int num(const char *kind, const char *key, const char *v, double lo, doub
 int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
   memset(out, 0, sizeof *out);
   out->delay_rank = -1;
+  out->aap.slow_worker = -1;
+  out->aap.slow_factor = 1.0;
   if (!spec || !*spec) return TR_OK;
   char *copy = strdup(spec);
   if (!copy) return tr_fail(err, TR_ENOMEM, "out of memory");
-  int st = TR_OK;
+  int st = TR_OK, items = 0;
   char *save1 = NULL;
   for (char *item = strtok_r(copy, ";", &save1); item && !st; item = strtok_r(NULL, ";", &save1)) {
     while (*item == ' ') item++;
     if (!*item) continue;
+    items++;
     char *colon = strchr(item, ':');
     if (!colon) {
       st = tr_fail(err, TR_EUSAGE, "inject: '%s' is not kind:key=value,...", item);
@@ -38,7 +41,8 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     }
     *colon = 0;
     const char *kind = item;
-    double p = -1, seed = 0, sub = -1, block = -1, slot = 0, worker = -1, ms = -1, after = 0, count = 0, rank = -1;
+    double p = -1, seed = 0, sub = -1, block = -1, slot = 0, worker = -1, ms = -1, after = 0, count = 0, rank = -1,
+           factor = -1;
     char *save2 = NULL;
     for (char *kv = strtok_r(colon + 1, ",", &save2); kv && !st; kv = strtok_r(NULL, ",", &save2)) {
       char *eq = strchr(kv, '=');
@@ -58,6 +62,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       else if (!strcmp(k, "after")) st = num(kind, k, v, 0, 1e9, &after, err);
       else if (!strcmp(k, "count")) st = num(kind, k, v, 0, 1e9, &count, err);
       else if (!strcmp(k, "rank")) st = num(kind, k, v, 0, 1e6, &rank, err);
+      else if (!strcmp(k, "factor")) st = num(kind, k, v, 1, 1e6, &factor, err);
       else st = tr_fail(err, TR_EUSAGE, "inject: %s: unknown key '%s'", kind, k);
     }
     if (st) break;
@@ -106,10 +111,25 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       }
       out->delay_rank = (int)rank;
       out->delay_ms = (int)ms;
+    } else if (!strcmp(kind, "slow")) {
+      if (worker < 0 || factor < 1) {
+        st = tr_fail(err, TR_EUSAGE, "inject: slow needs worker=W,factor=F");
+        break;
+      }
+      out->aap.slow_worker = (int)worker;
+      out->aap.slow_factor = factor;
+    } else if (!strcmp(kind, "msg-delay")) {
+      if (ms < 0) {
+        st = tr_fail(err, TR_EUSAGE, "inject: msg-delay needs ms=M");
+        break;
+      }
+      out->aap.delay_max = ms / 1000.0;
     } else {
-      st = tr_fail(err, TR_EUSAGE, "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay)", kind);
+      st = tr_fail(err, TR_EUSAGE, "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, slow, msg-delay)",
+                   kind);
     }
   }
   free(copy);
+  if (!st && !items) st = tr_fail(err, TR_EUSAGE, "inject: '%s' names no fault (kind:key=value,...)", spec);
   return st;
 }

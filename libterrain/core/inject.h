@@ -11,15 +11,21 @@
  *   stall:worker=W,ms=M[,after=A][,count=C]   worker W sleeps M ms before answering
  *   kill:worker=W,after=K             worker W stops answering after K results
  *   delay:rank=R,ms=M                 rank R contributes to collectives M ms late
+ *   slow:worker=W,factor=F            graph runs: worker W takes F times as long per round
+ *   msg-delay:ms=M                    graph runs on threads: each message batch waits up to M ms
  */
 #ifndef TR_INJECT_H
 #define TR_INJECT_H
 
+#include "aap.h"
 #include "ft.h"
 #include "terrain.h"
 
-typedef struct {
+/* One parse feeds every library: libft's faults, libcoll's late rank, and the
+ * AAP engine's slow worker and message delays. */
+typedef struct tr_inject {
   ft_inject ft;
+  tr_aap_inject aap;
   int delay_rank, delay_ms; /* delay_rank -1: none */
 } tr_inject;
 

@@ -24,10 +24,12 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
   if (run->threads < 0) return tr_fail(err, TR_EUSAGE, "--threads must be 0 (all cores) or more");
   if (run->tile_size < 0 || run->tile_size > TR_MAX_TILE)
     return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
+  int st = tr_inject_parse(run->inject, &j->inject, err);
+  if (st) return st;
   j->threads = run->threads ? run->threads : omp_get_num_procs();
-  j->rank = tr_dist_rank();
+  j->rank = tr_rank();
   j->nranks = tr_dist_size();
-  int st = tr_input_open(&j->in, src, run->band, err);
+  st = tr_input_open(&j->in, src, run->band, err);
   j->in_open = st == TR_OK;
   st = tr_dist_agree(st, err);
   if (st) {
@@ -39,9 +41,9 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
   return TR_OK;
 }
 
-int tr_job_create(tr_job *j, const char *dst, const tr_product *p, int spread, double progress_from,
+int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode mode, double progress_from,
                   tr_error *err) {
-  int st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, spread, err);
+  int st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, err);
   j->sink_open = 1;
   j->sink.progress_from = progress_from;
   st = tr_dist_agree(st, err);
@@ -59,7 +61,7 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
   }
   st = tr_dist_agree(st, &e);
   if (!st && j->sink_open && (j->run->stats || j->run->stats_json))
-    st = tr_dist_agree(tr_stats_publish(j->run, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands,
+    st = tr_dist_agree(tr_stats_publish(j->run, &j->inject, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands,
                                         j->sink.stats, j->ntiles, &e),
                        &e);
   if (!st && j->sink_open) st = tr_dist_agree(tr_sink_commit(&j->sink, &e), &e);

@@ -16,6 +16,7 @@
 #define TR_RUN_H
 
 #include "grid.h"
+#include "inject.h"
 #include "raster.h"
 #include "sink.h"
 
@@ -27,19 +28,21 @@ typedef struct {
   int64_t ntiles;
   int threads;       /* resolved: run->threads or all cores */
   int rank, nranks;
+  tr_inject inject;  /* run->inject (or TERRAFORT_INJECT), parsed once here */
   tr_sink sink;
   int sink_open;
 } tr_job;
 
-/* Checks run's shared options (threads, tile size, band), opens src on every
+/* Checks run's shared options (threads, tile size, the injection spec),
+ * opens src on every
  * rank and plans the grid. On failure the job is closed. Agreed. */
 int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *err);
 
-/* Creates the output for product p (rank 0) and the sink; spread: tiles are
- * spread over the ranks by the owner rule (else all are rank 0's).
+/* Creates the output for product p (rank 0) and the sink;
+ * mode says which rank puts which tile (io/sink.h).
  * progress_from: the share of progress already reported when tiles start
  * coming. Agreed; on failure the job is closed. */
-int tr_job_create(tr_job *j, const char *dst, const tr_product *p, int spread, double progress_from,
+int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode mode, double progress_from,
                   tr_error *err);
 
 /* Ends the run with the caller's status: agrees over ranks, publishes the

@@ -50,10 +50,22 @@ typedef struct {
   int interior, late_forwarded;
 } rank_timing;
 
+/* A JSON number, or null where the value is not finite (JSON has no
+ * inf or nan: +-Inf output cells, or a sum that overflowed). */
+static void json_num(FILE *f, const char *key, double v) {
+  if (isfinite(v)) fprintf(f, "\"%s\":%.17g", key, v);
+  else fprintf(f, "\"%s\":null", key);
+}
+
 static void stats_fields(FILE *f, const coll_stats *t) {
-  fprintf(f, "\"valid_count\":%lld,\"min\":%.17g,\"max\":%.17g,\"mean\":%.17g,\"stddev\":%.17g",
-          (long long)t->count, t->count ? t->min : 0.0, t->count ? t->max : 0.0, t->count ? coll_stats_mean(t) : 0.0,
-          t->count ? coll_stats_stddev(t) : 0.0);
+  fprintf(f, "\"valid_count\":%lld,", (long long)t->count);
+  json_num(f, "min", t->count ? t->min : 0.0);
+  fputc(',', f);
+  json_num(f, "max", t->count ? t->max : 0.0);
+  fputc(',', f);
+  json_num(f, "mean", t->count ? coll_stats_mean(t) : 0.0);
+  fputc(',', f);
+  json_num(f, "stddev", t->count ? coll_stats_stddev(t) : 0.0);
 }
 
 static void write_json(FILE *f, const coll_stats *t, int bands, int64_t cells, const coll_ta_report *rep,
@@ -80,15 +92,13 @@ static void write_json(FILE *f, const coll_stats *t, int bands, int64_t cells, c
   fprintf(f, "]}}\n");
 }
 
-int tr_stats_publish(const tr_run_opts *run, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
+int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
                      int64_t n, tr_error *err) {
-  tr_inject inj;
-  int st = tr_inject_parse(run->inject, &inj, err);
-  if (st) return st;
+  int st = TR_OK;
   coll_opts co;
   coll_opts_init(&co);
-  co.inject.delay_rank = inj.delay_rank;
-  co.inject.delay_ms = inj.delay_ms;
+  co.inject.delay_rank = inj->delay_rank;
+  co.inject.delay_ms = inj->delay_ms;
   coll_ctx *ctx = NULL;
   int rc = coll_ctx_create_world(&ctx, &co);
   if (rc) return tr_fail(err, TR_ECOLL, "statistics: %s", coll_strerror(rc));

@@ -18,6 +18,8 @@
 
 #include "terrain.h"
 
+struct tr_inject;
+
 typedef struct {
   double count, sum, sumsq, min, max;
 } tr_tile_stats;
@@ -31,7 +33,7 @@ void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, i
  * + b]; zero for tiles this rank does not own); on rank 0 (ds != NULL) stores
  * STATISTICS_* metadata on every band when run->stats and writes
  * run->stats_json (band 1 at the top level, every band under "bands") when set. */
-int tr_stats_publish(const tr_run_opts *run, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
+int tr_stats_publish(const tr_run_opts *run, const struct tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
                      int64_t n, tr_error *err);
 
 #endif

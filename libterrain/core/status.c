@@ -43,6 +43,12 @@ void tr_run_opts_init(tr_run_opts *o) {
   o->band = 1;
 }
 
+void tr_graph_opts_init(tr_graph_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->staleness = -1;
+  o->cache_mb = -1;
+}
+
 int tr_fail(tr_error *err, int status, const char *fmt, ...) {
   if (err) {
     va_list ap;

@@ -40,6 +40,13 @@
 #include <stdint.h>
 
 #include "aap.h"
+#include "graph.h"
+
+/* The fill program's params (its row in the program table is "fill"). */
+typedef struct {
+  int32_t epsilon;   /* 1: no flats (see above) */
+  float eps;         /* epsilon increment; 0 = one ulp */
+} tr_fill_params;
 
 /* Reads the Z window [row0, row0+rows) x [col0, col0+cols) (always inside the grid) into
  * dst, row-major with stride cols. NoData as NaN or as opts.nodata. Returns 0 on success. */
@@ -56,7 +63,7 @@ typedef struct tr_fill_io {
   void *user;
 } tr_fill_io;
 
-typedef enum { TR_FILL_THREADS = 0, TR_FILL_SIM, TR_FILL_MPI } tr_fill_backend;
+typedef enum { TR_FILL_THREADS = TR_GRAPH_THREADS, TR_FILL_SIM = TR_GRAPH_SIM, TR_FILL_MPI = TR_GRAPH_MPI } tr_fill_backend;
 
 typedef struct tr_fill_opts {
   int64_t rows, cols;           /* the DEM */
@@ -83,64 +90,8 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
                 size_t errlen);
 
 /* In-memory convenience: fills z (rows x cols) into w (may not alias z). Under MPI, w is
- * written on rank 0 only. */
+ * written on rank 0 only (tiles reach it through the ordered sink, io/sink.h). */
 int tr_fill_array(const tr_fill_opts *o, const float *z, float *w, tr_aap_stats *stats,
                   char *err, size_t errlen);
-
-
-/* ==== internals shared by the fill_*.c files ==== */
-#ifdef TR_FILL_INTERNAL
-typedef struct fill_ent {
-  float v;
-  uint32_t i;
-} fill_ent;
-
-typedef struct fill_queues {
-  fill_ent *heap;
-  size_t hn, hcap;
-  uint32_t *fifo;
-  size_t fh, ft, fcap;
-  int oom;
-} fill_queues;
-
-void fill_queues_free(fill_queues *q);
-void fill_heap_push(fill_queues *q, float v, uint32_t i);
-/* up(x) of the epsilon variant */
-float fill_up(float x, float eps);
-/* Floods from the queued seeds until both queues are empty; returns cells popped, or -1
- * when a queue could not grow. pw = padded row length. */
-int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int epsilon,
-                   float eps);
-
-#include <pthread.h>
-
-typedef struct fill_zslot {
-  float *z;       /* padded Z window, NaN for NoData and outside the grid */
-  uint64_t stamp; /* LRU clock */
-  int in_use;
-} fill_zslot;
-
-/* The run's context: what the program callbacks share (fill_program.c, fill_run.c). */
-typedef struct fill_ctx {
-  tr_fill_opts o;
-  const tr_fill_io *io;
-  const tr_aap_layout *L;
-  pthread_mutex_t io_mu;    /* serialises load_z and write_w */
-  pthread_mutex_t mu;       /* cache, queue pool, error */
-  fill_zslot *slots;        /* per fragment */
-  size_t cached_bytes;
-  uint64_t clock;
-  fill_queues **pool;
-  int npool, cappool;
-  int write_rank;           /* -1: call the writer here; else send tiles to this rank (MPI) */
-  void *mpi_comm;
-  char err[256];
-} fill_ctx;
-
-void fill_program_init(tr_aap_program *p, fill_ctx *x);
-void fill_ctx_release(fill_ctx *x);
-/* Sends a finished tile to the writer (or to write_rank under MPI). */
-int fill_deliver_tile(fill_ctx *x, const tr_aap_frag *f, const float *tile);
-#endif
 
 #endif

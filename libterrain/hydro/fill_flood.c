@@ -15,8 +15,7 @@
  * seeds in any order: it is a label-correcting fixed point, and the priority order only
  * keeps the work near one pop per cell. Stale heap entries (value above W) are skipped.
  */
-#define TR_FILL_INTERNAL
-#include "fill.h"
+#include "fill_flood.h"
 
 #include <math.h>
 #include <stdlib.h>

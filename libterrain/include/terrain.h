@@ -54,6 +54,10 @@ const char *tr_strerror(int status);
  * 6 collective, 7 out of memory, 8 interrupted, 1 anything else. */
 int tr_exit_code(int status);
 
+/* This process's MPI rank (0 without MPI or before MPI_Init): the one rank
+ * helper, for the library and the command (only rank 0 prints). */
+int tr_rank(void);
+
 /* One line of error text for the caller to print. */
 typedef struct {
   char msg[1024];
@@ -87,6 +91,12 @@ typedef struct {
   double ft_error_rate;     /* epsilon: a sub-block is wrong when the share of
                                disagreeing cells exceeds it; 0 = any cell */
   int ft_basic;             /* 1: detect-whole-block-then-recompute baseline */
+  int ft_source_profile;    /* 1: the source method's xi and epsilon (libft's
+                               ft_opts_source_profile); ft_tolerance and
+                               ft_error_rate, when set, still override */
+  int ft_timeout_ms;        /* a worker silent this long is given up on and its work
+                               re-dispatched; 0: 10000 (2000 when a stall or kill
+                               is injected) */
   const char *ft_report;    /* JSON report path, or NULL */
   const char *inject;       /* fault-injection spec (TERRAFORT_INJECT syntax) */
 } tr_run_opts;
@@ -125,20 +135,110 @@ int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_err
 /* Aspect in degrees (azimuth: 0 = north, clockwise), Float32, nodata -9999. */
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err);
 
-/* Depression filling (TauDEM pitremove's convention) on the AAP engine. */
+/* gdaldem hillshade's shading models. */
+typedef enum {
+  TR_SHADE_STANDARD = 0,         /* one light from azimuth/altitude */
+  TR_SHADE_COMBINED = 1,         /* -combined: the shade darkened by the slope */
+  TR_SHADE_MULTIDIRECTIONAL = 2, /* -multidirectional: lights from 225, 270, 315, 360 degrees */
+  TR_SHADE_IGOR = 3              /* -igor: Igor's shading, no shadows on slopes facing the light */
+} tr_shade_mode;
+
+/* gdaldem hillshade. */
 typedef struct {
-  tr_run_opts run;          /* ft must stay TR_FT_OFF: fill is a graph kernel */
-  int out_type;             /* a GDALDataType; 0: Float32 */
-  int epsilon;              /* 1: no flats, every cell drains strictly downhill */
-  double epsilon_step;      /* the epsilon variant's increment; 0: one ulp */
+  tr_run_opts run;
+  tr_gradient_alg alg;
+  tr_shade_mode mode;
+  double z;           /* -z: vertical exaggeration (default 1) */
+  double scale;       /* -s: as tr_slope_opts.scale */
+  double azimuth;     /* -az: light from, degrees clockwise from north (default 315) */
+  double altitude;    /* -alt: light above the horizon, degrees (default 45) */
+  int compute_edges;  /* -compute_edges */
+} tr_hillshade_opts;
+
+void tr_hillshade_opts_init(tr_hillshade_opts *o);
+
+/* Shaded relief of band opts->run.band of src: Byte 1..255 with nodata 0,
+ * the georeferencing and CRS of src. */
+int tr_hillshade(const tr_hillshade_opts *opts, const char *src, const char *dst, tr_error *err);
+
+/* gdaldem TRI: Riley's root of the summed squared differences to the eight
+ * neighbours (gdaldem's default since 3.3) or Wilson's mean absolute one. */
+typedef enum { TR_TRI_RILEY = 0, TR_TRI_WILSON = 1 } tr_tri_alg;
+
+typedef struct {
+  tr_run_opts run;
+  tr_tri_alg alg;     /* -alg Wilson|Riley */
+  int compute_edges;  /* -compute_edges */
+} tr_tri_opts;
+
+/* gdaldem TPI (centre minus the neighbours' mean) and roughness (largest
+ * minus smallest of the 3x3 window). */
+typedef struct {
+  tr_run_opts run;
+  int compute_edges;  /* -compute_edges */
+} tr_tpi_opts;
+
+typedef struct {
+  tr_run_opts run;
+  int compute_edges;  /* -compute_edges */
+} tr_roughness_opts;
+
+void tr_tri_opts_init(tr_tri_opts *o);
+void tr_tpi_opts_init(tr_tpi_opts *o);
+void tr_roughness_opts_init(tr_roughness_opts *o);
+
+/* TRI, TPI and roughness of band opts->run.band of src, written to dst as
+ * Float32 with nodata -9999, the georeferencing and CRS of src. */
+int tr_tri(const tr_tri_opts *opts, const char *src, const char *dst, tr_error *err);
+int tr_tpi(const tr_tpi_opts *opts, const char *src, const char *dst, tr_error *err);
+int tr_roughness(const tr_roughness_opts *opts, const char *src, const char *dst, tr_error *err);
+
+/* gdaldem color-relief: how a cell's colour comes from the table. */
+typedef enum {
+  TR_COLOR_INTERPOLATE = 0, /* blend the two entries around the value (default) */
+  TR_COLOR_EXACT = 1,       /* -exact_color_entry */
+  TR_COLOR_NEAREST = 2      /* -nearest_color_entry */
+} tr_color_mode;
+
+/* Most entries a colour file may hold. */
+#define TR_COLOR_RELIEF_MAX_ENTRIES 256
+
+typedef struct {
+  tr_run_opts run;
+  tr_color_mode mode;
+  int alpha;          /* -alpha: RGBA instead of RGB */
+} tr_color_relief_opts;
+
+void tr_color_relief_opts_init(tr_color_relief_opts *o);
+
+/* Colours band opts->run.band of src through the gdaldem colour text file
+ * color_file (terrafort-color-relief(1)) into dst: 3 Byte bands (4 with
+ * alpha), no nodata, the georeferencing and CRS of src. A colour file that
+ * cannot be read fails with TR_EINPUT, one with a bad line with TR_EUSAGE. */
+int tr_color_relief(const tr_color_relief_opts *opts, const char *src, const char *color_file, const char *dst,
+                    tr_error *err);
+
+/* Options of the AAP engine every graph command (fill, flowgraph) shares. */
+typedef struct {
   const char *schedule;     /* "aap" (default), "bsp", "ap", "ssp", "random" */
   int staleness;            /* ssp's c; -1: default */
   double ds_max_ms;         /* longest delay stretch; 0: engine default */
   int l_bottom, l_up;       /* clamp of the messages a fragment expects; 0: default */
   double straggler_ratio;   /* aap: a neighbour this much slower per cell holds fragments
                                to its round; 0: default (2) */
-  double z_cache_mb;        /* elevation tile cache; < 0: 16 MB */
+  double cache_mb;          /* input tiles kept by the tile store; < 0: 16 MB */
   const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
+} tr_graph_opts;
+
+void tr_graph_opts_init(tr_graph_opts *o);
+
+/* Depression filling (TauDEM pitremove's convention) on the AAP engine. */
+typedef struct {
+  tr_run_opts run;          /* ft must stay TR_FT_OFF: fill is a graph program */
+  tr_graph_opts graph;
+  int out_type;             /* a GDALDataType; 0: Float32 */
+  int epsilon;              /* 1: no flats, every cell drains strictly downhill */
+  double epsilon_step;      /* the epsilon variant's increment; 0: one ulp */
 } tr_fill_dem_opts;
 
 void tr_fill_dem_opts_init(tr_fill_dem_opts *o);

@@ -6,19 +6,27 @@
  * capturing handler (gdal_capture) that keeps the first failure message. The
  * caller turns it into one tr_error line naming the file.
  *
- * Outputs are created as "<dir>/.<name>.<pid>.tmp<ext>" and renamed with
- * GDALRenameDataset (which also moves side-car files) once everything,
- * including the final flush on close, succeeded. Drivers that can only
- * CreateCopy (PNG, JPEG, ...) get an intermediate GTiff that is copied at
- * commit time.
+ * Outputs are created as "<dir>/.<name>.terrafort-<pid>-<host>.tmp<ext>"
+ * and renamed with GDALRenameDataset (which also moves side-car files) once
+ * everything, including the final flush on close, succeeded. Drivers that can
+ * only CreateCopy (PNG, JPEG, AAIGrid, ...) get an intermediate GTiff
+ * (".stage.tif") that is copied at commit time, under the run's progress
+ * callback so a cancel stops the copy. A process killed outright (SIGKILL)
+ * cannot clean up: the next output created in that folder removes the
+ * temporaries whose process is gone (same host tag, no such PID).
  */
 #include "raster.h"
 
 #include <cpl_conv.h>
 #include <cpl_error.h>
 #include <cpl_string.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <ogr_srs_api.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,10 +40,12 @@ typedef struct {
   int failed;
   int nospace;
   char msg[512];
+  char warning[512];  /* the first warning (GDALValidateCreationOptions reports through them) */
 } gdal_capture;
 
 static void CPL_STDCALL capture_handler(CPLErr cls, CPLErrorNum no, const char *msg) {
   gdal_capture *c = (gdal_capture *)CPLGetErrorHandlerUserData();
+  if (c && cls == CE_Warning && !c->warning[0]) snprintf(c->warning, sizeof c->warning, "%s", msg);
   if (!c || cls < CE_Failure) return;
   (void)no;
   /* GDAL passes libtiff's and the OS's ENOSPC text through; the error number
@@ -56,6 +66,10 @@ static void capture_end(void) { CPLPopErrorHandler(); }
 
 static const char *why(const gdal_capture *c, const char *fallback) {
   return c->failed && c->msg[0] ? c->msg : fallback;
+}
+
+void tr_io_cache_default(int mb) {
+  if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)mb << 20);
 }
 
 /* ---------------------------------------------------------------- input */
@@ -90,18 +104,48 @@ static void read_crs(tr_input *in) {
   OSRDestroySpatialReference(srs);
 }
 
+/* A GDAL name rather than a file: "/vsi..." or "DRIVER:..." (NETCDF:f.nc:var,
+ * GPKG:f.gpkg:table, ...; two or more letters before the colon). */
+static int gdal_name(const char *path) {
+  if (!strncmp(path, "/vsi", 4)) return 1;
+  const char *colon = strchr(path, ':');
+  if (!colon || colon - path < 2) return 0;
+  for (const char *p = path; p < colon; p++)
+    if (!isalnum((unsigned char)*p) && *p != '_') return 0;
+  return 1;
+}
+
+/* What a file that is not regular is, for the error line; NULL when regular. */
+static const char *not_regular(mode_t m) {
+  if (S_ISREG(m)) return NULL;
+  if (S_ISDIR(m)) return "it is a directory";
+  if (S_ISFIFO(m)) return "it is a FIFO (named pipe)";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "it is a device";
+  if (S_ISSOCK(m)) return "it is a socket";
+  return "it is not a regular file";
+}
+
+static int inspect(tr_input *in, int band, tr_error *err);
+
 int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
   struct stat st;
-  if (strncmp(path, "/vsi", 4) != 0 && stat(path, &st) != 0)
+  /* A plain path is checked here (GDAL's messages for these are vague, and
+   * opening a FIFO would block); a GDAL name that is not a file goes to GDAL. */
+  const int plain = stat(path, &st) == 0;
+  if (!plain && !gdal_name(path))
     return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path, strerror(errno));
-  if (strncmp(path, "/vsi", 4) != 0 && S_ISDIR(st.st_mode))
-    return tr_fail(err, TR_EINPUT, "cannot open input '%s': it is a directory", path);
-  if (strncmp(path, "/vsi", 4) != 0 && access(path, R_OK) != 0)
-    return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path, strerror(errno));
-  if (strncmp(path, "/vsi", 4) != 0 && st.st_size == 0)
-    return tr_fail(err, TR_EINPUT, "cannot open input '%s': the file is empty", path);
+  if (plain) {
+    const char *what = not_regular(st.st_mode);
+    if (what) return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path, what);
+    if (access(path, R_OK) != 0)
+      return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path, strerror(errno));
+    if (st.st_size == 0) return tr_fail(err, TR_EINPUT, "cannot open input '%s': the file is empty", path);
+    in->has_id = 1;
+    in->dev = st.st_dev;
+    in->ino = st.st_ino;
+  }
 
   gdal_capture c;
   capture_begin(&c);
@@ -109,28 +153,32 @@ int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
   capture_end();
   if (!in->ds)
     return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path,
-                   why(&c, "not a raster format GDAL recognises"));
+                   why(&c, plain ? "not a raster format GDAL recognises"
+                                 : "no such file, or not a raster GDAL recognises"));
+  /* GDAL reads some metadata lazily and reports damage in it (GeoTIFF keys,
+   * ...) as it goes on without it: quietly, as a library must */
+  capture_begin(&c);
+  const int status = inspect(in, band, err);
+  capture_end();
+  if (status) tr_input_close(in);
+  return status;
+}
+
+/* The opened dataset's band, size, type, nodata and georeferencing. */
+static int inspect(tr_input *in, int band, tr_error *err) {
+  const char *path = in->path;
   int nbands = GDALGetRasterCount(in->ds);
-  if (nbands < 1) {
-    tr_input_close(in);
-    return tr_fail(err, TR_EINPUT, "input '%s' has no raster bands", path);
-  }
-  if (band < 1 || band > nbands) {
-    tr_input_close(in);
+  if (nbands < 1) return tr_fail(err, TR_EINPUT, "input '%s' has no raster bands", path);
+  if (band < 1 || band > nbands)
     return tr_fail(err, TR_EBAND, "input '%s' has %d band%s; band %d does not exist", path,
                    nbands, nbands == 1 ? "" : "s", band);
-  }
   in->band = GDALGetRasterBand(in->ds, band);
   in->rows = GDALGetRasterYSize(in->ds);
   in->cols = GDALGetRasterXSize(in->ds);
   in->type = GDALGetRasterDataType(in->band);
-  if (in->rows < 1 || in->cols < 1) {
-    tr_input_close(in);
-    return tr_fail(err, TR_EINPUT, "input '%s' has no cells", path);
-  }
+  if (in->rows < 1 || in->cols < 1) return tr_fail(err, TR_EINPUT, "input '%s' has no cells", path);
   if (!type_supported(in->type)) {
     const char *tn = GDALGetDataTypeName(in->type);
-    tr_input_close(in);
     return tr_fail(err, TR_ETYPE, "input '%s': data type %s is not supported (use a real-valued band)",
                    path, tn ? tn : "unknown");
   }
@@ -145,7 +193,10 @@ int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
 }
 
 void tr_input_close(tr_input *in) {
+  gdal_capture c;
+  capture_begin(&c);
   if (in->ds) GDALClose(in->ds);
+  capture_end();
   free(in->wkt);
   in->ds = NULL;
   in->wkt = NULL;
@@ -172,6 +223,15 @@ int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, in
   if (e != CE_None)
     return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path,
                    (long long)r0, (long long)r1 - 1, why(&c, "read error (truncated or corrupt file?)"));
+  if (in->type == GDT_Float32 || in->type == GDT_Float64) {
+    /* +-Inf (and Float64 values beyond Float32's range, which GDAL turns
+     * into +-Inf) become NaN: every kernel treats NaN as nodata. */
+    for (int64_t r = 0; r < r1 - r0; r++) {
+      float *q = p + r * stride;
+      for (int64_t k = 0; k < c1 - c0; k++)
+        if (isinf(q[k])) q[k] = NAN;
+    }
+  }
   return TR_OK;
 }
 
@@ -218,31 +278,155 @@ static GDALDriverH pick_driver(const char *path, const char *format, tr_error *e
   return GDALGetDriverByName("GTiff");
 }
 
-static char *tmp_name(const char *path, const char *tag) {
+/* ------------------------------------------------------ temporary names */
+
+#define TMP_MARK ".terrafort-"
+
+static uint32_t fnv1a(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+/* The host tag in temporary names: a process of another machine writing to a
+ * shared folder is never taken for a dead one of this machine. */
+static uint32_t host_tag(void) {
+  char host[256] = "";
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  host[sizeof host - 1] = 0;
+  return fnv1a(host);
+}
+
+/* "<dir>/.<stem>.terrafort-<pid>-<host>.<tag>[<seq>]<ext>" for destination
+ * path (seq tells apart the outputs of one process; 0 is left out); ext: the
+ * destination's, or `ext_override` when given. A stem that would make the
+ * name longer than NAME_MAX is cut and followed by "~" and a hash of the
+ * destination's name. */
+static char *tmp_name(const char *path, const char *tag, int seq, const char *ext_override) {
   const char *slash = strrchr(path, '/');
-  size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+  const size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
   const char *base = slash ? slash + 1 : path;
   const char *dot = strrchr(base, '.');
-  const char *ext = dot ? dot : "";
-  size_t n = strlen(path) + strlen(tag) + 64;
+  if (dot == base) dot = NULL; /* ".name": no extension */
+  const char *ext = ext_override ? ext_override : dot ? dot : "";
+  if (strlen(ext) > 32) ext = "";
+  size_t stem = dot ? (size_t)(dot - base) : strlen(base);
+  char mid[96], hash[16] = "";
+  snprintf(mid, sizeof mid, "%s%ld-%08x.%s", TMP_MARK, (long)getpid(), (unsigned)host_tag(), tag);
+  if (seq > 0) snprintf(mid + strlen(mid), sizeof mid - strlen(mid), "%d", seq);
+  const size_t fixed = 1 + strlen(mid) + strlen(ext);
+  if (fixed + stem > NAME_MAX) {
+    snprintf(hash, sizeof hash, "~%08x", (unsigned)fnv1a(base));
+    stem = NAME_MAX - fixed - strlen(hash);
+  }
+  const size_t n = dirlen + 1 + stem + strlen(hash) + strlen(mid) + strlen(ext) + 1;
   char *s = malloc(n);
   if (!s) return NULL;
-  snprintf(s, n, "%.*s.%.*s.%ld.%s%s", (int)dirlen, path, (int)(dot ? (size_t)(dot - base) : strlen(base)),
-           base, (long)getpid(), tag, ext);
+  snprintf(s, n, "%.*s.%.*s%s%s%s", (int)dirlen, path, (int)stem, base, hash, mid, ext);
   return s;
 }
 
-static int check_destination(const char *path, tr_error *err) {
-  if (!path[0]) return tr_fail(err, TR_EUSAGE, "empty output file name");
+/* The pid of a temporary name of this host ("...terrafort-<pid>-<host>.tmp..."
+ * or ".stage..."), or 0 when `name` is not one. */
+static long tmp_pid(const char *name, uint32_t host) {
+  if (name[0] != '.') return 0;
+  for (const char *m = strstr(name, TMP_MARK); m; m = strstr(m + 1, TMP_MARK)) {
+    const char *p = m + strlen(TMP_MARK);
+    char *end;
+    errno = 0;
+    long pid = strtol(p, &end, 10);
+    if (end == p || errno || pid <= 0 || *end != '-') continue;
+    unsigned h = 0;
+    int k;
+    for (k = 1; k <= 8 && isxdigit((unsigned char)end[k]); k++) h = h * 16 + (unsigned)(isdigit((unsigned char)end[k]) ? end[k] - '0' : (tolower((unsigned char)end[k]) - 'a' + 10));
+    if (k != 9 || end[9] != '.' || h != host) continue;
+    if (strncmp(end + 10, "tmp", 3) != 0 && strncmp(end + 10, "stage", 5) != 0) continue;
+    return pid;
+  }
+  return 0;
+}
+
+/* Is process pid gone? A zombie counts as gone: it will never clean up (and
+ * where nothing reaps orphans, as in some containers, it stays a zombie). */
+static int process_gone(long pid) {
+  if (kill((pid_t)pid, 0) != 0) return errno == ESRCH;
+  char p[64], buf[256];
+  snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+  FILE *f = fopen(p, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
+  return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+/* Removes the regular files of folder `dir` that are temporaries of this
+ * host's processes that no longer exist (a SIGKILL, a killed MPI job). */
+static void remove_stale(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  const uint32_t host = host_tag();
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    long pid = tmp_pid(e->d_name, host);
+    if (pid <= 0 || pid == (long)getpid() || pid > INT_MAX) continue;
+    if (!process_gone(pid)) continue; /* alive (or not ours to judge) */
+    char f[PATH_MAX];
+    struct stat st;
+    if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) < (int)sizeof f && lstat(f, &st) == 0 && S_ISREG(st.st_mode))
+      unlink(f);
+  }
+  closedir(d);
+}
+
+/* Removes every file of one temporary (side-cars of a partial CreateCopy
+ * included): the names that begin as tmp_path's up to the end of its tag. */
+static void remove_ours(const char *tmp_path) {
+  if (!tmp_path) return;
+  const char *slash = strrchr(tmp_path, '/');
+  const char *base = slash ? slash + 1 : tmp_path;
+  const char *m = strstr(base, TMP_MARK);
+  const char *tag = m ? strchr(m + strlen(TMP_MARK), '.') : NULL;
+  if (!tag) return;
+  const char *tag_end = strchr(tag + 1, '.');
+  const size_t plen = tag_end ? (size_t)(tag_end - base) : strlen(base);
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == tmp_path ? 1 : slash - tmp_path) : 1,
+           slash ? tmp_path : ".");
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, base, plen) != 0 || (e->d_name[plen] != '.' && e->d_name[plen] != 0)) continue;
+    char f[PATH_MAX];
+    struct stat st;
+    if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) < (int)sizeof f && lstat(f, &st) == 0 && S_ISREG(st.st_mode))
+      unlink(f);
+  }
+  closedir(d);
+}
+
+/* ------------------------------------------------------------- checks */
+
+/* The destination: not the input (by any path), nothing but a regular file
+ * replaced, its folder there and writable. Writes the folder into dir. */
+static int check_destination(const char *path, const tr_input *in, char *dir, size_t dirsz, tr_error *err) {
   struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': it is a directory", path);
+  if (stat(path, &st) == 0) {
+    const char *what = not_regular(st.st_mode);
+    if (what) return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': %s", path, what);
+    if (in && in->has_id && st.st_dev == in->dev && st.st_ino == in->ino)
+      return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': it is the input file", path);
+  }
   const char *slash = strrchr(path, '/');
-  char dir[4096];
   if (slash) {
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+    snprintf(dir, dirsz, "%.*s", (int)(slash == path ? 1 : slash - path), path);
   } else {
-    snprintf(dir, sizeof dir, ".");
+    snprintf(dir, dirsz, ".");
   }
   if (stat(dir, &st) != 0)
     return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' does not exist", path, dir);
@@ -251,27 +435,95 @@ static int check_destination(const char *path, tr_error *err) {
   return TR_OK;
 }
 
+/* Can driver d create bands of type t? Its list goes to types (empty: any). */
+static int driver_holds(GDALDriverH d, GDALDataType t, char *types, size_t n) {
+  const char *list = GDALGetMetadataItem(d, GDAL_DMD_CREATIONDATATYPES, NULL);
+  types[0] = 0;
+  if (!list || !list[0]) return 1;
+  snprintf(types, n, "%s", list);
+  char **l = CSLTokenizeString(list);
+  const int hit = CSLFindString(l, GDALGetDataTypeName(t)) >= 0;
+  CSLDestroy(l);
+  return hit;
+}
+
+/* Integer band types whose values a double holds exactly (up to 32 bits). */
+static int int_type(GDALDataType t) {
+  return GDALDataTypeIsInteger(t) && !GDALDataTypeIsComplex(t) && GDALGetDataTypeSizeBytes(t) <= 4;
+}
+
+static void type_range(GDALDataType t, double *lo, double *hi) {
+  int clamped, rounded;
+  *lo = GDALAdjustValueToDataType(t, -1e300, &clamped, &rounded);
+  *hi = GDALAdjustValueToDataType(t, 1e300, &clamped, &rounded);
+}
+
+/* Can a band of type t hold nodata value v exactly? */
+static int nodata_fits(GDALDataType t, double v) {
+  if (t == GDT_Float64) return 1;
+  if (t == GDT_Float32) return isnan(v) || isinf(v) || fabs(v) <= FLT_MAX;
+  if (isnan(v) || isinf(v)) return 0;
+  if (!GDALDataTypeIsInteger(t)) return 1;
+  if (!int_type(t)) return v == floor(v) && fabs(v) < 9007199254740992.0;
+  double lo, hi;
+  type_range(t, &lo, &hi);
+  return v == floor(v) && v >= lo && v <= hi;
+}
+
+/* --------------------------------------------------------------- create */
+
 int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
                      const char *const *creation_options, GDALDataType type, int bands,
                      int has_nodata, double nodata, tr_error *err) {
   memset(out, 0, sizeof *out);
-  int st = check_destination(path, err);
-  if (st) return st;
+  if (!path[0]) return tr_fail(err, TR_EUSAGE, "empty output file name");
+  int st;
   out->driver = pick_driver(path, format, err, &st);
   if (!out->driver) return st ? st : tr_fail(err, TR_EOUTPUT, "no GTiff driver in this GDAL");
+  /* what the driver cannot hold is refused, as gdaldem does: a PNG slope
+   * would be cut to bytes */
+  const char *dname = GDALGetDriverShortName(out->driver), *tname = GDALGetDataTypeName(type);
+  char types[256];
+  if (!driver_holds(out->driver, type, types, sizeof types))
+    return tr_fail(err, TR_EUSAGE,
+                   "output '%s': the %s driver cannot hold this product's %s cells (it writes %s); use GeoTIFF "
+                   "(.tif) or a format that does",
+                   path, dname, tname ? tname : "?", types);
+  if (has_nodata && !nodata_fits(type, nodata))
+    return tr_fail(err, TR_EUSAGE, "output '%s': nodata %.17g cannot be represented in a %s band", path, nodata,
+                   tname ? tname : "?");
+  if (creation_options && creation_options[0]) {
+    gdal_capture c;
+    capture_begin(&c);
+    const int ok = GDALValidateCreationOptions(out->driver, (CSLConstList)creation_options);
+    capture_end();
+    if (!ok)
+      return tr_fail(err, TR_EUSAGE, "-co: %s", c.warning[0] ? c.warning : why(&c, "the driver refuses these creation options"));
+  }
+  char dir[PATH_MAX];
+  st = check_destination(path, in, dir, sizeof dir, err);
+  if (st) return st;
+  remove_stale(dir);
   out->rows = in->rows;
   out->cols = in->cols;
+  out->type = type;
+  out->has_nodata = has_nodata;
+  out->nodata = nodata;
   out->final_path = strdup(path);
+  out->options = CSLDuplicate((char **)creation_options);
+  static int outputs; /* outputs this process created: their temporaries' names differ */
+  const int seq = __atomic_fetch_add(&outputs, 1, __ATOMIC_RELAXED);
   GDALDriverH create_drv = out->driver;
   if (!GDALGetMetadataItem(out->driver, GDAL_DCAP_CREATE, NULL)) {
     out->copy_at_end = 1;
     create_drv = GDALGetDriverByName("GTiff");
-    out->tmp_path = tmp_name(path, "stage.tif");
-    out->copy_tmp_path = tmp_name(path, "tmp");
+    out->tmp_path = tmp_name(path, "stage", seq, ".tif");
+    out->copy_tmp_path = tmp_name(path, "tmp", seq, NULL);
   } else {
-    out->tmp_path = tmp_name(path, "tmp");
+    out->tmp_path = tmp_name(path, "tmp", seq, NULL);
   }
-  if (!out->final_path || !out->tmp_path || (out->copy_at_end && !out->copy_tmp_path)) {
+  if (!out->final_path || !out->tmp_path || (out->copy_at_end && !out->copy_tmp_path) ||
+      (creation_options && creation_options[0] && !out->options)) {
     tr_output_abort(out);
     return tr_fail(err, TR_ENOMEM, "out of memory");
   }
@@ -279,7 +531,7 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   capture_begin(&c);
   out->bands = bands;
   out->ds = GDALCreate(create_drv, out->tmp_path, (int)in->cols, (int)in->rows, bands, type,
-                       out->copy_at_end ? NULL : (char **)creation_options);
+                       out->copy_at_end ? NULL : out->options);
   if (out->ds) {
     out->band = GDALGetRasterBand(out->ds, 1);
     if (in->has_gt) GDALSetGeoTransform(out->ds, (double *)in->gt);
@@ -296,8 +548,40 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   return TR_OK;
 }
 
+/* ---------------------------------------------------------------- write */
+
+/* A floating-point cell as an integer band holds it (see raster.h). */
+static double to_int_cell(const tr_output *o, double v, int f32, double lo, double hi) {
+  if (isnan(v)) return o->has_nodata ? o->nodata : 0.0;
+  if (o->has_nodata && (f32 ? (float)v == (float)o->nodata : v == o->nodata)) return o->nodata;
+  double r = floor(v + 0.5);
+  if (r < lo) r = lo;
+  if (r > hi) r = hi;
+  if (o->has_nodata && r == o->nodata) r = r == hi ? hi - 1 : r == lo ? lo + 1 : v >= o->nodata ? r + 1 : r - 1;
+  return r;
+}
+
 int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                     const void *src, GDALDataType type, int64_t stride, tr_error *err) {
+  double *conv = NULL;
+  if ((type == GDT_Float32 || type == GDT_Float64) && int_type(out->type)) {
+    /* GDAL would turn NaN into 0 and clamp onto the nodata value */
+    const int64_t nb = out->bands;
+    conv = malloc((size_t)(rows * cols * nb) * sizeof *conv);
+    if (!conv) return tr_fail(err, TR_ENOMEM, "out of memory converting cells for '%s'", out->final_path);
+    double lo, hi;
+    type_range(out->type, &lo, &hi);
+    const int f32 = type == GDT_Float32;
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t k = 0; k < cols * nb; k++) {
+        const int64_t i = r * stride * nb + k;
+        const double v = f32 ? (double)((const float *)src)[i] : ((const double *)src)[i];
+        conv[r * cols * nb + k] = to_int_cell(out, v, f32, lo, hi);
+      }
+    src = conv;
+    type = GDT_Float64;
+    stride = cols;
+  }
   gdal_capture c;
   capture_begin(&c);
   const GSpacing es = GDALGetDataTypeSizeBytes(type);
@@ -306,10 +590,28 @@ int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, in
                                    (void *)src, (int)cols, (int)rows, type, out->bands, NULL, px,
                                    (GSpacing)stride * px, es, NULL);
   capture_end();
+  free(conv);
   if (e != CE_None || c.failed)
     return tr_fail(err, c.nospace ? TR_ENOSPC : TR_EOUTPUT, "cannot write output '%s': %s",
                    out->final_path, why(&c, "write error"));
   return TR_OK;
+}
+
+/* --------------------------------------------------------------- commit */
+
+typedef struct {
+  tr_output *out;
+  int cancelled;
+} copy_watch;
+
+/* GDALCreateCopy's progress: the run's callback decides whether to go on
+ * (the tiles are all written: progress stays at 1). */
+static int CPL_STDCALL copy_progress(double frac, const char *msg, void *user) {
+  (void)frac;
+  (void)msg;
+  copy_watch *w = user;
+  if (w->out->progress && !w->out->progress(1.0, NULL, w->out->progress_user)) w->cancelled = 1;
+  return !w->cancelled;
 }
 
 int tr_output_commit(tr_output *out, tr_error *err) {
@@ -319,9 +621,12 @@ int tr_output_commit(tr_output *out, tr_error *err) {
   GDALClose(out->ds);
   out->ds = NULL;
   const char *ready = out->tmp_path;
+  copy_watch watch = {out, 0};
   if (!c.failed && out->copy_at_end) {
     GDALDatasetH stage = GDALOpen(out->tmp_path, GA_ReadOnly);
-    GDALDatasetH cp = stage ? GDALCreateCopy(out->driver, out->copy_tmp_path, stage, FALSE, NULL, NULL, NULL) : NULL;
+    GDALDatasetH cp = stage ? GDALCreateCopy(out->driver, out->copy_tmp_path, stage, FALSE, out->options,
+                                             copy_progress, &watch)
+                            : NULL;
     if (!cp && !c.failed) {
       c.failed = 1;
       snprintf(c.msg, sizeof c.msg, "the %s driver could not write this raster", GDALGetDriverShortName(out->driver));
@@ -333,27 +638,38 @@ int tr_output_commit(tr_output *out, tr_error *err) {
   }
   if (!c.failed) {
     /* Replace an existing destination the way gdaldem does: delete, then
-     * move ours into place. */
+     * move ours into place; only ever a regular file (it was checked at
+     * create: something else may have appeared since). */
     struct stat st;
     if (stat(out->final_path, &st) == 0) {
-      GDALDriverH d = GDALIdentifyDriver(out->final_path, NULL);
-      if (!d || GDALDeleteDataset(d, out->final_path) != CE_None) unlink(out->final_path);
+      const char *what = not_regular(st.st_mode);
+      if (what) {
+        c.failed = 1;
+        snprintf(c.msg, sizeof c.msg, "%s", what);
+      } else {
+        GDALDriverH d = GDALIdentifyDriver(out->final_path, NULL);
+        if (!d || GDALDeleteDataset(d, out->final_path) != CE_None) unlink(out->final_path);
+      }
     }
-    if (GDALRenameDataset(out->driver, out->final_path, ready) != CE_None && !c.failed) {
+    if (!c.failed && GDALRenameDataset(out->driver, out->final_path, ready) != CE_None) {
       c.failed = 1;
       snprintf(c.msg, sizeof c.msg, "cannot rename temporary file into place");
     }
   }
   capture_end();
   if (c.failed) {
-    int st = c.nospace ? TR_ENOSPC : TR_EOUTPUT;
-    tr_fail(err, st, "cannot write output '%s': %s", out->final_path, c.msg);
+    int st = watch.cancelled ? TR_EINTERRUPTED : c.nospace ? TR_ENOSPC : TR_EOUTPUT;
+    if (watch.cancelled) tr_fail(err, st, "interrupted");
+    else tr_fail(err, st, "cannot write output '%s': %s", out->final_path, c.msg);
     tr_output_abort(out);
     return st;
   }
+  remove_ours(out->tmp_path);
+  remove_ours(out->copy_tmp_path);
   free(out->final_path);
   free(out->tmp_path);
   free(out->copy_tmp_path);
+  CSLDestroy(out->options);
   memset(out, 0, sizeof *out);
   return TR_OK;
 }
@@ -373,8 +689,12 @@ void tr_output_abort(tr_output *out) {
     if (GDALDeleteDataset(out->driver, out->copy_tmp_path) != CE_None) unlink(out->copy_tmp_path);
   }
   capture_end();
+  /* what the drivers did not know of (side-cars of a partial copy) */
+  remove_ours(out->tmp_path);
+  remove_ours(out->copy_tmp_path);
   free(out->final_path);
   free(out->tmp_path);
   free(out->copy_tmp_path);
+  CSLDestroy(out->options);
   memset(out, 0, sizeof *out);
 }

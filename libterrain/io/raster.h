@@ -14,6 +14,7 @@
 
 #include <gdal.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "terrain.h"
@@ -31,6 +32,9 @@ typedef struct {
   char *wkt;             /* CRS as WKT, NULL when the file has none */
   int geographic;        /* CRS is geographic (lat/lon) */
   double semi_major, inv_flattening; /* ellipsoid, when geographic */
+  int has_id;            /* a plain file: dev and ino identify it (an output must not be it) */
+  dev_t dev;
+  ino_t ino;
 } tr_input;
 
 typedef struct {
@@ -43,24 +47,46 @@ typedef struct {
   char *copy_tmp_path;    /* CreateCopy target before the rename */
   int64_t rows, cols;
   int bands;
+  GDALDataType type;      /* the bands' type */
+  int has_nodata;         /* declared nodata (representable in type) */
+  double nodata;
+  char **options;         /* creation options (CreateCopy's when copy_at_end) */
+  tr_progress_fn progress; /* polled during a CreateCopy at commit: 0 cancels */
+  void *progress_user;
 } tr_output;
 
-/* Opens band `band` of `path` read-only and validates it. */
+/* The GDAL block cache is the library's decision (terrafort(1), MEMORY): a
+ * runner sets it to `mb` megabytes unless the user set GDAL_CACHEMAX. */
+void tr_io_cache_default(int mb);
+
+/* Opens band `band` of `path` read-only and validates it. A plain path must
+ * be a regular file; GDAL names (/vsi..., DRIVER:file:sub) go to GDAL as is. */
 int tr_input_open(tr_input *in, const char *path, int band, tr_error *err);
 void tr_input_close(tr_input *in);
 
 /* Reads the window (row0, col0, rows x cols) as Float32 into dst (stride in
- * elements). Cells outside the raster are set to NaN. */
+ * elements). Cells outside the raster, and non-finite cells (NaN, +-Inf, or
+ * values beyond Float32's range), are NaN: NaN is always nodata. */
 int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                       float *dst, int64_t stride, tr_error *err);
 
 /* Creates the temporary destination raster: like `in` in size and
- * georeferencing, `bands` bands of `type`, nodata set on each when has_nodata. */
+ * georeferencing, `bands` bands of `type`, nodata set on each when has_nodata.
+ * Refused before anything is written: a driver that cannot hold `type`
+ * (DMD_CREATIONDATATYPES) or rejects a creation option, or a nodata that
+ * `type` cannot represent (TR_EUSAGE); a destination that is the input (same
+ * file by any path), a directory, a device, a FIFO or a socket (TR_EOUTPUT).
+ * The temporary is "<dir>/.<name>.terrafort-<pid>-<host>.tmp<ext>" (the name
+ * shortened with a hash when it would pass NAME_MAX); temporaries of this
+ * host's dead processes in that folder are removed first. */
 int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
                      const char *const *creation_options, GDALDataType type, int bands,
                      int has_nodata, double nodata, tr_error *err);
 /* Writes a window of every band from `src`: cells of `type`, the bands of a
- * cell next to each other (pixel-interleaved), rows `stride` cells apart. */
+ * cell next to each other (pixel-interleaved), rows `stride` cells apart.
+ * Floating-point cells into an integer band: NaN and the nodata value become
+ * the band's nodata, others are rounded to nearest (halves up, as GDAL) and
+ * clamped to the type's range, never onto the nodata value. */
 int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                     const void *src, GDALDataType type, int64_t stride, tr_error *err);
 /* Flushes, closes and renames into place. On failure the output is removed. */

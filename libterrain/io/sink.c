@@ -30,7 +30,7 @@ typedef struct {
   char msg[512];
 } sink_header;
 
-static int owner(const tr_sink *s, int64_t i) { return s->spread ? tr_grid_owner(i, s->nranks) : 0; }
+static int owner(const tr_sink *s, int64_t i) { return s->mode == TR_SINK_SPREAD ? tr_grid_owner(i, s->nranks) : 0; }
 
 void tr_sink_fail(tr_sink *s, int status, const tr_error *e) {
   if (status && !s->status) {
@@ -40,30 +40,50 @@ void tr_sink_fail(tr_sink *s, int status, const tr_error *e) {
   }
 }
 
-int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
-                 const tr_grid *g, int spread, tr_error *err) {
+int tr_sink_init(tr_sink *s, const tr_run_opts *run, int64_t ntiles, tr_sink_tile_fn tile_at, const void *geom,
+                 int64_t max_cells, const tr_product *p, tr_sink_mode mode, tr_sink_write_fn write, void *user,
+                 tr_error *err) {
   memset(s, 0, sizeof *s);
   s->run = run;
-  s->g = g;
-  s->ntiles = tr_grid_count(g);
-  s->rank = tr_dist_rank();
-  s->nranks = tr_dist_size();
-  s->spread = spread && s->nranks > 1;
+  s->ntiles = ntiles;
+  s->tile_at = tile_at;
+  s->geom = geom;
+  s->mode = mode;
+  s->rank = mode == TR_SINK_LOCAL ? 0 : tr_rank();
+  s->nranks = mode == TR_SINK_LOCAL ? 1 : tr_dist_size();
+  if (s->nranks == 1) s->mode = TR_SINK_LOCAL;
   s->prod = *p;
   s->cell_bytes = (size_t)GDALGetDataTypeSizeBytes(p->type) * (size_t)p->bands;
-  int st = TR_OK;
-  if (s->rank == 0) {
-    st = tr_output_create(&s->out, in, dst, run->format, run->creation_options, p->type, p->bands, p->has_nodata,
-                          p->nodata, err);
+  s->write = write;
+  s->write_user = user;
+  if (run && (run->stats || run->stats_json)) {
+    s->stats = calloc((size_t)ntiles * (size_t)p->bands, sizeof *s->stats);
+    if (!s->stats) return tr_fail(err, TR_ENOMEM, "out of memory for statistics partials");
+  }
+  if (s->rank == 0 && s->mode == TR_SINK_SPREAD) {
+    s->recvbuf = malloc((size_t)max_cells * s->cell_bytes);
+    if (!s->recvbuf) return tr_fail(err, TR_ENOMEM, "out of memory for the tile receive buffer");
+  }
+  return TR_OK;
+}
+
+static tr_tile grid_tile(const void *g, int64_t i) { return tr_grid_tile(g, i); }
+
+static int write_raster(void *user, const tr_tile *t, const void *cells, tr_error *e) {
+  tr_sink *s = user;
+  return tr_output_write(&s->out, t->row0, t->col0, t->rows, t->cols, cells, s->prod.type, t->cols, e);
+}
+
+int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
+                 const tr_grid *g, tr_sink_mode mode, tr_error *err) {
+  int st = tr_sink_init(s, run, tr_grid_count(g), grid_tile, g, g->tile * g->tile, p, mode, write_raster, NULL, err);
+  s->write_user = s;
+  if (!st && s->rank == 0) {
+    st = tr_output_create(&s->out, in, dst, run->format, run->creation_options,
+                          p->file_type != GDT_Unknown ? p->file_type : p->type, p->bands, p->has_nodata, p->nodata, err);
     s->created = st == TR_OK;
-  }
-  if (!st && (run->stats || run->stats_json)) {
-    s->stats = calloc((size_t)s->ntiles * (size_t)p->bands, sizeof *s->stats);
-    if (!s->stats) st = tr_fail(err, TR_ENOMEM, "out of memory for statistics partials");
-  }
-  if (!st && s->rank == 0 && s->spread) {
-    s->recvbuf = malloc((size_t)(g->tile * g->tile) * s->cell_bytes);
-    if (!s->recvbuf) st = tr_fail(err, TR_ENOMEM, "out of memory for the tile receive buffer");
+    s->out.progress = run->progress; /* a cancel also stops a CreateCopy at commit */
+    s->out.progress_user = run->progress_user;
   }
   return st;
 }
@@ -72,10 +92,10 @@ int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const c
 static void write_tile(tr_sink *s, const tr_tile *t, const void *cells) {
   if (s->status) return;
   tr_error e;
-  int st = tr_output_write(&s->out, t->row0, t->col0, t->rows, t->cols, cells, s->prod.type, t->cols, &e);
+  int st = s->write ? s->write(s->write_user, t, cells, &e) : TR_OK;
   s->written++;
   const tr_run_opts *run = s->run;
-  if (!st && run->progress) {
+  if (!st && run && run->progress) {
     double frac = s->progress_from + (1.0 - s->progress_from) * (double)s->written / (double)s->ntiles;
     if (!run->progress(frac, NULL, run->progress_user)) st = tr_fail(&e, TR_EINTERRUPTED, "interrupted");
   }
@@ -93,7 +113,7 @@ static void recv_tile(tr_sink *s, int64_t j) {
     tr_sink_fail(s, h.status, &e);
     return;
   }
-  tr_tile t = tr_grid_tile(s->g, j);
+  tr_tile t = s->tile_at(s->geom, j);
   const size_t n = (size_t)(t.rows * t.cols) * s->cell_bytes;
   for (size_t off = 0; off < n; off += SINK_PIECE) {
     const size_t k = n - off < SINK_PIECE ? n - off : SINK_PIECE;
@@ -110,7 +130,7 @@ static void send_tile(tr_sink *s, int64_t i, int status, const tr_error *e, cons
   if (status) snprintf(h.msg, sizeof h.msg, "%.500s", e ? e->msg : "failed");
   MPI_Send(&h, sizeof h, MPI_BYTE, 0, TAG_SINK_HEADER, MPI_COMM_WORLD);
   if (status) return;
-  tr_tile t = tr_grid_tile(s->g, i);
+  tr_tile t = s->tile_at(s->geom, i);
   const size_t n = (size_t)(t.rows * t.cols) * s->cell_bytes;
   for (size_t off = 0; off < n; off += SINK_PIECE) {
     const size_t k = n - off < SINK_PIECE ? n - off : SINK_PIECE;
@@ -132,7 +152,7 @@ static void drain_before(tr_sink *s, int64_t upto) {
 
 void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const void *cells) {
   if (!status && s->stats) {
-    tr_tile t = tr_grid_tile(s->g, i);
+    tr_tile t = s->tile_at(s->geom, i);
     tr_tile_stats_of(&s->stats[i * s->prod.bands], cells, s->prod.type, s->prod.bands, t.rows * t.cols,
                      s->prod.has_nodata, s->prod.nodata);
   }
@@ -145,7 +165,7 @@ void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const voi
   drain_before(s, i);
   if (status) tr_sink_fail(s, status, e);
   else {
-    tr_tile t = tr_grid_tile(s->g, i);
+    tr_tile t = s->tile_at(s->geom, i);
     write_tile(s, &t, cells);
   }
   s->next = i + 1;

@@ -35,34 +35,56 @@ typedef struct {
   int bands;          /* cells are pixel-interleaved: bands values of `type` each */
   int has_nodata;
   double nodata;      /* declared on every band when has_nodata */
+  GDALDataType file_type; /* the output raster's band type; GDT_Unknown: `type` (GDAL converts) */
 } tr_product;
 
+/* Where tiles come from and where they go. */
+typedef enum {
+  TR_SINK_SPREAD = 0, /* tile i is rank (i mod N)'s (the owner rule); rank 0 writes */
+  TR_SINK_RANK0,      /* every tile is rank 0's; other ranks put nothing */
+  TR_SINK_LOCAL       /* this process alone, as if there were one rank */
+} tr_sink_mode;
+
+/* The rectangle of tile i (a regular grid's, or an engine layout's). */
+typedef tr_tile (*tr_sink_tile_fn)(const void *geom, int64_t i);
+/* Writes a finished tile (rank 0, in tile order). Returns TR_OK or fails with e. */
+typedef int (*tr_sink_write_fn)(void *user, const tr_tile *t, const void *cells, tr_error *e);
+
 typedef struct tr_sink {
-  const tr_run_opts *run;
-  const tr_grid *g;
+  const tr_run_opts *run;   /* progress and statistics options; may be NULL */
   int64_t ntiles;
+  tr_sink_tile_fn tile_at;
+  const void *geom;
   int rank, nranks;
-  int spread;            /* 1: tile i is rank (i mod N)'s; 0: every tile is rank 0's */
+  tr_sink_mode mode;
   tr_product prod;
-  size_t cell_bytes;     /* bytes of one cell, all bands */
-  tr_output out;         /* rank 0 */
+  size_t cell_bytes;        /* bytes of one cell, all bands */
+  tr_sink_write_fn write;
+  void *write_user;
+  tr_output out;            /* rank 0, when the sink writes a raster file */
   int created;
-  tr_tile_stats *stats;  /* ntiles x bands partials, or NULL without --stats */
-  void *recvbuf;         /* rank 0 with remote tiles */
-  int64_t next;          /* rank 0: the next tile to write */
+  tr_tile_stats *stats;     /* ntiles x bands partials, or NULL without --stats */
+  void *recvbuf;            /* rank 0 with remote tiles */
+  int64_t next;             /* rank 0: the next tile to write */
   int64_t written;
-  double progress_from;  /* progress reported: from + (1 - from) x written / ntiles */
-  int status;            /* first failure seen here */
+  double progress_from;     /* progress reported: from + (1 - from) x written / ntiles */
+  int status;               /* first failure seen here */
   tr_error first;
 } tr_sink;
 
-/* Collective: rank 0 creates the temporary output (raster.h) like `in`;
- * every rank prepares its statistics partials. Not agreed: the caller agrees. */
-int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
-                 const tr_grid *g, int spread, tr_error *err);
+/* A sink over any tiling and writer: max_cells is the largest tile's cell
+ * count (the receive buffer). Statistics partials are kept when run asks. */
+int tr_sink_init(tr_sink *s, const tr_run_opts *run, int64_t ntiles, tr_sink_tile_fn tile_at, const void *geom,
+                 int64_t max_cells, const tr_product *p, tr_sink_mode mode, tr_sink_write_fn write, void *user,
+                 tr_error *err);
 
-/* Hands over tile i (cells: rows x cols cells, row-major, no halo) with the
- * status of its computation (cells ignored when status != 0). */
+/* A sink over the tile grid g that writes a raster: rank 0 creates the
+ * temporary output (raster.h) like `in`. Not agreed: the caller agrees. */
+int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
+                 const tr_grid *g, tr_sink_mode mode, tr_error *err);
+
+/* Hands over tile i (cells: its rows x cols cells, row-major, no halo) with
+ * the status of its computation (cells ignored when status != 0). */
 void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const void *cells);
 
 /* Rank 0: receives and writes every remaining tile. Others: nothing. Returns
@@ -72,7 +94,7 @@ int tr_sink_drain(tr_sink *s, tr_error *err);
 /* Records a failure that is not a tile's (the caller's own); kept if first. */
 void tr_sink_fail(tr_sink *s, int status, const tr_error *e);
 
-/* Rank 0: flushes and renames into place (status 0) or deletes the output. */
+/* Rank 0: flushes and renames the raster into place, or deletes it. */
 int tr_sink_commit(tr_sink *s, tr_error *err);
 void tr_sink_abort(tr_sink *s);
 

@@ -8,6 +8,11 @@
  * -zero_for_flat (which, as in gdaldem, also leaves the output without a
  * nodata value: cells without a result are 0 too). Double-precision atan2 keeps values next to the 0/360
  * wrap identical to gdaldem's, where an approximation could jump by 360.
+ *
+ * Unlike gdaldem, the grid's orientation counts: rows running north (a
+ * south-up DEM, geotransform[5] > 0) or columns running west
+ * (geotransform[1] < 0) flip the difference's sign, so the azimuth is the
+ * true one (gdaldem mirrors it). A DEM without a geotransform is north-up.
  */
 #include <math.h>
 #include <string.h>
@@ -23,6 +28,8 @@ static inline float aspect_cell(const tr_gradient_params *p, const float *w) {
     dx = (double)(w[5] - w[3]);
     dy = (double)(w[7] - w[1]);
   }
+  if (p->gt[5] > 0) dy = -dy;
+  if (p->gt[1] < 0) dx = -dx;
   if (dx == 0 && dy == 0) return p->zero_for_flat ? 0.0f : p->dst_nodata;
   float a = (float)(atan2(dy, -dx) * (180.0 / M_PI));
   if (!p->trigonometric) {
@@ -57,6 +64,18 @@ static int aspect_kernel(const void *params, const tr_window *w, int64_t row0, i
   return 0;
 }
 
+/* The gradient family's set-up; aspect reads only the signs of the
+ * geotransform's steps (a DEM without one counts as north-up). */
+static int aspect_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  int st = tr_gradient_prepare(in, opts, params, prod, err);
+  tr_gradient_params *p = params;
+  if (!st && !in->has_gt) {
+    p->gt[1] = 1.0;
+    p->gt[5] = -1.0;
+  }
+  return st;
+}
+
 void tr_aspect_opts_init(tr_aspect_opts *o) {
   tr_run_opts_init(&o->run);
   o->alg = TR_GRAD_HORN;
@@ -79,5 +98,5 @@ int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_e
    * without a value (edges, nodata) are 0 there as well. */
   p->dst_nodata = opts->zero_for_flat ? 0.0f : -9999.0f;
   p->dst_has_nodata = !opts->zero_for_flat;
-  return tr_run_kernel(&opts->run, "aspect", tr_gradient_prepare, &g, src, dst, err);
+  return tr_run_kernel(&opts->run, "aspect", aspect_prepare, &g, src, dst, err);
 }

@@ -30,6 +30,11 @@ int tr_gradient_prepare(const tr_input *in, const void *opts, void *params, tr_p
   if (p->alg != TR_GRAD_HORN && p->alg != TR_GRAD_ZEVENBERGEN_THORNE)
     return tr_fail(err, TR_EUSAGE, "unknown gradient algorithm");
   if (g->scale_opt < 0 || isnan(g->scale_opt)) return tr_fail(err, TR_EUSAGE, "scale must be a positive number");
+  if (in->gt[2] != 0 || in->gt[4] != 0)
+    return tr_fail(err, TR_EINPUT,
+                   "input '%s' has a rotated geotransform (terms %g, %g): slope, aspect and shading need rows and "
+                   "columns along north and east; warp it first (gdalwarp)",
+                   in->path, in->gt[2], in->gt[4]);
   params_from_input(p, in, g->scale_opt);
   prod->has_nodata = p->dst_has_nodata;
   prod->nodata = p->dst_nodata;

@@ -37,6 +37,11 @@ typedef struct {
   int geographic;       /* per-row metric cell size from the ellipsoid */
   double gt[6];
   double semi_major, e2;
+  double z;             /* hillshade only: vertical exaggeration (-z) */
+  double azimuth;       /* hillshade only: light from, degrees clockwise from north */
+  double altitude;      /* hillshade only: light above the horizon, degrees */
+  int shade;            /* hillshade only: tr_shade_mode */
+  int int_source;       /* hillshade only: Byte/Int16/UInt16 input (gdaldem's integer path) */
 } tr_gradient_params;
 
 

@@ -27,7 +27,6 @@
 
 #include "dist.h"
 #include "ft.h"
-#include "inject.h"
 #include "kernel.h"
 #include "run.h"
 
@@ -131,9 +130,7 @@ static void run_tiles(run_state *s) {
 
 static int ft_setup(run_state *s, tr_error *err) {
   const tr_run_opts *run = s->run;
-  tr_inject inj;
-  int st = tr_inject_parse(run->inject, &inj, err);
-  if (st) return st;
+  const tr_inject *inj = &s->job->inject;
   const size_t n = tr_kernel_count();
   s->ftk = calloc(n, sizeof *s->ftk);
   s->kctx_size = sizeof(ft_kctx_head) + s->k->params_size;
@@ -146,13 +143,19 @@ static int ft_setup(run_state *s, tr_error *err) {
   ft_opts o;
   ft_opts_init(&o);
   o.mode = run->ft_basic ? FT_MODE_DUAL_BASIC : FT_MODE_DUAL_FAST;
-  o.workers = run->threads > 1 ? run->threads : 0;
-  o.tolerance = run->ft_tolerance;
-  o.error_rate = run->ft_error_rate;
+  /* one worker per thread plus a spare, so a recompute runs beside the
+   * replicas' next sub-block instead of queueing behind them (and a stalled
+   * or killed worker still leaves two); --threads 1 has no spare */
+  o.workers = (run->threads > 0 ? run->threads : omp_get_num_procs()) + 1;
+  if (run->ft_source_profile) ft_opts_source_profile(&o);
+  if (run->ft_tolerance > 0) o.tolerance = run->ft_tolerance;
+  if (run->ft_error_rate > 0) o.error_rate = run->ft_error_rate;
   o.kernels = s->ftk;
   o.n_kernels = n;
-  o.inject = inj.ft;
-  if (inj.ft.stall || inj.ft.kill) o.timeout_ms = 2000;
+  o.inject = inj->ft;
+  o.timeout_ms = run->ft_timeout_ms > 0 ? run->ft_timeout_ms : (inj->ft.stall || inj->ft.kill) ? 2000 : 10000;
+  /* the tools promise that no cell beyond xi comes from an unverified replica */
+  o.settle_cells = 1;
 #ifdef TERRAFORT_HAVE_MPI
   MPI_Comm world = MPI_COMM_WORLD;
   if (s->job->nranks > 1) o.mpi_comm = &world;
@@ -192,11 +195,12 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   if (st) return st;
   s.job = &job;
   s.params = calloc(1, s.k->params_size ? s.k->params_size : 1);
-  tr_product prod = {s.k->out_type, s.k->bands, 0, 0};
+  tr_product prod = {s.k->out_type, s.k->bands, 0, 0, GDT_Unknown};
+  tr_io_cache_default(64);
   st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   st = tr_dist_agree(st, err);
   s.ft_master_only = run->ft == TR_FT_DUAL && job.nranks > 1;
-  if (!st) st = tr_job_create(&job, dst, &prod, !s.ft_master_only, 0.0, err);
+  if (!st) st = tr_job_create(&job, dst, &prod, s.ft_master_only ? TR_SINK_RANK0 : TR_SINK_SPREAD, 0.0, err);
   else tr_job_finish(&job, st, err);
   if (st) {
     free(s.params);

@@ -13,7 +13,13 @@
 
 #define TR_KERNEL_LIST(X) \
   X(slope)                \
-  X(aspect)
+  X(aspect)               \
+  X(hillshade)            \
+  X(tri)                  \
+  X(tpi)                  \
+  X(roughness)            \
+  X(color_relief)         \
+  X(color_relief_rgba)
 
 #define TR_KERNEL_DECLARE(n) extern const tr_kernel tr_kernel_##n;
 TR_KERNEL_LIST(TR_KERNEL_DECLARE)

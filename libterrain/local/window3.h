@@ -14,7 +14,10 @@
  *   corner reuses the centre column/row), as GDAL's INTERPOL does
  * - rasters with fewer than 2 rows or columns   -> all nodata
  *
- * Nodata equality is GDAL's float ARE_REAL_EQUAL (2 ulp relative), or NaN.
+ * Nodata equality is GDAL's float ARE_REAL_EQUAL (2 ulp relative). A NaN
+ * cell is nodata whether or not the source declares a nodata value (the
+ * reader turns +-Inf into NaN too), so non-finite input never reaches a
+ * kernel's arithmetic: the output gets its own nodata there.
  */
 #ifndef TR_WINDOW3_H
 #define TR_WINDOW3_H
@@ -31,8 +34,8 @@ typedef struct {
 } tr_nodata;
 
 static inline int tr_is_nodata(const tr_nodata *nd, float v) {
-  if (!nd->has) return 0;
-  if (nd->is_nan) return isnan(v);
+  if (isnan(v)) return 1;
+  if (!nd->has || nd->is_nan) return 0;
   return v == nd->value || fabsf(v - nd->value) < 1.1920929e-07f * fabsf(v + nd->value) * 2;
 }
 
@@ -46,7 +49,7 @@ static inline tr_nodata tr_nodata_of(int has_nodata, double nodata) {
 }
 
 static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
-  if (nd->has && (tr_is_nodata(nd, a) || tr_is_nodata(nd, b))) return nd->value;
+  if (tr_is_nodata(nd, a) || tr_is_nodata(nd, b)) return nd->has ? nd->value : NAN;
   float v = 2 * a - b;
   if (nd->has && tr_is_nodata(nd, v)) return nd->value * (1 + 3 * 1.1920929e-07f);
   return v;
@@ -95,13 +98,11 @@ static inline int tr_window3(const tr_window *w, const tr_nodata *nd, int comput
       win[i * 3 + 2] = tr_interpol(nd, a, b);
     }
   }
-  if (nd->has) {
-    if (tr_is_nodata(nd, win[4])) return 0;
-    for (int k = 0; k < 9; k++) {
-      if (tr_is_nodata(nd, win[k])) {
-        if (!compute_edges) return 0;
-        win[k] = win[4];
-      }
+  if (tr_is_nodata(nd, win[4])) return 0;
+  for (int k = 0; k < 9; k++) {
+    if (tr_is_nodata(nd, win[k])) {
+      if (!compute_edges) return 0;
+      win[k] = win[4];
     }
   }
   return 1;
@@ -109,7 +110,6 @@ static inline int tr_window3(const tr_window *w, const tr_nodata *nd, int comput
 
 /* 1 when the block's input (halo included) holds no nodata cell. */
 static inline int tr_window_clean(const tr_window *w, const tr_nodata *nd) {
-  if (!nd->has) return 1;
   /* Only cells inside the raster count: the halo beyond its edge is NaN
    * padding, and edge cells never take the fast path anyway. */
   int64_t r0 = w->grow0 == 0 ? 0 : -1, c0 = w->gcol0 == 0 ? 0 : -1;

@@ -67,7 +67,7 @@ static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int t
   o.aap.seed = sc->seed;
   o.aap.threads = threads;
   o.aap.ds_max = 0.0003;
-  o.aap.delay_max = delay_max;
+  o.aap.inject.delay_max = delay_max;
   o.backend = be;
   o.sim = so;
   o.has_nodata = has_nd;

@@ -127,8 +127,8 @@ int main(int argc, char **argv) {
         if (setting == 0) o.aap.pin = 1;
         if (setting == 1) {
           o.aap.pin = 1;
-          o.aap.slow_worker = 0;
-          o.aap.slow_factor = 3;
+          o.aap.inject.slow_worker = 0;
+          o.aap.inject.slow_factor = 3;
           name = "straggler";
         }
         if (setting == 2) {

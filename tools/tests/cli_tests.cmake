@@ -25,3 +25,45 @@ set_tests_properties(cli_fill PROPERTIES FIXTURES_REQUIRED testdata
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_fill APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# tri, tpi, roughness: parity with gdaldem, and the same bytes from threads, tiles, --ft dual and mpirun.
+terrafort_add_test(cli_tri_tpi_roughness SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tri_tpi_roughness.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${TF_SHARED_DATA} LABELS "cli;ft;mpi")
+set_tests_properties(cli_tri_tpi_roughness PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_tri_tpi_roughness APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
+# hillshade: parity with gdaldem to the byte, and the same bytes from threads, tiles, --ft dual and mpirun.
+terrafort_add_test(cli_hillshade SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hillshade.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${TF_SHARED_DATA} LABELS "cli;ft;mpi")
+set_tests_properties(cli_hillshade PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_hillshade APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
+# color-relief: parity with gdaldem on every ramp_*.txt, and the same bytes from threads, tiles, --ft dual and mpirun.
+terrafort_add_test(cli_color_relief SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_color_relief.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
+                   LABELS "cli;ft;mpi")
+set_tests_properties(cli_color_relief PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_color_relief APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
+# issue 14: outputs that are the input or not regular files, driver types, fill -ot, non-finite
+# cells, orientation, signals and stale temporaries, thread limits, GDAL names; and a fuzz test of
+# the GeoTIFF reader path (fewer cases under the sanitizers).
+terrafort_add_test(cli_robust SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_robust.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
+terrafort_add_test(cli_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuzz.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS cli)
+set_tests_properties(cli_robust cli_fuzz PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_robust APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+  target_compile_definitions(cli_fuzz PRIVATE FUZZ_CASES=100 FUZZ_SANITIZED=1)
+endif()

@@ -97,7 +97,15 @@ static int test_usage_errors(void) {
                {"aspect -p", "unknown option '-p'"},
                {"slope -of NoSuchDriver", "unknown output format"},
                {"slope -co NOEQUALS", "NAME=VALUE"},
-               {"slope --ft triple", "not one of off, dual"}};
+               {"slope --ft triple", "not one of off, dual"},
+               /* issue 14, item 13 */
+               {"slope -s 1e-320", "too close to zero"},
+               {"slope -co FOO=BAR", "does not support creation option FOO"},
+               {"slope --inject garbage", "not kind:key=value"},
+               {"slope --inject ';'", "names no fault"},
+               {"fill --inject flip:p=0.5,oops", "not key=value"},
+               {"slope --threads 4097", "out of range [1, 4096]"},
+               {"fill -ot Int64", "use Int32"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     snprintf(a, sizeof a, "%s '%s' out.tif", cases[i].args, f);
     if (expect_fail(a, 2, cases[i].why)) return 1;

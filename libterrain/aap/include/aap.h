@@ -63,6 +63,15 @@ typedef enum {
 int tr_aap_schedule_parse(const char *name, tr_aap_schedule *out);
 const char *tr_aap_schedule_name(tr_aap_schedule s);
 
+/* Injected faults (tests and benchmarks; terrafort's TERRAFORT_INJECT kinds
+ * `slow` and `msg-delay`), kept apart from the engine's real options. */
+typedef struct tr_aap_inject {
+  int slow_worker;    /* this worker (thread/rank) sleeps after each round; -1 = none */
+  double slow_factor; /* ... for (slow_factor - 1) x the round's duration; <= 1 = off */
+  double delay_max;   /* threads back-end: each message batch is held back for a random
+                         time in [0, delay_max] seconds before delivery; 0 = off */
+} tr_aap_inject;
+
 typedef struct tr_aap_opts {
   tr_aap_schedule schedule;
   int staleness;      /* ssp: c >= 0; aap: optional bound, -1 = none,
@@ -79,11 +88,8 @@ typedef struct tr_aap_opts {
   int threads;        /* threads back-end: worker threads (>= 1) */
   int pin;            /* threads: fragment f runs only on thread f % threads (a worker
                          owning its fragments, as on a cluster); 0 = any thread */
-  int slow_worker;    /* benchmarks: this worker (thread/rank) sleeps after each round */
-  double slow_factor; /* ... for (slow_factor - 1) x the round's duration; <= 1 = off */
+  tr_aap_inject inject; /* faults for tests and benchmarks; tr_aap_opts_default: none */
   uint64_t seed;      /* random schedule and injected delays */
-  double delay_max;   /* threads back-end tests: each message batch is held back for a random
-                         time in [0, delay_max] seconds before delivery; 0 = off */
 } tr_aap_opts;
 
 /* aap's default staleness: an SSP bound of 0 while a fragment and a neighbour differ in

@@ -1,0 +1,33 @@
+/*
+ * fill_flood.h - the priority-flood kernel the fill program's rounds share
+ * (fill_flood.c), and its queues. Private to the fill program.
+ */
+#ifndef TR_FILL_FLOOD_H
+#define TR_FILL_FLOOD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fill_ent {
+  float v;
+  uint32_t i;
+} fill_ent;
+
+typedef struct fill_queues {
+  fill_ent *heap;
+  size_t hn, hcap;
+  uint32_t *fifo;
+  size_t fh, ft, fcap;
+  int oom;
+} fill_queues;
+
+void fill_queues_free(fill_queues *q);
+void fill_heap_push(fill_queues *q, float v, uint32_t i);
+/* up(x) of the epsilon variant */
+float fill_up(float x, float eps);
+/* Floods from the queued seeds until both queues are empty; returns cells popped, or -1
+ * when a queue could not grow. pw = padded row length. */
+int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int epsilon,
+                   float eps);
+
+#endif

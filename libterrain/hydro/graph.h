@@ -1,0 +1,85 @@
+/*
+ * graph.h - the graph runner: hydrology programs on the AAP engine over the
+ * tile grid (internal to libterrain).
+ *
+ * A graph program is a row of the program table (program_table.c): a name,
+ * the cell type its Assemble puts, its params size, and an init that builds
+ * the engine program (aap.h: PEval, IncEval, Assemble, f_aggr) for a run. The
+ * program sees only a tr_graph_env: the grid, its fragments, the tile store
+ * its rounds borrow input windows from, and `put`, where Assemble hands
+ * finished tiles. Everything else is the runner's: opening the input,
+ * creating the output (core/run.h), the engine's back-end (threads, the
+ * simulator, MPI ranks), the ordered sink, statistics, commit or delete.
+ * Adding a hydrology program is one program file and one table row.
+ */
+#ifndef TR_GRAPH_H
+#define TR_GRAPH_H
+
+#include <gdal.h>
+
+#include "aap.h"
+#include "raster.h"
+#include "sink.h"
+#include "tile_store.h"
+
+typedef struct tr_graph_env tr_graph_env;
+
+/* What a program's callbacks get for one run. */
+struct tr_graph_env {
+  int64_t rows, cols;            /* the grid */
+  const tr_aap_layout *L;        /* fragment f is tile f */
+  tr_tile_store *store;          /* input windows: tr_graph_window / tr_graph_window_done */
+  int has_nodata;                /* the output's nodata, for cells without a value */
+  double nodata;
+  /* Assemble's way out: fragment f's finished tile, f->rows x f->cols cells of
+   * the program's cell type, row-major. Call once per fragment. Returns 0. */
+  int (*put)(tr_graph_env *env, const tr_aap_frag *f, const void *cells);
+  void *runner;                  /* the runner's state behind put */
+};
+
+/* The padded input window of fragment f ((rows + 2) x (cols + 2), NaN for
+ * NoData and outside), or NULL; give it back when the round ends. */
+float *tr_graph_window(tr_graph_env *env, const tr_aap_frag *f);
+void tr_graph_window_done(tr_graph_env *env, const tr_aap_frag *f, float *z);
+
+typedef struct tr_graph_program {
+  const char *name;
+  GDALDataType cell_type;        /* what Assemble puts */
+  size_t params_size;
+  /* Fills *p for a run (p->user: the program's run context). 0, or -1 when
+   * out of memory. env outlives the run. */
+  int (*init)(tr_aap_program *p, tr_graph_env *env, const void *params);
+  void (*release)(tr_aap_program *p);
+} tr_graph_program;
+
+/* The row named `name` of the program table, or NULL. */
+const tr_graph_program *tr_graph_program_find(const char *name);
+
+typedef enum { TR_GRAPH_THREADS = 0, TR_GRAPH_SIM, TR_GRAPH_MPI } tr_graph_backend;
+
+typedef struct {
+  tr_aap_opts aap;
+  tr_graph_backend backend;
+  const tr_aap_sim_opts *sim;    /* TR_GRAPH_SIM */
+  void *mpi_comm;                /* TR_GRAPH_MPI: pointer to an MPI_Comm */
+} tr_graph_engine;
+
+/* Runs program `prog` with `params` over layout L on the chosen back-end;
+ * finished tiles go to `sink` in fragment order (a sink in TR_SINK_SPREAD mode
+ * under MPI, where fragment f is rank f mod N's; TR_SINK_LOCAL otherwise).
+ * Every tile this rank owns reaches the sink, as a failure when the program
+ * never put it, so rank 0 never waits for a tile that does not come.
+ * Returns 0 or a negative TR_AAP_E* code with a message in err. */
+int tr_graph_exec(const tr_graph_program *prog, const void *params, const tr_aap_layout *L, tr_tile_store *store,
+                  tr_sink *sink, const tr_graph_engine *eng, tr_aap_stats *stats, char *err, size_t errlen);
+
+/* The command-level runner: fills params (prog->params_size bytes, zeroed)
+ * and the product from the opened input and the command's options. */
+typedef int (*tr_graph_prepare_fn)(const tr_input *in, const void *opts, void *params, tr_product *prod,
+                                   tr_error *err);
+
+/* Runs program `name` over DEM src into dst, with the engine options g. */
+int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
+                 const void *opts, const char *src, const char *dst, tr_error *err);
+
+#endif

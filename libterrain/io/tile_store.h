@@ -1,0 +1,46 @@
+/*
+ * tile_store.h - where the graph runner keeps the input windows its programs
+ * read (internal to libterrain).
+ *
+ * A graph program's round borrows its fragment's padded input window (the
+ * tile plus a one-cell halo) and gives it back when the round ends. The store
+ * keeps returned windows in an LRU cache of at most `budget` bytes and loads a
+ * missing one through the loader (a GDAL band, or an array in tests), so
+ * programs never hold elevations themselves and never see where they come
+ * from. This is the interface an out-of-core store will implement later.
+ *
+ * Windows are normalised once, here: NoData (the value, or NaN) becomes NaN,
+ * cells outside the grid are NaN, and -0 is read as +0 (the two compare equal,
+ * so with both present a min-combining program could keep either and the
+ * output bytes would depend on message order).
+ *
+ * Thread safety: get/put may be called from any thread; a fragment's window
+ * has one borrower at a time (a fragment runs one round at a time). Loader
+ * calls are serialised under one lock, so it may use a GDAL dataset.
+ */
+#ifndef TR_TILE_STORE_H
+#define TR_TILE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grid.h"
+
+/* Reads the window [row0, row0 + rows) x [col0, col0 + cols), always inside
+ * the grid, into dst (stride cols) for tile t. Returns 0 on success. */
+typedef int (*tr_store_load_fn)(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows,
+                                int64_t cols, float *dst);
+
+typedef struct tr_tile_store tr_tile_store;
+
+/* A store over a rows x cols grid of ntiles tiles (ids 0 .. ntiles-1). */
+tr_tile_store *tr_tile_store_create(int64_t rows, int64_t cols, int64_t ntiles, size_t budget, int has_nodata,
+                                    float nodata, tr_store_load_fn load, void *user);
+void tr_tile_store_destroy(tr_tile_store *s);
+
+/* The padded window ((t->rows + 2) x (t->cols + 2) floats) of tile t, or NULL
+ * when loading failed or memory ran out. Give it back with tr_tile_store_put. */
+float *tr_tile_store_get(tr_tile_store *s, const tr_tile *t);
+void tr_tile_store_put(tr_tile_store *s, const tr_tile *t, float *z);
+
+#endif

@@ -1,0 +1,404 @@
+/*
+ * hillshade.c - gdaldem-compatible hillshade (GDAL 3.6): the standard,
+ * -combined, -multidirectional and -igor shadings over Horn or
+ * Zevenbergen-Thorne gradients, Byte 1..255 with nodata 0.
+ *
+ * The bytes are gdaldem's, so its arithmetic is followed step by step: the
+ * window sums in Float32, the rest in double, and a / sqrt(b) the way its
+ * ApproxADivByInvSqrtB gets it on x86-64: the SSE reciprocal square root
+ * estimate of (float)b, refined by one Newton-Raphson step in double. The
+ * estimate is the CPU's own (rsqrtps is not exact, and Intel's and AMD's
+ * differ), so terrafort and gdaldem agree on the same machine; without SSE2
+ * the exact a / sqrt(b) is used, within one grey level of gdaldem. Shades go
+ * to Byte as GDAL converts Float32 (add 0.5, clamp to [0.5, 255], truncate),
+ * so a NaN (-combined's acos of a value just above 1) becomes 0 there too.
+ *
+ * Which formula gdaldem uses depends on the input, and so here:
+ * - Horn, standard shading, square cells (gt[1] == -gt[5]): its "same_res"
+ *   form, with the window differences summed in another order and the cell
+ *   size folded into the constants; every other case the general form;
+ * - -s divides z (z / (8 s), or 2 s for ZT), not the cell size, as 3.6 does;
+ * - Byte, Int16 and UInt16 inputs take gdaldem's integer path (Int32
+ *   windows: the sums are exact, as they are in Float32 for 16-bit values).
+ *   In the same_res form, columns 1 .. 4k of rows whose three lines hold no
+ *   nodata go through an SSE loop that adds the final 1 in float, not in
+ *   double. Which rows those are depends on the whole row, which a tile does
+ *   not see, so that rounding is used for cells whose own 3x3 window is
+ *   clean: a cell in a row with nodata elsewhere may differ by one grey level,
+ *   about once in 1e5 such cells. An integer nodata that is not a whole
+ *   number in the type's range is ignored, as gdaldem does.
+ * - geographic DEMs without -s: per-row metric cell sizes (gradient.h) in
+ *   the general form.
+ *
+ * Interior cells of tiles without nodata take the fast path: the standard
+ * shading is estimated four cells at a time in Float32 with SSE2 (within
+ * 3e-4 of gdaldem's shade), and only the cells whose estimate lies within
+ * 1/256 of a rounding boundary are recomputed exactly, so the bytes are
+ * those of the exact arithmetic. Every other cell goes through tr_window3
+ * and the exact arithmetic, so a cell's byte never depends on the tile,
+ * thread or rank that computed it.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "gradient.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* The constants of one row: gdaldem's GDALHillshadeAlgData and
+ * GDALHillshadeMultiDirectionalAlgData, with the row's cell size. */
+typedef struct {
+  double inv_ew, inv_ns;
+  double zs;                    /* z / (8 scale), or 2 scale for ZT */
+  double az_rad, sin_alt;
+  double caz, saz;              /* cos(az), sin(az) times cos(alt) zs */
+  double sq_z;                  /* zs^2 */
+  double s254, caz254, saz254;
+  int same_res;                 /* the same_res form (see above) */
+  double k_same, fx, fy;        /* its constants: sq_z inv_ew^2, saz254 inv_ew, -caz254 inv_ew */
+  double s127, calt127, c225;   /* multidirectional */
+  int64_t ms_end;               /* integer same_res rows: columns [1, ms_end) round in float */
+} hs_row;
+
+static void hs_row_init(const tr_gradient_params *p, int64_t grow, int64_t cols, hs_row *h) {
+  const double d2r = M_PI / 180.0;
+  tr_gradient_inv_res(p, grow, &h->inv_ew, &h->inv_ns);
+  h->zs = p->z / ((p->alg == TR_GRAD_ZEVENBERGEN_THORNE ? 2 : 8) * p->scale);
+  h->az_rad = p->azimuth * d2r;
+  h->sin_alt = sin(p->altitude * d2r);
+  const double cos_alt_z = cos(p->altitude * d2r) * h->zs;
+  h->caz = cos(h->az_rad) * cos_alt_z;
+  h->saz = sin(h->az_rad) * cos_alt_z;
+  h->sq_z = h->zs * h->zs;
+  h->s254 = 254.0 * h->sin_alt;
+  h->caz254 = 254.0 * h->caz;
+  h->saz254 = 254.0 * h->saz;
+  h->same_res = p->shade == TR_SHADE_STANDARD && p->alg == TR_GRAD_HORN && !p->geographic && p->gt[1] == -p->gt[5];
+  h->k_same = h->sq_z * h->inv_ew * h->inv_ew;
+  h->fy = h->caz254 * -h->inv_ew;
+  h->fx = h->saz254 * h->inv_ew;
+  h->s127 = 127.0 * h->sin_alt;
+  h->calt127 = 127.0 * cos_alt_z;
+  h->c225 = 127.0 * cos(225 * d2r) * cos_alt_z;
+  /* gdaldem's SSE loop: j = 1, 5, 9, ... while j < cols - 4, four columns each */
+  h->ms_end = p->int_source && h->same_res && cols > 5 ? 1 + 4 * ((cols - 5 + 3) / 4) : 1;
+}
+
+#if defined(__SSE2__)
+/* num / sqrt(den) for two cells, as ApproxADivByInvSqrtB. */
+static inline __m128d div_sqrt2(__m128d num, __m128d den) {
+  const __m128d half = _mm_mul_pd(den, _mm_set1_pd(0.5));
+  __m128d r = _mm_cvtps_pd(_mm_rsqrt_ps(_mm_cvtpd_ps(den)));
+  r = _mm_mul_pd(r, _mm_sub_pd(_mm_set1_pd(1.5), _mm_mul_pd(half, _mm_mul_pd(r, r))));
+  return _mm_mul_pd(num, r);
+}
+
+static inline double div_sqrt(double num, double den) {
+  return _mm_cvtsd_f64(div_sqrt2(_mm_set1_pd(num), _mm_set1_pd(den)));
+}
+#else
+static inline double div_sqrt(double num, double den) { return num / sqrt(den); }
+#endif
+
+/* A shade to Byte as GDALCopyWords converts Float32. */
+static inline uint8_t hs_byte(float f) {
+  float t = f + 0.5f;
+  t = t > 0.5f ? t : 0.5f;
+  t = t < 255.0f ? t : 255.0f;
+  return (uint8_t)(int)t;
+}
+
+/* The standard shade from num / sqrt(den): gdaldem's scalar functions add
+ * the 1 in double, its integer SSE loop (ms) in float. */
+static inline float std_finish(double v, int ms) {
+  if (ms) {
+    const float f = (float)v + 1.0f;
+    return f > 1.0f ? f : 1.0f;
+  }
+  return (float)(v <= 0.0 ? 1.0 : 1.0 + v);
+}
+
+static inline void gradient(const tr_gradient_params *p, const hs_row *h, const float *w, double *x, double *y) {
+  if (p->alg == TR_GRAD_HORN) {
+    *x = ((w[0] + w[3] + w[3] + w[6]) - (w[2] + w[5] + w[5] + w[8])) * h->inv_ew;
+    *y = ((w[6] + w[7] + w[7] + w[8]) - (w[0] + w[1] + w[1] + w[2])) * h->inv_ns;
+  } else {
+    *x = (w[3] - w[5]) * h->inv_ew;
+    *y = (w[7] - w[1]) * h->inv_ns;
+  }
+}
+
+/* gdaldem's DifferenceBetweenAngles over 2 pi. */
+static double angle_diff(double a, double b) {
+  const double n = 2 * M_PI;
+  a = fmod(a, n);
+  if (a < 0) a = n + a;
+  b = fmod(b, n);
+  if (b < 0) b = n + b;
+  double d = fabs(a - b);
+  return d > n / 2 ? n - d : d;
+}
+
+/* The shade of one cell from its 3x3 window, before the Byte conversion. */
+static float hs_value(const tr_gradient_params *p, const hs_row *h, const float *w, int ms) {
+  double x, y;
+  if (h->same_res) {
+    float ax = w[0] - w[8];
+    const float s62 = w[6] - w[2], t35 = w[3] - w[5], o17 = w[1] - w[7];
+    float ay = ax;
+    ax += t35;
+    ay += o17;
+    ax += t35;
+    ay += o17;
+    ax += s62;
+    ay -= s62;
+    x = ax;
+    y = ay;
+    return std_finish(div_sqrt(h->s254 + (x * h->fx + y * h->fy), 1 + h->k_same * (x * x + y * y)), ms);
+  }
+  gradient(p, h, w, &x, &y);
+  if (p->shade == TR_SHADE_STANDARD)
+    return std_finish(div_sqrt(h->s254 - (y * h->caz254 - x * h->saz254), 1 + h->sq_z * (x * x + y * y)), 0);
+  if (p->shade == TR_SHADE_COMBINED) {
+    const double slope = (x * x + y * y) * h->sq_z;
+    double cang = acos(div_sqrt(h->sin_alt - (y * h->caz - x * h->saz), 1 + slope));
+    cang = 1 - cang * atan(sqrt(slope)) * (1.0 / ((M_PI * M_PI) / 4));
+    return cang <= 0.0 ? 1.0f : (float)(1.0 + (254.0 * cang));
+  }
+  if (p->shade == TR_SHADE_MULTIDIRECTIONAL) {
+    const double xx = x * x, yy = y * y, s = xx + yy;
+    if (s == 0.0) return (float)(1.0 + h->s254);
+    double v225 = h->s127 + (x - y) * h->c225;
+    v225 = v225 <= 0.0 ? 0.0 : v225;
+    double v270 = h->s127 - x * h->calt127;
+    v270 = v270 <= 0.0 ? 0.0 : v270;
+    double v315 = h->s127 + (x + y) * h->c225;
+    v315 = v315 <= 0.0 ? 0.0 : v315;
+    double v360 = h->s127 - y * h->calt127;
+    v360 = v360 <= 0.0 ? 0.0 : v360;
+    const double w225 = 0.5 * s - x * y, w270 = xx, w315 = s - w225, w360 = yy;
+    const double v = div_sqrt((w225 * v225 + w270 * v270 + w315 * v315 + w360 * v360) / s, 1 + h->sq_z * s);
+    return (float)(1.0 + v);
+  }
+  /* igor: x, y are the gradient; the aspect uses the raw differences */
+  const double slope_deg = atan(sqrt(x * x + y * y) * h->zs) * (180.0 / M_PI);
+  double aspect;
+  if (p->alg == TR_GRAD_HORN) {
+    const double dx = ((w[2] + w[5] + w[5] + w[8]) - (w[0] + w[3] + w[3] + w[6]));
+    const double dy = ((w[6] + w[7] + w[7] + w[8]) - (w[0] + w[1] + w[1] + w[2]));
+    aspect = atan2(dy, -dx);
+  } else {
+    const double dx = w[5] - w[3], dy = w[7] - w[1];
+    aspect = atan2(dy, -dx);
+  }
+  const double aspect_strength = 1 - angle_diff(aspect, M_PI * 3 / 2 - h->az_rad) / M_PI;
+  return (float)(255.0 * (1.0 - slope_deg / 90 * aspect_strength));
+}
+
+#if defined(__SSE2__)
+/* Grey levels closer than this to a rounding boundary (k + 0.5) are
+ * recomputed exactly; the float estimate is within 3e-4 of gdaldem's. */
+#define HS_MARGIN (1.0f / 256)
+
+/* A row's constants as Float32 vectors, for the estimate below. */
+typedef struct {
+  __m128 s254, fx, fy, k, inv_ew, inv_ns, caz254, saz254;
+} hs_vec;
+
+static inline hs_vec hs_vec_of(const hs_row *h) {
+  hs_vec v;
+  v.s254 = _mm_set1_ps((float)h->s254);
+  v.fx = _mm_set1_ps((float)h->fx);
+  v.fy = _mm_set1_ps((float)h->fy);
+  v.k = _mm_set1_ps((float)(h->same_res ? h->k_same : h->sq_z));
+  v.inv_ew = _mm_set1_ps((float)h->inv_ew);
+  v.inv_ns = _mm_set1_ps((float)h->inv_ns);
+  v.caz254 = _mm_set1_ps((float)h->caz254);
+  v.saz254 = _mm_set1_ps((float)h->saz254);
+  return v;
+}
+
+/* Standard shading of four cells from their float differences (same_res:
+ * gdaldem's accX/accY; general: the Horn or ZT differences) into bytes,
+ * estimated in float. Returns the mask of lanes whose byte is certain. */
+static inline int std4(const hs_vec *c, int same_res, __m128 x, __m128 y, int ms, uint8_t *o) {
+  const __m128 one = _mm_set1_ps(1.0f), half = _mm_set1_ps(0.5f), sign = _mm_set1_ps(-0.0f);
+  __m128 num;
+  if (same_res) {
+    num = _mm_add_ps(c->s254, _mm_add_ps(_mm_mul_ps(x, c->fx), _mm_mul_ps(y, c->fy)));
+  } else {
+    x = _mm_mul_ps(x, c->inv_ew);
+    y = _mm_mul_ps(y, c->inv_ns);
+    num = _mm_sub_ps(c->s254, _mm_sub_ps(_mm_mul_ps(y, c->caz254), _mm_mul_ps(x, c->saz254)));
+  }
+  const __m128 den = _mm_add_ps(one, _mm_mul_ps(c->k, _mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y))));
+  __m128 r = _mm_rsqrt_ps(den);
+  r = _mm_mul_ps(r, _mm_sub_ps(_mm_set1_ps(1.5f), _mm_mul_ps(_mm_mul_ps(half, den), _mm_mul_ps(r, r))));
+  const __m128 v = _mm_mul_ps(num, r);
+  const __m128 f = ms ? _mm_max_ps(_mm_add_ps(v, one), one) : _mm_add_ps(one, _mm_max_ps(v, _mm_setzero_ps()));
+  const __m128 t = _mm_add_ps(f, half);
+  const __m128 dist = _mm_andnot_ps(sign, _mm_sub_ps(t, _mm_cvtepi32_ps(_mm_cvtps_epi32(t))));
+  /* NaN and overflow fail the second test and go to the exact path */
+  const __m128 sure = _mm_and_ps(_mm_cmpge_ps(dist, _mm_set1_ps(HS_MARGIN)),
+                                 _mm_cmplt_ps(_mm_andnot_ps(sign, v), _mm_set1_ps(1e4f)));
+  __m128i b = _mm_cvttps_epi32(_mm_min_ps(_mm_max_ps(t, half), _mm_set1_ps(255.0f)));
+  b = _mm_packs_epi32(b, b);
+  b = _mm_packus_epi16(b, b);
+  const int32_t bytes = _mm_cvtsi128_si32(b);
+  memcpy(o, &bytes, 4);
+  return _mm_movemask_ps(sure);
+}
+#endif
+
+/* Columns [a, b) of an interior row of a clean tile, standard shading. */
+static void std_run(const tr_gradient_params *p, const hs_row *h, const float *up, const float *md,
+                    const float *dn, int64_t a, int64_t b, int ms, uint8_t *o) {
+  int64_t c = a;
+#if defined(__SSE2__)
+  const hs_vec k = hs_vec_of(h);
+  const int same_res = h->same_res, horn = p->alg == TR_GRAD_HORN;
+  for (; c + 4 <= b; c += 4) {
+    const __m128 w0 = _mm_loadu_ps(up + c - 1), w1 = _mm_loadu_ps(up + c), w2 = _mm_loadu_ps(up + c + 1);
+    const __m128 w3 = _mm_loadu_ps(md + c - 1), w5 = _mm_loadu_ps(md + c + 1);
+    const __m128 w6 = _mm_loadu_ps(dn + c - 1), w7 = _mm_loadu_ps(dn + c), w8 = _mm_loadu_ps(dn + c + 1);
+    __m128 dx, dy;
+    if (same_res) {
+      const __m128 s62 = _mm_sub_ps(w6, w2), t35 = _mm_sub_ps(w3, w5), o17 = _mm_sub_ps(w1, w7);
+      dx = dy = _mm_sub_ps(w0, w8);
+      dx = _mm_add_ps(dx, t35);
+      dy = _mm_add_ps(dy, o17);
+      dx = _mm_add_ps(dx, t35);
+      dy = _mm_add_ps(dy, o17);
+      dx = _mm_add_ps(dx, s62);
+      dy = _mm_sub_ps(dy, s62);
+    } else if (horn) {
+      dx = _mm_sub_ps(_mm_add_ps(_mm_add_ps(_mm_add_ps(w0, w3), w3), w6),
+                      _mm_add_ps(_mm_add_ps(_mm_add_ps(w2, w5), w5), w8));
+      dy = _mm_sub_ps(_mm_add_ps(_mm_add_ps(_mm_add_ps(w6, w7), w7), w8),
+                      _mm_add_ps(_mm_add_ps(_mm_add_ps(w0, w1), w1), w2));
+    } else {
+      dx = _mm_sub_ps(w3, w5);
+      dy = _mm_sub_ps(w7, w1);
+    }
+    const int sure = std4(&k, same_res, dx, dy, ms, o + c);
+    if (sure == 0xF) continue;
+    for (int i = 0; i < 4; i++) {
+      if (sure >> i & 1) continue;
+      const int64_t j = c + i;
+      const float w[9] = {up[j - 1], up[j], up[j + 1], md[j - 1], md[j], md[j + 1], dn[j - 1], dn[j], dn[j + 1]};
+      o[j] = hs_byte(hs_value(p, h, w, ms));
+    }
+  }
+#endif
+  for (; c < b; c++) {
+    const float w[9] = {up[c - 1], up[c], up[c + 1], md[c - 1], md[c], md[c + 1], dn[c - 1], dn[c], dn[c + 1]};
+    o[c] = hs_byte(hs_value(p, h, w, ms));
+  }
+}
+
+/* 1 when the interior cell (r, c) has no nodata in its 3x3 window. */
+static int raw_clean(const tr_window *w, const tr_nodata *nd, int64_t r, int64_t c) {
+  for (int i = -1; i <= 1; i++)
+    for (int j = -1; j <= 1; j++)
+      if (tr_is_nodata(nd, tr_at(w, r + i, c + j))) return 0;
+  return 1;
+}
+
+/* A cell off the fast path: raster edges and nodata, by gdaldem's rules. */
+static uint8_t slow_cell(const tr_gradient_params *p, const hs_row *h, const tr_window *w, int64_t r, int64_t c) {
+  float win[9];
+  if (!tr_window3(w, &p->nd, p->compute_edges, r, c, win)) return 0;
+  const int64_t gr = w->grow0 + r, gc = w->gcol0 + c;
+  const int interior = gr >= 1 && gr < w->raster_rows - 1;
+  const int ms = interior && gc >= 1 && gc < h->ms_end && raw_clean(w, &p->nd, r, c);
+  return hs_byte(hs_value(p, h, win, ms));
+}
+
+static int hillshade_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
+  const tr_gradient_params *p = params;
+  uint8_t *out = outv;
+  const int clean = tr_window_clean(w, &p->nd);
+  hs_row h;
+  for (int64_t r = row0; r < row0 + nrows; r++) {
+    const int64_t gr = w->grow0 + r;
+    uint8_t *o = out + (r - row0) * w->cols;
+    /* the constants change from row to row only with per-row cell sizes */
+    if (r == row0 || p->geographic) hs_row_init(p, gr, w->raster_cols, &h);
+    /* Columns [lo, hi) take the fast path: an interior row of a tile
+     * without nodata, minus the raster's first and last column. */
+    int64_t lo = 0, hi = 0;
+    if (clean && gr != 0 && gr != w->raster_rows - 1) {
+      lo = w->gcol0 == 0 ? 1 : 0;
+      hi = w->gcol0 + w->cols == w->raster_cols ? w->cols - 1 : w->cols;
+      const float *up = tr_row(w, r - 1), *md = tr_row(w, r), *dn = tr_row(w, r + 1);
+      if (p->shade == TR_SHADE_STANDARD) {
+        /* split where gdaldem's integer SSE loop ends */
+        int64_t split = h.ms_end - w->gcol0;
+        split = split < lo ? lo : split > hi ? hi : split;
+        std_run(p, &h, up, md, dn, lo, split, 1, o);
+        std_run(p, &h, up, md, dn, split, hi, 0, o);
+      } else {
+        for (int64_t c = lo; c < hi; c++) {
+          const float win[9] = {up[c - 1], up[c], up[c + 1], md[c - 1], md[c],
+                                md[c + 1], dn[c - 1], dn[c], dn[c + 1]};
+          o[c] = hs_byte(hs_value(p, &h, win, 0));
+        }
+      }
+    }
+    for (int64_t c = 0; c < lo; c++) o[c] = slow_cell(p, &h, w, r, c);
+    for (int64_t c = hi; c < w->cols; c++) o[c] = slow_cell(p, &h, w, r, c);
+  }
+  return 0;
+}
+
+/* The gradient family's set-up, plus what hillshade takes from the input
+ * type: gdaldem's integer path and its rule for integer nodata values. */
+static int hillshade_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const int st = tr_gradient_prepare(in, opts, params, prod, err);
+  if (st != TR_OK) return st;
+  tr_gradient_params *p = params;
+  p->int_source = in->type == GDT_Byte || in->type == GDT_Int16 || in->type == GDT_UInt16;
+  if (p->int_source && p->nd.has) {
+    const double lo = in->type == GDT_Int16 ? -32768 : 0;
+    const double hi = in->type == GDT_Byte ? 255 : in->type == GDT_Int16 ? 32767 : 65535;
+    const double v = in->nodata, whole = floor(v + 0.5);
+    p->nd = fabs(v - whole) < 1e-2 && v >= lo && v <= hi ? tr_nodata_of(1, whole) : tr_nodata_of(0, 0);
+  }
+  return TR_OK;
+}
+
+void tr_hillshade_opts_init(tr_hillshade_opts *o) {
+  tr_run_opts_init(&o->run);
+  o->alg = TR_GRAD_HORN;
+  o->mode = TR_SHADE_STANDARD;
+  o->z = 1.0;
+  o->scale = 0;
+  o->azimuth = 315.0;
+  o->altitude = 45.0;
+  o->compute_edges = 0;
+}
+
+const tr_kernel tr_kernel_hillshade = {"hillshade", 1, sizeof(tr_gradient_params), GDT_Byte, 1, hillshade_kernel,
+                                       NULL};
+
+int tr_hillshade(const tr_hillshade_opts *opts, const char *src, const char *dst, tr_error *err) {
+  if (opts->mode < TR_SHADE_STANDARD || opts->mode > TR_SHADE_IGOR)
+    return tr_fail(err, TR_EUSAGE, "unknown hillshade mode %d", (int)opts->mode);
+  if (!isfinite(opts->z) || !isfinite(opts->azimuth) || !isfinite(opts->altitude))
+    return tr_fail(err, TR_EUSAGE, "z, azimuth and altitude must be finite numbers");
+  tr_gradient_setup g;
+  memset(&g, 0, sizeof g);
+  tr_gradient_params *p = &g.p;
+  p->alg = opts->alg;
+  p->compute_edges = opts->compute_edges;
+  p->dst_nodata = 0.0f;
+  p->dst_has_nodata = 1;
+  p->z = opts->z;
+  p->azimuth = opts->azimuth;
+  p->altitude = opts->altitude;
+  p->shade = opts->mode;
+  g.scale_opt = opts->scale;
+  return tr_run_kernel(&opts->run, "hillshade", hillshade_prepare, &g, src, dst, err);
+}
