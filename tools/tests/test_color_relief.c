@@ -381,11 +381,12 @@ static int test_band_format_co(void) {
   int bx, by;
   GDALGetBlockSize(GDALGetRasterBand(ds, 1), &bx, &by);
   const char *comp = GDALGetMetadataItem(ds, "COMPRESSION", "IMAGE_STRUCTURE");
+  const int deflate = comp && !strcmp(comp, "DEFLATE"); /* comp dies with ds */
   const int bands = GDALGetRasterCount(ds);
   GDALClose(ds);
   ASSERT_EQ_INT(bx, 256);
   ASSERT_EQ_INT(by, 256);
-  ASSERT(comp && !strcmp(comp, "DEFLATE"));
+  ASSERT(deflate);
   ASSERT_EQ_INT(bands, 4);
   return 0;
 }
