@@ -151,6 +151,9 @@ static int test_ft_stall_and_kill(void) {
   ASSERT(rc_same_file(opath("off.tif"), opath("kd.tif")));
   ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "sd.tif", "--tile-size 64 --ft dual --ft-timeout 500 --inject 'stall:worker=0,ms=3000,after=1,count=1'"), 0);
   ASSERT(rc_same_file(opath("off.tif"), opath("sd.tif")));
+  /* an hour-long stall: the work moves on and the process does not wait for the stalled worker */
+  ASSERT_EQ_INT(tfrun("timeout 30", "slope", "fractal.tif", "sh.tif", "--tile-size 64 --ft dual --threads 4 --ft-timeout 1000 --inject 'stall:worker=1,ms=3600000,count=1'"), 0);
+  ASSERT(rc_same_file(opath("off.tif"), opath("sh.tif")));
   ASSERT_EQ_INT(tfrun("timeout 60", "slope", "fractal.tif", "k.tif", "--tile-size 64 --ft dual --threads 1 --inject 'kill:worker=1,after=2'"), 5);
   ASSERT(access(opath("k.tif"), F_OK) != 0);
   return 0;
