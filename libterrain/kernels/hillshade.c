@@ -366,6 +366,7 @@ static int hillshade_prepare(const tr_input *in, const void *opts, void *params,
     const double v = in->nodata, whole = floor(v + 0.5);
     p->nd = fabs(v - whole) < 1e-2 && v >= lo && v <= hi ? tr_nodata_of(1, whole) : tr_nodata_of(0, 0);
   }
+  p->nd.integer = p->int_source;
   return TR_OK;
 }
 

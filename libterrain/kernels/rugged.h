@@ -57,6 +57,7 @@ static inline int tr_rugged_prepare(const tr_input *in, const void *opts, void *
     else has = 0;
   }
   p->nd = tr_nodata_of(has, nd);
+  p->nd.integer = in->type == GDT_Byte || in->type == GDT_Int16 || in->type == GDT_UInt16;
   prod->has_nodata = 1;
   prod->nodata = p->dst_nodata;
   return TR_OK;
@@ -99,7 +100,7 @@ static inline void tr_rugged_rows(const tr_rugged_params *p, const tr_window *w,
 /* What tr_tri, tr_tpi and tr_roughness hand the runner. */
 static inline int tr_rugged_run(const tr_run_opts *run, const char *kernel, int compute_edges, int alg,
                                 const char *src, const char *dst, tr_error *err) {
-  tr_rugged_params p = {{0, 0, 0}, -9999.0f, compute_edges, alg};
+  tr_rugged_params p = {{0, 0, 0, 0}, -9999.0f, compute_edges, alg};
   return tr_run_kernel(run, kernel, tr_rugged_prepare, &p, src, dst, err);
 }
 

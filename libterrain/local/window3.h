@@ -31,6 +31,8 @@ typedef struct {
   int has;       /* the source declares nodata */
   int is_nan;    /* ... and it is NaN */
   float value;   /* the source nodata as Float32 */
+  int integer;   /* Byte/Int16/UInt16 source read the way gdaldem reads it: as
+                    integers (set by the kernels that follow that path) */
 } tr_nodata;
 
 static inline int tr_is_nodata(const tr_nodata *nd, float v) {
@@ -45,13 +47,16 @@ static inline tr_nodata tr_nodata_of(int has_nodata, double nodata) {
   nd.has = has_nodata;
   nd.value = (float)nodata;
   nd.is_nan = has_nodata && isnan(nodata);
+  nd.integer = 0;
   return nd;
 }
 
 static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
   if (tr_is_nodata(nd, a) || tr_is_nodata(nd, b)) return nd->has ? nd->value : NAN;
   float v = 2 * a - b;
-  if (nd->has && tr_is_nodata(nd, v)) return nd->value * (1 + 3 * 1.1920929e-07f);
+  /* an extrapolated value that lands on nodata is moved off it, as gdaldem
+   * does: by one on its integer path, by a few ulp on its float path */
+  if (nd->has && tr_is_nodata(nd, v)) return nd->integer ? nd->value + 1 : nd->value * (1 + 3 * 1.1920929e-07f);
   return v;
 }
 
