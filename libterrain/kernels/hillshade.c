@@ -360,13 +360,8 @@ static int hillshade_prepare(const tr_input *in, const void *opts, void *params,
   if (st != TR_OK) return st;
   tr_gradient_params *p = params;
   p->int_source = in->type == GDT_Byte || in->type == GDT_Int16 || in->type == GDT_UInt16;
-  if (p->int_source && p->nd.has) {
-    const double lo = in->type == GDT_Int16 ? -32768 : 0;
-    const double hi = in->type == GDT_Byte ? 255 : in->type == GDT_Int16 ? 32767 : 65535;
-    const double v = in->nodata, whole = floor(v + 0.5);
-    p->nd = fabs(v - whole) < 1e-2 && v >= lo && v <= hi ? tr_nodata_of(1, whole) : tr_nodata_of(0, 0);
-  }
-  p->nd.integer = p->int_source;
+  if (p->int_source)
+    p->nd = tr_nodata_gdaldem(in->type, in->has_nodata, in->nodata);
   return TR_OK;
 }
 

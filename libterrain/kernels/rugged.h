@@ -48,16 +48,7 @@ static inline int tr_rugged_prepare(const tr_input *in, const void *opts, void *
   tr_rugged_params *p = params;
   *p = *(const tr_rugged_params *)opts;
   if (p->alg != TR_TRI_RILEY && p->alg != TR_TRI_WILSON) return tr_fail(err, TR_EUSAGE, "unknown TRI algorithm");
-  int has = in->has_nodata;
-  double nd = in->nodata;
-  if (has && (in->type == GDT_Byte || in->type == GDT_Int16 || in->type == GDT_UInt16)) {
-    const double lo = in->type == GDT_Int16 ? -32768 : 0;
-    const double hi = in->type == GDT_Byte ? 255 : in->type == GDT_Int16 ? 32767 : 65535;
-    if (fabs(nd - floor(nd + 0.5)) < 1e-2 && nd >= lo && nd <= hi) nd = floor(nd + 0.5);
-    else has = 0;
-  }
-  p->nd = tr_nodata_of(has, nd);
-  p->nd.integer = in->type == GDT_Byte || in->type == GDT_Int16 || in->type == GDT_UInt16;
+  p->nd = tr_nodata_gdaldem(in->type, in->has_nodata, in->nodata);
   prod->has_nodata = 1;
   prod->nodata = p->dst_nodata;
   return TR_OK;

@@ -51,6 +51,21 @@ static inline tr_nodata tr_nodata_of(int has_nodata, double nodata) {
   return nd;
 }
 
+/* The input's nodata read the way gdaldem reads a band of `type`: Byte, Int16
+ * and UInt16 take its integer path, where a nodata within 1e-2 of a whole
+ * number in the type's range is rounded to it and any other is ignored, and
+ * an edge extrapolation that lands on nodata moves by one (tr_interpol). */
+static inline tr_nodata tr_nodata_gdaldem(GDALDataType type, int has_nodata, double nodata) {
+  if (type != GDT_Byte && type != GDT_Int16 && type != GDT_UInt16) return tr_nodata_of(has_nodata, nodata);
+  const double lo = type == GDT_Int16 ? -32768 : 0, hi = type == GDT_Byte ? 255 : type == GDT_Int16 ? 32767 : 65535;
+  const double whole = floor(nodata + 0.5);
+  tr_nodata nd = has_nodata && fabs(nodata - whole) < 1e-2 && nodata >= lo && nodata <= hi
+                     ? tr_nodata_of(1, whole)
+                     : tr_nodata_of(0, 0);
+  nd.integer = 1;
+  return nd;
+}
+
 static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
   if (tr_is_nodata(nd, a) || tr_is_nodata(nd, b)) return nd->has ? nd->value : NAN;
   float v = 2 * a - b;

@@ -102,6 +102,22 @@ static inline int rc_run(const char *cmd, const char *errfile) {
 }
 
 /* Number of directory entries other than . and .. */
+/* Runs the peer's command (its stderr dropped), then terrafort's; 0 when
+ * both succeed, else 1 with the failing command printed. What every parity
+ * test against gdaldem runs before comparing the two outputs. */
+static inline int rc_run_pair(const char *peer_cmd, const char *tf_cmd) {
+  if (rc_run(peer_cmd, "/dev/null") != 0) {
+    fprintf(stderr, "peer failed: %s\n", peer_cmd);
+    return 1;
+  }
+  int rc = rc_run(tf_cmd, NULL);
+  if (rc != 0) {
+    fprintf(stderr, "terrafort failed (%d): %s\n", rc, tf_cmd);
+    return 1;
+  }
+  return 0;
+}
+
 static inline int rc_count_entries(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return -1;

@@ -141,17 +141,10 @@ static int compare_one(const char *input, const char *ramp, const char *flags, c
   snprintf(g, sizeof g, "%s/gdaldem%s", outdir, ext);
   snprintf(t, sizeof t, "%s/terrafort%s", outdir, ext);
   snprintf(what, sizeof what, "color-relief %s %s %s", input, ramp, flags);
-  snprintf(c, sizeof c, "gdaldem color-relief '%s' '%s' '%s' %s -q", input, ramp, g, flags);
-  if (rc_run(c, "/dev/null") != 0) {
-    fprintf(stderr, "gdaldem failed: %s\n", c);
-    return 1;
-  }
+  char peer[4096];
+  snprintf(peer, sizeof peer, "gdaldem color-relief '%s' '%s' '%s' %s -q", input, ramp, g, flags);
   snprintf(c, sizeof c, "'%s' color-relief '%s' '%s' '%s' %s -q", tf, input, ramp, t, flags);
-  int rc = rc_run(c, NULL);
-  if (rc != 0) {
-    fprintf(stderr, "terrafort failed (%d): %s\n", rc, c);
-    return 1;
-  }
+  if (rc_run_pair(peer, c)) return 1;
   img a = {0}, b = {0};
   int bad = img_load(g, &a) || img_load(t, &b) || img_compare(&a, &b, what, NULL);
   img_free(&a);

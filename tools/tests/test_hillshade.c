@@ -65,17 +65,10 @@ static int compare_one(const char *input, const char *pre, int set, const char *
   char g[1024], t[1024], c[4096], what[2048];
   snprintf(g, sizeof g, "%s/gdaldem%s", outdir, ext);
   snprintf(t, sizeof t, "%s/terrafort%s", outdir, ext);
-  snprintf(c, sizeof c, "gdaldem hillshade '%s' '%s' %s %s -q", input, g, pre, flags);
-  if (rc_run(c, "/dev/null") != 0) {
-    fprintf(stderr, "gdaldem failed: %s\n", c);
-    return 1;
-  }
+  char peer[4096];
+  snprintf(peer, sizeof peer, "gdaldem hillshade '%s' '%s' %s %s -q", input, g, pre, flags);
   snprintf(c, sizeof c, "'%s' hillshade '%s' '%s' %s %s -q", tf, input, t, pre, flags);
-  int rc = rc_run(c, NULL);
-  if (rc != 0) {
-    fprintf(stderr, "terrafort failed (%d): %s\n", rc, c);
-    return 1;
-  }
+  if (rc_run_pair(peer, c)) return 1;
   rc_raster a, b;
   if (rc_load(g, &a) || rc_load(t, &b)) return 1;
   snprintf(what, sizeof what, "hillshade %s %s %s", input, pre, flags);

@@ -51,17 +51,10 @@ static int compare_one(mode *m, const char *input, const char *flags, const char
   char g[1024], t[1024], c[4096], what[2048];
   snprintf(g, sizeof g, "%s/gdaldem%s", outdir, ext);
   snprintf(t, sizeof t, "%s/terrafort%s", outdir, ext);
-  snprintf(c, sizeof c, "gdaldem %s '%s' '%s' %s %s -q", m->gdaldem, input, g, m->flags, flags);
-  if (rc_run(c, "/dev/null") != 0) {
-    fprintf(stderr, "gdaldem failed: %s\n", c);
-    return 1;
-  }
+  char peer[4096];
+  snprintf(peer, sizeof peer, "gdaldem %s '%s' '%s' %s %s -q", m->gdaldem, input, g, m->flags, flags);
   snprintf(c, sizeof c, "'%s' %s '%s' '%s' %s %s -q", tf, m->cmd, input, t, m->flags, flags);
-  int rc = rc_run(c, NULL);
-  if (rc != 0) {
-    fprintf(stderr, "terrafort failed (%d): %s\n", rc, c);
-    return 1;
-  }
+  if (rc_run_pair(peer, c)) return 1;
   rc_raster a, b;
   if (rc_load(g, &a) || rc_load(t, &b)) return 1;
   snprintf(what, sizeof what, "%s %s %s %s", m->cmd, m->flags, input, flags);
