@@ -4,3 +4,8 @@ set(_flow_t ${CMAKE_CURRENT_LIST_DIR})
 set(_flow_ref ${_flow_t}/test_flow_ref.c ${_flow_t}/test_fill_ref.c)
 terrafort_add_test(flow_equal SOURCES ${_flow_t}/test_flow_equal.c ${_flow_ref} LIBS terrain aap LABELS flow)
 target_include_directories(flow_equal PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
+# Against TauDEM 5.3's outputs in ../shared/data/taudem; exit 77 (skipped) when absent.
+set(TF_FLOW_SHARED_DATA ${PROJECT_SOURCE_DIR}/../shared/data)
+terrafort_add_test(flow_taudem SOURCES ${_flow_t}/test_flow_taudem.c LIBS terrain ARGS ${TF_FLOW_SHARED_DATA}
+                   LABELS flow)
+set_tests_properties(flow_taudem PROPERTIES SKIP_RETURN_CODE 77)

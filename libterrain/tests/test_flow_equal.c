@@ -34,10 +34,17 @@ static const char *path(const char *name) {
   return p[i];
 }
 
+static void cleanup(void) {
+  char c[128];
+  snprintf(c, sizeof c, "rm -rf '%s'", dir);
+  if (system(c) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 static int setup(void) {
   if (dir[0]) return 0;
   snprintf(dir, sizeof dir, "/tmp/tf_flow_XXXXXX");
   if (!mkdtemp(dir)) return -1;
+  atexit(cleanup);
   for (int d = 0; d < FD_NDEM; d++) {
     fd_dem dem;
     fd_make(d, &dem);
