@@ -9,3 +9,11 @@ set(TF_FLOW_SHARED_DATA ${PROJECT_SOURCE_DIR}/../shared/data)
 terrafort_add_test(flow_taudem SOURCES ${_flow_t}/test_flow_taudem.c LIBS terrain ARGS ${TF_FLOW_SHARED_DATA}
                    LABELS flow)
 set_tests_properties(flow_taudem PROPERTIES SKIP_RETURN_CODE 77)
+# Under mpirun with 1, 2 and 3 ranks: the same reference.
+foreach(np 1 2 3)
+  terrafort_add_mpi_test(flow_mpi NP ${np} SOURCES ${_flow_t}/test_flow_mpi.c ${_flow_ref} LIBS terrain aap LABELS flow)
+  # Open MPI's own allocations look like leaks to LeakSanitizer (as in libcoll and libft).
+  if(TERRAFORT_SANITIZE AND TERRAFORT_HAVE_MPI)
+    set_property(TEST flow_mpi_np${np} APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+  endif()
+endforeach()
