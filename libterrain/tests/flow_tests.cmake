@@ -17,3 +17,7 @@ foreach(np 1 2 3)
     set_property(TEST flow_mpi_np${np} APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
   endif()
 endforeach()
+# Bad input and options: documented status, one line, nothing left behind.
+terrafort_add_test(flow_errors SOURCES ${_flow_t}/test_flow_errors.c LIBS terrain ARGS ${CMAKE_BINARY_DIR}/testdata
+                   LABELS flow)
+set_tests_properties(flow_errors PROPERTIES FIXTURES_REQUIRED testdata)
