@@ -6,10 +6,6 @@
 
 #include <math.h>
 
-/*                               -  E  NE   N  NW   W  SW   S  SE */
-const int tr_d8_drow[9] = {0, 0, -1, -1, -1, 0, 1, 1, 1};
-const int tr_d8_dcol[9] = {0, 1, 1, 0, -1, -1, -1, 0, 1};
-
 typedef struct {
   int code[9]; /* code[0] is the nodata value */
   GDALDataType type;

@@ -24,7 +24,10 @@
 
 #include "terrain.h"
 
-extern const int tr_d8_drow[9], tr_d8_dcol[9];
+/* In the header (not extern) so that loops over k fold them into constants. */
+/*                                     -  E  NE   N  NW   W  SW   S  SE */
+static const int tr_d8_drow[9] = {0, 0, -1, -1, -1, 0, 1, 1, 1};
+static const int tr_d8_dcol[9] = {0, 1, 1, 0, -1, -1, -1, 0, 1};
 
 /* The code of direction k (1..8) in encoding e; k = 0 gives e's nodata. */
 int tr_d8_encode(tr_dir_encoding e, int k);

@@ -121,8 +121,10 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     tr_fill_dem_opts_init(&fo);
     fo.run = stage_run(run, &sp[stage], stage, nstages, 0, 0);
     if (scratch) {
+      /* tiled, uncompressed: the next stages read it window by window */
+      static const char *const scratch_co[] = {"TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256", NULL};
       fo.run.format = "GTiff";
-      fo.run.creation_options = NULL;
+      fo.run.creation_options = scratch_co;
     }
     fo.graph = *g;
     st = tr_fill_dem(&fo, src, fel, err);

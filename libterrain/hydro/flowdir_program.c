@@ -6,10 +6,13 @@
  * State of a fragment, sparse so that memory follows the flats: a bitmap of
  * its flat cells with a running count per 64-bit word (a cell's slot among the
  * flat cells is the count before its word plus a popcount), dl and dh per flat
- * cell by slot, and dl and dh of the halo ring as received. Drains have dl = 0
- * and dh = +inf without storage. About 8 bytes per flat cell plus 0.2 bytes per
- * cell; elevations are not kept: each round borrows the filled DEM's padded
- * window from the graph runner's tile store.
+ * cell by slot with a byte saying which neighbours are level with it (so
+ * IncEval needs no elevations at all: only PEval and Assemble borrow the
+ * filled DEM's padded window from the graph runner's tile store), and dl and
+ * dh of the halo ring as received. Drains have dl = 0 and dh = +inf without
+ * storage. Distances take 16 bits each (larger ones, on flats more than 65533
+ * cells across, go to an overflow map): about 5 bytes per flat cell plus 0.2
+ * bytes per cell.
  *
  * PEval: classify, seed dl = 1 on flat cells next to an equal-elevation drain
  * of the tile and dh = 0 on flat cells next to higher terrain, breadth-first
@@ -33,6 +36,8 @@
 #include "graph.h"
 
 #define INF INT32_MAX
+/* the direction from neighbour k back to the cell */
+#define OPPOSITE(k) ((((k) + 3) % 8) + 1)
 
 typedef struct {
   int32_t dl, dh;
@@ -43,11 +48,83 @@ typedef struct {
   tr_flowdir_params prm;
 } fd_ctx;
 
+/* One distance per flat cell in 16 bits: values up to DIRECT_MAX directly,
+ * INF16 for +inf, BIG16 when the value lives in the overflow table (flats
+ * more than 65533 cells across), an open-addressing map slot -> value that
+ * is only ever allocated for such flats. */
+#define DIRECT_MAX 0xFFFD
+#define INF16 0xFFFE
+#define BIG16 0xFFFF
+
+typedef struct {
+  uint16_t *a;
+  uint32_t *key; /* slot + 1; 0 = empty */
+  int32_t *val;
+  size_t cap, n;
+} field;
+
+static int32_t *ovf_find(const field *f, int64_t slot, int insert_key) {
+  if (!f->cap) return NULL;
+  size_t i = (size_t)((uint64_t)(slot + 1) * UINT64_C(0x9E3779B97F4A7C15) >> 32) & (f->cap - 1);
+  for (;; i = (i + 1) & (f->cap - 1)) {
+    if (f->key[i] == (uint32_t)(slot + 1)) return &f->val[i];
+    if (!f->key[i]) {
+      if (!insert_key) return NULL;
+      f->key[i] = (uint32_t)(slot + 1);
+      return &f->val[i];
+    }
+  }
+}
+
+static int ovf_grow(field *f) {
+  const size_t cap = f->cap ? 2 * f->cap : 1024;
+  field g = {f->a, calloc(cap, sizeof(uint32_t)), malloc(cap * sizeof(int32_t)), cap, 0};
+  if (!g.key || !g.val) {
+    free(g.key);
+    free(g.val);
+    return -1;
+  }
+  for (size_t i = 0; i < f->cap; i++)
+    if (f->key[i]) *ovf_find(&g, (int64_t)f->key[i] - 1, 1) = f->val[i], g.n++;
+  free(f->key);
+  free(f->val);
+  *f = g;
+  return 0;
+}
+
+static inline int32_t fget(const field *f, int64_t slot) {
+  const uint16_t v = f->a[slot];
+  if (v <= DIRECT_MAX) return v;
+  return v == INF16 ? INF : *ovf_find(f, slot, 0);
+}
+
+/* 0, or -1 when the overflow table cannot grow. */
+static inline int fset(field *f, int64_t slot, int32_t v) {
+  if (v <= DIRECT_MAX) {
+    f->a[slot] = (uint16_t)v;
+    return 0;
+  }
+  if (f->a[slot] != BIG16) {
+    if (2 * (f->n + 1) > f->cap && ovf_grow(f)) return -1;
+    f->n++;
+  }
+  *ovf_find(f, slot, 1) = v;
+  f->a[slot] = BIG16;
+  return 0;
+}
+
+static void field_free(field *f) {
+  free(f->a);
+  free(f->key);
+  free(f->val);
+}
+
 typedef struct {
   int64_t h, w, pw;
   uint64_t *bits;     /* flat tile cells, bit (r - 1) * w + (c - 1) */
   uint32_t *rank;     /* flat cells in the words before */
-  int32_t *dl, *dh;   /* per flat cell, by slot */
+  field dl, dh;       /* per flat cell, by slot */
+  uint8_t *eq;        /* per flat cell: bit k - 1 set when neighbour k is level with it */
   int32_t *ring_dl, *ring_dh; /* the halo ring, by ring_at() */
 } fd_state;
 
@@ -92,8 +169,17 @@ static inline int64_t tidx(const fd_state *s, int64_t r, int64_t c) { return (r 
 
 static inline int is_flat(const fd_state *s, int64_t t) { return (int)((s->bits[t >> 6] >> (t & 63)) & 1u); }
 
+/* Set bits of x; the portable x86-64 target has no popcnt instruction, and
+ * the compiler's fallback is a library call. */
+static inline int64_t popcount64(uint64_t x) {
+  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+  x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+  return (int64_t)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
 static inline int64_t slot_of(const fd_state *s, int64_t t) {
-  return (int64_t)s->rank[t >> 6] + __builtin_popcountll(s->bits[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
+  return (int64_t)s->rank[t >> 6] + popcount64(s->bits[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
 }
 
 /* Halo ring position of padded cell (r, c) outside the tile. */
@@ -119,8 +205,9 @@ static void state_free(fd_state *s) {
   if (!s) return;
   free(s->bits);
   free(s->rank);
-  free(s->dl);
-  free(s->dh);
+  field_free(&s->dl);
+  field_free(&s->dh);
+  free(s->eq);
   free(s->ring_dl);
   free(s->ring_dh);
   free(s);
@@ -151,15 +238,27 @@ static fd_state *state_new(const tr_aap_frag *f, const float *Z) {
   uint32_t acc = 0;
   for (int64_t i = 0; i < nwords; i++) {
     s->rank[i] = acc;
-    acc += (uint32_t)__builtin_popcountll(s->bits[i]);
+    acc += (uint32_t)popcount64(s->bits[i]);
   }
-  s->dl = malloc(((size_t)acc + 1) * sizeof(int32_t));
-  s->dh = malloc(((size_t)acc + 1) * sizeof(int32_t));
-  if (!s->dl || !s->dh) {
+  s->dl.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
+  s->dh.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
+  s->eq = malloc((size_t)acc + 1);
+  if (!s->dl.a || !s->dh.a || !s->eq) {
     state_free(s);
     return NULL;
   }
-  for (uint32_t i = 0; i < acc; i++) s->dl[i] = s->dh[i] = INF;
+  for (uint32_t i = 0; i < acc; i++) s->dl.a[i] = s->dh.a[i] = INF16;
+  /* which neighbours are level: the searches and IncEval then need no elevations */
+  uint32_t i = 0;
+  for (int64_t r = 1; r <= s->h; r++)
+    for (int64_t c = 1; c <= s->w; c++) {
+      if (!is_flat(s, tidx(s, r, c))) continue;
+      const int64_t p = r * s->pw + c;
+      uint8_t m = 0;
+      for (int k = 1; k <= 8; k++)
+        if (Z[p + tr_d8_drow[k] * s->pw + tr_d8_dcol[k]] == Z[p]) m |= (uint8_t)(1u << (k - 1));
+      s->eq[i++] = m;
+    }
   for (int64_t i = 0; i < nring; i++) s->ring_dl[i] = s->ring_dh[i] = INF;
   return s;
 }
@@ -169,7 +268,7 @@ static fd_state *state_new(const tr_aap_frag *f, const float *Z) {
 /* Lowers field F (dl or dh, by slot) from the seeds (sorted by value) through
  * equal-elevation flat tile cells. Returns cells settled, or -1 when out of
  * memory or a distance would pass INT32_MAX - 1. */
-static int64_t bfs(const fd_state *s, const float *Z, int32_t *F, const qvec *seeds, qvec *fifo) {
+static int64_t bfs(const fd_state *s, field *F, const qvec *seeds, qvec *fifo) {
   size_t si = 0, fh = 0;
   int64_t work = 0;
   fifo->n = 0;
@@ -178,19 +277,20 @@ static int64_t bfs(const fd_state *s, const float *Z, int32_t *F, const qvec *se
     if (si < seeds->n && (fh >= fifo->n || seeds->a[si].v <= fifo->a[fh].v)) e = seeds->a[si++];
     else if (fh < fifo->n) e = fifo->a[fh++];
     else break;
-    const int64_t r = e.p / s->pw, c = e.p % s->pw;
-    if (F[slot_of(s, tidx(s, r, c))] < e.v) continue; /* lowered since it was queued */
+    const int64_t r = e.p / s->pw, c = e.p % s->pw, me = slot_of(s, tidx(s, r, c));
+    if (fget(F, me) < e.v) continue; /* lowered since it was queued */
     if (e.v >= INF - 1) return -1;
     work++;
-    const float z = Z[e.p];
+    const unsigned eq = s->eq[me];
     for (int k = 1; k <= 8; k++) {
+      if (!((eq >> (k - 1)) & 1u)) continue;
       const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
       if (!in_tile(s, rr, cc)) continue;
       const int64_t t = tidx(s, rr, cc);
-      if (!is_flat(s, t) || Z[rr * s->pw + cc] != z) continue;
+      if (!is_flat(s, t)) continue;
       const int64_t sl = slot_of(s, t);
-      if (e.v + 1 < F[sl]) {
-        F[sl] = e.v + 1;
+      if (e.v + 1 < fget(F, sl)) {
+        if (fset(F, sl, e.v + 1)) return -1;
         qpush(fifo, (uint32_t)(rr * s->pw + cc), e.v + 1);
       }
     }
@@ -236,17 +336,17 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
         else if (n == z && in_tile(s, rr, cc) && !is_flat(s, tidx(s, rr, cc))) to_drain = 1;
       }
       if (to_drain) {
-        s->dl[slot] = 1;
+        s->dl.a[slot] = 1;
         qpush(&sl, (uint32_t)p, 1);
       }
       if (higher) {
-        s->dh[slot] = 0;
+        s->dh.a[slot] = 0;
         qpush(&sh, (uint32_t)p, 0);
       }
     }
   if (!rc && (sl.oom || sh.oom)) rc = -1;
-  int64_t w1 = rc ? -1 : bfs(s, Z, s->dl, &sl, &fifo);
-  int64_t w2 = w1 < 0 ? -1 : bfs(s, Z, s->dh, &sh, &fifo);
+  int64_t w1 = rc ? -1 : bfs(s, &s->dl, &sl, &fifo);
+  int64_t w2 = w1 < 0 ? -1 : bfs(s, &s->dh, &sh, &fifo);
   if (w2 < 0) rc = -1;
   else tr_aap_add_work(rd, w1 + w2);
   if (!rc) {
@@ -255,7 +355,8 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
       const int64_t t = tidx(s, r, c), p = r * pw + c;
       if (is_flat(s, t)) {
         const int64_t slot = slot_of(s, t);
-        if (s->dl[slot] < INF || s->dh[slot] < INF) rc = emit(rd, x, f, r, c, s->dl[slot], s->dh[slot]);
+        const int32_t dl = fget(&s->dl, slot), dh = fget(&s->dh, slot);
+        if (dl < INF || dh < INF) rc = emit(rd, x, f, r, c, dl, dh);
       } else if (!isnan(Z[p])) {
         /* a drain: tell the fragments around whose cells lie level with it */
         int level = 0;
@@ -281,19 +382,15 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   fd_state *s = state;
   const int64_t pw = s->pw, nper = (s->h > 1 && s->w > 1) ? 2 * (s->h + s->w) - 4 : s->h * s->w;
   fd_value *old = malloc((size_t)nper * sizeof *old);
-  float *Z = old ? tr_graph_window(x->env, f) : NULL;
-  if (!Z) {
-    free(old);
-    return -1;
-  }
+  if (!old) return -1;
   int64_t k = 0;
   FOR_PERIMETER(s, r, c, {
     const int64_t t = tidx(s, r, c);
     fd_value v = {INF, INF};
     if (is_flat(s, t)) {
       const int64_t slot = slot_of(s, t);
-      v.dl = s->dl[slot];
-      v.dh = s->dh[slot];
+      v.dl = fget(&s->dl, slot);
+      v.dh = fget(&s->dh, slot);
     }
     old[k++] = v;
   })
@@ -308,20 +405,20 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
     if (fell_l) s->ring_dl[ri] = v.dl;
     if (fell_h) s->ring_dh[ri] = v.dh;
     if (!fell_l && !fell_h) continue;
-    const float z = Z[pr * pw + pc];
     for (int d = 1; d <= 8; d++) {
       const int64_t rr = pr + tr_d8_drow[d], cc = pc + tr_d8_dcol[d];
       if (!in_tile(s, rr, cc)) continue;
       const int64_t t = tidx(s, rr, cc);
-      if (!is_flat(s, t) || Z[rr * pw + cc] != z) continue;
+      if (!is_flat(s, t)) continue;
       const int64_t slot = slot_of(s, t);
+      if (!((s->eq[slot] >> (OPPOSITE(d) - 1)) & 1u)) continue; /* not level with the halo cell */
       const uint32_t p = (uint32_t)(rr * pw + cc);
-      if (fell_l && v.dl + 1 < s->dl[slot]) {
-        s->dl[slot] = v.dl + 1;
+      if (fell_l && v.dl + 1 < fget(&s->dl, slot)) {
+        if (fset(&s->dl, slot, v.dl + 1)) sl.oom = 1;
         qpush(&sl, p, v.dl + 1);
       }
-      if (fell_h && v.dh + 1 < s->dh[slot]) {
-        s->dh[slot] = v.dh + 1;
+      if (fell_h && v.dh + 1 < fget(&s->dh, slot)) {
+        if (fset(&s->dh, slot, v.dh + 1)) sh.oom = 1;
         qpush(&sh, p, v.dh + 1);
       }
     }
@@ -330,8 +427,8 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   if (!rc) {
     qsort(sl.a, sl.n, sizeof *sl.a, qent_cmp);
     qsort(sh.a, sh.n, sizeof *sh.a, qent_cmp);
-    const int64_t w1 = bfs(s, Z, s->dl, &sl, &fifo);
-    const int64_t w2 = w1 < 0 ? -1 : bfs(s, Z, s->dh, &sh, &fifo);
+    const int64_t w1 = bfs(s, &s->dl, &sl, &fifo);
+    const int64_t w2 = w1 < 0 ? -1 : bfs(s, &s->dh, &sh, &fifo);
     if (w2 < 0) rc = -1;
     else tr_aap_add_work(rd, w1 + w2);
   }
@@ -342,7 +439,8 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
       const int64_t t = tidx(s, r, c);
       if (!rc && is_flat(s, t)) {
         const int64_t slot = slot_of(s, t);
-        if (s->dl[slot] < o.dl || s->dh[slot] < o.dh) rc = emit(rd, x, f, r, c, s->dl[slot], s->dh[slot]);
+        const int32_t dl = fget(&s->dl, slot), dh = fget(&s->dh, slot);
+        if (dl < o.dl || dh < o.dh) rc = emit(rd, x, f, r, c, dl, dh);
       }
     })
   }
@@ -350,7 +448,6 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   free(sh.a);
   free(fifo.a);
   free(old);
-  tr_graph_window_done(x->env, f, Z);
   return rc;
 }
 
@@ -359,8 +456,8 @@ static fd_value value_at(const fd_state *s, int64_t r, int64_t c) {
   fd_value v;
   if (in_tile(s, r, c)) {
     const int64_t slot = slot_of(s, tidx(s, r, c));
-    v.dl = s->dl[slot];
-    v.dh = s->dh[slot];
+    v.dl = fget(&s->dl, slot);
+    v.dh = fget(&s->dh, slot);
   } else {
     const int64_t ri = ring_at(s, r, c);
     v.dl = s->ring_dl[ri];
@@ -372,7 +469,7 @@ static fd_value value_at(const fd_state *s, int64_t r, int64_t c) {
 /* The direction of flat tile cell (r, c) (flowdir.h), 0 when it has none. */
 static int flat_dir(const fd_state *s, const float *Z, int64_t r, int64_t c) {
   const int64_t pw = s->pw, p = r * pw + c;
-  if (s->dl[slot_of(s, tidx(s, r, c))] == INF) return 0;
+  if (fget(&s->dl, slot_of(s, tidx(s, r, c))) == INF) return 0;
   const float z = Z[p];
   for (int i = 0; i < 8; i++) {
     const int k = tr_d8_order[i];

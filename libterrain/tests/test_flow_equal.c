@@ -330,6 +330,54 @@ static int test_scratch_removed(void) {
   return 0;
 }
 
+static int test_long_flat(void) {
+  /* a serpentine corridor 1 cell wide with a level floor, 404 x 403 cells, open to the edge
+     at one end only: its cells are ~80000 steps from the outlet, beyond 16-bit distances */
+  ASSERT_EQ_INT(setup(), 0);
+  fd_dem dem = {404, 403, NULL, 0, NAN, 10, 10};
+  const int64_t n = dem.rows * dem.cols, cols = dem.cols;
+  dem.z = malloc(sizeof(float) * (size_t)n);
+  for (int64_t r = 0; r < dem.rows; r++)
+    for (int64_t c = 0; c < cols; c++) {
+      const int corridor = r % 2 == 1 && c >= 1 && c < cols - 1 && r < dem.rows - 2;
+      /* the wall below corridor row r has its gap at the right end when r % 4 == 1, else left */
+      const int gap = r % 2 == 0 && r >= 2 && r < dem.rows - 3 && ((r % 4 == 2 && c == cols - 2) || (r % 4 == 0 && c == 1));
+      dem.z[r * cols + c] = corridor || gap ? 10.0f : 100.0f;
+    }
+  dem.z[1 * cols + 0] = 5.0f; /* the only way out */
+  ASSERT_EQ_INT(fd_write(&dem, path("long.tif")), 0);
+  float *fel = malloc(sizeof(float) * (size_t)n);
+  int *ref = malloc(sizeof(int) * (size_t)n);
+  fd_reference(&dem, 0, fel, ref);
+  ASSERT(fd_invariants(fel, ref, dem.rows, cols, "reference long"));
+  /* how far the far end is from the outlet, following the reference */
+  int64_t far = 0;
+  {
+    static const int DR[9] = {0, 0, -1, -1, -1, 0, 1, 1, 1}, DC[9] = {0, 1, 1, 0, -1, -1, -1, 0, 1};
+    int64_t i = (dem.rows - 3) * cols + cols / 2;
+    while (ref[i]) i = (i / cols + DR[ref[i]]) * cols + i % cols + DC[ref[i]], far++;
+  }
+  ASSERT(far > 70000);
+  tr_run_opts run;
+  tr_run_opts_init(&run);
+  run.tile_size = 101;
+  run.threads = 2;
+  tr_graph_opts g;
+  tr_graph_opts_init(&g);
+  tr_flowdir_opts o;
+  tr_flowdir_opts_init(&o);
+  tr_error e = {{0}};
+  ASSERT_EQ_INT(tr_flowdir(&run, &g, &o, path("long.tif"), path("dir.tif"), &e), 0);
+  int *got = fd_read_dirs(path("dir.tif"), TR_DIR_TAUDEM, dem.rows, cols);
+  ASSERT(got);
+  ASSERT_EQ_INT(fd_diff(got, ref, n, cols, "long flat"), 0);
+  free(got);
+  free(fel);
+  free(ref);
+  free(dem.z);
+  return 0;
+}
+
 TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_equals_reference_every_setting), TR_TEST(test_same_bytes),
         TR_TEST(test_filled_and_slope), TR_TEST(test_invariants_every_dem), TR_TEST(test_filled_input),
-        TR_TEST(test_scratch_removed))
+        TR_TEST(test_scratch_removed), TR_TEST(test_long_flat))
