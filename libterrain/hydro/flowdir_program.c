@@ -425,8 +425,8 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   }
   int rc = (sl.oom || sh.oom) ? -1 : 0;
   if (!rc) {
-    qsort(sl.a, sl.n, sizeof *sl.a, qent_cmp);
-    qsort(sh.a, sh.n, sizeof *sh.a, qent_cmp);
+    if (sl.n) qsort(sl.a, sl.n, sizeof *sl.a, qent_cmp);
+    if (sh.n) qsort(sh.a, sh.n, sizeof *sh.a, qent_cmp);
     const int64_t w1 = bfs(s, &s->dl, &sl, &fifo);
     const int64_t w2 = w1 < 0 ? -1 : bfs(s, &s->dh, &sh, &fifo);
     if (w2 < 0) rc = -1;
