@@ -182,6 +182,28 @@ static inline int64_t slot_of(const fd_state *s, int64_t t) {
   return (int64_t)s->rank[t >> 6] + popcount64(s->bits[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
 }
 
+/* The slots of the flat tile neighbours of flat tile cell (r, c) with slot
+ * me, by direction (-1 for the others): two popcounts for the rows above and
+ * below, the rest by counting along the row. */
+static inline void nb_slots(const fd_state *s, int64_t r, int64_t c, int64_t me, int64_t nb[9]) {
+  /* direction of (dr + 1, dc + 1) */
+  static const int dir_at[3][3] = {{4, 3, 2}, {5, 0, 1}, {6, 7, 8}};
+  for (int k = 0; k <= 8; k++) nb[k] = -1;
+  const int64_t c0 = c > 1 ? c - 1 : 1, c1 = c < s->w ? c + 1 : s->w;
+  for (int dr = -1; dr <= 1; dr += 2) {
+    const int64_t rr = r + dr;
+    if (rr < 1 || rr > s->h) continue;
+    int64_t t = tidx(s, rr, c0), sl = slot_of(s, t);
+    for (int64_t cc = c0; cc <= c1; cc++, t++) {
+      const int f = is_flat(s, t);
+      if (f) nb[dir_at[dr + 1][cc - c + 1]] = sl;
+      sl += f;
+    }
+  }
+  if (c > 1 && is_flat(s, tidx(s, r, c - 1))) nb[5] = me - 1;
+  if (c < s->w && is_flat(s, tidx(s, r, c + 1))) nb[1] = me + 1;
+}
+
 /* Halo ring position of padded cell (r, c) outside the tile. */
 static inline int64_t ring_at(const fd_state *s, int64_t r, int64_t c) {
   if (r == 0) return c;
@@ -282,13 +304,13 @@ static int64_t bfs(const fd_state *s, field *F, const qvec *seeds, qvec *fifo) {
     if (e.v >= INF - 1) return -1;
     work++;
     const unsigned eq = s->eq[me];
+    if (!eq) continue;
+    int64_t nb[9];
+    nb_slots(s, r, c, me, nb);
     for (int k = 1; k <= 8; k++) {
-      if (!((eq >> (k - 1)) & 1u)) continue;
+      const int64_t sl = nb[k];
+      if (sl < 0 || !((eq >> (k - 1)) & 1u)) continue;
       const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
-      if (!in_tile(s, rr, cc)) continue;
-      const int64_t t = tidx(s, rr, cc);
-      if (!is_flat(s, t)) continue;
-      const int64_t sl = slot_of(s, t);
       if (e.v + 1 < fget(F, sl)) {
         if (fset(F, sl, e.v + 1)) return -1;
         qpush(fifo, (uint32_t)(rr * s->pw + cc), e.v + 1);
@@ -451,39 +473,32 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   return rc;
 }
 
-/* dl and dh of padded cell (r, c), a flat tile cell or a halo cell. */
-static fd_value value_at(const fd_state *s, int64_t r, int64_t c) {
-  fd_value v;
-  if (in_tile(s, r, c)) {
-    const int64_t slot = slot_of(s, tidx(s, r, c));
-    v.dl = fget(&s->dl, slot);
-    v.dh = fget(&s->dh, slot);
-  } else {
-    const int64_t ri = ring_at(s, r, c);
-    v.dl = s->ring_dl[ri];
-    v.dh = s->ring_dh[ri];
-  }
-  return v;
-}
-
 /* The direction of flat tile cell (r, c) (flowdir.h), 0 when it has none. */
-static int flat_dir(const fd_state *s, const float *Z, int64_t r, int64_t c) {
-  const int64_t pw = s->pw, p = r * pw + c;
-  if (fget(&s->dl, slot_of(s, tidx(s, r, c))) == INF) return 0;
-  const float z = Z[p];
+static int flat_dir(const fd_state *s, int64_t r, int64_t c, int64_t me) {
+  if (fget(&s->dl, me) == INF) return 0;
+  const unsigned eq = s->eq[me]; /* the level neighbours */
   for (int i = 0; i < 8; i++) {
     const int k = tr_d8_order[i];
+    if (!((eq >> (k - 1)) & 1u)) continue;
     const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
-    if (Z[rr * pw + cc] != z) continue;
     if (in_tile(s, rr, cc) ? !is_flat(s, tidx(s, rr, cc)) : s->ring_dl[ring_at(s, rr, cc)] == 0) return k;
   }
   int best = 0;
-  int64_t best_key = INT64_MAX;
+  int64_t best_key = INT64_MAX, nb[9];
+  nb_slots(s, r, c, me, nb);
   for (int i = 0; i < 8; i++) {
     const int k = tr_d8_order[i];
+    if (!((eq >> (k - 1)) & 1u)) continue;
     const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
-    if (Z[rr * pw + cc] != z) continue;
-    const fd_value v = value_at(s, rr, cc);
+    fd_value v;
+    if (in_tile(s, rr, cc)) {
+      v.dl = fget(&s->dl, nb[k]);
+      v.dh = fget(&s->dh, nb[k]);
+    } else {
+      const int64_t ri = ring_at(s, rr, cc);
+      v.dl = s->ring_dl[ri];
+      v.dh = s->ring_dh[ri];
+    }
     if (v.dl == INF) continue;
     const int64_t key = 2 * (int64_t)v.dl - (v.dh == INF ? 0 : v.dh);
     if (key < best_key) {
@@ -506,13 +521,14 @@ static int fd_assemble(void *user, const tr_aap_frag *f, void *state) {
     return -1;
   }
   const tr_dir_encoding enc = (tr_dir_encoding)x->prm.encoding;
+  int64_t slot = 0; /* flat cells take slots in row-major order */
   for (int64_t r = 1; r <= h; r++) {
     double fact[9];
     tr_d8_row_fact(&x->prm.geom, f->row0 + r - 1, fact);
     for (int64_t c = 1; c <= w; c++) {
       float slope;
-      int k = tr_d8_cell(Z + r * pw + c, pw, fact, &slope);
-      if (k == 0) k = flat_dir(s, Z, r, c);
+      /* a flat bit is exactly the D8 rule's 0 (both: valid, eight valid neighbours, none lower) */
+      const int k = is_flat(s, tidx(s, r, c)) ? flat_dir(s, r, c, slot++) : tr_d8_cell(Z + r * pw + c, pw, fact, &slope);
       tile[(r - 1) * w + (c - 1)] = (int16_t)tr_d8_encode(enc, k < 0 ? 0 : k);
     }
   }
