@@ -100,34 +100,22 @@ static int equals_reference(int d, const config *cf, const int *ref, int64_t row
 
 static int test_reference_sanity(void) {
   /* the reference itself: on the bowl every inside cell is on one flat and still drains */
-  fd_dem dem;
-  fd_make(FD_BOWL, &dem);
-  const int64_t n = dem.rows * dem.cols;
-  float *fel = malloc(sizeof(float) * (size_t)n);
-  int *dirs = malloc(sizeof(int) * (size_t)n);
-  fd_reference(&dem, 0, fel, dirs);
+  fd_case k;
+  fd_case_make(FD_BOWL, 0, &k);
+  const fd_dem dem = k.dem;
   int64_t level = 0;
-  for (int64_t i = 0; i < n; i++) level += fel[i] == 60.0f;
+  for (int64_t i = 0; i < k.n; i++) level += k.fel[i] == 60.0f;
   ASSERT(level > (dem.rows - 2) * (dem.cols - 2) - 5);
-  ASSERT(fd_invariants(fel, dirs, dem.rows, dem.cols, "reference bowl"));
-  /* the flat drains away from the rim: a cell next to the rim points inwards or along it */
-  const int64_t i = 1 * dem.cols + 10; /* row 1, far from the notch at column 40 */
-  ASSERT(dirs[i] != 2 && dirs[i] != 3 && dirs[i] != 4);
+  /* away from higher terrain: next to the rim, far from the notch at column 40, the cell
+     (1, 10) has two neighbours as close to the notch, E along the rim and SE away from it;
+     towards-lower alone would take E (first in the order), the combined gradient takes SE */
+  ASSERT_EQ_INT(k.ref[1 * dem.cols + 10], 8);
+  fd_case_free(&k);
   for (int d = 0; d < FD_NDEM; d++) {
-    fd_dem x;
-    fd_make(d, &x);
-    const int64_t m = x.rows * x.cols;
-    float *f = malloc(sizeof(float) * (size_t)m);
-    int *k = malloc(sizeof(int) * (size_t)m);
-    fd_reference(&x, 0, f, k);
-    ASSERT(fd_invariants(f, k, x.rows, x.cols, fd_dem_name[d]));
-    free(f);
-    free(k);
-    free(x.z);
+    fd_case_make(d, 0, &k);
+    ASSERT(fd_invariants(k.fel, k.ref, k.dem.rows, k.dem.cols, fd_dem_name[d]));
+    fd_case_free(&k);
   }
-  free(fel);
-  free(dirs);
-  free(dem.z);
   return 0;
 }
 
@@ -138,12 +126,10 @@ static int test_equals_reference_every_setting(void) {
   ASSERT_EQ_INT(setup(), 0);
   int runs = 0;
   for (int d = 0; d < FD_NDEM; d++) {
-    fd_dem dem;
-    fd_make(d, &dem);
-    const int64_t n = dem.rows * dem.cols;
-    float *fel = malloc(sizeof(float) * (size_t)n);
-    int *ref = malloc(sizeof(int) * (size_t)n);
-    fd_reference(&dem, 0, fel, ref);
+    fd_case k;
+    fd_case_make(d, 0, &k);
+    const fd_dem dem = k.dem;
+    const int *ref = k.ref;
     for (int s = 0; s < 5; s++) {
       config cf = {scheds[s], 7, 2, TR_DIR_TAUDEM};
       ASSERT(equals_reference(d, &cf, ref, dem.rows, dem.cols));
@@ -161,9 +147,7 @@ static int test_equals_reference_every_setting(void) {
       ASSERT(equals_reference(d, &cf, ref, dem.rows, dem.cols));
       runs++;
     }
-    free(fel);
-    free(ref);
-    free(dem.z);
+    fd_case_free(&k);
   }
   ASSERT(runs >= FD_NDEM * 20);
   return 0;
@@ -204,12 +188,12 @@ static int test_same_bytes(void) {
 static int test_filled_and_slope(void) {
   ASSERT_EQ_INT(setup(), 0);
   for (int d = 0; d < FD_NDEM; d++) {
-    fd_dem dem;
-    fd_make(d, &dem);
-    const int64_t n = dem.rows * dem.cols, cols = dem.cols;
-    float *fel = malloc(sizeof(float) * (size_t)n);
-    int *ref = malloc(sizeof(int) * (size_t)n);
-    fd_reference(&dem, 0, fel, ref);
+    fd_case k;
+    fd_case_make(d, 0, &k);
+    const fd_dem dem = k.dem;
+    const int64_t n = k.n, cols = dem.cols;
+    float *fel = k.fel;
+    int *ref = k.ref;
     const config cf = {"aap", 7, 2, TR_DIR_TAUDEM};
     ASSERT_EQ_INT(run(d, &cf, path("dir.tif"), path("fel.tif"), path("sd8.tif"), 0), 0);
     rc_raster f, s;
@@ -249,9 +233,7 @@ static int test_filled_and_slope(void) {
     free(p.v);
     free(f.v);
     free(s.v);
-    free(fel);
-    free(ref);
-    free(dem.z);
+    fd_case_free(&k);
   }
   return 0;
 }
@@ -259,21 +241,16 @@ static int test_filled_and_slope(void) {
 static int test_invariants_every_dem(void) {
   ASSERT_EQ_INT(setup(), 0);
   for (int d = 0; d < FD_NDEM; d++) {
-    fd_dem dem;
-    fd_make(d, &dem);
-    const int64_t n = dem.rows * dem.cols;
-    float *fel = malloc(sizeof(float) * (size_t)n);
-    int *ref = malloc(sizeof(int) * (size_t)n);
-    fd_reference(&dem, 0, fel, ref);
+    fd_case k;
+    fd_case_make(d, 0, &k);
+    const fd_dem dem = k.dem;
     const config cf = {"random", 5, 4, TR_DIR_TAUDEM};
     ASSERT_EQ_INT(run(d, &cf, path("dir.tif"), NULL, NULL, 0), 0);
     int *got = fd_read_dirs(path("dir.tif"), TR_DIR_TAUDEM, dem.rows, dem.cols);
     ASSERT(got);
-    ASSERT(fd_invariants(fel, got, dem.rows, dem.cols, fd_dem_name[d]));
+    ASSERT(fd_invariants(k.fel, got, dem.rows, dem.cols, fd_dem_name[d]));
     free(got);
-    free(fel);
-    free(ref);
-    free(dem.z);
+    fd_case_free(&k);
   }
   return 0;
 }
@@ -282,12 +259,11 @@ static int test_filled_input(void) {
   /* --filled on an already filled DEM gives the same directions; on a DEM that still has a
      pit, the closed depression gets nodata and everything else still drains */
   ASSERT_EQ_INT(setup(), 0);
-  fd_dem dem;
-  fd_make(FD_PITS, &dem);
-  const int64_t n = dem.rows * dem.cols;
-  float *fel = malloc(sizeof(float) * (size_t)n);
-  int *ref = malloc(sizeof(int) * (size_t)n);
-  fd_reference(&dem, 1, fel, ref); /* no fill: pits stay */
+  fd_case k;
+  fd_case_make(FD_PITS, 1, &k);
+  const fd_dem dem = k.dem;
+  const int64_t n = k.n;
+  const int *ref = k.ref;
   const config cf = {"aap", 13, 2, TR_DIR_TAUDEM};
   ASSERT_EQ_INT(run(FD_PITS, &cf, path("dir.tif"), NULL, NULL, 1), 0);
   int *got = fd_read_dirs(path("dir.tif"), TR_DIR_TAUDEM, dem.rows, dem.cols);
@@ -300,9 +276,7 @@ static int test_filled_input(void) {
   }
   ASSERT(pits > 0);
   free(got);
-  free(fel);
-  free(ref);
-  free(dem.z);
+  fd_case_free(&k);
   return 0;
 }
 
@@ -334,27 +308,27 @@ static int test_long_flat(void) {
   /* a serpentine corridor 1 cell wide with a level floor, 404 x 403 cells, open to the edge
      at one end only: its cells are ~80000 steps from the outlet, beyond 16-bit distances */
   ASSERT_EQ_INT(setup(), 0);
-  fd_dem dem = {404, 403, NULL, 0, NAN, 10, 10};
-  const int64_t n = dem.rows * dem.cols, cols = dem.cols;
-  dem.z = malloc(sizeof(float) * (size_t)n);
-  for (int64_t r = 0; r < dem.rows; r++)
+  fd_case k = {{404, 403, NULL, 0, NAN, 10, 10}, 0, NULL, NULL};
+  fd_dem *dem = &k.dem;
+  const int64_t n = dem->rows * dem->cols, cols = dem->cols;
+  dem->z = malloc(sizeof(float) * (size_t)n);
+  for (int64_t r = 0; r < dem->rows; r++)
     for (int64_t c = 0; c < cols; c++) {
-      const int corridor = r % 2 == 1 && c >= 1 && c < cols - 1 && r < dem.rows - 2;
+      const int corridor = r % 2 == 1 && c >= 1 && c < cols - 1 && r < dem->rows - 2;
       /* the wall below corridor row r has its gap at the right end when r % 4 == 1, else left */
-      const int gap = r % 2 == 0 && r >= 2 && r < dem.rows - 3 && ((r % 4 == 2 && c == cols - 2) || (r % 4 == 0 && c == 1));
-      dem.z[r * cols + c] = corridor || gap ? 10.0f : 100.0f;
+      const int gap = r % 2 == 0 && r >= 2 && r < dem->rows - 3 && ((r % 4 == 2 && c == cols - 2) || (r % 4 == 0 && c == 1));
+      dem->z[r * cols + c] = corridor || gap ? 10.0f : 100.0f;
     }
-  dem.z[1 * cols + 0] = 5.0f; /* the only way out */
-  ASSERT_EQ_INT(fd_write(&dem, path("long.tif")), 0);
-  float *fel = malloc(sizeof(float) * (size_t)n);
-  int *ref = malloc(sizeof(int) * (size_t)n);
-  fd_reference(&dem, 0, fel, ref);
-  ASSERT(fd_invariants(fel, ref, dem.rows, cols, "reference long"));
+  dem->z[1 * cols + 0] = 5.0f; /* the only way out */
+  ASSERT_EQ_INT(fd_write(dem, path("long.tif")), 0);
+  fd_case_make(-1, 0, &k);
+  const int *ref = k.ref;
+  ASSERT(fd_invariants(k.fel, ref, dem->rows, cols, "reference long"));
   /* how far the far end is from the outlet, following the reference */
   int64_t far = 0;
   {
     static const int DR[9] = {0, 0, -1, -1, -1, 0, 1, 1, 1}, DC[9] = {0, 1, 1, 0, -1, -1, -1, 0, 1};
-    int64_t i = (dem.rows - 3) * cols + cols / 2;
+    int64_t i = (dem->rows - 3) * cols + cols / 2;
     while (ref[i]) i = (i / cols + DR[ref[i]]) * cols + i % cols + DC[ref[i]], far++;
   }
   ASSERT(far > 70000);
@@ -368,13 +342,11 @@ static int test_long_flat(void) {
   tr_flowdir_opts_init(&o);
   tr_error e = {{0}};
   ASSERT_EQ_INT(tr_flowdir(&run, &g, &o, path("long.tif"), path("dir.tif"), &e), 0);
-  int *got = fd_read_dirs(path("dir.tif"), TR_DIR_TAUDEM, dem.rows, cols);
+  int *got = fd_read_dirs(path("dir.tif"), TR_DIR_TAUDEM, dem->rows, cols);
   ASSERT(got);
   ASSERT_EQ_INT(fd_diff(got, ref, n, cols, "long flat"), 0);
   free(got);
-  free(fel);
-  free(ref);
-  free(dem.z);
+  fd_case_free(&k);
   return 0;
 }
 

@@ -43,18 +43,15 @@ static int test_equals_reference(int me) {
   static const int tiles[] = {7, 13, 5};
   int ok = 1, runs = 0;
   for (int d = 0; d < FD_NDEM; d++) {
-    fd_dem dem;
-    fd_make(d, &dem);
+    fd_case k;
+    fd_case_make(d, 0, &k);
+    const fd_dem dem = k.dem;
     char src[128], dst[128], slope[128];
     snprintf(src, sizeof src, "%s/%s.tif", dir, fd_dem_name[d]);
     snprintf(dst, sizeof dst, "%s/dir.tif", dir);
     snprintf(slope, sizeof slope, "%s/sd8.tif", dir);
     if (me == 0 && fd_write(&dem, src)) ok = 0;
     MPI_Barrier(MPI_COMM_WORLD);
-    const int64_t n = dem.rows * dem.cols;
-    float *fel = malloc(sizeof(float) * (size_t)n);
-    int *ref = malloc(sizeof(int) * (size_t)n);
-    fd_reference(&dem, 0, fel, ref);
     for (int s = 0; s < 5; s++) {
       tr_error e = {{0}};
       const int st = run(src, dst, scheds[s], tiles[(d + s) % 3], s == 0 ? slope : NULL, &e);
@@ -65,16 +62,14 @@ static int test_equals_reference(int me) {
         int *got = fd_read_dirs(dst, TR_DIR_TAUDEM, dem.rows, dem.cols);
         char what[96];
         snprintf(what, sizeof what, "%s schedule %s", fd_dem_name[d], scheds[s]);
-        if (!got || fd_diff(got, ref, n, dem.cols, what) != 0 || !fd_invariants(fel, got, dem.rows, dem.cols, what))
+        if (!got || fd_diff(got, k.ref, k.n, dem.cols, what) != 0 || !fd_invariants(k.fel, got, dem.rows, dem.cols, what))
           ok = 0;
         free(got);
       }
       runs++;
       MPI_Barrier(MPI_COMM_WORLD);
     }
-    free(fel);
-    free(ref);
-    free(dem.z);
+    fd_case_free(&k);
   }
   return all_ok(ok && runs == FD_NDEM * 5) ? 0 : 1;
 }

@@ -254,6 +254,20 @@ void fd_reference(const fd_dem *d, int filled, float *fel, int *dir) {
   free(height);
 }
 
+void fd_case_make(int kind, int filled, fd_case *k) {
+  if (kind >= 0) fd_make(kind, &k->dem);
+  k->n = k->dem.rows * k->dem.cols;
+  k->fel = malloc(sizeof(float) * (size_t)k->n);
+  k->ref = malloc(sizeof(int) * (size_t)k->n);
+  fd_reference(&k->dem, filled, k->fel, k->ref);
+}
+
+void fd_case_free(fd_case *k) {
+  free(k->fel);
+  free(k->ref);
+  free(k->dem.z);
+}
+
 /* ---- reading and checking ------------------------------------------------------------ */
 
 int *fd_read_dirs(const char *path, int encoding, int64_t rows, int64_t cols) {

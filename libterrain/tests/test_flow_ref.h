@@ -31,6 +31,18 @@ int fd_write(const fd_dem *dem, const char *path);
  * (TauDEM numbering, 0 = none) of dem; `filled` skips the fill. */
 void fd_reference(const fd_dem *dem, int filled, float *fel, int *dir);
 
+/* A test DEM with its reference (fel and ref: n cells each). */
+typedef struct {
+  fd_dem dem;
+  int64_t n;
+  float *fel;
+  int *ref;
+} fd_case;
+
+/* DEM `kind` (or, with kind < 0, the DEM already in k->dem) and its reference. */
+void fd_case_make(int kind, int filled, fd_case *k);
+void fd_case_free(fd_case *k);
+
 /* Reads a direction raster (any encoding) into k in 0..8; NULL on failure. */
 int *fd_read_dirs(const char *path, int encoding, int64_t rows, int64_t cols);
 
