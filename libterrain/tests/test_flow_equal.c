@@ -350,6 +350,53 @@ static int test_long_flat(void) {
   return 0;
 }
 
+static int test_ft_dual_slope(void) {
+  /* --ft dual applies to the d8 slope kernel: with half of its sub-block results flipped,
+     the slope and the directions are the same bytes as without fault tolerance */
+  ASSERT_EQ_INT(setup(), 0);
+  unsigned char *want[2], *got[2];
+  size_t nw[2], ng[2];
+  for (int pass = 0; pass < 2; pass++) {
+    tr_run_opts run;
+    tr_run_opts_init(&run);
+    run.tile_size = 16;
+    run.threads = 2;
+    if (pass) {
+      run.ft = TR_FT_DUAL;
+      run.inject = "flip:p=0.5,seed=3";
+      run.ft_report = path("ft.json");
+    }
+    tr_graph_opts g;
+    tr_graph_opts_init(&g);
+    tr_flowdir_opts o;
+    tr_flowdir_opts_init(&o);
+    o.slope = path("ft_sd8.tif");
+    tr_error e = {{0}};
+    ASSERT_EQ_INT(tr_flowdir(&run, &g, &o, path("pits.tif"), path("ft_p.tif"), &e), 0);
+    ASSERT_EQ_INT(read_bytes(path("ft_p.tif"), pass ? &got[0] : &want[0], pass ? &ng[0] : &nw[0]), 0);
+    ASSERT_EQ_INT(read_bytes(path("ft_sd8.tif"), pass ? &got[1] : &want[1], pass ? &ng[1] : &nw[1]), 0);
+  }
+  /* the faults were really there, and every one was corrected */
+  unsigned char *rep;
+  size_t nr;
+  ASSERT_EQ_INT(read_bytes(path("ft.json"), &rep, &nr), 0);
+  rep = realloc(rep, nr + 1);
+  rep[nr] = 0;
+  const char *inj = strstr((char *)rep, "\"injected\":"), *cor = strstr((char *)rep, "\"corrected\":");
+  ASSERT(inj && cor);
+  const long ninj = strtol(inj + 11, NULL, 10), ncor = strtol(cor + 12, NULL, 10);
+  free(rep);
+  ASSERT(ninj > 0);
+  ASSERT_EQ_INT(ncor, ninj);
+  for (int i = 0; i < 2; i++) {
+    ASSERT(nw[i] == ng[i] && memcmp(want[i], got[i], nw[i]) == 0);
+    free(want[i]);
+    free(got[i]);
+  }
+  return 0;
+}
+
 TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_equals_reference_every_setting), TR_TEST(test_same_bytes),
         TR_TEST(test_filled_and_slope), TR_TEST(test_invariants_every_dem), TR_TEST(test_filled_input),
-        TR_TEST(test_scratch_removed), TR_TEST(test_long_flat))
+        TR_TEST(test_scratch_removed), TR_TEST(test_long_flat),
+        TR_TEST(test_ft_dual_slope))
