@@ -43,7 +43,16 @@ int tr_dist_agree(int status, tr_error *err) {
   return st;
 }
 
+void tr_dist_bcast(void *buf, int bytes) {
+  if (tr_dist_size() > 1) MPI_Bcast(buf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
 #else
+
+void tr_dist_bcast(void *buf, int bytes) {
+  (void)buf;
+  (void)bytes;
+}
 
 int tr_rank(void) { return 0; }
 int tr_dist_size(void) { return 1; }

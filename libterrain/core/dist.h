@@ -19,4 +19,7 @@ int tr_dist_size(void);
  * failure of the lowest failing rank, with its message in err. */
 int tr_dist_agree(int status, tr_error *err);
 
+/* Rank 0's `bytes` bytes at buf, copied to every rank. */
+void tr_dist_bcast(void *buf, int bytes);
+
 #endif

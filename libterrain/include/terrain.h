@@ -248,6 +248,49 @@ void tr_fill_dem_opts_init(tr_fill_dem_opts *o);
  * nodata cell). Nodata and georeferencing are kept. */
 int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, tr_error *err);
 
+/* D8 direction encodings of a direction raster (codes of the 8 neighbours):
+ * TR_DIR_TAUDEM  Int16, 1 = E, 2 = NE, 3 = N, 4 = NW, 5 = W, 6 = SW, 7 = S, 8 = SE
+ *                (counter-clockwise from east), nodata -32768 (TauDEM d8flowdir -p)
+ * TR_DIR_ESRI    Byte, 1 = E, 2 = SE, 4 = S, 8 = SW, 16 = W, 32 = NW, 64 = N, 128 = NE,
+ *                nodata 0 (ArcGIS Flow Direction's powers of two)
+ * TR_DIR_GRASS   Byte, 1 = NE, 2 = N, 3 = NW, 4 = W, 5 = SW, 6 = S, 7 = SE, 8 = E (code x 45
+ *                = degrees counter-clockwise from east, r.watershed's drainage= map), nodata 0
+ *                (r.watershed writes a negative code where runoff leaves the region; a Byte
+ *                band has no negative, so such cells are nodata here as in the other two) */
+typedef enum { TR_DIR_TAUDEM = 0, TR_DIR_ESRI, TR_DIR_GRASS } tr_dir_encoding;
+
+/* D8 flow directions (flowgraph's first half). Output format and creation
+ * options are run->format / run->creation_options. */
+typedef struct {
+  int filled;               /* 1: src is already depression-free, skip filling */
+  tr_dir_encoding encoding;
+  const char *slope;        /* TauDEM's sd8 (drop / distance along the direction), or NULL */
+  const char *filled_out;   /* also keep the filled DEM here (Float32), or NULL */
+} tr_flowdir_opts;
+
+void tr_flowdir_opts_init(tr_flowdir_opts *o);
+
+/* D8 directions of DEM src into dir_dst, TauDEM d8flowdir's conventions:
+ * - the DEM is filled first (tr_fill_dem) unless o->filled;
+ * - a cell drains to its steepest lower neighbour, drop / distance with the
+ *   true distance (diagonal sqrt(dx^2 + dy^2); geographic DEMs: metric cell
+ *   sizes per row, as tr_slope), compared as Float32; ties go to the first in
+ *   the order E, N, W, S, NE, NW, SW, SE;
+ * - cells on the DEM's edge and cells next to NoData get nodata: they are the
+ *   outlets, where water leaves the DEM;
+ * - flats (cells with no lower neighbour) drain by Barnes, Lehman & Mulla
+ *   (2014): towards lower terrain and away from higher terrain, on the AAP
+ *   engine (`flowdir` graph program), so every flat cell reaches an outlet
+ *   without cycles; a closed depression (only where o->filled is given for a
+ *   DEM that has one) gets nodata.
+ * o->slope is written by the `d8` local kernel: Float32, 0 on flats, -1
+ * (nodata) where the direction is nodata. run->ft applies to that kernel; the
+ * fill and the flats are graph programs and run without it.
+ * Stages run one after the other (fill, directions, slope); a failure
+ * deletes every output already written by the call. */
+int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_opts *o, const char *src,
+               const char *dir_dst, tr_error *err);
+
 #ifdef __cplusplus
 }
 #endif

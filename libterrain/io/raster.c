@@ -329,6 +329,12 @@ static char *tmp_name(const char *path, const char *tag, int seq, const char *ex
   return s;
 }
 
+char *tr_output_scratch_name(const char *path, const char *tag) {
+  char t[64];
+  snprintf(t, sizeof t, "tmp%s", tag);
+  return tmp_name(path, t, 0, ".tif");
+}
+
 /* The pid of a temporary name of this host ("...terrafort-<pid>-<host>.tmp..."
  * or ".stage..."), or 0 when `name` is not one. */
 static long tmp_pid(const char *name, uint32_t host) {

@@ -89,6 +89,10 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
  * clamped to the type's range, never onto the nodata value. */
 int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                     const void *src, GDALDataType type, int64_t stride, tr_error *err);
+/* A name for an intermediate file of this process beside `path`:
+ * "<dir>/.<name>.terrafort-<pid>-<host>.tmp<tag>.tif", which the stale
+ * temporaries' clean-up (above) removes after a crash. Free it. */
+char *tr_output_scratch_name(const char *path, const char *tag);
 /* Flushes, closes and renames into place. On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
 /* Closes and deletes the temporary raster; safe after a failed create. */

@@ -1,0 +1,579 @@
+/*
+ * flowdir_program.c - D8 directions with Barnes (2014) flats as a graph
+ * program (PEval, IncEval, Assemble, componentwise min): the row "flowdir" of
+ * the program table. The distances and the rule are in flowdir.h.
+ *
+ * State of a fragment, sparse so that memory follows the flats: a bitmap of
+ * its flat cells with a running count per 64-bit word (a cell's slot among the
+ * flat cells is the count before its word plus a popcount), dl and dh per flat
+ * cell by slot with a byte saying which neighbours are level with it (so
+ * IncEval needs no elevations at all: only PEval and Assemble borrow the
+ * filled DEM's padded window from the graph runner's tile store), and dl and
+ * dh of the halo ring as received. Drains have dl = 0 and dh = +inf without
+ * storage. Distances take 16 bits each (larger ones, on flats more than 65533
+ * cells across, go to an overflow map): about 5 bytes per flat cell plus 0.2
+ * bytes per cell.
+ *
+ * PEval: classify, seed dl = 1 on flat cells next to an equal-elevation drain
+ * of the tile and dh = 0 on flat cells next to higher terrain, breadth-first
+ * search inside the tile. Emit (dl, dh) of flat perimeter cells where either
+ * is finite, and (0, +inf) of draining perimeter cells that have an
+ * equal-elevation halo neighbour (that neighbour's fragment cannot tell a
+ * drain from a flat cell: it needs two cells of halo).
+ * IncEval: lower the halo ring from the snapshot; each halo cell that fell
+ * lowers its equal-elevation flat tile neighbours to its value + 1, and those
+ * seed the search again (seeds sorted by value and merged with the FIFO, so
+ * cells leave in distance order). Emit flat perimeter cells that fell.
+ * Assemble: every cell's code (D8 rule, or the flat rule of flowdir.h).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "d8.h"
+#include "flowdir.h"
+#include "graph.h"
+
+#define INF INT32_MAX
+/* the direction from neighbour k back to the cell */
+#define OPPOSITE(k) ((((k) + 3) % 8) + 1)
+
+typedef struct {
+  int32_t dl, dh;
+} fd_value;
+
+typedef struct {
+  tr_graph_env *env;
+  tr_flowdir_params prm;
+} fd_ctx;
+
+/* One distance per flat cell in 16 bits: values up to DIRECT_MAX directly,
+ * INF16 for +inf, BIG16 when the value lives in the overflow table (flats
+ * more than 65533 cells across), an open-addressing map slot -> value that
+ * is only ever allocated for such flats. */
+#define DIRECT_MAX 0xFFFD
+#define INF16 0xFFFE
+#define BIG16 0xFFFF
+
+typedef struct {
+  uint16_t *a;
+  uint32_t *key; /* slot + 1; 0 = empty */
+  int32_t *val;
+  size_t cap, n;
+} field;
+
+static int32_t *ovf_find(const field *f, int64_t slot, int insert_key) {
+  if (!f->cap) return NULL;
+  size_t i = (size_t)((uint64_t)(slot + 1) * UINT64_C(0x9E3779B97F4A7C15) >> 32) & (f->cap - 1);
+  for (;; i = (i + 1) & (f->cap - 1)) {
+    if (f->key[i] == (uint32_t)(slot + 1)) return &f->val[i];
+    if (!f->key[i]) {
+      if (!insert_key) return NULL;
+      f->key[i] = (uint32_t)(slot + 1);
+      return &f->val[i];
+    }
+  }
+}
+
+static int ovf_grow(field *f) {
+  const size_t cap = f->cap ? 2 * f->cap : 1024;
+  field g = {f->a, calloc(cap, sizeof(uint32_t)), malloc(cap * sizeof(int32_t)), cap, 0};
+  if (!g.key || !g.val) {
+    free(g.key);
+    free(g.val);
+    return -1;
+  }
+  for (size_t i = 0; i < f->cap; i++)
+    if (f->key[i]) *ovf_find(&g, (int64_t)f->key[i] - 1, 1) = f->val[i], g.n++;
+  free(f->key);
+  free(f->val);
+  *f = g;
+  return 0;
+}
+
+static inline int32_t fget(const field *f, int64_t slot) {
+  const uint16_t v = f->a[slot];
+  if (v <= DIRECT_MAX) return v;
+  return v == INF16 ? INF : *ovf_find(f, slot, 0);
+}
+
+/* 0, or -1 when the overflow table cannot grow. */
+static inline int fset(field *f, int64_t slot, int32_t v) {
+  if (v <= DIRECT_MAX) {
+    f->a[slot] = (uint16_t)v;
+    return 0;
+  }
+  if (f->a[slot] != BIG16) {
+    if (2 * (f->n + 1) > f->cap && ovf_grow(f)) return -1;
+    f->n++;
+  }
+  *ovf_find(f, slot, 1) = v;
+  f->a[slot] = BIG16;
+  return 0;
+}
+
+static void field_free(field *f) {
+  free(f->a);
+  free(f->key);
+  free(f->val);
+}
+
+typedef struct {
+  int64_t h, w, pw;
+  uint64_t *bits;     /* flat tile cells, bit (r - 1) * w + (c - 1) */
+  uint32_t *rank;     /* flat cells in the words before */
+  field dl, dh;       /* per flat cell, by slot */
+  uint8_t *eq;        /* per flat cell: bit k - 1 set when neighbour k is level with it */
+  int32_t *ring_dl, *ring_dh; /* the halo ring, by ring_at() */
+} fd_state;
+
+typedef struct {
+  uint32_t p; /* padded index */
+  int32_t v;
+} qent;
+
+typedef struct {
+  qent *a;
+  size_t n, cap;
+  int oom;
+} qvec;
+
+static void qpush(qvec *q, uint32_t p, int32_t v) {
+  if (q->n == q->cap) {
+    size_t cap = q->cap ? 2 * q->cap : 1024;
+    qent *a = realloc(q->a, cap * sizeof *a);
+    if (!a) {
+      q->oom = 1;
+      return;
+    }
+    q->a = a;
+    q->cap = cap;
+  }
+  q->a[q->n].p = p;
+  q->a[q->n].v = v;
+  q->n++;
+}
+
+static int qent_cmp(const void *a, const void *b) {
+  const qent *x = a, *y = b;
+  if (x->v != y->v) return x->v < y->v ? -1 : 1;
+  return x->p < y->p ? -1 : x->p > y->p;
+}
+
+/* ---- state access ------------------------------------------------------------------- */
+
+static inline int in_tile(const fd_state *s, int64_t r, int64_t c) { return r >= 1 && r <= s->h && c >= 1 && c <= s->w; }
+
+static inline int64_t tidx(const fd_state *s, int64_t r, int64_t c) { return (r - 1) * s->w + (c - 1); }
+
+static inline int is_flat(const fd_state *s, int64_t t) { return (int)((s->bits[t >> 6] >> (t & 63)) & 1u); }
+
+/* Set bits of x; the portable x86-64 target has no popcnt instruction, and
+ * the compiler's fallback is a library call. */
+static inline int64_t popcount64(uint64_t x) {
+  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+  x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+  return (int64_t)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+static inline int64_t slot_of(const fd_state *s, int64_t t) {
+  return (int64_t)s->rank[t >> 6] + popcount64(s->bits[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
+}
+
+/* The slots of the flat tile neighbours of flat tile cell (r, c) with slot
+ * me, by direction (-1 for the others): two popcounts for the rows above and
+ * below, the rest by counting along the row. */
+static inline void nb_slots(const fd_state *s, int64_t r, int64_t c, int64_t me, int64_t nb[9]) {
+  /* direction of (dr + 1, dc + 1) */
+  static const int dir_at[3][3] = {{4, 3, 2}, {5, 0, 1}, {6, 7, 8}};
+  for (int k = 0; k <= 8; k++) nb[k] = -1;
+  const int64_t c0 = c > 1 ? c - 1 : 1, c1 = c < s->w ? c + 1 : s->w;
+  for (int dr = -1; dr <= 1; dr += 2) {
+    const int64_t rr = r + dr;
+    if (rr < 1 || rr > s->h) continue;
+    int64_t t = tidx(s, rr, c0), sl = slot_of(s, t);
+    for (int64_t cc = c0; cc <= c1; cc++, t++) {
+      const int f = is_flat(s, t);
+      if (f) nb[dir_at[dr + 1][cc - c + 1]] = sl;
+      sl += f;
+    }
+  }
+  if (c > 1 && is_flat(s, tidx(s, r, c - 1))) nb[5] = me - 1;
+  if (c < s->w && is_flat(s, tidx(s, r, c + 1))) nb[1] = me + 1;
+}
+
+/* Halo ring position of padded cell (r, c) outside the tile. */
+static inline int64_t ring_at(const fd_state *s, int64_t r, int64_t c) {
+  if (r == 0) return c;
+  if (r == s->h + 1) return s->pw + c;
+  if (c == 0) return 2 * s->pw + (r - 1);
+  return 2 * s->pw + s->h + (r - 1);
+}
+
+/* A valid cell with eight valid neighbours none lower (padded index p). */
+static int flat_cell(const float *Z, int64_t p, int64_t pw) {
+  const float z = Z[p];
+  if (isnan(z)) return 0;
+  for (int k = 1; k <= 8; k++) {
+    const float n = Z[p + tr_d8_drow[k] * pw + tr_d8_dcol[k]];
+    if (isnan(n) || n < z) return 0;
+  }
+  return 1;
+}
+
+static void state_free(fd_state *s) {
+  if (!s) return;
+  free(s->bits);
+  free(s->rank);
+  field_free(&s->dl);
+  field_free(&s->dh);
+  free(s->eq);
+  free(s->ring_dl);
+  free(s->ring_dh);
+  free(s);
+}
+
+/* Classifies the tile and allocates the state; NULL when out of memory. */
+static fd_state *state_new(const tr_aap_frag *f, const float *Z) {
+  fd_state *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->h = f->rows;
+  s->w = f->cols;
+  s->pw = f->cols + 2;
+  const int64_t n = s->h * s->w, nwords = (n + 63) / 64, nring = 2 * s->pw + 2 * s->h;
+  s->bits = calloc((size_t)nwords, sizeof *s->bits);
+  s->rank = malloc((size_t)nwords * sizeof *s->rank);
+  s->ring_dl = malloc((size_t)nring * sizeof(int32_t));
+  s->ring_dh = malloc((size_t)nring * sizeof(int32_t));
+  if (!s->bits || !s->rank || !s->ring_dl || !s->ring_dh) {
+    state_free(s);
+    return NULL;
+  }
+  for (int64_t r = 1; r <= s->h; r++)
+    for (int64_t c = 1; c <= s->w; c++)
+      if (flat_cell(Z, r * s->pw + c, s->pw)) {
+        const int64_t t = tidx(s, r, c);
+        s->bits[t >> 6] |= UINT64_C(1) << (t & 63);
+      }
+  uint32_t acc = 0;
+  for (int64_t i = 0; i < nwords; i++) {
+    s->rank[i] = acc;
+    acc += (uint32_t)popcount64(s->bits[i]);
+  }
+  s->dl.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
+  s->dh.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
+  s->eq = malloc((size_t)acc + 1);
+  if (!s->dl.a || !s->dh.a || !s->eq) {
+    state_free(s);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < acc; i++) s->dl.a[i] = s->dh.a[i] = INF16;
+  /* which neighbours are level: the searches and IncEval then need no elevations */
+  uint32_t i = 0;
+  for (int64_t r = 1; r <= s->h; r++)
+    for (int64_t c = 1; c <= s->w; c++) {
+      if (!is_flat(s, tidx(s, r, c))) continue;
+      const int64_t p = r * s->pw + c;
+      uint8_t m = 0;
+      for (int k = 1; k <= 8; k++)
+        if (Z[p + tr_d8_drow[k] * s->pw + tr_d8_dcol[k]] == Z[p]) m |= (uint8_t)(1u << (k - 1));
+      s->eq[i++] = m;
+    }
+  for (int64_t i = 0; i < nring; i++) s->ring_dl[i] = s->ring_dh[i] = INF;
+  return s;
+}
+
+/* ---- breadth-first search ------------------------------------------------------------- */
+
+/* Lowers field F (dl or dh, by slot) from the seeds (sorted by value) through
+ * equal-elevation flat tile cells. Returns cells settled, or -1 when out of
+ * memory or a distance would pass INT32_MAX - 1. */
+static int64_t bfs(const fd_state *s, field *F, const qvec *seeds, qvec *fifo) {
+  size_t si = 0, fh = 0;
+  int64_t work = 0;
+  fifo->n = 0;
+  for (;;) {
+    qent e;
+    if (si < seeds->n && (fh >= fifo->n || seeds->a[si].v <= fifo->a[fh].v)) e = seeds->a[si++];
+    else if (fh < fifo->n) e = fifo->a[fh++];
+    else break;
+    const int64_t r = e.p / s->pw, c = e.p % s->pw, me = slot_of(s, tidx(s, r, c));
+    if (fget(F, me) < e.v) continue; /* lowered since it was queued */
+    if (e.v >= INF - 1) return -1;
+    work++;
+    const unsigned eq = s->eq[me];
+    if (!eq) continue;
+    int64_t nb[9];
+    nb_slots(s, r, c, me, nb);
+    for (int k = 1; k <= 8; k++) {
+      const int64_t sl = nb[k];
+      if (sl < 0 || !((eq >> (k - 1)) & 1u)) continue;
+      const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
+      if (e.v + 1 < fget(F, sl)) {
+        if (fset(F, sl, e.v + 1)) return -1;
+        qpush(fifo, (uint32_t)(rr * s->pw + cc), e.v + 1);
+      }
+    }
+    if (fifo->oom) return -1;
+  }
+  return work;
+}
+
+/* ---- the program --------------------------------------------------------------------- */
+
+/* Visits each perimeter cell of the tile once, in row-major order. */
+#define FOR_PERIMETER(s, r, c, ...)                                                   \
+  for (int64_t r = 1; r <= (s)->h; r++) {                                             \
+    const int64_t step_ = (r == 1 || r == (s)->h || (s)->w == 1) ? 1 : (s)->w - 1;     \
+    for (int64_t c = 1; c <= (s)->w; c += step_) __VA_ARGS__                          \
+  }
+
+static int emit(tr_aap_round *rd, const fd_ctx *x, const tr_aap_frag *f, int64_t r, int64_t c, int32_t dl,
+                int32_t dh) {
+  const fd_value v = {dl, dh};
+  return tr_aap_emit(rd, (f->row0 + r - 1) * x->env->cols + (f->col0 + c - 1), &v);
+}
+
+static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
+  fd_ctx *x = user;
+  float *Z = tr_graph_window(x->env, f);
+  if (!Z) return -1;
+  fd_state *s = state_new(f, Z);
+  qvec sl = {0}, sh = {0}, fifo = {0};
+  int rc = s ? 0 : -1;
+  const int64_t pw = f->cols + 2;
+  for (int64_t r = 1; !rc && r <= f->rows; r++)
+    for (int64_t c = 1; c <= f->cols; c++) {
+      const int64_t t = tidx(s, r, c);
+      if (!is_flat(s, t)) continue;
+      const int64_t p = r * pw + c, slot = slot_of(s, t);
+      const float z = Z[p];
+      int to_drain = 0, higher = 0;
+      for (int k = 1; k <= 8; k++) {
+        const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
+        const float n = Z[rr * pw + cc];
+        if (n > z) higher = 1;
+        else if (n == z && in_tile(s, rr, cc) && !is_flat(s, tidx(s, rr, cc))) to_drain = 1;
+      }
+      if (to_drain) {
+        s->dl.a[slot] = 1;
+        qpush(&sl, (uint32_t)p, 1);
+      }
+      if (higher) {
+        s->dh.a[slot] = 0;
+        qpush(&sh, (uint32_t)p, 0);
+      }
+    }
+  if (!rc && (sl.oom || sh.oom)) rc = -1;
+  int64_t w1 = rc ? -1 : bfs(s, &s->dl, &sl, &fifo);
+  int64_t w2 = w1 < 0 ? -1 : bfs(s, &s->dh, &sh, &fifo);
+  if (w2 < 0) rc = -1;
+  else tr_aap_add_work(rd, w1 + w2);
+  if (!rc) {
+    FOR_PERIMETER(s, r, c, {
+      if (rc) break;
+      const int64_t t = tidx(s, r, c), p = r * pw + c;
+      if (is_flat(s, t)) {
+        const int64_t slot = slot_of(s, t);
+        const int32_t dl = fget(&s->dl, slot), dh = fget(&s->dh, slot);
+        if (dl < INF || dh < INF) rc = emit(rd, x, f, r, c, dl, dh);
+      } else if (!isnan(Z[p])) {
+        /* a drain: tell the fragments around whose cells lie level with it */
+        int level = 0;
+        for (int k = 1; k <= 8 && !level; k++) {
+          const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
+          level = !in_tile(s, rr, cc) && Z[rr * pw + cc] == Z[p];
+        }
+        if (level) rc = emit(rd, x, f, r, c, 0, INF);
+      }
+    })
+  }
+  free(sl.a);
+  free(sh.a);
+  free(fifo.a);
+  tr_graph_window_done(x->env, f, Z);
+  *state = s;
+  return rc;
+}
+
+static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, const int64_t *cells,
+                      const void *values, tr_aap_round *rd) {
+  fd_ctx *x = user;
+  fd_state *s = state;
+  const int64_t pw = s->pw, nper = (s->h > 1 && s->w > 1) ? 2 * (s->h + s->w) - 4 : s->h * s->w;
+  fd_value *old = malloc((size_t)nper * sizeof *old);
+  if (!old) return -1;
+  int64_t k = 0;
+  FOR_PERIMETER(s, r, c, {
+    const int64_t t = tidx(s, r, c);
+    fd_value v = {INF, INF};
+    if (is_flat(s, t)) {
+      const int64_t slot = slot_of(s, t);
+      v.dl = fget(&s->dl, slot);
+      v.dh = fget(&s->dh, slot);
+    }
+    old[k++] = v;
+  })
+  qvec sl = {0}, sh = {0}, fifo = {0};
+  const fd_value *vals = values;
+  for (int64_t m = 0; m < n; m++) {
+    const int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
+    if (in_tile(s, pr, pc)) continue; /* not a halo cell (never sent here) */
+    const int64_t ri = ring_at(s, pr, pc);
+    const fd_value v = vals[m];
+    const int fell_l = v.dl < s->ring_dl[ri], fell_h = v.dh < s->ring_dh[ri];
+    if (fell_l) s->ring_dl[ri] = v.dl;
+    if (fell_h) s->ring_dh[ri] = v.dh;
+    if (!fell_l && !fell_h) continue;
+    for (int d = 1; d <= 8; d++) {
+      const int64_t rr = pr + tr_d8_drow[d], cc = pc + tr_d8_dcol[d];
+      if (!in_tile(s, rr, cc)) continue;
+      const int64_t t = tidx(s, rr, cc);
+      if (!is_flat(s, t)) continue;
+      const int64_t slot = slot_of(s, t);
+      if (!((s->eq[slot] >> (OPPOSITE(d) - 1)) & 1u)) continue; /* not level with the halo cell */
+      const uint32_t p = (uint32_t)(rr * pw + cc);
+      if (fell_l && v.dl + 1 < fget(&s->dl, slot)) {
+        if (fset(&s->dl, slot, v.dl + 1)) sl.oom = 1;
+        qpush(&sl, p, v.dl + 1);
+      }
+      if (fell_h && v.dh + 1 < fget(&s->dh, slot)) {
+        if (fset(&s->dh, slot, v.dh + 1)) sh.oom = 1;
+        qpush(&sh, p, v.dh + 1);
+      }
+    }
+  }
+  int rc = (sl.oom || sh.oom) ? -1 : 0;
+  if (!rc) {
+    if (sl.n) qsort(sl.a, sl.n, sizeof *sl.a, qent_cmp);
+    if (sh.n) qsort(sh.a, sh.n, sizeof *sh.a, qent_cmp);
+    const int64_t w1 = bfs(s, &s->dl, &sl, &fifo);
+    const int64_t w2 = w1 < 0 ? -1 : bfs(s, &s->dh, &sh, &fifo);
+    if (w2 < 0) rc = -1;
+    else tr_aap_add_work(rd, w1 + w2);
+  }
+  k = 0;
+  if (!rc) {
+    FOR_PERIMETER(s, r, c, {
+      const fd_value o = old[k++];
+      const int64_t t = tidx(s, r, c);
+      if (!rc && is_flat(s, t)) {
+        const int64_t slot = slot_of(s, t);
+        const int32_t dl = fget(&s->dl, slot), dh = fget(&s->dh, slot);
+        if (dl < o.dl || dh < o.dh) rc = emit(rd, x, f, r, c, dl, dh);
+      }
+    })
+  }
+  free(sl.a);
+  free(sh.a);
+  free(fifo.a);
+  free(old);
+  return rc;
+}
+
+/* The direction of flat tile cell (r, c) (flowdir.h), 0 when it has none. */
+static int flat_dir(const fd_state *s, int64_t r, int64_t c, int64_t me) {
+  if (fget(&s->dl, me) == INF) return 0;
+  const unsigned eq = s->eq[me]; /* the level neighbours */
+  for (int i = 0; i < 8; i++) {
+    const int k = tr_d8_order[i];
+    if (!((eq >> (k - 1)) & 1u)) continue;
+    const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
+    if (in_tile(s, rr, cc) ? !is_flat(s, tidx(s, rr, cc)) : s->ring_dl[ring_at(s, rr, cc)] == 0) return k;
+  }
+  int best = 0;
+  int64_t best_key = INT64_MAX, nb[9];
+  nb_slots(s, r, c, me, nb);
+  for (int i = 0; i < 8; i++) {
+    const int k = tr_d8_order[i];
+    if (!((eq >> (k - 1)) & 1u)) continue;
+    const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
+    fd_value v;
+    if (in_tile(s, rr, cc)) {
+      v.dl = fget(&s->dl, nb[k]);
+      v.dh = fget(&s->dh, nb[k]);
+    } else {
+      const int64_t ri = ring_at(s, rr, cc);
+      v.dl = s->ring_dl[ri];
+      v.dh = s->ring_dh[ri];
+    }
+    if (v.dl == INF) continue;
+    const int64_t key = 2 * (int64_t)v.dl - (v.dh == INF ? 0 : v.dh);
+    if (key < best_key) {
+      best_key = key;
+      best = k;
+    }
+  }
+  return best;
+}
+
+static int fd_assemble(void *user, const tr_aap_frag *f, void *state) {
+  fd_ctx *x = user;
+  fd_state *s = state;
+  if (!s) return -1;
+  const int64_t h = f->rows, w = f->cols, pw = w + 2;
+  int16_t *tile = malloc((size_t)(h * w) * sizeof *tile);
+  float *Z = tile ? tr_graph_window(x->env, f) : NULL;
+  if (!Z) {
+    free(tile);
+    return -1;
+  }
+  const tr_dir_encoding enc = (tr_dir_encoding)x->prm.encoding;
+  int64_t slot = 0; /* flat cells take slots in row-major order */
+  for (int64_t r = 1; r <= h; r++) {
+    double fact[9];
+    tr_d8_row_fact(&x->prm.geom, f->row0 + r - 1, fact);
+    for (int64_t c = 1; c <= w; c++) {
+      float slope;
+      /* a flat bit is exactly the D8 rule's 0 (both: valid, eight valid neighbours, none lower) */
+      const int k = is_flat(s, tidx(s, r, c)) ? flat_dir(s, r, c, slot++) : tr_d8_cell(Z + r * pw + c, pw, fact, &slope);
+      tile[(r - 1) * w + (c - 1)] = (int16_t)tr_d8_encode(enc, k < 0 ? 0 : k);
+    }
+  }
+  tr_graph_window_done(x->env, f, Z);
+  const int rc = x->env->put(x->env, f, tile);
+  free(tile);
+  return rc;
+}
+
+static void fd_destroy(void *user, void *state) {
+  (void)user;
+  state_free(state);
+}
+
+static int fd_min(void *user, void *acc, const void *value) {
+  (void)user;
+  fd_value a, v;
+  memcpy(&a, acc, sizeof a);
+  memcpy(&v, value, sizeof v);
+  int changed = 0;
+  if (v.dl < a.dl) a.dl = v.dl, changed = 1;
+  if (v.dh < a.dh) a.dh = v.dh, changed = 1;
+  if (changed) memcpy(acc, &a, sizeof a);
+  return changed;
+}
+
+static int fd_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
+  fd_ctx *x = calloc(1, sizeof *x);
+  if (!x) return -1;
+  x->env = env;
+  memcpy(&x->prm, params, sizeof x->prm);
+  memset(p, 0, sizeof *p);
+  p->value_size = sizeof(fd_value);
+  p->user = x;
+  p->peval = fd_peval;
+  p->inceval = fd_inceval;
+  p->assemble = fd_assemble;
+  p->destroy = fd_destroy;
+  p->aggr = fd_min;
+  return 0;
+}
+
+static void fd_release(tr_aap_program *p) {
+  free(p->user);
+  p->user = NULL;
+}
+
+const tr_graph_program tr_program_flowdir = {"flowdir", GDT_Int16, sizeof(tr_flowdir_params), fd_init, fd_release};
