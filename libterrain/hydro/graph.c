@@ -168,11 +168,6 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   if (!prog) return tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
   if (run->ft != TR_FT_OFF)
     return tr_fail(err, TR_EUSAGE, "--ft is for local kernels (slope, aspect, ...); %s runs on the AAP engine", name);
-  if (run->tile_size > 0 && run->tile_size < TR_MIN_GRAPH_TILE)
-    return tr_fail(err, TR_EUSAGE,
-                   "--tile-size %d is below %d, the smallest tile %s runs on (each tile is a fragment with rounds "
-                   "and messages of its own)",
-                   run->tile_size, TR_MIN_GRAPH_TILE, name);
   tr_graph_engine eng;
   memset(&eng, 0, sizeof eng);
   int st = engine_opts(g, run->threads > 0 ? run->threads : omp_get_num_procs(), &eng.aap, err);
@@ -180,6 +175,13 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   tr_job job;
   st = tr_job_open(&job, run, src, err);
   if (st) return st;
+  if (job.grid.tile < TR_MIN_GRAPH_TILE && job.ntiles > TR_MAX_SMALL_FRAGS)
+    return tr_job_finish(&job,
+                         tr_fail(err, TR_EUSAGE,
+                                 "--tile-size %lld makes %lld tiles; %s needs tiles of at least %d cells a side "
+                                 "(each tile is a fragment with rounds and messages of its own)",
+                                 (long long)job.grid.tile, (long long)job.ntiles, name, TR_MIN_GRAPH_TILE),
+                         err);
   tr_io_cache_default(16);
   eng.aap.inject = job.inject.aap;
   const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
