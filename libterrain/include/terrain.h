@@ -248,6 +248,36 @@ void tr_fill_dem_opts_init(tr_fill_dem_opts *o);
  * nodata cell). Nodata and georeferencing are kept. */
 int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, tr_error *err);
 
+/* D8 direction encodings (terrafort-flowgraph(1)). */
+typedef enum { TR_DIR_TAUDEM = 0, TR_DIR_ESRI, TR_DIR_GRASS } tr_dir_encoding;
+
+/* flowgraph: what is computed from a D8 direction raster, in one run. */
+typedef enum { TR_ACC_CELLS = 0, TR_ACC_AREA = 1 } tr_acc_units;
+
+typedef struct {
+  tr_run_opts run;          /* ft must stay TR_FT_OFF: these are graph programs */
+  tr_graph_opts graph;
+  const char *dir_in;       /* an existing direction raster; NULL: from the DEM */
+  tr_dir_encoding encoding; /* of dir_in (and of dir_out) */
+  const char *dir_out;      /* --dir: the directions computed from the DEM */
+  const char *filled_in;    /* --filled-in: elevations for strmDrop/Slope (else the DEM) */
+  const char *weights;      /* --weights: a weight per cell (TauDEM -wg) */
+  tr_acc_units units;       /* contributing cells, or area in map units */
+  int no_edge_check;        /* TauDEM -nc */
+  int acc_float32;          /* Float32 accumulation instead of Float64 */
+  double threshold;         /* streams: no-edge-check accumulation >= threshold */
+  const char *acc, *streams, *order, *basins, *network; /* products; NULL: not asked */
+  const char *network_format; /* OGR driver; NULL: from the extension, else GPKG */
+} tr_flowgraph_opts;
+
+void tr_flowgraph_opts_init(tr_flowgraph_opts *o);
+
+/* Computes the products asked for from the DEM dem (may be NULL with
+ * dir_in). Each raster keeps the grid, georeferencing and CRS of the
+ * directions; every output is written under a temporary name and renamed. */
+int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err);
+
+
 #ifdef __cplusplus
 }
 #endif
