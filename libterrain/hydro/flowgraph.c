@@ -103,7 +103,8 @@ static int check_valid(const char *dir, tr_error *err) {
   for (int64_t r = 0; r < in.rows && !st && !found; r += 64) {
     const int64_t n = in.rows - r < 64 ? in.rows - r : 64;
     st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err);
-    for (int64_t i = 0; !st && i < n * in.cols && !found; i++) found = !isnan(buf[i]);
+    for (int64_t i = 0; !st && i < n * in.cols && !found; i++)
+      found = !isnan(buf[i]) && !(in.has_nodata && buf[i] == (float)in.nodata);
   }
   free(buf);
   tr_input_close(&in);

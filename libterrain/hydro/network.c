@@ -443,7 +443,8 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
     geo.semi_major = dir.in.semi_major;
     geo.e2 = fl * (2.0 - fl);
   }
-  if (!st) GDALDatasetStartTransaction(ds, 0);
+  const int tx = !st && GDALDatasetTestCapability(ds, ODsCTransactions);
+  if (tx) GDALDatasetStartTransaction(ds, 0);
   for (int64_t j = 0; j < l->nlinks && !st; j++) {
     const tr_link *k = &l->links[j];
     OGRGeometryH g = OGR_G_CreateGeometry(wkbLineString);
@@ -493,7 +494,7 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
       st = tr_fail(err, TR_EOUTPUT, "cannot write link %lld to '%s': %s", (long long)j, path, CPLGetLastErrorMsg());
     OGR_F_Destroy(f);
   }
-  if (ds && !st && GDALDatasetCommitTransaction(ds) != OGRERR_NONE)
+  if (tx && !st && GDALDatasetCommitTransaction(ds) != OGRERR_NONE)
     st = tr_fail(err, TR_EOUTPUT, "cannot write '%s': %s", path, CPLGetLastErrorMsg());
   if (ds) GDALClose(ds);
   if (srs) OSRDestroySpatialReference(srs);

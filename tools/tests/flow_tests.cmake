@@ -5,3 +5,9 @@ terrafort_add_test(flow_taudem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flow_taude
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                    LABELS "cli;aap")
 set_tests_properties(flow_taudem PROPERTIES FIXTURES_REQUIRED testdata)
+terrafort_add_test(flow_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap;mpi")
+set_tests_properties(flow_cli PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST flow_cli APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
