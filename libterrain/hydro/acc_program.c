@@ -50,6 +50,7 @@ typedef struct {
 typedef struct {
   tr_graph_env *env;
   tr_up_params prm;
+  tr_dir_lut lut;
   int counts; /* values as uint32 counts */
 } up_ctx;
 
@@ -176,7 +177,7 @@ static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
       (x->prm.weighted && !wz))
     rc = -1;
   for (int64_t i = 0; !rc && i < n; i++) {
-    const int d = tr_dir_decode(x->prm.encoding, z[i]);
+    const int d = tr_dir_lut_decode(&x->lut, z[i]);
     if (d == TR_DIR_BAD && in_tile(&g, i)) {
       const int64_t cell = global_cell(x, &g, i);
       rc = tr_graph_fail(x->env, f, TR_EINPUT, "'%s': cell (row %lld, col %lld) holds %g, not a %s direction code",
@@ -307,6 +308,7 @@ static int up_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
+  tr_dir_lut_init(&x->lut, x->prm.encoding);
   x->counts = !x->prm.weighted && env->rows * env->cols <= (int64_t)UINT32_MAX;
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(up_msg);

@@ -27,6 +27,7 @@
 typedef struct {
   tr_graph_env *env;
   tr_basin_params prm;
+  tr_dir_lut lut;
 } basin_ctx;
 
 typedef struct {
@@ -111,7 +112,7 @@ static int basin_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
   float *z = tr_graph_window(x->env, f);
   int rc = !s->dir || !s->lab || !q || !z ? -1 : 0;
   for (int64_t i = 0; !rc && i < n; i++) {
-    const int d = tr_dir_decode(x->prm.encoding, z[i]);
+    const int d = tr_dir_lut_decode(&x->lut, z[i]);
     if (d == TR_DIR_BAD && b_in_tile(&g, i)) {
       const int64_t cell = b_cell(x, &g, i);
       rc = tr_graph_fail(x->env, f, TR_EINPUT, "'%s': cell (row %lld, col %lld) holds %g, not a %s direction code",
@@ -205,6 +206,7 @@ static int basin_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
+  tr_dir_lut_init(&x->lut, x->prm.encoding);
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(int32_t);
   p->user = x;

@@ -42,3 +42,7 @@ int tr_dir_decode(int enc, float v) {
     if (v == (float)t->value[k]) return k;
   return TR_DIR_BAD;
 }
+
+void tr_dir_lut_init(tr_dir_lut *t, int enc) {
+  for (int v = TR_DIR_LUT_MIN; v <= TR_DIR_LUT_MAX; v++) t->code[v - TR_DIR_LUT_MIN] = (signed char)tr_dir_decode(enc, (float)v);
+}

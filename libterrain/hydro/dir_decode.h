@@ -44,4 +44,21 @@ const char *tr_dir_encoding_name(int enc);
  * TR_DIR_NODATA (v is NaN) or TR_DIR_BAD. */
 int tr_dir_decode(int enc, float v);
 
+/* The same decoding through a table built once per run (the programs
+ * decode every cell of every window they load). */
+#define TR_DIR_LUT_MIN (-8)
+#define TR_DIR_LUT_MAX 128
+typedef struct {
+  signed char code[TR_DIR_LUT_MAX - TR_DIR_LUT_MIN + 1];
+} tr_dir_lut;
+
+void tr_dir_lut_init(tr_dir_lut *t, int enc);
+
+static inline int tr_dir_lut_decode(const tr_dir_lut *t, float v) {
+  if (v != v) return TR_DIR_NODATA;
+  if (!(v >= TR_DIR_LUT_MIN && v <= TR_DIR_LUT_MAX)) return TR_DIR_BAD;
+  const int i = (int)v;
+  return (float)i == v ? t->code[i - TR_DIR_LUT_MIN] : TR_DIR_BAD;
+}
+
 #endif
