@@ -156,7 +156,8 @@ static int basin_inceval(void *user, const tr_aap_frag *f, void *state, int64_t 
     s->lab[i] = v;
     for (int k = 0; k < 8; k++) {
       const int64_t nb = i + g.off[k];
-      if (s->dir[nb] == (k + 4) % 8 && b_in_tile(&g, nb) && s->lab[nb] == UNKNOWN) {
+      /* i is a halo cell: its neighbour may lie outside the window */
+      if (b_in_tile(&g, nb) && s->dir[nb] == (k + 4) % 8 && s->lab[nb] == UNKNOWN) {
         s->lab[nb] = v;
         q[nq++] = nb;
       }

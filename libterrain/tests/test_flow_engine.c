@@ -414,7 +414,7 @@ static int test_encodings(void) {
   static float p[N], q[N];
   static double a[N], b[N];
   char msg[512];
-  static const float esri[8] = {1, 128, 64, 32, 16, 8, 4, 2}, grass[8] = {8, 1, 2, 3, 4, 5, 6, 7};
+  static const float codes[2][8] = {{1, 128, 64, 32, 16, 8, 4, 2}, {8, 1, 2, 3, 4, 5, 6, 7}}; /* esri, grass */
   tr_aap_layout L;
   ASSERT_EQ_INT(make_layout(LAY_FOUR, &L), 0);
   make_dirs(TREE_GRID, p);
@@ -423,8 +423,7 @@ static int test_encodings(void) {
   tr_up_params u = up_params(TR_UP_ACC, 1, 0, 1);
   ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &scheds[0], 2, 0, a, msg, sizeof msg), 0);
   for (int e = 1; e <= 2; e++) {
-    for (int i = 0; i < N; i++)
-      q[i] = isnan(p[i]) || p[i] == 0 ? p[i] : (e == 1 ? esri : grass)[(int)p[i] - 1];
+    for (int i = 0; i < N; i++) q[i] = isnan(p[i]) || p[i] == 0 ? p[i] : codes[e - 1][(int)p[i] - 1];
     if (e == 2) /* r.watershed marks flow that leaves the region negative */
       for (int r = 0; r < R; r += 5)
         if (!isnan(q[r * C])) q[r * C] = -q[r * C];
