@@ -34,12 +34,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dir_decode.h"
+#include "d8_window.h"
 #include "flow.h"
 
 #define F_PEND 0x0f
 #define F_FINAL 0x10
 #define F_CON 0x20
+
+typedef tr_d8_win win;
 
 typedef struct {
   double v;
@@ -62,26 +64,7 @@ typedef struct {
   uint8_t *ord;
 } up_state;
 
-typedef struct {
-  const tr_aap_frag *f;
-  int64_t h, w, pw;
-  int64_t off[8];
-} win;
-
-static win win_of(const tr_aap_frag *f) {
-  win g = {f, f->rows, f->cols, f->cols + 2, {0}};
-  for (int k = 0; k < 8; k++) g.off[k] = tr_d8_dr[k] * g.pw + tr_d8_dc[k];
-  return g;
-}
-
-static int in_tile(const win *g, int64_t i) {
-  const int64_t r = i / g->pw, c = i % g->pw;
-  return r >= 1 && r <= g->h && c >= 1 && c <= g->w;
-}
-
-static int64_t global_cell(const up_ctx *x, const win *g, int64_t i) {
-  return (i / g->pw - 1 + g->f->row0) * x->env->cols + (i % g->pw - 1 + g->f->col0);
-}
+static int64_t global_cell(const up_ctx *x, const win *g, int64_t i) { return tr_d8_cell(g, x->env->cols, i); }
 
 static double getv(const up_state *s, int64_t i) { return s->vu ? (double)s->vu[i] : s->vd[i]; }
 
@@ -133,7 +116,7 @@ static int drain(const up_ctx *x, up_state *s, const win *g, int64_t *q, int64_t
     if (s->dir[i] < 0) continue;
     const int64_t d = i + g->off[s->dir[i]];
     if (s->dir[d] == TR_DIR_NODATA) continue;
-    if (in_tile(g, d)) {
+    if (tr_d8_in_tile(g, d)) {
       if (--s->flag[d] & F_PEND) continue;
       q[nq++] = d;
     } else {
@@ -159,7 +142,7 @@ static void weights_done(up_ctx *x, const tr_aap_frag *f, float *wz) {
 
 static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
   up_ctx *x = user;
-  const win g = win_of(f);
+  const win g = tr_d8_win_of(f);
   const int64_t n = g.pw * (g.h + 2);
   up_state *s = calloc(1, sizeof *s);
   if (!s) return -1;
@@ -178,7 +161,7 @@ static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
     rc = -1;
   for (int64_t i = 0; !rc && i < n; i++) {
     const int d = tr_dir_lut_decode(&x->lut, z[i]);
-    if (d == TR_DIR_BAD && in_tile(&g, i)) {
+    if (d == TR_DIR_BAD && tr_d8_in_tile(&g, i)) {
       const int64_t cell = global_cell(x, &g, i);
       rc = tr_graph_fail(x->env, f, TR_EINPUT, "'%s': cell (row %lld, col %lld) holds %g, not a %s direction code",
                          x->prm.src, (long long)(cell / x->env->cols), (long long)(cell % x->env->cols), (double)z[i],
@@ -211,7 +194,7 @@ static int up_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
                       const void *values, tr_aap_round *rd) {
   up_ctx *x = user;
   up_state *s = state;
-  const win g = win_of(f);
+  const win g = tr_d8_win_of(f);
   int64_t *q = malloc((size_t)(g.h * g.w) * sizeof *q);
   float *wz = q ? weights(x, f) : NULL;
   if (!q || (x->prm.weighted && !wz)) {
@@ -222,14 +205,14 @@ static int up_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   for (int64_t m = 0; m < n; m++) {
     up_msg v;
     memcpy(&v, (const unsigned char *)values + (size_t)m * sizeof v, sizeof v);
-    const int64_t i = (cells[m] / x->env->cols - f->row0 + 1) * g.pw + (cells[m] % x->env->cols - f->col0 + 1);
+    const int64_t i = tr_d8_index(&g, x->env->cols, cells[m]);
     if ((s->flag[i] & F_FINAL) || s->dir[i] < 0) continue; /* a copy of a value already applied */
     if (s->vu) s->vu[i] = (uint32_t)v.v;
     else s->vd[i] = v.v;
     if (s->ord) s->ord[i] = v.ord;
     s->flag[i] = (uint8_t)(F_FINAL | (v.con ? F_CON : 0));
     const int64_t d = i + g.off[s->dir[i]];
-    if (in_tile(&g, d) && s->dir[d] != TR_DIR_NODATA && !(--s->flag[d] & F_PEND)) q[nq++] = d;
+    if (tr_d8_in_tile(&g, d) && s->dir[d] != TR_DIR_NODATA && !(--s->flag[d] & F_PEND)) q[nq++] = d;
   }
   const int rc = drain(x, s, &g, q, nq, wz, rd);
   weights_done(x, f, wz);
@@ -248,7 +231,7 @@ static int64_t cycle_cell(const up_state *s, const win *g, int64_t i) {
     int64_t up = -1;
     for (int k = 0; k < 8 && up < 0; k++) {
       const int64_t n = i + g->off[k];
-      if (s->dir[n] == (k + 4) % 8 && !(s->flag[n] & F_FINAL) && in_tile(g, n)) up = n;
+      if (s->dir[n] == (k + 4) % 8 && !(s->flag[n] & F_FINAL) && tr_d8_in_tile(g, n)) up = n;
     }
     if (up < 0) break;
     i = up;
@@ -261,7 +244,7 @@ static int up_assemble(void *user, const tr_aap_frag *f, void *state) {
   up_ctx *x = user;
   up_state *s = state;
   if (!s) return -1;
-  const win g = win_of(f);
+  const win g = tr_d8_win_of(f);
   double *tile = malloc((size_t)(g.h * g.w) * sizeof *tile);
   if (!tile) return -1;
   const double nd = x->prm.product == TR_UP_ACC ? TR_ACC_NODATA : TR_BYTE_NODATA;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dir_decode.h"
+#include "d8_window.h"
 #include "flow.h"
 
 #define UNKNOWN INT32_MIN
@@ -35,26 +35,9 @@ typedef struct {
   int32_t *lab;
 } basin_state;
 
-typedef struct {
-  const tr_aap_frag *f;
-  int64_t h, w, pw;
-  int64_t off[8];
-} bwin;
+typedef tr_d8_win bwin;
 
-static bwin bwin_of(const tr_aap_frag *f) {
-  bwin g = {f, f->rows, f->cols, f->cols + 2, {0}};
-  for (int k = 0; k < 8; k++) g.off[k] = tr_d8_dr[k] * g.pw + tr_d8_dc[k];
-  return g;
-}
-
-static int b_in_tile(const bwin *g, int64_t i) {
-  const int64_t r = i / g->pw, c = i % g->pw;
-  return r >= 1 && r <= g->h && c >= 1 && c <= g->w;
-}
-
-static int64_t b_cell(const basin_ctx *x, const bwin *g, int64_t i) {
-  return (i / g->pw - 1 + g->f->row0) * x->env->cols + (i % g->pw - 1 + g->f->col0);
-}
+static int64_t b_cell(const basin_ctx *x, const bwin *g, int64_t i) { return tr_d8_cell(g, x->env->cols, i); }
 
 static int32_t seed_of(const basin_ctx *x, int64_t cell) {
   int64_t lo = 0, hi = x->prm.nseeds - 1;
@@ -87,7 +70,7 @@ static int spread(const basin_ctx *x, basin_state *s, const bwin *g, int64_t *q,
     for (int k = 0; k < 8; k++) {
       const int64_t n = i + g->off[k];
       if (s->dir[n] != (k + 4) % 8) continue;
-      if (!b_in_tile(g, n)) emit = b_in_tile(g, i);
+      if (!tr_d8_in_tile(g, n)) emit = tr_d8_in_tile(g, i);
       else if (s->lab[n] == UNKNOWN) {
         s->lab[n] = s->lab[i];
         q[nq++] = n;
@@ -101,7 +84,7 @@ static int spread(const basin_ctx *x, basin_state *s, const bwin *g, int64_t *q,
 
 static int basin_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
   basin_ctx *x = user;
-  const bwin g = bwin_of(f);
+  const bwin g = tr_d8_win_of(f);
   const int64_t n = g.pw * (g.h + 2);
   basin_state *s = calloc(1, sizeof *s);
   if (!s) return -1;
@@ -113,7 +96,7 @@ static int basin_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
   int rc = !s->dir || !s->lab || !q || !z ? -1 : 0;
   for (int64_t i = 0; !rc && i < n; i++) {
     const int d = tr_dir_lut_decode(&x->lut, z[i]);
-    if (d == TR_DIR_BAD && b_in_tile(&g, i)) {
+    if (d == TR_DIR_BAD && tr_d8_in_tile(&g, i)) {
       const int64_t cell = b_cell(x, &g, i);
       rc = tr_graph_fail(x->env, f, TR_EINPUT, "'%s': cell (row %lld, col %lld) holds %g, not a %s direction code",
                          x->prm.src, (long long)(cell / x->env->cols), (long long)(cell % x->env->cols), (double)z[i],
@@ -144,20 +127,20 @@ static int basin_inceval(void *user, const tr_aap_frag *f, void *state, int64_t 
                          const void *values, tr_aap_round *rd) {
   basin_ctx *x = user;
   basin_state *s = state;
-  const bwin g = bwin_of(f);
+  const bwin g = tr_d8_win_of(f);
   int64_t *q = malloc((size_t)(g.h * g.w) * sizeof *q);
   if (!q) return -1;
   int64_t nq = 0;
   for (int64_t m = 0; m < n; m++) {
     int32_t v;
     memcpy(&v, (const unsigned char *)values + (size_t)m * sizeof v, sizeof v);
-    const int64_t i = (cells[m] / x->env->cols - f->row0 + 1) * g.pw + (cells[m] % x->env->cols - f->col0 + 1);
+    const int64_t i = tr_d8_index(&g, x->env->cols, cells[m]);
     if (s->lab[i] != UNKNOWN) continue;
     s->lab[i] = v;
     for (int k = 0; k < 8; k++) {
       const int64_t nb = i + g.off[k];
       /* i is a halo cell: its neighbour may lie outside the window */
-      if (b_in_tile(&g, nb) && s->dir[nb] == (k + 4) % 8 && s->lab[nb] == UNKNOWN) {
+      if (tr_d8_in_tile(&g, nb) && s->dir[nb] == (k + 4) % 8 && s->lab[nb] == UNKNOWN) {
         s->lab[nb] = v;
         q[nq++] = nb;
       }
@@ -172,7 +155,7 @@ static int basin_assemble(void *user, const tr_aap_frag *f, void *state) {
   basin_ctx *x = user;
   basin_state *s = state;
   if (!s) return -1;
-  const bwin g = bwin_of(f);
+  const bwin g = tr_d8_win_of(f);
   double *tile = malloc((size_t)(g.h * g.w) * sizeof *tile);
   if (!tile) return -1;
   for (int64_t r = 0; r < g.h; r++)
