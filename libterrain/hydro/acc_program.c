@@ -159,16 +159,7 @@ static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   if (!s->dir || !s->flag || !(s->vu || s->vd) || (x->prm.product == TR_UP_ORDER && !s->ord) || !q || !z ||
       (x->prm.weighted && !wz))
     rc = -1;
-  for (int64_t i = 0; !rc && i < n; i++) {
-    const int d = tr_dir_lut_decode(&x->lut, z[i]);
-    if (d == TR_DIR_BAD && tr_d8_in_tile(&g, i)) {
-      const int64_t cell = global_cell(x, &g, i);
-      rc = tr_graph_fail(x->env, f, TR_EINPUT, "'%s': cell (row %lld, col %lld) holds %g, not a %s direction code",
-                         x->prm.src, (long long)(cell / x->env->cols), (long long)(cell % x->env->cols), (double)z[i],
-                         tr_dir_encoding_name(x->prm.encoding));
-    }
-    s->dir[i] = (int8_t)(d == TR_DIR_BAD ? TR_DIR_NODATA : d);
-  }
+  if (!rc) rc = tr_d8_decode(x->env, f, &g, &x->lut, x->prm.encoding, x->prm.src, z, s->dir);
   int64_t nq = 0;
   for (int64_t r = 1; !rc && r <= g.h; r++)
     for (int64_t c = 1; c <= g.w; c++) {
