@@ -26,6 +26,10 @@ static const char *usage =
     "  --streams FILE, -src FILE   stream cells, 1 where accumulation >= --threshold (Byte)\n"
     "  --order FILE, -ord FILE     Strahler order on stream cells, 0 elsewhere (Byte)\n"
     "  --basins FILE, -w FILE      one label per stream link = its LINKNO (Int32)\n"
+    "  --basins-by links|edges|outlets   a basin per stream link (default), per cell where\n"
+    "                         flow leaves the data, or per outlet point\n"
+    "  --outlets FILE, -o FILE     outlet points (OGR): basins labelled by feature id\n"
+    "  --snap N, -md N        move outlets down the flow path at most N cells to a stream (50)\n"
     "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
     "Accumulation:\n"
     "  --units cells|area     contributing cells (default) or area in map units\n"
@@ -57,6 +61,7 @@ static const file_flag file_flags[] = {
     FF("--streams", "-src", o.streams), FF("--order", "-ord", o.order),     FF("--basins", "-w", o.basins),
     FF("--network", "-net", o.network), FF("--weights", "-wg", o.weights),  FF("--filled-in", "-fel", o.filled_in),
     FF(NULL, "-nf", o.network_format), FF(NULL, "-p", p),                   FF(NULL, "-z", dem),
+    FF("--outlets", "-o", o.outlets),
 };
 #undef FF
 
@@ -102,6 +107,23 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     o->acc_float32 = !strcmp(v, "Float32");
     return TF_ARG_TAKEN;
   }
+  if (!strcmp(a, "--basins-by")) {
+    static const char *const names[] = {"links", "edges", "outlets"};
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    for (int e = 0; e < 3; e++)
+      if (!strcmp(v, names[e])) {
+        o->basins_by = (tr_basin_mode)e;
+        return TF_ARG_TAKEN;
+      }
+    tf_usage_error(cli, "--basins-by: '%s' is not one of links, edges, outlets", v);
+    return TF_ARG_ERROR;
+  }
+  if (!strcmp(a, "--snap") || !strcmp(a, "-md")) {
+    long n;
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
+    o->snap = (int)n;
+    return TF_ARG_TAKEN;
+  }
   if (!strcmp(a, "--no-edge-check") || !strcmp(a, "-nc")) {
     o->no_edge_check = 1;
     return TF_ARG_TAKEN;
@@ -132,6 +154,7 @@ int tf_flowgraph_main(int argc, char **argv) {
     if (*slot) return tf_usage_error(&cli, "-p and %s both name the directions", dem ? "--dir" : "--dir-in");
     *slot = fa.p;
   }
+  if (fa.o.outlets && fa.o.basins_by == TR_BASINS_LINKS) fa.o.basins_by = TR_BASINS_OUTLETS;
   tf_cli_finish(&cli, &fa.o.run);
   tr_error err = {{0}};
   return tf_report(&cli, tr_flowgraph(&fa.o, dem, &err), &err);

@@ -88,6 +88,20 @@ typedef struct {
 int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err);
 void tr_links_free(tr_links *l);
 
+/* Seeds of basins per edge outlet (points NULL: every cell whose flow
+ * leaves the data, labelled 1, 2, ... in row-major order) or per outlet
+ * point (labelled by feature id, moved down the flow path at most snap
+ * cells to the first cell whose accumulation reaches threshold). Sorted by
+ * cell; built on every rank (agreed). */
+typedef struct {
+  const char *dir, *acc, *points;
+  int encoding;
+  double threshold;
+  int snap;
+} tr_seed_src;
+
+int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);
+
 /* Writes the links as lines with TauDEM's attributes through OGR (rank 0),
  * under a temporary name renamed into place; agreed. */
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err);

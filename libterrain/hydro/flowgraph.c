@@ -28,6 +28,7 @@ void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
   tr_run_opts_init(&o->run);
   tr_graph_opts_init(&o->graph);
   o->threshold = 100;
+  o->snap = 50;
 }
 
 typedef struct {
@@ -71,7 +72,8 @@ static int run_up(const tr_flowgraph_opts *o, const tr_run_opts *run, const char
 
 typedef struct {
   const tr_flowgraph_opts *o;
-  const tr_links *links;
+  const tr_basin_seed *seeds;
+  int64_t nseeds;
   const char *dir;
 } basin_job;
 
@@ -81,8 +83,8 @@ static int basin_prepare(const tr_input *in, const void *opts, void *params, tr_
   const basin_job *j = opts;
   tr_basin_params *p = params;
   p->encoding = (int32_t)j->o->encoding;
-  p->nseeds = j->links->nseeds;
-  p->seeds = j->links->seeds;
+  p->nseeds = j->nseeds;
+  p->seeds = j->seeds;
   p->src = j->dir;
   prod->type = GDT_Float64;
   prod->has_nodata = 1;
@@ -124,6 +126,12 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if ((int)o->encoding < 0 || (int)o->encoding >= TR_DIRENC_COUNT) return tr_fail(err, TR_EUSAGE, "unknown direction encoding");
   if (!(o->threshold > 0) || isinf(o->threshold)) return tr_fail(err, TR_EUSAGE, "--threshold must be a positive number");
+  if (o->basins_by == TR_BASINS_OUTLETS && !o->outlets)
+    return tr_fail(err, TR_EUSAGE, "basins per outlet point need --outlets POINTS");
+  if (o->outlets && o->basins_by != TR_BASINS_OUTLETS)
+    return tr_fail(err, TR_EUSAGE, "--outlets goes with basins per outlet point");
+  if (o->outlets && !o->basins) return tr_fail(err, TR_EUSAGE, "--outlets needs --basins");
+  if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
   for (int i = 0; i < nouts; i++)
     for (int j = i + 1; j < nouts; j++)
@@ -148,12 +156,15 @@ int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, err))) return st;
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, err))) return st;
   if (o->order && (st = run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err))) return st;
-  if (!o->network && !o->basins) return TR_OK;
+  const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
+  const int need_links = o->network || by_links;
+  const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
+  if (!need_links && !o->basins) return TR_OK;
 
-  /* the no-edge-check accumulation the links are read from */
+  /* the no-edge-check accumulation the links (and snapping) read */
   char tmp[4096] = "";
   const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
-  if (!acc) {
+  if (need_acc && !acc) {
     const char *beside = o->network ? o->network : o->basins;
     const char *slash = strrchr(beside, '/');
     const int dlen = slash ? (int)(slash - beside) : 1;
@@ -178,13 +189,21 @@ int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
   tr_links_src ls = {&o->run, dir, acc, elev, (int)o->encoding, o->threshold, area};
   tr_links links;
   memset(&links, 0, sizeof links);
+  tr_basin_seed *seeds = NULL;
+  int64_t nseeds = 0;
   st = tr_dist_agree(st, err);
-  if (!st) st = tr_links_build(&ls, &links, err);
+  if (!st && need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
+  if (!st && o->basins && !by_links) {
+    tr_seed_src ss = {dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
+                      o->threshold, o->snap};
+    st = tr_seeds_build(&ss, &seeds, &nseeds, err);
+  }
   if (!st && o->basins) {
-    basin_job j = {o, &links, dir};
+    basin_job j = {o, by_links ? links.seeds : seeds, by_links ? links.nseeds : nseeds, dir};
     st = tr_run_graph(&o->run, &o->graph, "d8_basins", basin_prepare, &j, dir, o->basins, err);
   }
+  free(seeds);
   tr_links_free(&links);
   if (tmp[0] && tr_rank() == 0) unlink(tmp);
   return st;

@@ -253,6 +253,9 @@ typedef enum { TR_DIR_TAUDEM = 0, TR_DIR_ESRI, TR_DIR_GRASS } tr_dir_encoding;
 
 /* flowgraph: what is computed from a D8 direction raster, in one run. */
 typedef enum { TR_ACC_CELLS = 0, TR_ACC_AREA = 1 } tr_acc_units;
+/* What a basin is: one per stream link (TauDEM streamnet -w), per edge
+ * outlet (where flow leaves the data), or per outlet point (gagewatershed). */
+typedef enum { TR_BASINS_LINKS = 0, TR_BASINS_EDGES = 1, TR_BASINS_OUTLETS = 2 } tr_basin_mode;
 
 typedef struct {
   tr_run_opts run;          /* ft must stay TR_FT_OFF: these are graph programs */
@@ -266,6 +269,9 @@ typedef struct {
   int no_edge_check;        /* TauDEM -nc */
   int acc_float32;          /* Float32 accumulation instead of Float64 */
   double threshold;         /* streams: no-edge-check accumulation >= threshold */
+  tr_basin_mode basins_by;  /* TR_BASINS_OUTLETS needs outlets */
+  const char *outlets;      /* outlet points (any OGR source), labelled by feature id */
+  int snap;                 /* outlets move down the flow path at most this many cells to a stream (50) */
   const char *acc, *streams, *order, *basins, *network; /* products; NULL: not asked */
   const char *network_format; /* OGR driver; NULL: from the extension, else GPKG */
 } tr_flowgraph_opts;

@@ -6,7 +6,9 @@
  * Shown: every product is the same bytes for 1..4 threads, uneven tile
  * sizes, every schedule and mpirun -n 1/2/3 (the network as GeoJSON text);
  * accumulation at the outlets sums to the valid cell count; area units and
- * Float32; the esri encoding gives the same accumulation; bad inputs (a
+ * Float32; the esri encoding gives the same accumulation; basins per edge
+ * outlet and per outlet point (snapped down to the streams) equal a walk
+ * down the flow path written here; bad inputs (a
  * missing file, a DEM given as directions, an all-nodata raster, a cycle,
  * an unknown encoding, no product, weights of another size) give one line,
  * the documented exit code and leave no file behind.
@@ -14,6 +16,7 @@
 #include <cpl_conv.h>
 #include <gdal.h>
 #include <math.h>
+#include <ogr_api.h>
 #include <ogr_srs_api.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,6 +149,10 @@ static int test_setup(void) {
   ASSERT_EQ_INT(write_raster(opath("maze.tif"), GDT_Int16, p, 1, -32768, RR, CC), 0);
   make_maze(p, 1);
   ASSERT_EQ_INT(write_raster(opath("cycle.tif"), GDT_Int16, p, 1, -32768, RR, CC), 0);
+  make_maze(p, 0);
+  for (int r = 0; r < RR; r += 7) /* many edge outlets */
+    if (p[r * CC] != -32768) p[r * CC] = 5;
+  ASSERT_EQ_INT(write_raster(opath("maze_edges.tif"), GDT_Int16, p, 1, -32768, RR, CC), 0);
   make_maze(p, 0);
   static const int16_t esri[9] = {0, 1, 128, 64, 32, 16, 8, 4, 2};
   for (int i = 0; i < RR * CC; i++)
@@ -292,6 +299,120 @@ static int test_bad_inputs(void) {
   return 0;
 }
 
+/* The cell maze cell i drains into, or -1 where its flow leaves the data. */
+static int down_of(const rc_raster *p, int i) {
+  if (rc_is_nodata(p, p->v[i]) || p->v[i] == 0) return -1;
+  const int k = (int)p->v[i] - 1, r = i / CC + dr[k], c = i % CC + dc[k];
+  if (r < 0 || r >= RR || c < 0 || c >= CC || rc_is_nodata(p, p->v[r * CC + c])) return -1;
+  return r * CC + c;
+}
+
+/* Basins per edge outlet: every cell carries the number (1, 2, ... in
+ * row-major order) of the cell where its flow leaves the data. */
+static int test_basins_by_edges(void) {
+  char f[4096];
+  for (int v = 0; v < 2; v++) {
+    snprintf(f, sizeof f, "--dir-in '%s' --basins '%s' --basins-by edges --threads %d --tile-size %d",
+             opath("maze_edges.tif"), opath(v ? "edges2.tif" : "edges.tif"), 1 + 2 * v, v ? 33 : 512);
+    ASSERT_EQ_INT(flow("", f, NULL), 0);
+  }
+  ASSERT(rc_same_file(opath("edges.tif"), opath("edges2.tif")));
+  rc_raster p, w;
+  ASSERT_EQ_INT(rc_load(opath("maze_edges.tif"), &p), 0);
+  ASSERT_EQ_INT(rc_load(opath("edges.tif"), &w), 0);
+  int *label = calloc(RR * CC, sizeof(int)), next = 0;
+  for (int i = 0; i < RR * CC; i++)
+    if (!rc_is_nodata(&p, p.v[i]) && down_of(&p, i) < 0) label[i] = ++next;
+  ASSERT(next > 20); /* the root, the pits and the west edge */
+  for (int i = 0; i < RR * CC; i++) {
+    if (rc_is_nodata(&p, p.v[i])) {
+      ASSERT(rc_is_nodata(&w, w.v[i]));
+      continue;
+    }
+    int j = i;
+    while (down_of(&p, j) >= 0) j = down_of(&p, j);
+    if (w.v[i] != label[j]) fprintf(stderr, "cell %d: %g, expected %d\n", i, w.v[i], label[j]);
+    ASSERT(w.v[i] == label[j]);
+  }
+  free(label);
+  rc_free(&p);
+  rc_free(&w);
+  return 0;
+}
+
+/* Basins per outlet point: points written here (feature ids 1..), moved
+ * down to the streams at most --snap cells; a cell takes the id of the
+ * first outlet its flow meets, and none when it meets none. */
+static int test_basins_by_outlets(void) {
+  rc_raster p, a;
+  char f[4096];
+  snprintf(f, sizeof f, "--dir-in '%s' -nc --acc '%s'", opath("maze.tif"), opath("acc_o.tif"));
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  ASSERT_EQ_INT(rc_load(opath("maze.tif"), &p), 0);
+  ASSERT_EQ_INT(rc_load(opath("acc_o.tif"), &a), 0);
+  /* outlets: cells on long paths (accumulation between 5 and 39, off the
+   * streams of threshold 40), taken in row-major order */
+  int cells[6], n = 0;
+  for (int i = 0; i < RR * CC && n < 6; i += 997)
+    if (!rc_is_nodata(&a, a.v[i]) && a.v[i] >= 5 && a.v[i] < 40) cells[n++] = i;
+  ASSERT_EQ_INT(n, 6);
+  GDALDriverH drv = GDALGetDriverByName("GPKG");
+  unlink(opath("outlets.gpkg"));
+  GDALDatasetH ds = GDALCreate(drv, opath("outlets.gpkg"), 0, 0, 0, GDT_Unknown, NULL);
+  OGRLayerH lay = GDALDatasetCreateLayer(ds, "outlets", NULL, wkbPoint, NULL);
+  for (int k = 0; k < n; k++) {
+    OGRFeatureH ft = OGR_F_Create(OGR_L_GetLayerDefn(lay));
+    OGRGeometryH g = OGR_G_CreateGeometry(wkbPoint);
+    OGR_G_SetPoint_2D(g, 0, 500000 + 30 * (cells[k] % CC + 0.5), 4100000 - 30 * (cells[k] / CC + 0.5));
+    OGR_F_SetGeometryDirectly(ft, g);
+    ASSERT(OGR_L_CreateFeature(lay, ft) == OGRERR_NONE);
+    OGR_F_Destroy(ft);
+  }
+  GDALClose(ds);
+  for (int snap = 0; snap <= 30; snap += 30) {
+    snprintf(f, sizeof f, "--dir-in '%s' --basins '%s' --outlets '%s' --snap %d --threshold 40 --tile-size 45",
+             opath("maze.tif"), opath("outl.tif"), opath("outlets.gpkg"), snap);
+    ASSERT_EQ_INT(flow("", f, NULL), 0);
+    rc_raster w;
+    ASSERT_EQ_INT(rc_load(opath("outl.tif"), &w), 0);
+    int *label = calloc(RR * CC, sizeof(int)), moved = 0;
+    for (int k = n - 1; k >= 0; k--) { /* the lower id wins a shared cell */
+      int c = cells[k], at = cells[k];
+      for (int s = 0; s <= snap; s++) {
+        if (a.v[at] >= 40) {
+          c = at;
+          break;
+        }
+        if (down_of(&p, at) < 0) break;
+        at = down_of(&p, at);
+      }
+      moved += c != cells[k];
+      label[c] = k + 1;
+    }
+    ASSERT(snap == 0 || moved > 0);
+    long labelled = 0;
+    for (int i = 0; i < RR * CC; i++) {
+      double want = -2147483647.0;
+      for (int j = i; j >= 0 && !rc_is_nodata(&p, p.v[i]); j = down_of(&p, j))
+        if (label[j]) {
+          want = label[j];
+          break;
+        }
+      if (w.v[i] != want) fprintf(stderr, "snap %d cell %d: %g, expected %g\n", snap, i, w.v[i], want);
+      ASSERT(w.v[i] == want);
+      labelled += want > 0;
+    }
+    ASSERT(labelled > n);
+    free(label);
+    rc_free(&w);
+  }
+  snprintf(f, sizeof f, "--dir-in '%s' --basins '%s' --basins-by outlets", opath("maze.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "--outlets"));
+  rc_free(&p);
+  rc_free(&a);
+  return 0;
+}
+
 static int test_help(void) {
   char c[2048];
   snprintf(c, sizeof c, "'%s' flowgraph --help | grep -q -- '--dir-in'", tf);
@@ -315,7 +436,8 @@ int main(int argc, char **argv) {
     snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
   static const tr_test_case cases[] = {TR_TEST(test_setup), TR_TEST(test_same_bytes_threads_tiles_schedules),
                                        TR_TEST(test_same_bytes_mpirun), TR_TEST(test_outlets_sum_to_valid_cells),
-                                       TR_TEST(test_bad_inputs), TR_TEST(test_help)};
+                                       TR_TEST(test_bad_inputs), TR_TEST(test_basins_by_edges),
+                                       TR_TEST(test_basins_by_outlets), TR_TEST(test_help)};
   if (argc > 3) { /* one test: the set-up first */
     test_setup();
   }
