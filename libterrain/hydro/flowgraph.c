@@ -145,9 +145,19 @@ int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
   if (st) return st;
   const char *dir = o->dir_in;
   if (!dir) {
-    /* FLOWDIR CALL SITE (the flow helper's tr_flowdir): directions from the
-     * raw DEM into o->dir_out or a temporary raster, then `dir` = that path.
-     * Not in this branch yet: the lead wires it at the merge. */
+    /* FLOWDIR CALL SITE - the one place the raw-DEM path enters. At the
+     * merge with the flow-direction step (tr_flowdir, branch `flow`) this
+     * return becomes:
+     *   tr_flowdir_opts fo = {.filled = <--filled>, .encoding = o->encoding,
+     *                         .slope = <--slope>, .filled_out = <a temporary
+     *                         beside the first product, when --network needs
+     *                         elevations and --filled-in is not given>};
+     *   dst = o->dir_out ? o->dir_out : <a temporary beside the first product,
+     *         named like the accumulation temporary below>;
+     *   st = tr_flowdir(&o->run, &o->graph, &fo, dem, dst, err);
+     *   if (st) return st;
+     *   dir = dst;   (elev below = fo.filled_out when set)
+     * and the temporaries are unlinked on rank 0 at the end, as `tmp` is. */
     return tr_fail(err, TR_EUSAGE, "directions from a DEM are not in this build yet; give --dir-in DIRECTIONS");
   }
   st = tr_dist_agree(check_valid(dir, err), err);
