@@ -63,11 +63,22 @@ static int up_prepare(const tr_input *in, const void *opts, void *params, tr_pro
   return TR_OK;
 }
 
+/* The engine options of a run: the programs read each direction window
+ * once (in PEval) and keep it decoded, so by default the tile store keeps
+ * no window (a cache would only hold memory); weights are read every
+ * round and keep the default cache. */
+static tr_graph_opts graph_of(const tr_flowgraph_opts *o, int weighted) {
+  tr_graph_opts g = o->graph;
+  if (g.cache_mb < 0 && !weighted) g.cache_mb = 0;
+  return g;
+}
+
 static int run_up(const tr_flowgraph_opts *o, const tr_run_opts *run, const char *dir, tr_up_product product,
                   int edge_check, const char *dst, tr_error *err) {
   up_job j = {o, product, edge_check, dir};
   const char *srcs[2] = {dir, o->weights};
-  return tr_run_graph_inputs(run, &o->graph, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err);
+  const tr_graph_opts g = graph_of(o, o->weights != NULL);
+  return tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err);
 }
 
 typedef struct {
@@ -211,7 +222,8 @@ int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
   }
   if (!st && o->basins) {
     basin_job j = {o, by_links ? links.seeds : seeds, by_links ? links.nseeds : nseeds, dir};
-    st = tr_run_graph(&o->run, &o->graph, "d8_basins", basin_prepare, &j, dir, o->basins, err);
+    const tr_graph_opts g = graph_of(o, 0);
+    st = tr_run_graph(&o->run, &g, "d8_basins", basin_prepare, &j, dir, o->basins, err);
   }
   free(seeds);
   tr_links_free(&links);
