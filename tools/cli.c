@@ -312,3 +312,42 @@ int tf_report(tf_cli *cli, int status, const tr_error *err) {
     fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
   return tr_exit_code(status);
 }
+
+int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v;
+  long n;
+  double d;
+  if (!strcmp(a, "--schedule")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    g->schedule = v;
+  } else if (!strcmp(a, "--staleness")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
+    g->staleness = (int)n;
+  } else if (!strcmp(a, "--straggler-ratio")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
+    if (d <= 1) {
+      tf_usage_error(cli, "--straggler-ratio must be above 1, got %s", v);
+      return TF_ARG_ERROR;
+    }
+    g->straggler_ratio = d;
+  } else if (!strcmp(a, "--ds-max") || (!strcmp(a, "--z-cache-mb") || !strcmp(a, "--cache-mb"))) {
+    int ds = !strcmp(a, "--ds-max");
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
+    if (ds ? d <= 0 : d < 0) {
+      tf_usage_error(cli, "%s must be %s, got %s", a, ds ? "positive" : "0 or more", v);
+      return TF_ARG_ERROR;
+    }
+    if (ds) g->ds_max_ms = d;
+    else g->cache_mb = d;
+  } else if (!strcmp(a, "--l-bottom") || !strcmp(a, "--l-up")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 1, 1000000, &n)) return TF_ARG_ERROR;
+    if (!strcmp(a, "--l-bottom")) g->l_bottom = (int)n;
+    else g->l_up = (int)n;
+  } else if (!strcmp(a, "--aap-stats")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    g->aap_stats = v;
+  } else {
+    return TF_ARG_UNKNOWN;
+  }
+  return TF_ARG_TAKEN;
+}

@@ -49,6 +49,11 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run);
 /* Maps a library status to the exit code, printing the error line. */
 int tf_report(tf_cli *cli, int status, const tr_error *err);
 
+/* The AAP engine's options every graph command shares (--schedule,
+ * --staleness, --ds-max, --l-bottom, --l-up, --straggler-ratio,
+ * --cache-mb (fill: --z-cache-mb), --aap-stats): a TF_ARG_* code. */
+int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i);
+
 /* Common option help, appended to each subcommand's --help. */
 extern const char *tf_common_help;
 

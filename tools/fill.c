@@ -38,8 +38,6 @@ static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
   fill_args *fa = opts;
   tr_fill_dem_opts *o = &fa->o;
   const char *a = argv[*i], *v;
-  long n;
-  double d;
   if (!strcmp(a, "-z") || !strcmp(a, "-fel")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     if (a[1] == 'z') fa->z = v;
@@ -61,37 +59,8 @@ static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
       return TF_ARG_ERROR;
     }
     o->epsilon = 1;
-  } else if (!strcmp(a, "--schedule")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    o->graph.schedule = v;
-  } else if (!strcmp(a, "--staleness")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
-    o->graph.staleness = (int)n;
-  } else if (!strcmp(a, "--straggler-ratio")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
-    if (d <= 1) {
-      tf_usage_error(cli, "--straggler-ratio must be above 1, got %s", v);
-      return TF_ARG_ERROR;
-    }
-    o->graph.straggler_ratio = d;
-  } else if (!strcmp(a, "--ds-max") || !strcmp(a, "--z-cache-mb")) {
-    int ds = !strcmp(a, "--ds-max");
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
-    if (ds ? d <= 0 : d < 0) {
-      tf_usage_error(cli, "%s must be %s, got %s", a, ds ? "positive" : "0 or more", v);
-      return TF_ARG_ERROR;
-    }
-    if (ds) o->graph.ds_max_ms = d;
-    else o->graph.cache_mb = d;
-  } else if (!strcmp(a, "--l-bottom") || !strcmp(a, "--l-up")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 1, 1000000, &n)) return TF_ARG_ERROR;
-    if (!strcmp(a, "--l-bottom")) o->graph.l_bottom = (int)n;
-    else o->graph.l_up = (int)n;
-  } else if (!strcmp(a, "--aap-stats")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    o->graph.aap_stats = v;
   } else {
-    return TF_ARG_UNKNOWN;
+    return tf_graph_flag(cli, &o->graph, argc, argv, i);
   }
   return TF_ARG_TAKEN;
 }

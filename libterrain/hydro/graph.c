@@ -13,6 +13,8 @@
 
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +39,41 @@ void tr_graph_window_done(tr_graph_env *env, const tr_aap_frag *f, float *z) {
   tr_tile_store_put(env->store, &t, z);
 }
 
+float *tr_graph_window_in(tr_graph_env *env, int k, const tr_aap_frag *f) {
+  tr_tile t = {f->id, f->row0, f->col0, f->rows, f->cols};
+  return tr_tile_store_get(env->inputs[k], &t);
+}
+
+void tr_graph_window_in_done(tr_graph_env *env, int k, const tr_aap_frag *f, float *z) {
+  tr_tile t = {f->id, f->row0, f->col0, f->rows, f->cols};
+  tr_tile_store_put(env->inputs[k], &t, z);
+}
+
 /* --------------------------------------------------------------- exec */
 
 typedef struct {
   tr_sink *sink;
   int64_t last_put;   /* the last fragment put, -1 before any */
+  pthread_mutex_t mu; /* the program's failure below */
+  int64_t fail_frag;  /* lowest fragment that reported a failure, -1 none */
+  int fail_status;
+  tr_error fail;
 } put_state;
+
+int tr_graph_fail(tr_graph_env *env, const tr_aap_frag *f, int status, const char *fmt, ...) {
+  put_state *ps = env->runner;
+  pthread_mutex_lock(&ps->mu);
+  if (ps->fail_frag < 0 || f->id < ps->fail_frag) {
+    ps->fail_frag = f->id;
+    ps->fail_status = status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->fail.msg, sizeof ps->fail.msg, fmt, ap);
+    va_end(ap);
+  }
+  pthread_mutex_unlock(&ps->mu);
+  return -1;
+}
 
 static int env_put(tr_graph_env *env, const tr_aap_frag *f, const void *cells) {
   put_state *ps = env->runner;
@@ -77,21 +108,33 @@ static int engine_run(const tr_aap_program *p, const tr_aap_layout *L, const tr_
 
 int tr_graph_exec(const tr_graph_program *prog, const void *params, const tr_aap_layout *L, tr_tile_store *store,
                   tr_sink *sink, const tr_graph_engine *eng, tr_aap_stats *stats, char *err, size_t errlen) {
-  put_state ps = {sink, -1};
-  tr_graph_env env = {L->rows, L->cols, L, store, sink->prod.has_nodata, sink->prod.nodata, env_put, &ps};
+  return tr_graph_exec_inputs(prog, params, L, &store, 1, sink, eng, stats, err, errlen, NULL);
+}
+
+int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const tr_aap_layout *L,
+                         tr_tile_store *const *stores, int nstores, tr_sink *sink, const tr_graph_engine *eng,
+                         tr_aap_stats *stats, char *err, size_t errlen, int *prog_status) {
+  put_state ps = {sink, -1, PTHREAD_MUTEX_INITIALIZER, -1, 0, {{0}}};
+  tr_graph_env env = {L->rows, L->cols, L, stores[0], stores, nstores, sink->prod.has_nodata, sink->prod.nodata,
+                      env_put, &ps};
   tr_aap_program p;
   int rc = prog->init(&p, &env, params) ? TR_AAP_ENOMEM : TR_AAP_OK;
   if (!rc) rc = engine_run(&p, L, eng, stats, err, errlen);
   if (!rc && sink->status) rc = TR_AAP_EPROGRAM;
+  if (prog_status) *prog_status = ps.fail_frag >= 0 ? ps.fail_status : 0;
+  if (ps.fail_frag >= 0) set_err(err, errlen, ps.fail.msg);
   if (rc) {
-    /* put what was not put, as failures, in order */
+    /* put what was not put, as failures, in order: the program's own line
+     * when it gave one, so every rank count reports the same */
     tr_error e;
-    snprintf(e.msg, sizeof e.msg, "%s failed: %s", prog->name, err && err[0] ? err : tr_aap_strerror(rc));
-    const int st = rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL;
+    if (ps.fail_frag >= 0) e = ps.fail;
+    else snprintf(e.msg, sizeof e.msg, "%s failed: %s", prog->name, err && err[0] ? err : tr_aap_strerror(rc));
+    const int st = ps.fail_frag >= 0 ? ps.fail_status : rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL;
     for (int64_t i = ps.last_put + 1; i < L->nfrags; i++)
       if (sink->mode != TR_SINK_SPREAD || tr_grid_owner(i, sink->nranks) == sink->rank) tr_sink_put(sink, i, st, &e, NULL);
   }
   prog->release(&p);
+  pthread_mutex_destroy(&ps.mu);
   return rc;
 }
 
@@ -103,7 +146,7 @@ int tr_graph_exec(const tr_graph_program *prog, const void *params, const tr_aap
 typedef struct {
   const tr_run_opts *run;
   tr_input *in;
-  unsigned char *seen;
+  unsigned char *seen;         /* NULL: an extra input, no progress */
   int64_t mine, started;
   int status;
   tr_error first;
@@ -114,7 +157,7 @@ static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, in
   dem_loader *d = user;
   tr_error e;
   int st = tr_input_read_f32(d->in, row0, col0, rows, cols, dst, cols, &e);
-  if (!st && !d->seen[t->index]) {
+  if (!st && d->seen && !d->seen[t->index]) {
     d->seen[t->index] = 1;
     d->started++;
     if (d->run->progress && !d->run->progress(0.5 * (double)d->started / (double)d->mine, NULL, d->run->progress_user))
@@ -164,6 +207,35 @@ static int64_t graph_memory(const tr_graph_program *prog, const tr_job *job, dou
 
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                  const void *opts, const char *src, const char *dst, tr_error *err) {
+  return tr_run_graph_inputs(run, g, name, prepare, opts, &src, 1, dst, err);
+}
+
+/* Opens the extra inputs srcs[1..] on every rank (agreed) and checks their
+ * size against the first; on failure all are closed. */
+static int open_extra(const tr_input *in0, const char *const *srcs, int nsrc, tr_input *extra, tr_error *err) {
+  int st = TR_OK, k = 1;
+  for (; k < nsrc && !st; k++) {
+    st = tr_input_open(&extra[k], srcs[k], 1, err);
+    if (st) break;
+    if (extra[k].rows != in0->rows || extra[k].cols != in0->cols) {
+      st = tr_fail(err, TR_EINPUT, "'%s' is %lld x %lld cells but '%s' is %lld x %lld", srcs[k],
+                   (long long)extra[k].cols, (long long)extra[k].rows, srcs[0], (long long)in0->cols,
+                   (long long)in0->rows);
+      tr_input_close(&extra[k]);
+      break;
+    }
+  }
+  st = tr_dist_agree(st, err);
+  if (st)
+    for (int j = 1; j < k; j++) tr_input_close(&extra[j]);
+  return st;
+}
+
+int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const char *name,
+                        tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
+                        const char *dst, tr_error *err) {
+  const char *src = srcs[0];
+  if (nsrc < 1 || nsrc > TR_GRAPH_MAX_INPUTS) return tr_fail(err, TR_EINTERNAL, "graph: %d inputs", nsrc);
   const tr_graph_program *prog = tr_graph_program_find(name);
   if (!prog) return tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
   if (run->ft != TR_FT_OFF)
@@ -182,6 +254,10 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
                                  "(each tile is a fragment with rounds and messages of its own)",
                                  (long long)job.grid.tile, (long long)job.ntiles, name, TR_MIN_GRAPH_TILE),
                          err);
+  tr_input extra[TR_GRAPH_MAX_INPUTS];
+  memset(extra, 0, sizeof extra);
+  st = open_extra(&job.in, srcs, nsrc, extra, err);
+  if (st) return tr_job_finish(&job, st, err);
   tr_io_cache_default(16);
   eng.aap.inject = job.inject.aap;
   const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
@@ -194,12 +270,10 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
     st = tr_mem_check(graph_memory(prog, &job, cache_mb), what, err);
   }
   st = tr_dist_agree(st, err);
+  if (!st) st = tr_job_create(&job, dst, &prod, TR_SINK_SPREAD, 0.5, err);
+  else st = tr_job_finish(&job, st, err);
   if (st) {
-    free(params);
-    return tr_job_finish(&job, st, err);
-  }
-  st = tr_job_create(&job, dst, &prod, TR_SINK_SPREAD, 0.5, err);
-  if (st) {
+    for (int k = 1; k < nsrc; k++) tr_input_close(&extra[k]);
     free(params);
     return st;
   }
@@ -210,9 +284,18 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   memset(&L, 0, sizeof L);
   dem_loader d = {run, &job.in, calloc((size_t)job.ntiles, 1), tr_grid_owned(job.ntiles, job.rank, job.nranks), 0, 0,
                   {{0}}};
-  tr_tile_store *store = tr_tile_store_create(job.in.rows, job.in.cols, job.ntiles, (size_t)(cache_mb * (1 << 20)),
-                                              job.in.has_nodata, (float)job.in.nodata, load_dem, &d);
-  if (!d.seen || !store || tr_aap_layout_grid(&L, job.in.rows, job.in.cols, job.grid.tile, job.grid.tile) != 0)
+  tr_tile_store *stores[TR_GRAPH_MAX_INPUTS] = {NULL};
+  dem_loader dx[TR_GRAPH_MAX_INPUTS];
+  int stores_ok = 1;
+  for (int k = 0; k < nsrc; k++) {
+    tr_input *ink = k ? &extra[k] : &job.in;
+    if (k) dx[k] = (dem_loader){run, ink, NULL, 0, 0, 0, {{0}}};
+    stores[k] = tr_tile_store_create(job.in.rows, job.in.cols, job.ntiles,
+                                     (size_t)(cache_mb * (1 << 20)) / (size_t)nsrc, ink->has_nodata,
+                                     (float)ink->nodata, load_dem, k ? (void *)&dx[k] : (void *)&d);
+    stores_ok = stores_ok && stores[k];
+  }
+  if (!d.seen || !stores_ok || tr_aap_layout_grid(&L, job.in.rows, job.in.cols, job.grid.tile, job.grid.tile) != 0)
     status = tr_fail(&e, TR_ENOMEM, "out of memory");
 #ifdef TERRAFORT_HAVE_MPI
   MPI_Comm world = MPI_COMM_WORLD;
@@ -233,7 +316,10 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
     for (int64_t i = job.rank; i < job.ntiles; i += job.nranks) tr_sink_put(&job.sink, i, status, &e, NULL);
   } else {
     char msg[256] = "";
-    int rc = tr_graph_exec(prog, params, &L, store, &job.sink, &eng, &astats, msg, sizeof msg);
+    int pst = 0;
+    int rc = tr_graph_exec_inputs(prog, params, &L, stores, nsrc, &job.sink, &eng, &astats, msg, sizeof msg, &pst);
+    for (int k = 1; k < nsrc && !d.status; k++)
+      if (dx[k].status) d.status = dx[k].status, d.first = dx[k].first;
     if (d.status) {
       /* the input's own failure is the cause; the tiles' generic one only follows from it */
       status = d.status, e = d.first;
@@ -241,6 +327,8 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
       tr_sink_fail(&job.sink, status, &e);
     }
     else if (job.sink.status) status = job.sink.status, e = job.sink.first;
+    else if (rc && pst)
+      status = tr_fail(&e, pst, "%s", msg);
     else if (rc)
       status = tr_fail(&e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", name, src,
                        msg[0] ? msg : tr_aap_strerror(rc));
@@ -255,7 +343,10 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   st = tr_job_finish(&job, status, &e);
   if (st && err) *err = e;
   tr_aap_layout_free(&L);
-  tr_tile_store_destroy(store);
+  for (int k = 0; k < nsrc; k++) {
+    tr_tile_store_destroy(stores[k]);
+    if (k) tr_input_close(&extra[k]);
+  }
   free(d.seen);
   free(params);
   return st;

@@ -29,6 +29,8 @@ struct tr_graph_env {
   int64_t rows, cols;            /* the grid */
   const tr_aap_layout *L;        /* fragment f is tile f */
   tr_tile_store *store;          /* input windows: tr_graph_window / tr_graph_window_done */
+  tr_tile_store *const *inputs;  /* every input's store (inputs[0] == store): tr_graph_window_in */
+  int ninputs;
   int has_nodata;                /* the output's nodata, for cells without a value */
   double nodata;
   /* Assemble's way out: fragment f's finished tile, f->rows x f->cols cells of
@@ -37,10 +39,21 @@ struct tr_graph_env {
   void *runner;                  /* the runner's state behind put */
 };
 
+/* A program's own failure (a bad input cell, a cycle of directions): one
+ * line and a tr_status, kept for the lowest fragment that reports one so the
+ * line does not depend on the schedule. The callback then returns -1. */
+int tr_graph_fail(tr_graph_env *env, const tr_aap_frag *f, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* The padded input window of fragment f ((rows + 2) x (cols + 2), NaN for
  * NoData and outside), or NULL; give it back when the round ends. */
 float *tr_graph_window(tr_graph_env *env, const tr_aap_frag *f);
 void tr_graph_window_done(tr_graph_env *env, const tr_aap_frag *f, float *z);
+
+/* The same for input k of a program run over several rasters (k <
+ * env->ninputs; input 0 is tr_graph_window's). */
+float *tr_graph_window_in(tr_graph_env *env, int k, const tr_aap_frag *f);
+void tr_graph_window_in_done(tr_graph_env *env, int k, const tr_aap_frag *f, float *z);
 
 typedef struct tr_graph_program {
   const char *name;
@@ -77,6 +90,13 @@ typedef struct {
 int tr_graph_exec(const tr_graph_program *prog, const void *params, const tr_aap_layout *L, tr_tile_store *store,
                   tr_sink *sink, const tr_graph_engine *eng, tr_aap_stats *stats, char *err, size_t errlen);
 
+/* The same over several inputs: stores[k] serves input k (stores[0] is
+ * tr_graph_window's). When the program reported a failure (tr_graph_fail),
+ * *prog_status (may be NULL) is its tr_status and err its line; else 0. */
+int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const tr_aap_layout *L,
+                         tr_tile_store *const *stores, int nstores, tr_sink *sink, const tr_graph_engine *eng,
+                         tr_aap_stats *stats, char *err, size_t errlen, int *prog_status);
+
 /* The command-level runner: fills params (prog->params_size bytes, zeroed)
  * and the product from the opened input and the command's options. */
 typedef int (*tr_graph_prepare_fn)(const tr_input *in, const void *opts, void *params, tr_product *prod,
@@ -85,5 +105,13 @@ typedef int (*tr_graph_prepare_fn)(const tr_input *in, const void *opts, void *p
 /* Runs program `name` over DEM src into dst, with the engine options g. */
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                  const void *opts, const char *src, const char *dst, tr_error *err);
+
+/* The same over nsrc input rasters (srcs[0] is the one prepare sees and the
+ * output is made like; the others must have its size, and are read band 1
+ * through a tile store each, sharing the cache budget). */
+#define TR_GRAPH_MAX_INPUTS 4
+int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const char *name,
+                        tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
+                        const char *dst, tr_error *err);
 
 #endif

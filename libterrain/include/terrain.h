@@ -291,6 +291,41 @@ void tr_flowdir_opts_init(tr_flowdir_opts *o);
 int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_opts *o, const char *src,
                const char *dir_dst, tr_error *err);
 
+/* flowgraph: what is computed from a D8 direction raster, in one run. */
+typedef enum { TR_ACC_CELLS = 0, TR_ACC_AREA = 1 } tr_acc_units;
+/* What a basin is: one per stream link (TauDEM streamnet -w), per edge
+ * outlet (where flow leaves the data), or per outlet point (gagewatershed). */
+typedef enum { TR_BASINS_LINKS = 0, TR_BASINS_EDGES = 1, TR_BASINS_OUTLETS = 2 } tr_basin_mode;
+
+typedef struct {
+  tr_run_opts run;          /* ft must stay TR_FT_OFF: these are graph programs */
+  tr_graph_opts graph;
+  const char *dir_in;       /* an existing direction raster; NULL: from the DEM */
+  tr_dir_encoding encoding; /* of dir_in (and of dir_out) */
+  const char *dir_out;      /* --dir: the directions computed from the DEM */
+  const char *filled_in;    /* --filled-in: elevations for strmDrop/Slope (else the filled DEM) */
+  int filled;               /* --filled: the DEM is already depression-free */
+  const char *slope;        /* --slope: TauDEM's sd8 from the DEM's directions, or NULL */
+  const char *weights;      /* --weights: a weight per cell (TauDEM -wg) */
+  tr_acc_units units;       /* contributing cells, or area in map units */
+  int no_edge_check;        /* TauDEM -nc */
+  int acc_float32;          /* Float32 accumulation instead of Float64 */
+  double threshold;         /* streams: no-edge-check accumulation >= threshold */
+  tr_basin_mode basins_by;  /* TR_BASINS_OUTLETS needs outlets */
+  const char *outlets;      /* outlet points (any OGR source), labelled by feature id */
+  int snap;                 /* outlets move down the flow path at most this many cells to a stream (50) */
+  const char *acc, *streams, *order, *basins, *network; /* products; NULL: not asked */
+  const char *network_format; /* OGR driver; NULL: from the extension, else GPKG */
+} tr_flowgraph_opts;
+
+void tr_flowgraph_opts_init(tr_flowgraph_opts *o);
+
+/* Computes the products asked for from the DEM dem (may be NULL with
+ * dir_in). Each raster keeps the grid, georeferencing and CRS of the
+ * directions; every output is written under a temporary name and renamed. */
+int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err);
+
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,5 @@
 /*
- * test_flow_taudem.c - tr_flowdir against TauDEM 5.3's own outputs on the two real DEMs of
+ * test_flow_dir_taudem.c - tr_flowdir against TauDEM 5.3's own outputs on the two real DEMs of
  * ../shared/data (skipped when the folder is absent): loganvrt (LoganVRT/output.vrt, UTM,
  * no nodata) and enogeo (enogeo.tif, geographic, nodata). From the raw DEM:
  *   - the filled DEM equals fel.tif (pitremove) on every cell;

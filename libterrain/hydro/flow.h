@@ -1,0 +1,109 @@
+/*
+ * flow.h - the programs computed from a D8 direction raster, and what
+ * `terrafort flowgraph` assembles from them (internal to libterrain).
+ *
+ * Two graph programs (rows of the program table) and one sequential step:
+ *   "d8_up"      the upstream dataflow (acc_program.c): a cell's value is
+ *                final once every cell draining into it is final. It gives
+ *                accumulation (cells, area, weights; TauDEM's edge check),
+ *                stream cells (accumulation >= threshold) and Strahler order
+ *                on them; a run writes the one product params.product asks.
+ *   "d8_basins"  the downstream labelling (basin_program.c): a cell takes
+ *                the label of the cell it drains into; seeds (stream cells
+ *                with their link number) are known from the start, a known
+ *                label never changes.
+ *   the network  (network.c): the stream links assembled on every rank from
+ *                the stream cells (a small set) and written through OGR on
+ *                rank 0; it gives basins their seeds.
+ * Both programs exchange only final values of perimeter cells, so a
+ * duplicated message is idempotent and every schedule, tiling and rank
+ * count gives the same bytes.
+ */
+#ifndef TR_FLOW_H
+#define TR_FLOW_H
+
+#include <stdint.h>
+
+#include "graph.h"
+
+/* What one "d8_up" run writes. */
+typedef enum { TR_UP_ACC = 0, TR_UP_STREAMS = 1, TR_UP_ORDER = 2 } tr_up_product;
+
+/* Nodata of the products (TauDEM's for accumulation; 255 for the Byte ones). */
+#define TR_ACC_NODATA (-1.0)
+#define TR_BYTE_NODATA 255.0
+#define TR_LABEL_NODATA (-2147483647.0)
+
+typedef struct {
+  int32_t product;      /* tr_up_product */
+  int32_t encoding;     /* dir_decode.h */
+  int32_t edge_check;   /* TR_UP_ACC: TauDEM's contamination rule */
+  int32_t weighted;     /* input 1 holds weights (NoData weighs 0) */
+  double unit;          /* each cell counts weight x unit (1, or the cell area) */
+  double threshold;     /* streams: unit-scaled no-edge-check accumulation >= this */
+  const char *src;      /* the direction raster's name, for error lines */
+} tr_up_params;
+
+/* One seed of "d8_basins": a cell and its label. */
+typedef struct {
+  int64_t cell;         /* row * cols + col */
+  int32_t label;
+} tr_basin_seed;
+
+typedef struct {
+  int32_t encoding;
+  int64_t nseeds;       /* sorted by cell */
+  const tr_basin_seed *seeds;
+  const char *src;
+} tr_basin_params;
+
+/* The network's stream links, built from the stream cells. */
+typedef struct {
+  int64_t head, last;   /* first (upstream) and last own cell */
+  int64_t next;         /* the cell it drains into after `last` (a junction), or -1 */
+  int32_t ds, us1, us2; /* link numbers, -1 none */
+  int32_t order, magnitude;
+  int64_t first_cell;   /* index into the cells list of tr_links */
+  int64_t ncells;
+} tr_link;
+
+typedef struct {
+  int64_t nlinks;
+  tr_link *links;
+  int64_t *cells;       /* each link's cells, head first */
+  tr_basin_seed *seeds; /* every stream cell with its link number (sorted by cell) */
+  int64_t nseeds;
+} tr_links;
+
+typedef struct {
+  const tr_run_opts *run;
+  const char *dir, *acc, *elev; /* direction, no-edge-check accumulation (unit-scaled), elevations (NULL: none) */
+  int encoding;
+  double threshold;     /* on the accumulation raster's values */
+  double area_factor;   /* DSContArea/USContArea = accumulation x this (the cell area when in cells) */
+} tr_links_src;
+
+/* Builds the links on every rank (agreed): reads the direction and
+ * accumulation rasters tile by tile, keeps the stream cells. */
+int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err);
+void tr_links_free(tr_links *l);
+
+/* Seeds of basins per edge outlet (points NULL: every cell whose flow
+ * leaves the data, labelled 1, 2, ... in row-major order) or per outlet
+ * point (labelled by feature id, moved down the flow path at most snap
+ * cells to the first cell whose accumulation reaches threshold). Sorted by
+ * cell; built on every rank (agreed). */
+typedef struct {
+  const char *dir, *acc, *points;
+  int encoding;
+  double threshold;
+  int snap;
+} tr_seed_src;
+
+int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);
+
+/* Writes the links as lines with TauDEM's attributes through OGR (rank 0),
+ * under a temporary name renamed into place; agreed. */
+int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * flowgraph.c - `terrafort flowgraph` as a library call: the products asked
+ * for, computed from a D8 direction raster by the programs of flow.h, each
+ * raster through the graph runner (and so the shared run path: temporary
+ * name, agreement over ranks, rename or delete).
+ *
+ * Order of the steps, each only when a product needs it:
+ *   1. directions: --dir-in, or from the DEM (the flow-direction step);
+ *   2. accumulation (d8_up), streams (d8_up), Strahler order (d8_up);
+ *   3. the network and basins need the no-edge-check accumulation: the
+ *      user's --acc when it is that, else a temporary raster beside the
+ *      network or basins output, deleted at the end; then the links
+ *      (network.c, every rank), the lines (rank 0), basins (d8_basins).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dir_decode.h"
+#include "dist.h"
+#include "flow.h"
+#include "raster.h"
+
+void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
+  memset(o, 0, sizeof *o);
+  tr_run_opts_init(&o->run);
+  tr_graph_opts_init(&o->graph);
+  o->threshold = 100;
+  o->snap = 50;
+}
+
+typedef struct {
+  const tr_flowgraph_opts *o;
+  tr_up_product product;
+  int edge_check;
+  const char *dir;
+} up_job;
+
+static double cell_area(const tr_input *in) { return fabs(in->gt[1] * in->gt[5] - in->gt[2] * in->gt[4]); }
+
+static int up_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  (void)err;
+  const up_job *j = opts;
+  tr_up_params *p = params;
+  p->product = j->product;
+  p->encoding = (int32_t)j->o->encoding;
+  p->edge_check = j->edge_check;
+  p->weighted = j->o->weights != NULL;
+  p->unit = j->o->units == TR_ACC_AREA ? cell_area(in) : 1.0;
+  p->threshold = j->o->threshold;
+  p->src = j->dir;
+  prod->type = GDT_Float64;
+  prod->has_nodata = 1;
+  if (j->product == TR_UP_ACC) {
+    prod->nodata = TR_ACC_NODATA;
+    prod->file_type = j->o->acc_float32 ? GDT_Float32 : GDT_Float64;
+  } else {
+    prod->nodata = TR_BYTE_NODATA;
+    prod->file_type = GDT_Byte;
+  }
+  return TR_OK;
+}
+
+/* The engine options of a run: the programs read each direction window
+ * once (in PEval) and keep it decoded, so by default the tile store keeps
+ * no window (a cache would only hold memory); weights are read every
+ * round and keep the default cache. */
+static tr_graph_opts graph_of(const tr_flowgraph_opts *o, int weighted) {
+  tr_graph_opts g = o->graph;
+  if (g.cache_mb < 0 && !weighted) g.cache_mb = 0;
+  return g;
+}
+
+static int run_up(const tr_flowgraph_opts *o, const tr_run_opts *run, const char *dir, tr_up_product product,
+                  int edge_check, const char *dst, tr_error *err) {
+  up_job j = {o, product, edge_check, dir};
+  const char *srcs[2] = {dir, o->weights};
+  const tr_graph_opts g = graph_of(o, o->weights != NULL);
+  return tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err);
+}
+
+typedef struct {
+  const tr_flowgraph_opts *o;
+  const tr_basin_seed *seeds;
+  int64_t nseeds;
+  const char *dir;
+} basin_job;
+
+static int basin_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  (void)in;
+  (void)err;
+  const basin_job *j = opts;
+  tr_basin_params *p = params;
+  p->encoding = (int32_t)j->o->encoding;
+  p->nseeds = j->nseeds;
+  p->seeds = j->seeds;
+  p->src = j->dir;
+  prod->type = GDT_Float64;
+  prod->has_nodata = 1;
+  prod->nodata = TR_LABEL_NODATA;
+  prod->file_type = GDT_Int32;
+  return TR_OK;
+}
+
+/* Refuses a direction raster without a valid cell before any output exists
+ * (a band of rows at a time; stops at the first valid cell). */
+static int check_valid(const char *dir, tr_error *err) {
+  tr_input in;
+  int st = tr_input_open(&in, dir, 1, err);
+  if (st) return st;
+  float *buf = malloc((size_t)in.cols * 64 * sizeof *buf);
+  int found = 0;
+  if (!buf) st = tr_fail(err, TR_ENOMEM, "out of memory");
+  for (int64_t r = 0; r < in.rows && !st && !found; r += 64) {
+    const int64_t n = in.rows - r < 64 ? in.rows - r : 64;
+    st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err);
+    for (int64_t i = 0; !st && i < n * in.cols && !found; i++)
+      found = !isnan(buf[i]) && !(in.has_nodata && buf[i] == (float)in.nodata);
+  }
+  free(buf);
+  tr_input_close(&in);
+  if (!st && !found) st = tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dir);
+  return st;
+}
+
+/* The usage errors, before any file is touched. */
+static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
+  const char *outs[] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
+  const int nouts = (int)(sizeof outs / sizeof outs[0]);
+  int any = 0;
+  for (int i = 0; i < nouts; i++) any |= outs[i] != NULL;
+  if (!any)
+    return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network");
+  if (!o->dir_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
+  if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
+  if (o->dir_in && (o->slope || o->filled))
+    return tr_fail(err, TR_EUSAGE, "--slope and --filled are for directions computed from a DEM, not --dir-in");
+  if ((int)o->encoding < 0 || (int)o->encoding >= TR_DIRENC_COUNT) return tr_fail(err, TR_EUSAGE, "unknown direction encoding");
+  if (!(o->threshold > 0) || isinf(o->threshold)) return tr_fail(err, TR_EUSAGE, "--threshold must be a positive number");
+  if (o->basins_by == TR_BASINS_OUTLETS && !o->outlets)
+    return tr_fail(err, TR_EUSAGE, "basins per outlet point need --outlets POINTS");
+  if (o->outlets && o->basins_by != TR_BASINS_OUTLETS)
+    return tr_fail(err, TR_EUSAGE, "--outlets goes with basins per outlet point");
+  if (o->outlets && !o->basins) return tr_fail(err, TR_EUSAGE, "--outlets needs --basins");
+  if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
+  if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
+  for (int i = 0; i < nouts; i++)
+    for (int j = i + 1; j < nouts; j++)
+      if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
+        return tr_fail(err, TR_EUSAGE, "'%s' is given for two products", outs[i]);
+  return TR_OK;
+}
+
+/* One scratch name for every rank, rank 0's (tr_output_scratch_name):
+ * beside `path`, tagged `tag`; "" when out of memory. */
+static void scratch_name(char name[4096], const char *path, const char *tag) {
+  name[0] = 0;
+  if (tr_rank() == 0) {
+    char *s = tr_output_scratch_name(path, tag);
+    if (s && strlen(s) < 4096) strcpy(name, s);
+    free(s);
+  }
+  tr_dist_bcast(name, 4096);
+}
+
+static int products(const tr_flowgraph_opts *o, const char *dir, const char *elev, tr_error *err);
+
+int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
+  int st = check_opts(o, dem, err);
+  if (st) return st;
+  if (o->dir_in) return products(o, o->dir_in, o->filled_in ? o->filled_in : dem, err);
+
+  /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
+   * D8, --slope), into --dir or a scratch raster beside the first product;
+   * the network's elevations are the filled DEM it made (kept in a scratch
+   * raster only when the network needs them). */
+  const char *outs[] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
+  const char *first = NULL;
+  for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !first; i++) first = outs[i];
+  char dir_tmp[4096] = "", fel_tmp[4096] = "";
+  const int need_fel = o->network && !o->filled_in && !o->filled;
+  if (!o->dir_out) scratch_name(dir_tmp, first, "dir");
+  if (need_fel) scratch_name(fel_tmp, first, "fel");
+  if ((!o->dir_out && !dir_tmp[0]) || (need_fel && !fel_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
+  tr_flowdir_opts fo;
+  tr_flowdir_opts_init(&fo);
+  fo.filled = o->filled;
+  fo.encoding = o->encoding;
+  fo.slope = o->slope;
+  fo.filled_out = need_fel ? fel_tmp : NULL;
+  const char *dir = o->dir_out ? o->dir_out : dir_tmp;
+  tr_run_opts r = o->run;
+  if (!o->dir_out) {
+    /* the scratch directions are the program's own: no user format, options or statistics */
+    r.format = "GTiff";
+    r.creation_options = NULL;
+    r.stats = 0;
+    r.stats_json = NULL;
+  }
+  st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
+  const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
+  if (!st && !only_dir) st = products(o, dir, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
+  if (tr_rank() == 0) {
+    if (dir_tmp[0]) unlink(dir_tmp);
+    if (fel_tmp[0]) unlink(fel_tmp);
+  }
+  return st;
+}
+
+/* Every product after the directions, from the direction raster `dir`. */
+static int products(const tr_flowgraph_opts *o, const char *dir, const char *elev, tr_error *err) {
+  int st;
+  st = tr_dist_agree(check_valid(dir, err), err);
+  if (st) return st;
+  const int edge = !o->no_edge_check;
+  if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, err))) return st;
+  if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, err))) return st;
+  if (o->order && (st = run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err))) return st;
+  const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
+  const int need_links = o->network || by_links;
+  const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
+  if (!need_links && !o->basins) return TR_OK;
+
+  /* the no-edge-check accumulation the links (and snapping) read */
+  char tmp[4096] = "";
+  const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
+  if (need_acc && !acc) {
+    const char *beside = o->network ? o->network : o->basins;
+    const char *slash = strrchr(beside, '/');
+    const int dlen = slash ? (int)(slash - beside) : 1;
+    snprintf(tmp, sizeof tmp, "%.*s/.%s.terrafort-acc.tif", dlen, slash ? beside : ".", slash ? slash + 1 : beside);
+    tr_run_opts r = o->run;
+    r.format = "GTiff";
+    r.creation_options = NULL;
+    r.stats = 0;
+    r.stats_json = NULL;
+    st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, err);
+    if (st) return st;
+    acc = tmp;
+  }
+  tr_input din;
+  st = tr_input_open(&din, dir, 1, err);
+  double area = 1;
+  if (!st) {
+    area = o->units == TR_ACC_AREA ? 1.0 : cell_area(&din);
+    tr_input_close(&din);
+  }
+  tr_links_src ls = {&o->run, dir, acc, elev, (int)o->encoding, o->threshold, area};
+  tr_links links;
+  memset(&links, 0, sizeof links);
+  tr_basin_seed *seeds = NULL;
+  int64_t nseeds = 0;
+  st = tr_dist_agree(st, err);
+  if (!st && need_links) st = tr_links_build(&ls, &links, err);
+  if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
+  if (!st && o->basins && !by_links) {
+    tr_seed_src ss = {dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
+                      o->threshold, o->snap};
+    st = tr_seeds_build(&ss, &seeds, &nseeds, err);
+  }
+  if (!st && o->basins) {
+    basin_job j = {o, by_links ? links.seeds : seeds, by_links ? links.nseeds : nseeds, dir};
+    const tr_graph_opts g = graph_of(o, 0);
+    st = tr_run_graph(&o->run, &g, "d8_basins", basin_prepare, &j, dir, o->basins, err);
+  }
+  free(seeds);
+  tr_links_free(&links);
+  if (tmp[0] && tr_rank() == 0) unlink(tmp);
+  return st;
+}

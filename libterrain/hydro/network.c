@@ -1,0 +1,533 @@
+/*
+ * network.c - the stream network: links assembled from the stream cells, and
+ * written as lines with TauDEM streamnet's attributes through OGR.
+ *
+ * Why sequential: the link graph is small (the stream cells are a few
+ * percent of a DEM, the links fewer still), so every rank reads the
+ * direction and accumulation rasters in bands of rows, keeps only the stream
+ * cells (accumulation >= threshold) and builds the same links: no messages,
+ * and the basin program gets its seeds (every stream cell with its link
+ * number) on every rank at once. Memory: the stream cells, plus one band of
+ * rows of each raster.
+ *
+ * A link runs from its head (a source: no stream cell drains into it; or a
+ * junction: two or more do) down to the cell before the next head. Link
+ * numbers follow the head's position in the raster (row-major), from 0.
+ * As TauDEM writes them, a line's points go from the downstream end up to
+ * the head and a link that ends in a junction carries the junction's point
+ * first; Length sums the steps between points, StraightL is first to last.
+ * Strahler order and Shreve magnitude come from the link tree (Kahn's order
+ * over links).
+ */
+#include <errno.h>
+#include <gdal.h>
+#include <libgen.h>
+#include <math.h>
+#include <ogr_api.h>
+#include <ogr_srs_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "dir_decode.h"
+#include "dist.h"
+#include "flow.h"
+#include "gradient.h"
+#include "raster.h"
+
+#define BAND_ROWS 256
+
+typedef struct {
+  int64_t cell;
+  int8_t dir;
+  double acc, z;
+} stream_cell;
+
+typedef struct {
+  stream_cell *v;
+  int64_t n, cap;
+} cell_list;
+
+static int push_cell(cell_list *l, stream_cell c) {
+  if (l->n == l->cap) {
+    int64_t cap = l->cap ? 2 * l->cap : 4096;
+    stream_cell *p = realloc(l->v, (size_t)cap * sizeof *p);
+    if (!p) return -1;
+    l->v = p;
+    l->cap = cap;
+  }
+  l->v[l->n++] = c;
+  return 0;
+}
+
+static int64_t find_cell(const cell_list *l, int64_t cell) {
+  int64_t lo = 0, hi = l->n - 1;
+  while (lo <= hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (l->v[mid].cell == cell) return mid;
+    if (l->v[mid].cell < cell) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/* Reads the stream cells of the three rasters, band by band. */
+static int read_streams(const tr_links_src *s, tr_input *in, int nin, cell_list *out, tr_error *err) {
+  const int64_t rows = in[0].rows, cols = in[0].cols;
+  float *buf = malloc((size_t)(BAND_ROWS * cols) * 3 * sizeof *buf);
+  if (!buf) return tr_fail(err, TR_ENOMEM, "out of memory reading the stream cells");
+  int st = TR_OK;
+  for (int64_t r0 = 0; r0 < rows && !st; r0 += BAND_ROWS) {
+    const int64_t nr = rows - r0 < BAND_ROWS ? rows - r0 : BAND_ROWS;
+    for (int k = 0; k < nin && !st; k++)
+      st = tr_input_read_f32(&in[k], r0, 0, nr, cols, buf + (size_t)k * BAND_ROWS * cols, cols, err);
+    for (int64_t i = 0; i < nr * cols && !st; i++) {
+      const float a = buf[BAND_ROWS * cols + i];
+      if (isnan(a) || (double)a < s->threshold) continue;
+      const int d = tr_dir_decode(s->encoding, buf[i]);
+      if (d == TR_DIR_NODATA || d == TR_DIR_BAD) continue;
+      stream_cell c = {(r0 + i / cols) * cols + i % cols, (int8_t)d, a, nin > 2 ? buf[2 * BAND_ROWS * cols + i] : NAN};
+      if (push_cell(out, c)) st = tr_fail(err, TR_ENOMEM, "out of memory for the stream cells");
+    }
+  }
+  free(buf);
+  return st;
+}
+
+/* The stream cell each stream cell drains into (index, or -1). */
+static int64_t downstream(const cell_list *l, int64_t rows, int64_t cols, int64_t i) {
+  const stream_cell *c = &l->v[i];
+  if (c->dir < 0) return -1;
+  const int64_t r = c->cell / cols + tr_d8_dr[c->dir], col = c->cell % cols + tr_d8_dc[c->dir];
+  if (r < 0 || r >= rows || col < 0 || col >= cols) return -1;
+  return find_cell(l, r * cols + col);
+}
+
+/* Accumulation at cell (a stream cell). */
+static double acc_at(const cell_list *l, int64_t cell) {
+  const int64_t i = find_cell(l, cell);
+  return i >= 0 ? l->v[i].acc : 0.0;
+}
+
+/* Upstream links in TauDEM's order: the larger magnitude first, then the
+ * larger accumulation at the link's bottom, then the lower link number. */
+typedef struct {
+  int32_t link, magnitude;
+  double acc;
+} up_ref;
+
+static int up_cmp(const void *pa, const void *pb) {
+  const up_ref *a = pa, *b = pb;
+  if (a->magnitude != b->magnitude) return a->magnitude > b->magnitude ? -1 : 1;
+  if (a->acc != b->acc) return a->acc > b->acc ? -1 : 1;
+  return (a->link > b->link) - (a->link < b->link);
+}
+
+/* Order and magnitude of link k from its (at most two) upstream links. */
+static void strahler(tr_link *links, tr_link *k) {
+  const int o1 = k->us1 >= 0 ? links[k->us1].order : 0, o2 = k->us2 >= 0 ? links[k->us2].order : 0;
+  k->order = o1 == 0 && o2 == 0 ? 1 : o1 == o2 ? o1 + 1 : (o1 > o2 ? o1 : o2);
+  k->magnitude = k->us1 < 0 && k->us2 < 0
+                     ? 1
+                     : (k->us1 >= 0 ? links[k->us1].magnitude : 0) + (k->us2 >= 0 ? links[k->us2].magnitude : 0);
+}
+
+/* The link tree, in Kahn's order over links: where more than two links
+ * meet, TauDEM joins them two at a time through zero-length links at the
+ * junction (the two of largest magnitude first), so every link has at most
+ * two upstream links (USLINKNO1/2); Shreve magnitude and Strahler order
+ * follow from them. */
+static int tree(const cell_list *l, tr_links *out, tr_error *err) {
+  const int64_t nreal = out->nlinks;
+  int64_t *start = calloc((size_t)nreal + 1, sizeof *start), *fill = calloc((size_t)nreal + 1, sizeof *fill);
+  int32_t *ups = malloc((size_t)(nreal ? nreal : 1) * sizeof *ups);
+  int32_t *nup = calloc((size_t)nreal + 1, sizeof *nup), *queue = malloc(((size_t)nreal + 1) * sizeof *queue);
+  up_ref *sorted = malloc(((size_t)nreal + 1) * sizeof *sorted);
+  int st = !start || !fill || !ups || !nup || !queue || !sorted ? tr_fail(err, TR_ENOMEM, "out of memory for links")
+                                                                : TR_OK;
+  int64_t nvirtual = 0;
+  for (int64_t j = 0; j < nreal && !st; j++)
+    if (out->links[j].ds >= 0) start[out->links[j].ds + 1]++;
+  for (int64_t j = 0; j < nreal && !st; j++) {
+    nup[j] = (int32_t)start[j + 1];
+    if (start[j + 1] > 2) nvirtual += start[j + 1] - 2;
+    start[j + 1] += start[j];
+  }
+  for (int64_t j = 0; j < nreal && !st; j++) {
+    const int32_t d = out->links[j].ds;
+    if (d >= 0) ups[start[d] + fill[d]++] = (int32_t)j;
+  }
+  tr_link *links = st ? NULL : realloc(out->links, (size_t)(nreal + nvirtual + 1) * sizeof *links);
+  if (!st && !links) st = tr_fail(err, TR_ENOMEM, "out of memory for links");
+  if (links) out->links = links;
+  int64_t nl = nreal, qt = 0;
+  for (int64_t j = 0; j < nreal && !st; j++)
+    if (!nup[j]) queue[qt++] = (int32_t)j;
+  for (int64_t qh = 0; qh < qt && !st; qh++) {
+    const int32_t j = queue[qh];
+    const int64_t k = start[j + 1] - start[j];
+    for (int64_t i = 0; i < k; i++) {
+      const int32_t u = ups[start[j] + i];
+      sorted[i] = (up_ref){u, links[u].magnitude, acc_at(l, links[u].last)};
+    }
+    qsort(sorted, (size_t)k, sizeof *sorted, up_cmp);
+    int32_t cur = k ? sorted[0].link : -1;
+    for (int64_t i = 1; i + 1 < k; i++) { /* a zero-length link joins cur and sorted[i] */
+      tr_link *v = &links[nl];
+      memset(v, 0, sizeof *v);
+      v->head = v->last = v->next = links[j].head;
+      v->us1 = cur;
+      v->us2 = sorted[i].link;
+      v->ds = j;
+      links[cur].ds = links[sorted[i].link].ds = (int32_t)nl;
+      strahler(links, v);
+      cur = (int32_t)nl++;
+    }
+    links[j].us1 = cur;
+    links[j].us2 = k >= 2 ? sorted[k - 1].link : -1;
+    strahler(links, &links[j]);
+    const int32_t d = links[j].ds;
+    if (d >= 0 && --nup[d] == 0) queue[qt++] = d;
+  }
+  out->nlinks = nl;
+  free(nup);
+  free(queue);
+  free(start);
+  free(fill);
+  free(ups);
+  free(sorted);
+  return st;
+}
+
+static int build(const cell_list *l, int64_t rows, int64_t cols, tr_links *out, tr_error *err) {
+  const int64_t n = l->n;
+  int64_t *ds = malloc((size_t)(n ? n : 1) * sizeof *ds);
+  int32_t *nin = calloc((size_t)(n ? n : 1), sizeof *nin);
+  int32_t *linkof = malloc((size_t)(n ? n : 1) * sizeof *linkof);
+  int st = TR_OK;
+  if (!ds || !nin || !linkof) st = tr_fail(err, TR_ENOMEM, "out of memory building the stream links");
+  int64_t nlinks = 0;
+  for (int64_t i = 0; i < n && !st; i++) {
+    ds[i] = downstream(l, rows, cols, i);
+    if (ds[i] >= 0) nin[ds[i]]++;
+  }
+  for (int64_t i = 0; i < n && !st; i++) {
+    linkof[i] = -1;
+    if (nin[i] != 1) linkof[i] = (int32_t)nlinks++;
+  }
+  out->nlinks = nlinks;
+  out->links = calloc((size_t)(nlinks ? nlinks : 1), sizeof *out->links);
+  out->cells = malloc((size_t)(n ? n : 1) * sizeof *out->cells);
+  out->seeds = malloc((size_t)(n ? n : 1) * sizeof *out->seeds);
+  if (!st && (!out->links || !out->cells || !out->seeds)) st = tr_fail(err, TR_ENOMEM, "out of memory for links");
+  /* walk each link down from its head */
+  int64_t used = 0;
+  for (int64_t i = 0; i < n && !st; i++) {
+    if (linkof[i] < 0 || nin[i] == 1) continue;
+    tr_link *k = &out->links[linkof[i]];
+    k->head = l->v[i].cell;
+    k->first_cell = used;
+    k->ds = k->us1 = k->us2 = -1;
+    int64_t x = i, last = i;
+    while (x >= 0 && (x == i || nin[x] == 1)) {
+      if (used >= n) { /* a cycle of stream cells cannot be walked */
+        st = tr_fail(err, TR_EINPUT, "the flow directions form a cycle through cell (row %lld, col %lld)",
+                     (long long)(l->v[x].cell / cols), (long long)(l->v[x].cell % cols));
+        break;
+      }
+      out->cells[used++] = l->v[x].cell;
+      linkof[x] = linkof[i];
+      last = x;
+      x = ds[x];
+    }
+    k->ncells = used - k->first_cell;
+    k->last = l->v[last].cell;
+    k->next = x >= 0 ? l->v[x].cell : -1;
+    k->ds = x >= 0 ? linkof[x] : -1;
+  }
+  if (!st) st = tree(l, out, err);
+  for (int64_t i = 0; i < n && !st; i++) out->seeds[i] = (tr_basin_seed){l->v[i].cell, linkof[i]};
+  out->nseeds = st ? 0 : n;
+  free(ds);
+  free(nin);
+  free(linkof);
+  return st;
+}
+
+int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
+  memset(out, 0, sizeof *out);
+  tr_input in[3];
+  memset(in, 0, sizeof in);
+  const char *paths[3] = {s->dir, s->acc, s->elev};
+  const int nin = s->elev ? 3 : 2;
+  int st = TR_OK, opened = 0;
+  for (; opened < nin && !st; opened++) {
+    st = tr_input_open(&in[opened], paths[opened], 1, err);
+    if (st) break;
+    if (opened && (in[opened].rows != in[0].rows || in[opened].cols != in[0].cols))
+      st = tr_fail(err, TR_EINPUT, "'%s' is %lld x %lld cells but '%s' is %lld x %lld", paths[opened],
+                   (long long)in[opened].cols, (long long)in[opened].rows, paths[0], (long long)in[0].cols,
+                   (long long)in[0].rows);
+  }
+  cell_list l = {NULL, 0, 0};
+  if (!st) st = read_streams(s, in, nin, &l, err);
+  if (!st) st = build(&l, in[0].rows, in[0].cols, out, err);
+  free(l.v);
+  for (int k = 0; k < opened && k < nin; k++) tr_input_close(&in[k]);
+  st = tr_dist_agree(st, err);
+  if (st) tr_links_free(out);
+  return st;
+}
+
+void tr_links_free(tr_links *l) {
+  free(l->links);
+  free(l->cells);
+  free(l->seeds);
+  memset(l, 0, sizeof *l);
+}
+
+/* ------------------------------------------------------------- writing */
+
+typedef struct {
+  const char *name;
+  OGRFieldType type;
+  int width, precision;
+} field_def;
+
+static const field_def fields[] = {
+    {"LINKNO", OFTInteger, 6, 0},     {"DSLINKNO", OFTInteger, 6, 0},   {"USLINKNO1", OFTInteger, 6, 0},
+    {"USLINKNO2", OFTInteger, 6, 0},  {"strmOrder", OFTInteger, 6, 0},  {"Length", OFTReal, 16, 1},
+    {"Magnitude", OFTInteger, 6, 0},  {"DSContArea", OFTReal, 16, 1},   {"strmDrop", OFTReal, 16, 2},
+    {"Slope", OFTReal, 16, 12},       {"StraightL", OFTReal, 16, 1},    {"USContArea", OFTReal, 16, 1},
+    {"WSNO", OFTInteger, 6, 0},
+};
+enum { F_LINKNO, F_DS, F_US1, F_US2, F_ORDER, F_LENGTH, F_MAG, F_DSAREA, F_DROP, F_SLOPE, F_STRAIGHT, F_USAREA, F_WSNO };
+
+/* The value of raster `path` at the given cells (one read each: links are few). */
+typedef struct {
+  tr_input in;
+  int open;
+} point_reader;
+
+static double value_at(point_reader *p, int64_t cell, tr_error *err, int *st) {
+  float v = NAN;
+  if (!*st) *st = tr_input_read_f32(&p->in, cell / p->in.cols, cell % p->in.cols, 1, 1, &v, 1, err);
+  return v;
+}
+
+static const char *driver_for(const char *dst, const char *driver) {
+  if (driver) return driver;
+  const char *dot = strrchr(dst, '.');
+  static const struct {
+    const char *ext, *drv;
+  } by_ext[] = {{".gpkg", "GPKG"}, {".shp", "ESRI Shapefile"}, {".geojson", "GeoJSON"}, {".json", "GeoJSON"},
+                {".sqlite", "SQLite"}, {".gml", "GML"}, {".kml", "KML"}, {".fgb", "FlatGeobuf"}, {".csv", "CSV"}};
+  for (size_t i = 0; dot && i < sizeof by_ext / sizeof by_ext[0]; i++)
+    if (!strcasecmp(dot, by_ext[i].ext)) return by_ext[i].drv;
+  return "GPKG";
+}
+
+/* Moves every file of folder tmp into folder dir (the driver may have
+ * written several: .shp, .shx, .dbf, .prj) and removes tmp. */
+static int move_out(const char *tmp, const char *dir, tr_error *err) {
+  DIR *d = opendir(tmp);
+  if (!d) return tr_fail(err, TR_EOUTPUT, "cannot read '%s': %s", tmp, strerror(errno));
+  struct dirent *e;
+  int st = TR_OK;
+  char a[4096], b[4096];
+  while ((e = readdir(d)) && !st) {
+    if (e->d_name[0] == '.') continue;
+    const int na = snprintf(a, sizeof a, "%s/%s", tmp, e->d_name), nb = snprintf(b, sizeof b, "%s/%s", dir, e->d_name);
+    if (na < 0 || nb < 0 || (size_t)na >= sizeof a || (size_t)nb >= sizeof b)
+      st = tr_fail(err, TR_EOUTPUT, "path too long in '%s'", dir);
+    else if (rename(a, b)) st = tr_fail(err, TR_EOUTPUT, "cannot rename '%s' to '%s': %s", a, b, strerror(errno));
+  }
+  closedir(d);
+  return st;
+}
+
+static void remove_tree(const char *tmp) {
+  DIR *d = opendir(tmp);
+  if (!d) return;
+  struct dirent *e;
+  char a[4096];
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    const int na = snprintf(a, sizeof a, "%s/%s", tmp, e->d_name);
+    if (na > 0 && (size_t)na < sizeof a) unlink(a);
+  }
+  closedir(d);
+  rmdir(tmp);
+}
+
+/* Metres (or map units on a projected grid) between two cells: the steps
+ * along rows and columns scaled by the cell size at the mean row. */
+static double metric_distance(const tr_gradient_params *geo, int64_t a, int64_t b, int64_t cols) {
+  const double dr = (double)(b / cols - a / cols), dc = (double)(b % cols - a % cols);
+  if (!geo->geographic) {
+    const double *gt = geo->gt;
+    return hypot(dc * gt[1] + dr * gt[2], dc * gt[4] + dr * gt[5]);
+  }
+  double iew, ins;
+  tr_gradient_inv_res(geo, (a / cols + b / cols) / 2, &iew, &ins);
+  return hypot(dc / iew, dr / ins);
+}
+
+static double step_length(const tr_gradient_params *geo, int64_t a, int64_t b, int64_t cols) {
+  return metric_distance(geo, a, b, cols);
+}
+
+/* The downstream end of a link (the first point of its line). */
+static int64_t bottom_first(const tr_link *k, const tr_links *l) {
+  return k->next >= 0 ? k->next : l->cells[k->first_cell + k->ncells - 1];
+}
+
+static double straight_length(const tr_gradient_params *geo, int64_t head, int64_t bottom, int64_t cols, double dx,
+                              double dy) {
+  return geo->geographic ? metric_distance(geo, bottom, head, cols) : hypot(dx, dy);
+}
+
+/* What one unit of the accumulation raster is in area: the cell area
+ * (metres on a geographic grid, at the cell's row) when it counts cells. */
+static double area_of(const tr_links_src *s, const tr_gradient_params *geo, int64_t row) {
+  if (s->area_factor == 1.0 || !geo->geographic) return s->area_factor;
+  double iew, ins;
+  tr_gradient_inv_res(geo, row, &iew, &ins);
+  return fabs(1.0 / (iew * ins));
+}
+
+static int write_links(const tr_links_src *s, const tr_links *l, const char *path, const char *drvname,
+                       tr_error *err) {
+  point_reader dir = {{0}, 0}, acc = {{0}, 0}, elev = {{0}, 0};
+  int st = tr_input_open(&dir.in, s->dir, 1, err);
+  dir.open = !st;
+  if (!st) st = tr_input_open(&acc.in, s->acc, 1, err), acc.open = !st;
+  if (!st && s->elev) st = tr_input_open(&elev.in, s->elev, 1, err), elev.open = !st;
+  GDALDriverH drv = st ? NULL : GDALGetDriverByName(drvname);
+  if (!st && (!drv || !GDALGetMetadataItem(drv, GDAL_DCAP_VECTOR, NULL)))
+    st = tr_fail(err, TR_EUSAGE, "-nf: '%s' is not a GDAL vector driver", drvname);
+  GDALDatasetH ds = st ? NULL : GDALCreate(drv, path, 0, 0, 0, GDT_Unknown, NULL);
+  if (!st && !ds) st = tr_fail(err, TR_EOUTPUT, "cannot create '%s': %s", path, CPLGetLastErrorMsg());
+  OGRSpatialReferenceH srs = NULL;
+  if (!st && dir.in.wkt) {
+    srs = OSRNewSpatialReference(dir.in.wkt);
+    if (srs) OSRSetAxisMappingStrategy(srs, OAMS_TRADITIONAL_GIS_ORDER);
+  }
+  char layer_name[256];
+  {
+    const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path, *dot = strrchr(b, '.');
+    const int n = dot ? (int)(dot - b) : (int)strlen(b);
+    if (snprintf(layer_name, sizeof layer_name, "%.*s", n, b) < 0) layer_name[0] = 0;
+  }
+  OGRLayerH lay = st ? NULL : GDALDatasetCreateLayer(ds, layer_name, srs, wkbLineString, NULL);
+  if (!st && !lay) st = tr_fail(err, TR_EOUTPUT, "cannot create layer in '%s': %s", path, CPLGetLastErrorMsg());
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !st; i++) {
+    OGRFieldDefnH fd = OGR_Fld_Create(fields[i].name, fields[i].type);
+    OGR_Fld_SetWidth(fd, fields[i].width);
+    OGR_Fld_SetPrecision(fd, fields[i].precision);
+    if (OGR_L_CreateField(lay, fd, 1) != OGRERR_NONE) st = tr_fail(err, TR_EOUTPUT, "cannot add field %s to '%s'", fields[i].name, path);
+    OGR_Fld_Destroy(fd);
+  }
+  const double *gt = dir.in.gt;
+  const int64_t cols = dir.in.cols;
+  /* metres per cell on a geographic grid, per row, as slope computes them */
+  tr_gradient_params geo;
+  memset(&geo, 0, sizeof geo);
+  memcpy(geo.gt, gt, sizeof geo.gt);
+  if (dir.in.geographic) {
+    const double fl = dir.in.inv_flattening > 0 ? 1.0 / dir.in.inv_flattening : 0.0;
+    geo.geographic = 1;
+    geo.semi_major = dir.in.semi_major;
+    geo.e2 = fl * (2.0 - fl);
+  }
+  const int tx = !st && GDALDatasetTestCapability(ds, ODsCTransactions);
+  if (tx) GDALDatasetStartTransaction(ds, 0);
+  for (int64_t j = 0; j < l->nlinks && !st; j++) {
+    const tr_link *k = &l->links[j];
+    OGRGeometryH g = OGR_G_CreateGeometry(wkbLineString);
+    double len = 0, px = 0, py = 0, fx = 0, fy = 0;
+    int np = 0;
+    int64_t prev = -1, second = -1;
+    const int64_t npts = k->ncells + (k->next >= 0);
+    for (int64_t p = 0; p < npts; p++) {
+      const int64_t cell = k->next >= 0 ? (p == 0 ? k->next : l->cells[k->first_cell + k->ncells - p])
+                                        : l->cells[k->first_cell + k->ncells - 1 - p];
+      const double c = (double)(cell % cols) + 0.5, r = (double)(cell / cols) + 0.5;
+      const double x = gt[0] + c * gt[1] + r * gt[2], y = gt[3] + c * gt[4] + r * gt[5];
+      if (np) len += step_length(&geo, prev, cell, cols);
+      else fx = x, fy = y;
+      if (np == 1) second = cell;
+      OGR_G_AddPoint_2D(g, x, y);
+      px = x, py = y;
+      prev = cell;
+      np++;
+    }
+    if (np == 1) OGR_G_AddPoint_2D(g, px, py); /* a line needs two points */
+    /* TauDEM's DSContArea: at the point above the downstream end */
+    const int64_t dscell = second >= 0 ? second : k->last;
+    const int64_t bottom = k->next >= 0 ? k->next : k->last;
+    const double dsarea = value_at(&acc, dscell, err, &st) * area_of(s, &geo, dscell / cols);
+    const double usarea = value_at(&acc, k->head, err, &st) * area_of(s, &geo, k->head / cols);
+    double drop = NAN;
+    if (elev.open) drop = value_at(&elev, k->head, err, &st) - value_at(&elev, bottom, err, &st);
+    OGRFeatureH f = OGR_F_Create(OGR_L_GetLayerDefn(lay));
+    OGR_F_SetFieldInteger(f, F_LINKNO, (int)j);
+    OGR_F_SetFieldInteger(f, F_DS, k->ds);
+    OGR_F_SetFieldInteger(f, F_US1, k->us1);
+    OGR_F_SetFieldInteger(f, F_US2, k->us2);
+    OGR_F_SetFieldInteger(f, F_ORDER, k->order);
+    OGR_F_SetFieldDouble(f, F_LENGTH, len);
+    OGR_F_SetFieldInteger(f, F_MAG, k->magnitude);
+    OGR_F_SetFieldDouble(f, F_DSAREA, dsarea);
+    if (elev.open) {
+      OGR_F_SetFieldDouble(f, F_DROP, drop);
+      OGR_F_SetFieldDouble(f, F_SLOPE, len > 0 ? drop / len : 0.0);
+    }
+    OGR_F_SetFieldDouble(f, F_STRAIGHT, straight_length(&geo, prev, k->next >= 0 ? k->next : (np ? bottom_first(k, l) : prev), cols, px - fx, py - fy));
+    OGR_F_SetFieldDouble(f, F_USAREA, usarea);
+    OGR_F_SetFieldInteger(f, F_WSNO, (int)j);
+    OGR_F_SetGeometryDirectly(f, g);
+    if (!st && OGR_L_CreateFeature(lay, f) != OGRERR_NONE)
+      st = tr_fail(err, TR_EOUTPUT, "cannot write link %lld to '%s': %s", (long long)j, path, CPLGetLastErrorMsg());
+    OGR_F_Destroy(f);
+  }
+  if (tx && !st && GDALDatasetCommitTransaction(ds) != OGRERR_NONE)
+    st = tr_fail(err, TR_EOUTPUT, "cannot write '%s': %s", path, CPLGetLastErrorMsg());
+  if (ds) GDALClose(ds);
+  if (srs) OSRDestroySpatialReference(srs);
+  if (dir.open) tr_input_close(&dir.in);
+  if (acc.open) tr_input_close(&acc.in);
+  if (elev.open) tr_input_close(&elev.in);
+  return st;
+}
+
+int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err) {
+  int st = TR_OK;
+  if (tr_rank() == 0) {
+    char d[4096], b[4096], tmp[4096], path[8400];
+    if (strlen(dst) >= sizeof d) return tr_dist_agree(tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst), err);
+    memcpy(d, dst, strlen(dst) + 1);
+    memcpy(b, dst, strlen(dst) + 1);
+    const char *dir = dirname(d), *base = basename(b);
+    struct stat sb;
+    if (!stat(dst, &sb) && S_ISDIR(sb.st_mode)) st = tr_fail(err, TR_EOUTPUT, "'%s' is a directory", dst);
+    const int nt = snprintf(tmp, sizeof tmp, "%s/.%s.terrafort-%ld.tmpdir", dir, base, (long)getpid());
+    if (!st && (nt < 0 || (size_t)nt >= sizeof tmp)) st = tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst);
+    if (!st && mkdir(tmp, 0700)) st = tr_fail(err, TR_EOUTPUT, "cannot create '%s': %s", tmp, strerror(errno));
+    const int np = snprintf(path, sizeof path, "%s/%s", tmp, base);
+    if (!st && (np < 0 || (size_t)np >= sizeof path)) st = tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst);
+    if (!st) {
+      /* replace what is there only once the new one is complete */
+      st = write_links(s, l, path, driver_for(dst, driver), err);
+      if (!st) {
+        VSIUnlink(dst);
+        st = move_out(tmp, dir, err);
+      }
+      remove_tree(tmp);
+    }
+  }
+  return tr_dist_agree(st, err);
+}

@@ -1,0 +1,486 @@
+/*
+ * test_flow_engine.c - the programs computed from D8 directions ("d8_up":
+ * accumulation, streams, Strahler order; "d8_basins": labels) equal plain
+ * sequential references written here, for every schedule, fragment layout
+ * (1, 2, 4 and 7 uneven fragments, many small tiles, one-row strips) and
+ * thread count, with and without randomly delayed messages.
+ *
+ * References (none of the engine's code): accumulation by a topological sort
+ * of the whole grid (Kahn's queue; a cell's value is its weight plus its
+ * inflows in the neighbour order E, NE, ... SE, the order the program
+ * documents, so even non-integer weights give the same bits); TauDEM's edge
+ * contamination by the same sort; Strahler order by recursion (an explicit
+ * stack) from each stream cell up its stream inflows; labels by walking
+ * down from each cell to a seed.
+ *
+ * Direction grids: steepest descent on the strictly-draining (epsilon)
+ * fill of the fill tests' DEMs (pits, flats, NoData holes, a spiral maze
+ * whose corridor crosses tile borders many times), and a random spanning
+ * tree (a maze of long winding paths) with NoData holes. Also: a cycle is
+ * refused with a line naming a cell on it; an unknown code is refused naming
+ * its cell; the esri and grass encodings of one grid give the same result.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dir_decode.h"
+#include "flow.h"
+#include "sink.h"
+#include "test_fill_ref.h"
+#include "tile_store.h"
+#include "tr_test.h"
+
+#define N (R * C)
+#define TREE_GRID NDEM /* the maze, after the fill tests' DEMs */
+#define NGRID (NDEM + 1)
+
+static const int dr[8] = {0, -1, -1, -1, 0, 1, 1, 1}, dc[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+
+/* ---------------------------------------------------------- the grids */
+
+static uint64_t rnd(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* TauDEM codes (1..8, 0 none, NaN nodata) of grid g. */
+static void make_dirs(int g, float *p) {
+  if (g < NDEM) {
+    static float z[N], w[N];
+    int has_nd;
+    float nd;
+    make_dem(g, z, R, C, &has_nd, &nd);
+    ref_fill(z, R, C, has_nd, nd, 1, 0.0f, w);
+    for (int i = 0; i < N; i++) {
+      const int r = i / C, c = i % C;
+      if (isnan(w[i]) || (has_nd && z[i] == nd)) {
+        p[i] = NAN;
+        continue;
+      }
+      int best = -1;
+      double bs = 0;
+      for (int k = 0; k < 8; k++) {
+        const int rr = r + dr[k], cc = c + dc[k];
+        if (rr < 0 || rr >= R || cc < 0 || cc >= C || isnan(w[rr * C + cc]) || (has_nd && z[rr * C + cc] == nd)) continue;
+        const double s = (w[i] - w[rr * C + cc]) / ((k & 1) ? sqrt(2.0) : 1.0);
+        if (s > bs) bs = s, best = k;
+      }
+      p[i] = (float)(best + 1);
+    }
+    return;
+  }
+  /* a random spanning tree grown from the centre over the cells outside
+   * two NoData holes: each cell points to the cell it was reached from */
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < N; i++) {
+    const int r = i / C, c = i % C;
+    const int hole = (r - 10) * (r - 10) + (c - 12) * (c - 12) < 20 || (r > 30 && r < 36 && c > 40 && c < 50);
+    p[i] = hole ? NAN : -1.0f;
+  }
+  int *stack = malloc(sizeof(int) * N), n = 0;
+  const int root = (R / 2) * C + C / 2;
+  p[root] = 0;
+  stack[n++] = root;
+  while (n > 0) {
+    const int i = stack[n - 1], r = i / C, c = i % C;
+    int opts[8], no = 0;
+    for (int k = 0; k < 8; k++) {
+      const int rr = r + dr[k], cc = c + dc[k];
+      if (rr >= 0 && rr < R && cc >= 0 && cc < C && p[rr * C + cc] == -1.0f) opts[no++] = k;
+    }
+    if (!no) {
+      n--;
+      continue;
+    }
+    const int k = opts[rnd(&s) % (uint64_t)no], j = (r + dr[k]) * C + c + dc[k];
+    p[j] = (float)((k + 4) % 8 + 1); /* back towards i */
+    stack[n++] = j;
+  }
+  free(stack);
+}
+
+static void make_weights(float *w) {
+  uint64_t s = 12345;
+  for (int i = 0; i < N; i++) w[i] = (rnd(&s) % 7 == 0) ? NAN : (float)(rnd(&s) % 1000) / 97.0f;
+}
+
+/* ------------------------------------------------------ the references */
+
+static int down(const float *p, int i) {
+  if (isnan(p[i]) || p[i] == 0) return -1;
+  const int k = (int)p[i] - 1, r = i / C + dr[k], c = i % C + dc[k];
+  if (r < 0 || r >= R || c < 0 || c >= C || isnan(p[r * C + c])) return -1;
+  return r * C + c;
+}
+
+static int drains_into(const float *p, int n, int i) { return !isnan(p[n]) && down(p, n) == i; }
+
+/* acc (NAN where nodata), contaminated flags; 0, or -1 on a cycle. */
+static int ref_acc(const float *p, const float *wt, double *acc, unsigned char *con) {
+  int *indeg = calloc(N, sizeof(int)), *q = malloc(sizeof(int) * N), qh = 0, qt = 0, done = 0, valid = 0;
+  for (int i = 0; i < N; i++) {
+    acc[i] = NAN;
+    con[i] = 0;
+    if (isnan(p[i])) continue;
+    valid++;
+    const int d = down(p, i);
+    if (d >= 0) indeg[d]++;
+    for (int k = 0; k < 8; k++) {
+      const int r = i / C + dr[k], c = i % C + dc[k];
+      if (r < 0 || r >= R || c < 0 || c >= C || isnan(p[r * C + c])) con[i] = 1;
+    }
+  }
+  for (int i = 0; i < N; i++)
+    if (!isnan(p[i]) && !indeg[i]) q[qt++] = i;
+  while (qh < qt) {
+    const int i = q[qh++];
+    double v = wt ? (isnan(wt[i]) ? 0.0 : (double)wt[i]) : 1.0;
+    for (int k = 0; k < 8; k++) {
+      const int r = i / C + dr[k], c = i % C + dc[k];
+      if (r < 0 || r >= R || c < 0 || c >= C) continue;
+      const int n = r * C + c;
+      if (drains_into(p, n, i)) {
+        v += acc[n];
+        con[i] |= con[n];
+      }
+    }
+    acc[i] = v;
+    done++;
+    const int d = down(p, i);
+    if (d >= 0 && --indeg[d] == 0) q[qt++] = d;
+  }
+  free(indeg);
+  free(q);
+  return done == valid ? 0 : -1;
+}
+
+/* Strahler order of stream cell i, by recursion over stream inflows. */
+static int ref_order(const float *p, const double *acc, double thr, int i, int *memo) {
+  if (memo[i] >= 0) return memo[i];
+  int best = 0, nbest = 0;
+  for (int k = 0; k < 8; k++) {
+    const int r = i / C + dr[k], c = i % C + dc[k];
+    if (r < 0 || r >= R || c < 0 || c >= C) continue;
+    const int n = r * C + c;
+    if (!drains_into(p, n, i) || !(acc[n] >= thr)) continue;
+    const int o = ref_order(p, acc, thr, n, memo);
+    if (o > best) best = o, nbest = 1;
+    else if (o == best) nbest++;
+  }
+  return memo[i] = nbest == 0 ? 1 : nbest >= 2 ? best + 1 : best;
+}
+
+static int32_t seed_label(int i) { return (int32_t)(((int64_t)i * 7919) % 100003); }
+
+/* label of cell i: walk down to a seed (stream cell) or an end. */
+static double ref_label(const float *p, const double *acc, double thr, int i) {
+  if (isnan(p[i])) return TR_LABEL_NODATA;
+  for (int steps = 0; steps <= N; steps++) {
+    if (acc[i] >= thr) return seed_label(i);
+    const int d = down(p, i);
+    if (d < 0) return TR_LABEL_NODATA;
+    i = d;
+  }
+  return -1;
+}
+
+/* ------------------------------------------------- running the engine */
+
+typedef struct {
+  const float *v;
+} arr_in;
+
+static int arr_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst) {
+  (void)t;
+  const arr_in *a = user;
+  for (int64_t r = 0; r < rows; r++) memcpy(dst + r * cols, a->v + (row0 + r) * C + col0, (size_t)cols * sizeof(float));
+  return 0;
+}
+
+static tr_tile layout_tile(const void *geom, int64_t i) {
+  const tr_aap_frag *f = &((const tr_aap_layout *)geom)->frags[i];
+  tr_tile t = {i, f->row0, f->col0, f->rows, f->cols};
+  return t;
+}
+
+static int arr_write(void *user, const tr_tile *t, const void *cells, tr_error *e) {
+  (void)e;
+  double *out = user;
+  for (int64_t r = 0; r < t->rows; r++)
+    memcpy(out + (t->row0 + r) * C + t->col0, (const double *)cells + r * t->cols, (size_t)t->cols * sizeof(double));
+  return 0;
+}
+
+typedef struct {
+  tr_aap_schedule s;
+  int c;
+  uint64_t seed;
+  const char *name;
+} sched_case;
+
+static const sched_case scheds[] = {{TR_AAP_SCHED_AAP, -1, 1, "aap"},     {TR_AAP_SCHED_BSP, 0, 1, "bsp"},
+                                    {TR_AAP_SCHED_AP, 0, 1, "ap"},        {TR_AAP_SCHED_SSP, 1, 1, "ssp1"},
+                                    {TR_AAP_SCHED_SSP, 2, 1, "ssp2"},     {TR_AAP_SCHED_RANDOM, 0, 7, "random7"},
+                                    {TR_AAP_SCHED_RANDOM, 0, 99, "random99"}};
+#define NSCHED ((int)(sizeof scheds / sizeof scheds[0]))
+
+/* Runs program `name` with params over layout L; out gets the cells. 0, or
+ * the program's tr_status (<0) with its line in msg, or 1 on another failure. */
+static int run_prog(const char *name, const void *params, const float *p, const float *wt, const tr_aap_layout *L,
+                    const sched_case *sc, int threads, double delay_max, double *out, char *msg, size_t msglen) {
+  arr_in a0 = {p}, a1 = {wt};
+  tr_tile_store *st[2] = {tr_tile_store_create(R, C, L->nfrags, (threads % 2) ? 0 : (size_t)1 << 16, 0, 0, arr_load, &a0),
+                          wt ? tr_tile_store_create(R, C, L->nfrags, 1 << 20, 0, 0, arr_load, &a1) : NULL};
+  int64_t maxc = 0;
+  for (int64_t f = 0; f < L->nfrags; f++)
+    if (L->frags[f].rows * L->frags[f].cols > maxc) maxc = L->frags[f].rows * L->frags[f].cols;
+  tr_product prod = {GDT_Float64, 1, 1, -1, GDT_Unknown};
+  tr_sink sink;
+  tr_error e = {{0}};
+  for (int i = 0; i < N; i++) out[i] = -12345;
+  if (tr_sink_init(&sink, NULL, L->nfrags, layout_tile, L, maxc, &prod, TR_SINK_LOCAL, arr_write, out, &e)) return 1;
+  tr_graph_engine eng;
+  memset(&eng, 0, sizeof eng);
+  tr_aap_opts_default(&eng.aap);
+  eng.aap.schedule = sc->s;
+  eng.aap.staleness = sc->c;
+  eng.aap.seed = sc->seed;
+  eng.aap.threads = threads;
+  eng.aap.ds_max = 0.0003;
+  eng.aap.inject.delay_max = delay_max;
+  eng.backend = TR_GRAPH_THREADS;
+  int pst = 0;
+  msg[0] = 0;
+  int rc = tr_graph_exec_inputs(tr_graph_program_find(name), params, L, st, wt ? 2 : 1, &sink, &eng, NULL, msg, msglen,
+                                &pst);
+  tr_sink_drain(&sink, &e);
+  tr_sink_close(&sink);
+  tr_tile_store_destroy(st[0]);
+  tr_tile_store_destroy(st[1]);
+  if (rc && pst) return pst;
+  if (rc) fprintf(stderr, "%s failed: %d %s\n", name, rc, msg);
+  return rc ? 1 : 0;
+}
+
+static tr_up_params up_params(int product, int edge, int weighted, double thr) {
+  tr_up_params u;
+  memset(&u, 0, sizeof u);
+  u.product = product;
+  u.encoding = TR_DIRENC_TAUDEM;
+  u.edge_check = edge;
+  u.weighted = weighted;
+  u.unit = 1;
+  u.threshold = thr;
+  u.src = "test";
+  return u;
+}
+
+/* The expected output of product `prod` for grid p. */
+static void expected(int product, int edge, const float *p, const float *wt, double thr, double *exp) {
+  static double acc[N];
+  static unsigned char con[N];
+  static int memo[N];
+  ref_acc(p, wt, acc, con);
+  for (int i = 0; i < N; i++) memo[i] = -1;
+  for (int i = 0; i < N; i++) {
+    if (isnan(p[i])) {
+      exp[i] = product == TR_UP_ACC ? TR_ACC_NODATA : TR_BYTE_NODATA;
+      continue;
+    }
+    switch (product) {
+      case TR_UP_ACC: exp[i] = edge && con[i] ? TR_ACC_NODATA : acc[i]; break;
+      case TR_UP_STREAMS: exp[i] = acc[i] >= thr; break;
+      default: exp[i] = acc[i] >= thr ? ref_order(p, acc, thr, i, memo) : 0; break;
+    }
+  }
+}
+
+static int same(const double *a, const double *b, const char *what) {
+  for (int i = 0; i < N; i++)
+    if (memcmp(&a[i], &b[i], sizeof(double))) {
+      fprintf(stderr, "%s: cell (%d, %d): %.17g, reference %.17g\n", what, i / C, i % C, a[i], b[i]);
+      return 0;
+    }
+  return 1;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static int test_reference_sanity(void) {
+  static float p[N];
+  static double acc[N];
+  static unsigned char con[N];
+  for (int g = 0; g < NGRID; g++) {
+    make_dirs(g, p);
+    ASSERT_EQ_INT(ref_acc(p, NULL, acc, con), 0);
+    /* every valid cell drains to an outlet: the outlets' totals sum to the valid count */
+    double outlets = 0;
+    int valid = 0;
+    for (int i = 0; i < N; i++)
+      if (!isnan(p[i])) {
+        valid++;
+        if (down(p, i) < 0) outlets += acc[i];
+      }
+    ASSERT_NEAR(outlets, valid, 0);
+  }
+  make_dirs(TREE_GRID, p);
+  ref_acc(p, NULL, acc, con);
+  ASSERT(acc[(R / 2) * C + C / 2] > N / 2); /* the maze drains to its root */
+  make_dirs(DEM_SPIRAL, p);
+  ref_acc(p, NULL, acc, con);
+  double mx = 0;
+  for (int i = 0; i < N; i++)
+    if (acc[i] > mx) mx = acc[i];
+  ASSERT(mx > 300); /* the spiral corridor gathers a long path */
+  return 0;
+}
+
+/* Every grid x layout x schedule, threads cycling 1..4: accumulation with
+ * and without the edge check, weighted, streams, order, labels. */
+static int test_schedules_layouts_threads(void) {
+  static float p[N], wt[N];
+  static double out[N], exp[N], acc[N];
+  static unsigned char con[N];
+  char msg[512];
+  make_weights(wt);
+  int run = 0;
+  for (int g = 0; g < NGRID; g++) {
+    make_dirs(g, p);
+    for (int l = 0; l < NLAY; l++) {
+      tr_aap_layout L;
+      ASSERT_EQ_INT(make_layout(l, &L), 0);
+      for (int s = 0; s < NSCHED; s++, run++) {
+        const int threads = 1 + run % 4;
+        const double thr = 6 + g;
+        char what[128];
+        snprintf(what, sizeof what, "grid %d %s %s threads %d", g, lay_name[l], scheds[s].name, threads);
+        for (int prod = 0; prod < 3; prod++) {
+          const int edge = prod == 0 && (run & 1);
+          tr_up_params u = up_params(prod, edge, 0, thr);
+          ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
+          expected(prod, edge, p, NULL, thr, exp);
+          ASSERT(same(out, exp, what));
+        }
+        tr_up_params u = up_params(TR_UP_ACC, run & 2, 1, thr);
+        ASSERT_EQ_INT(run_prog("d8_up", &u, p, wt, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
+        expected(TR_UP_ACC, run & 2, p, wt, thr, exp);
+        ASSERT(same(out, exp, "weighted"));
+        /* labels: seeds are the stream cells */
+        ref_acc(p, NULL, acc, con);
+        tr_basin_seed *seeds = malloc(sizeof *seeds * N);
+        int64_t ns = 0;
+        for (int i = 0; i < N; i++)
+          if (!isnan(p[i]) && acc[i] >= thr) seeds[ns++] = (tr_basin_seed){i, seed_label(i)};
+        tr_basin_params b = {TR_DIRENC_TAUDEM, ns, seeds, "test"};
+        ASSERT_EQ_INT(run_prog("d8_basins", &b, p, NULL, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
+        for (int i = 0; i < N; i++) exp[i] = ref_label(p, acc, thr, i);
+        ASSERT(same(out, exp, "labels"));
+        free(seeds);
+      }
+      tr_aap_layout_free(&L);
+    }
+  }
+  return 0;
+}
+
+/* Messages held back at random (termination with messages in flight). */
+static int test_delayed_messages(void) {
+  static float p[N];
+  static double out[N], exp[N];
+  char msg[512];
+  tr_aap_layout L;
+  ASSERT_EQ_INT(make_layout(LAY_SMALL, &L), 0);
+  for (int g = 0; g < NGRID; g++) {
+    make_dirs(g, p);
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+      sched_case sc = {TR_AAP_SCHED_AP, 0, seed, "ap-delayed"};
+      tr_up_params u = up_params(TR_UP_ORDER, 0, 0, 5);
+      ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &sc, 3, 0.002, out, msg, sizeof msg), 0);
+      expected(TR_UP_ORDER, 0, p, NULL, 5, exp);
+      ASSERT(same(out, exp, "delayed order"));
+    }
+  }
+  tr_aap_layout_free(&L);
+  return 0;
+}
+
+/* esri and grass codes of the same grid give the same accumulation. */
+static int test_encodings(void) {
+  static float p[N], q[N];
+  static double a[N], b[N];
+  char msg[512];
+  static const float codes[2][8] = {{1, 128, 64, 32, 16, 8, 4, 2}, {8, 1, 2, 3, 4, 5, 6, 7}}; /* esri, grass */
+  tr_aap_layout L;
+  ASSERT_EQ_INT(make_layout(LAY_FOUR, &L), 0);
+  make_dirs(TREE_GRID, p);
+  for (int r = 0; r < R; r += 5) /* some cells drain off the west edge */
+    if (!isnan(p[r * C])) p[r * C] = 5;
+  tr_up_params u = up_params(TR_UP_ACC, 1, 0, 1);
+  ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &scheds[0], 2, 0, a, msg, sizeof msg), 0);
+  for (int e = 1; e <= 2; e++) {
+    for (int i = 0; i < N; i++) q[i] = isnan(p[i]) || p[i] == 0 ? p[i] : codes[e - 1][(int)p[i] - 1];
+    if (e == 2) /* r.watershed marks flow that leaves the region negative */
+      for (int r = 0; r < R; r += 5)
+        if (!isnan(q[r * C])) q[r * C] = -q[r * C];
+    u.encoding = e;
+    ASSERT_EQ_INT(run_prog("d8_up", &u, q, NULL, &L, &scheds[0], 2, 0, b, msg, sizeof msg), 0);
+    ASSERT(same(b, a, e == 1 ? "esri" : "grass"));
+  }
+  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_ESRI, 3), TR_DIR_BAD);
+  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_TAUDEM, 9), TR_DIR_BAD);
+  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_TAUDEM, 2.5f), TR_DIR_BAD);
+  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_GRASS, -1), TR_DIR_NONE);
+  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_GRASS, 8), 0);
+  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_TAUDEM, NAN), TR_DIR_NODATA);
+  tr_aap_layout_free(&L);
+  return 0;
+}
+
+/* A cycle (a 2 x 2 ring across a fragment border) is refused naming one
+ * of its cells, whatever the layout and schedule; so is a bad code. */
+static int test_cycle_and_bad_code(void) {
+  static float p[N];
+  static double out[N];
+  char msg[512];
+  make_dirs(TREE_GRID, p);
+  const int r0 = 12, c0 = 4; /* rows 12-13, columns 4-5: across LAY_SMALL's tiles of 7 x 5 */
+  p[r0 * C + c0] = 1;            /* E */
+  p[r0 * C + c0 + 1] = 7;        /* S */
+  p[(r0 + 1) * C + c0 + 1] = 5;  /* W */
+  p[(r0 + 1) * C + c0] = 3;      /* N */
+  for (int l = 0; l < NLAY; l++) {
+    tr_aap_layout L;
+    ASSERT_EQ_INT(make_layout(l, &L), 0);
+    for (int s = 0; s < NSCHED; s += 3) {
+      for (int prog = 0; prog < 2; prog++) {
+        tr_up_params u = up_params(TR_UP_ACC, 0, 0, 1);
+        tr_basin_params b = {TR_DIRENC_TAUDEM, 0, NULL, "test"};
+        const int rc = run_prog(prog ? "d8_basins" : "d8_up", prog ? (const void *)&b : (const void *)&u, p, NULL, &L,
+                                &scheds[s], 2, 0, out, msg, sizeof msg);
+        ASSERT_EQ_INT(rc, TR_EINPUT);
+        ASSERT(strstr(msg, "cycle") != NULL);
+        int r, c;
+        ASSERT(sscanf(strstr(msg, "(row "), "(row %d, col %d)", &r, &c) == 2);
+        if (!prog) ASSERT(r >= r0 && r <= r0 + 1 && c >= c0 && c <= c0 + 1);
+      }
+    }
+    tr_aap_layout_free(&L);
+  }
+  make_dirs(TREE_GRID, p);
+  p[20 * C + 30] = 11;
+  tr_aap_layout L;
+  ASSERT_EQ_INT(make_layout(LAY_SEVEN, &L), 0);
+  tr_up_params u = up_params(TR_UP_ACC, 0, 0, 1);
+  ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &scheds[0], 2, 0, out, msg, sizeof msg), TR_EINPUT);
+  ASSERT(strstr(msg, "(row 20, col 30) holds 11") != NULL);
+  tr_aap_layout_free(&L);
+  return 0;
+}
+
+TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_schedules_layouts_threads), TR_TEST(test_delayed_messages),
+        TR_TEST(test_encodings), TR_TEST(test_cycle_and_bad_code))

@@ -1,0 +1,168 @@
+/*
+ * flowgraph.c - `terrafort flowgraph`: D8 accumulation, streams, Strahler
+ * order, basins and the stream network over tr_flowgraph(), with TauDEM's
+ * option names accepted beside the long ones.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tools.h"
+
+static const char *usage =
+    "Usage: terrafort flowgraph [options] [DEM] PRODUCTS...\n"
+    "       terrafort flowgraph --dir-in p.tif --acc ad8.tif --streams src.tif --order ord.tif ...\n"
+    "Computes, in one run, only the products asked for: D8 flow directions from a DEM (filled\n"
+    "first, flats drained by Barnes et al. 2014; TauDEM d8flowdir), contributing area (TauDEM\n"
+    "aread8), stream cells, Strahler order, one basin per stream link and the stream network\n"
+    "with TauDEM streamnet's attributes.\n\n"
+    "Directions:\n"
+    "  --dir-in FILE          an existing D8 direction raster (-p without a DEM)\n"
+    "  --dir-encoding E       taudem (default: 1 = E .. 8 = SE counter-clockwise), esri, grass\n"
+    "  --dir FILE             write the directions computed from DEM (-p with a DEM)\n"
+    "  --filled               the DEM is already depression-free: do not fill it\n"
+    "  --slope FILE, -sd8 FILE     TauDEM's sd8: drop / distance along the direction (Float32)\n"
+    "Products:\n"
+    "  --acc FILE, -ad8 FILE  accumulation (Float64; nodata -1)\n"
+    "  --streams FILE, -src FILE   stream cells, 1 where accumulation >= --threshold (Byte)\n"
+    "  --order FILE, -ord FILE     Strahler order on stream cells, 0 elsewhere (Byte)\n"
+    "  --basins FILE, -w FILE      one label per stream link = its LINKNO (Int32)\n"
+    "  --basins-by links|edges|outlets   a basin per stream link (default), per cell where\n"
+    "                         flow leaves the data, or per outlet point\n"
+    "  --outlets FILE, -o FILE     outlet points (OGR): basins labelled by feature id\n"
+    "  --snap N, -md N        move outlets down the flow path at most N cells to a stream (50)\n"
+    "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
+    "Accumulation:\n"
+    "  --units cells|area     contributing cells (default) or area in map units\n"
+    "  --weights FILE, -wg FILE    a weight per cell instead of 1\n"
+    "  --no-edge-check, -nc   keep cells whose area may reach off the DEM or into nodata\n"
+    "  --acc-type Float32|Float64  the accumulation's type (default Float64: exact to 2^53)\n"
+    "Streams and network:\n"
+    "  --threshold N, -thresh N    stream cells: no-edge-check accumulation >= N (default 100)\n"
+    "  --filled-in FILE, -fel FILE elevations for strmDrop and Slope (else the DEM, if given)\n"
+    "  -nf DRIVER             OGR driver of --network\n"
+    "Engine (as fill): --schedule, --staleness, --ds-max, --l-bottom, --l-up,\n"
+    "  --straggler-ratio, --cache-mb, --aap-stats\n";
+
+typedef struct {
+  tr_flowgraph_opts o;
+  const char *p;   /* -p: directions in or out, by whether a DEM is given */
+  const char *dem; /* -z */
+} flow_args;
+
+/* Long and TauDEM names of the file-valued options, and where each goes. */
+typedef struct {
+  const char *long_name, *taudem;
+  size_t offset;
+} file_flag;
+
+#define FF(l, t, field) {l, t, offsetof(flow_args, field)}
+static const file_flag file_flags[] = {
+    FF("--dir-in", NULL, o.dir_in),    FF("--dir", NULL, o.dir_out),        FF("--acc", "-ad8", o.acc),
+    FF("--streams", "-src", o.streams), FF("--order", "-ord", o.order),     FF("--basins", "-w", o.basins),
+    FF("--network", "-net", o.network), FF("--weights", "-wg", o.weights),  FF("--filled-in", "-fel", o.filled_in),
+    FF(NULL, "-nf", o.network_format), FF(NULL, "-p", p),                   FF(NULL, "-z", dem),
+    FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),
+};
+#undef FF
+
+static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
+  flow_args *fa = opts;
+  tr_flowgraph_opts *o = &fa->o;
+  const char *a = argv[*i], *v;
+  for (size_t k = 0; k < sizeof file_flags / sizeof file_flags[0]; k++) {
+    const file_flag *ff = &file_flags[k];
+    if ((ff->long_name && !strcmp(a, ff->long_name)) || (ff->taudem && !strcmp(a, ff->taudem))) {
+      if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+      *(const char **)((char *)fa + ff->offset) = v;
+      return TF_ARG_TAKEN;
+    }
+  }
+  if (!strcmp(a, "--dir-encoding")) {
+    static const char *const names[] = {"taudem", "esri", "grass"};
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    for (int e = 0; e < 3; e++)
+      if (!strcmp(v, names[e])) {
+        o->encoding = (tr_dir_encoding)e;
+        return TF_ARG_TAKEN;
+      }
+    tf_usage_error(cli, "--dir-encoding: '%s' is not one of taudem, esri, grass", v);
+    return TF_ARG_ERROR;
+  }
+  if (!strcmp(a, "--units")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (!strcmp(v, "cells")) o->units = TR_ACC_CELLS;
+    else if (!strcmp(v, "area")) o->units = TR_ACC_AREA;
+    else {
+      tf_usage_error(cli, "--units: '%s' is not one of cells, area", v);
+      return TF_ARG_ERROR;
+    }
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--acc-type")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (strcmp(v, "Float32") && strcmp(v, "Float64")) {
+      tf_usage_error(cli, "--acc-type: '%s' is not one of Float32, Float64", v);
+      return TF_ARG_ERROR;
+    }
+    o->acc_float32 = !strcmp(v, "Float32");
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--basins-by")) {
+    static const char *const names[] = {"links", "edges", "outlets"};
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    for (int e = 0; e < 3; e++)
+      if (!strcmp(v, names[e])) {
+        o->basins_by = (tr_basin_mode)e;
+        return TF_ARG_TAKEN;
+      }
+    tf_usage_error(cli, "--basins-by: '%s' is not one of links, edges, outlets", v);
+    return TF_ARG_ERROR;
+  }
+  if (!strcmp(a, "--snap") || !strcmp(a, "-md")) {
+    long n;
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
+    o->snap = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--filled")) {
+    o->filled = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--no-edge-check") || !strcmp(a, "-nc")) {
+    o->no_edge_check = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--threshold") || !strcmp(a, "-thresh")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &o->threshold)) return TF_ARG_ERROR;
+    if (!(o->threshold > 0)) {
+      tf_usage_error(cli, "%s must be positive, got %s", a, v);
+      return TF_ARG_ERROR;
+    }
+    return TF_ARG_TAKEN;
+  }
+  return tf_graph_flag(cli, &o->graph, argc, argv, i);
+}
+
+int tf_flowgraph_main(int argc, char **argv) {
+  tf_cli cli = {.cmd = "flowgraph", .usage = usage};
+  flow_args fa = {.p = NULL, .dem = NULL};
+  tr_flowgraph_opts_init(&fa.o);
+  int code;
+  if (tf_cli_parse(&cli, &fa.o.run, flow_flag, &fa, argc, argv, &code)) return code;
+  if (cli.npositional > 1) return tf_usage_error(&cli, "expected at most one DEM file name, got %d", cli.npositional);
+  if (cli.npositional && fa.dem) return tf_usage_error(&cli, "give the DEM either as -z or by position, not both");
+  const char *dem = cli.npositional ? cli.positional[0] : fa.dem;
+  if (fa.p) {
+    /* TauDEM's -p is d8flowdir's output and aread8/streamnet's input */
+    const char **slot = dem ? &fa.o.dir_out : &fa.o.dir_in;
+    if (*slot) return tf_usage_error(&cli, "-p and %s both name the directions", dem ? "--dir" : "--dir-in");
+    *slot = fa.p;
+  }
+  if (fa.o.outlets && fa.o.basins_by == TR_BASINS_LINKS) fa.o.basins_by = TR_BASINS_OUTLETS;
+  tf_cli_finish(&cli, &fa.o.run);
+  tr_error err = {{0}};
+  return tf_report(&cli, tr_flowgraph(&fa.o, dem, &err), &err);
+}

@@ -1,0 +1,13 @@
+# flowgraph: TauDEM parity (skipped without ../shared/data/taudem), the same
+# bytes for every schedule, tile size, thread and rank count, bad inputs.
+set(_flow_env "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+terrafort_add_test(flowgraph_taudem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph_taudem.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
+                   LABELS "cli;aap")
+set_tests_properties(flowgraph_taudem PROPERTIES FIXTURES_REQUIRED testdata)
+terrafort_add_test(flow_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap;mpi")
+set_tests_properties(flow_cli PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST flow_cli APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()

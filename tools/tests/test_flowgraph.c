@@ -1,0 +1,506 @@
+/*
+ * test_flowgraph.c - `terrafort flowgraph` as a user runs it, on direction
+ * rasters written here: a random spanning-tree maze (long paths that cross
+ * tiles many times) with NoData holes, 301 x 263 cells, TauDEM codes.
+ *
+ * Shown: every product is the same bytes for 1..4 threads, uneven tile
+ * sizes, every schedule and mpirun -n 1/2/3 (the network as GeoJSON text);
+ * accumulation at the outlets sums to the valid cell count; area units and
+ * Float32; the esri encoding gives the same accumulation; basins per edge
+ * outlet and per outlet point (snapped down to the streams) equal a walk
+ * down the flow path written here; bad inputs (a
+ * missing file, a DEM given as directions, an all-nodata raster, a cycle,
+ * an unknown encoding, no product, weights of another size) give one line,
+ * the documented exit code and leave no file behind.
+ */
+#include <cpl_conv.h>
+#include <gdal.h>
+#include <math.h>
+#include <ogr_api.h>
+#include <ogr_srs_api.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raster_check.h"
+#include "tr_test.h"
+
+#define RR 301
+#define CC 263
+
+static const char *dir, *tf;
+static char outdir[512], mpirun[256];
+static const int dr[8] = {0, -1, -1, -1, 0, 1, 1, 1}, dc[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+
+static const char *opath(const char *name) {
+  static char p[8][1024];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
+  return p[k];
+}
+
+static uint64_t rnd(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* The maze in TauDEM codes (nodata -32768), rooted at an edge cell that
+ * drains off the grid; `cycle` puts a 2 x 2 ring in it. */
+static void make_maze(int16_t *p, int cycle) {
+  uint64_t s = 777;
+  for (int i = 0; i < RR * CC; i++) {
+    const int r = i / CC, c = i % CC;
+    const int hole = (r - 80) * (r - 80) + (c - 60) * (c - 60) < 150 || (r > 200 && r < 215 && c > 100 && c < 190);
+    p[i] = hole ? -32768 : -1;
+  }
+  int *stack = malloc(sizeof(int) * RR * CC), n = 0;
+  const int root = (RR / 2) * CC; /* west edge */
+  p[root] = 5;                    /* W: off the grid */
+  stack[n++] = root;
+  while (n > 0) {
+    const int i = stack[n - 1], r = i / CC, c = i % CC;
+    int opts[8], no = 0;
+    for (int k = 0; k < 8; k++) {
+      const int rr = r + dr[k], cc = c + dc[k];
+      if (rr >= 0 && rr < RR && cc >= 0 && cc < CC && p[rr * CC + cc] == -1) opts[no++] = k;
+    }
+    if (!no) {
+      n--;
+      continue;
+    }
+    const int k = opts[rnd(&s) % (uint64_t)no], j = (r + dr[k]) * CC + c + dc[k];
+    p[j] = (int16_t)((k + 4) % 8 + 1);
+    stack[n++] = j;
+  }
+  free(stack);
+  for (int i = 0; i < RR * CC; i++)
+    if (p[i] == -1) p[i] = 0; /* cells the tree could not reach: pits */
+  if (cycle) {
+    const int i = 150 * CC + 130;
+    p[i] = 1, p[i + 1] = 7, p[i + CC + 1] = 5, p[i + CC] = 3;
+  }
+}
+
+static int write_raster(const char *path, GDALDataType t, const void *v, int has_nd, double nd, int rows, int cols) {
+  GDALDriverH d = GDALGetDriverByName("GTiff");
+  GDALDatasetH ds = GDALCreate(d, path, cols, rows, 1, t, NULL);
+  if (!ds) return -1;
+  double gt[6] = {500000, 30, 0, 4100000, 0, -30};
+  GDALSetGeoTransform(ds, gt);
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
+  OSRImportFromEPSG(srs, 32617);
+  char *wkt = NULL;
+  OSRExportToWkt(srs, &wkt);
+  GDALSetProjection(ds, wkt);
+  CPLFree(wkt);
+  OSRDestroySpatialReference(srs);
+  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+  if (has_nd) GDALSetRasterNoDataValue(b, nd);
+  const CPLErr e = GDALRasterIO(b, GF_Write, 0, 0, cols, rows, (void *)v, cols, rows, t, 0, 0);
+  GDALClose(ds);
+  return e == CE_None ? 0 : -1;
+}
+
+static int flow(const char *prefix, const char *flags, const char *errfile) {
+  static char c[4096];
+  const int n = snprintf(c, sizeof c, "%s '%s' flowgraph -q %s", prefix, tf, flags);
+  if (n < 0 || (size_t)n >= sizeof c) return -1;
+  return rc_run(c, errfile);
+}
+
+static const char *products(const char *tag) {
+  static char f[4096];
+  /* the products of one run in folder <tag> (the same names everywhere: a
+   * GeoJSON layer is named after its file) */
+  char d[600];
+  if (snprintf(d, sizeof d, "%s/%s", outdir, tag) >= (int)sizeof d) return "";
+  mkdir(d, 0755);
+  if (snprintf(f, sizeof f,
+               "--dir-in '%s/maze.tif' --acc '%s/acc.tif' --streams '%s/src.tif' --order '%s/ord.tif' "
+               "--basins '%s/w.tif' --network '%s/net.geojson' --threshold 40",
+               outdir, d, d, d, d, d) >= (int)sizeof f)
+    return "";
+  return f;
+}
+
+static int same_products(const char *a, const char *b) {
+  static const char *const ext[] = {"acc.tif", "src.tif", "ord.tif", "w.tif", "net.geojson"};
+  for (int i = 0; i < 5; i++) {
+    char pa[1024], pb[1024];
+    snprintf(pa, sizeof pa, "%s/%s/%s", outdir, a, ext[i]);
+    snprintf(pb, sizeof pb, "%s/%s/%s", outdir, b, ext[i]);
+    if (!rc_same_file(pa, pb)) {
+      fprintf(stderr, "%s and %s differ\n", pa, pb);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int test_setup(void) {
+  int16_t *p = malloc(sizeof(int16_t) * RR * CC);
+  make_maze(p, 0);
+  ASSERT_EQ_INT(write_raster(opath("maze.tif"), GDT_Int16, p, 1, -32768, RR, CC), 0);
+  make_maze(p, 1);
+  ASSERT_EQ_INT(write_raster(opath("cycle.tif"), GDT_Int16, p, 1, -32768, RR, CC), 0);
+  make_maze(p, 0);
+  for (int r = 0; r < RR; r += 7) /* many edge outlets */
+    if (p[r * CC] != -32768) p[r * CC] = 5;
+  ASSERT_EQ_INT(write_raster(opath("maze_edges.tif"), GDT_Int16, p, 1, -32768, RR, CC), 0);
+  make_maze(p, 0);
+  static const int16_t esri[9] = {0, 1, 128, 64, 32, 16, 8, 4, 2};
+  for (int i = 0; i < RR * CC; i++)
+    if (p[i] >= 0) p[i] = esri[p[i]];
+  ASSERT_EQ_INT(write_raster(opath("maze_esri.tif"), GDT_Int16, p, 1, -32768, RR, CC), 0);
+  float *w = malloc(sizeof(float) * RR * (CC - 1));
+  for (int i = 0; i < RR * (CC - 1); i++) w[i] = 1;
+  ASSERT_EQ_INT(write_raster(opath("narrow.tif"), GDT_Float32, w, 0, 0, RR, CC - 1), 0);
+  free(w);
+  free(p);
+  return 0;
+}
+
+static int test_same_bytes_threads_tiles_schedules(void) {
+  char f[8192];
+  snprintf(f, sizeof f, "%s --threads 1 --tile-size 512", products("base"));
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  static const char *const variants[] = {"--threads 2 --tile-size 37",    "--threads 3 --tile-size 100",
+                                         "--threads 4 --tile-size 64 --schedule bsp",
+                                         "--threads 4 --tile-size 29 --schedule ap",
+                                         "--threads 2 --tile-size 50 --schedule ssp --staleness 2",
+                                         "--threads 3 --tile-size 41 --schedule random"};
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+    snprintf(f, sizeof f, "%s %s", products("var"), variants[v]);
+    ASSERT_EQ_INT(flow("", f, NULL), 0);
+    if (!same_products("base", "var")) {
+      fprintf(stderr, "variant: %s\n", variants[v]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int test_same_bytes_mpirun(void) {
+  if (!mpirun[0]) return fprintf(stderr, "SKIP: no mpirun\n"), 0;
+  char f[8192];
+  snprintf(f, sizeof f, "%s --threads 1 --tile-size 512", products("base"));
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  for (int n = 1; n <= 3; n++) {
+    char pre[512];
+    snprintf(pre, sizeof pre, "%s -n %d", mpirun, n);
+    snprintf(f, sizeof f, "%s --threads 2 --tile-size %d", products("mpi"), 40 + 13 * n);
+    ASSERT_EQ_INT(flow(pre, f, NULL), 0);
+    if (!same_products("base", "mpi")) {
+      fprintf(stderr, "mpirun -n %d\n", n);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The outlets (cells draining off the grid or into NoData, and pits) hold
+ * every valid cell between them: the maze's root alone drains the tree. */
+static int test_outlets_sum_to_valid_cells(void) {
+  char f[4096];
+  snprintf(f, sizeof f, "--dir-in '%s' -nc --acc '%s' --tile-size 50", opath("maze.tif"), opath("acc_nc.tif"));
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  rc_raster p, a;
+  ASSERT_EQ_INT(rc_load(opath("maze.tif"), &p), 0);
+  ASSERT_EQ_INT(rc_load(opath("acc_nc.tif"), &a), 0);
+  ASSERT(a.type == GDT_Float64 && a.has_nodata && a.nodata == -1);
+  double sum = 0;
+  long valid = 0;
+  for (int i = 0; i < RR * CC; i++) {
+    if (rc_is_nodata(&p, p.v[i])) {
+      ASSERT(rc_is_nodata(&a, a.v[i]));
+      continue;
+    }
+    valid++;
+    const int code = (int)p.v[i];
+    int outlet = code == 0;
+    if (!outlet) {
+      const int r = i / CC + dr[code - 1], c = i % CC + dc[code - 1];
+      outlet = r < 0 || r >= RR || c < 0 || c >= CC || rc_is_nodata(&p, p.v[r * CC + c]);
+    }
+    if (outlet) sum += a.v[i];
+  }
+  ASSERT_NEAR(sum, (double)valid, 0);
+  ASSERT(a.gt[0] == 500000 && strstr(a.wkt, "32617") != NULL); /* georeferencing kept */
+  /* area units: 30 m x 30 m cells; Float32 when asked */
+  snprintf(f, sizeof f, "--dir-in '%s' -nc --acc '%s' --units area --acc-type Float32", opath("maze.tif"),
+           opath("acc_area.tif"));
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  rc_raster b;
+  ASSERT_EQ_INT(rc_load(opath("acc_area.tif"), &b), 0);
+  ASSERT(b.type == GDT_Float32);
+  for (int i = 0; i < RR * CC; i++)
+    if (!rc_is_nodata(&a, a.v[i])) ASSERT_NEAR(b.v[i], (double)(float)(a.v[i] * 900.0), 0);
+  /* the esri encoding of the same grid */
+  snprintf(f, sizeof f, "--dir-in '%s' --dir-encoding esri -nc --acc '%s'", opath("maze_esri.tif"), opath("acc_esri.tif"));
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  ASSERT(rc_same_file(opath("acc_esri.tif"), opath("acc_nc.tif")));
+  rc_free(&p);
+  rc_free(&a);
+  rc_free(&b);
+  return 0;
+}
+
+/* One line on stderr, the exit code, nothing new in the output folder. */
+static int refused(const char *flags, int code, const char *needle) {
+  const int before = rc_count_entries(outdir);
+  char errf[1024];
+  snprintf(errf, sizeof errf, "%s.err", outdir);
+  const int rc = flow("", flags, errf);
+  const char *msg = rc_slurp(errf);
+  int lines = 0;
+  for (const char *s = msg; s && *s; s++) lines += *s == '\n';
+  if (rc != code || lines != 1 || (needle && !strstr(msg, needle)) || rc_count_entries(outdir) != before) {
+    fprintf(stderr, "%s: exit %d (want %d), %d lines, %d -> %d entries: %s\n", flags, rc, code, lines, before,
+            rc_count_entries(outdir), msg ? msg : "");
+    return 0;
+  }
+  return 1;
+}
+
+static int test_bad_inputs(void) {
+  char f[4096];
+  snprintf(f, sizeof f, "--dir-in '%s/missing.tif' --acc '%s'", outdir, opath("x.tif"));
+  ASSERT(refused(f, 3, "missing.tif"));
+  snprintf(f, sizeof f, "--dir-in '%s/fractal.tif' --acc '%s'", dir, opath("x.tif"));
+  ASSERT(refused(f, 3, "not a taudem direction code"));
+  snprintf(f, sizeof f, "--dir-in '%s/allnodata.tif' --acc '%s'", dir, opath("x.tif"));
+  ASSERT(refused(f, 3, "no valid cell"));
+  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --streams '%s'", opath("cycle.tif"), opath("x.tif"), opath("y.tif"));
+  ASSERT(refused(f, 3, "cycle through cell (row 15"));
+  snprintf(f, sizeof f, "--dir-in '%s' --basins '%s'", opath("cycle.tif"), opath("x.tif"));
+  ASSERT(refused(f, 3, "cycle"));
+  snprintf(f, sizeof f, "--dir-in '%s' --dir-encoding d8 --acc '%s'", opath("maze.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "--dir-encoding"));
+  snprintf(f, sizeof f, "--dir-in '%s' --threshold 100", opath("maze.tif"));
+  ASSERT(refused(f, 2, "no product"));
+  snprintf(f, sizeof f, "--acc '%s'", opath("x.tif"));
+  ASSERT(refused(f, 2, "--dir-in"));
+  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --weights '%s'", opath("maze.tif"), opath("x.tif"), opath("narrow.tif"));
+  ASSERT(refused(f, 3, "narrow.tif"));
+  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --streams '%s'", opath("maze.tif"), opath("x.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "two products"));
+  snprintf(f, sizeof f, "--dir-in '%s' --network '%s'", opath("maze.tif"), outdir);
+  ASSERT(refused(f, 4, "directory"));
+  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --threshold -3", opath("maze.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "--threshold"));
+  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --ft dual", opath("maze.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "--ft"));
+  return 0;
+}
+
+/* The cell maze cell i drains into, or -1 where its flow leaves the data. */
+static int down_of(const rc_raster *p, int i) {
+  if (rc_is_nodata(p, p->v[i]) || p->v[i] == 0) return -1;
+  const int k = (int)p->v[i] - 1, r = i / CC + dr[k], c = i % CC + dc[k];
+  if (r < 0 || r >= RR || c < 0 || c >= CC || rc_is_nodata(p, p->v[r * CC + c])) return -1;
+  return r * CC + c;
+}
+
+/* Basins per edge outlet: every cell carries the number (1, 2, ... in
+ * row-major order) of the cell where its flow leaves the data. */
+static int test_basins_by_edges(void) {
+  char f[4096];
+  for (int v = 0; v < 2; v++) {
+    snprintf(f, sizeof f, "--dir-in '%s' --basins '%s' --basins-by edges --threads %d --tile-size %d",
+             opath("maze_edges.tif"), opath(v ? "edges2.tif" : "edges.tif"), 1 + 2 * v, v ? 33 : 512);
+    ASSERT_EQ_INT(flow("", f, NULL), 0);
+  }
+  ASSERT(rc_same_file(opath("edges.tif"), opath("edges2.tif")));
+  rc_raster p, w;
+  ASSERT_EQ_INT(rc_load(opath("maze_edges.tif"), &p), 0);
+  ASSERT_EQ_INT(rc_load(opath("edges.tif"), &w), 0);
+  int *label = calloc(RR * CC, sizeof(int)), next = 0;
+  for (int i = 0; i < RR * CC; i++)
+    if (!rc_is_nodata(&p, p.v[i]) && down_of(&p, i) < 0) label[i] = ++next;
+  ASSERT(next > 20); /* the root, the pits and the west edge */
+  for (int i = 0; i < RR * CC; i++) {
+    if (rc_is_nodata(&p, p.v[i])) {
+      ASSERT(rc_is_nodata(&w, w.v[i]));
+      continue;
+    }
+    int j = i;
+    while (down_of(&p, j) >= 0) j = down_of(&p, j);
+    if (w.v[i] != label[j]) fprintf(stderr, "cell %d: %g, expected %d\n", i, w.v[i], label[j]);
+    ASSERT(w.v[i] == label[j]);
+  }
+  free(label);
+  rc_free(&p);
+  rc_free(&w);
+  return 0;
+}
+
+/* Basins per outlet point: points written here (feature ids 1..), moved
+ * down to the streams at most --snap cells; a cell takes the id of the
+ * first outlet its flow meets, and none when it meets none. */
+static int test_basins_by_outlets(void) {
+  rc_raster p, a;
+  char f[4096];
+  snprintf(f, sizeof f, "--dir-in '%s' -nc --acc '%s'", opath("maze.tif"), opath("acc_o.tif"));
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  ASSERT_EQ_INT(rc_load(opath("maze.tif"), &p), 0);
+  ASSERT_EQ_INT(rc_load(opath("acc_o.tif"), &a), 0);
+  /* outlets: cells on long paths (accumulation between 5 and 39, off the
+   * streams of threshold 40), taken in row-major order */
+  int cells[6], n = 0;
+  for (int i = 0; i < RR * CC && n < 6; i += 997)
+    if (!rc_is_nodata(&a, a.v[i]) && a.v[i] >= 5 && a.v[i] < 40) cells[n++] = i;
+  ASSERT_EQ_INT(n, 6);
+  GDALDriverH drv = GDALGetDriverByName("GPKG");
+  unlink(opath("outlets.gpkg"));
+  GDALDatasetH ds = GDALCreate(drv, opath("outlets.gpkg"), 0, 0, 0, GDT_Unknown, NULL);
+  OGRLayerH lay = GDALDatasetCreateLayer(ds, "outlets", NULL, wkbPoint, NULL);
+  for (int k = 0; k < n; k++) {
+    OGRFeatureH ft = OGR_F_Create(OGR_L_GetLayerDefn(lay));
+    OGRGeometryH g = OGR_G_CreateGeometry(wkbPoint);
+    OGR_G_SetPoint_2D(g, 0, 500000 + 30 * (cells[k] % CC + 0.5), 4100000 - 30 * (cells[k] / CC + 0.5));
+    OGR_F_SetGeometryDirectly(ft, g);
+    ASSERT(OGR_L_CreateFeature(lay, ft) == OGRERR_NONE);
+    OGR_F_Destroy(ft);
+  }
+  GDALClose(ds);
+  for (int snap = 0; snap <= 30; snap += 30) {
+    snprintf(f, sizeof f, "--dir-in '%s' --basins '%s' --outlets '%s' --snap %d --threshold 40 --tile-size 45",
+             opath("maze.tif"), opath("outl.tif"), opath("outlets.gpkg"), snap);
+    ASSERT_EQ_INT(flow("", f, NULL), 0);
+    rc_raster w;
+    ASSERT_EQ_INT(rc_load(opath("outl.tif"), &w), 0);
+    int *label = calloc(RR * CC, sizeof(int)), moved = 0;
+    for (int k = n - 1; k >= 0; k--) { /* the lower id wins a shared cell */
+      int c = cells[k], at = cells[k];
+      for (int s = 0; s <= snap; s++) {
+        if (a.v[at] >= 40) {
+          c = at;
+          break;
+        }
+        if (down_of(&p, at) < 0) break;
+        at = down_of(&p, at);
+      }
+      moved += c != cells[k];
+      label[c] = k + 1;
+    }
+    ASSERT(snap == 0 || moved > 0);
+    long labelled = 0;
+    for (int i = 0; i < RR * CC; i++) {
+      double want = -2147483647.0;
+      for (int j = i; j >= 0 && !rc_is_nodata(&p, p.v[i]); j = down_of(&p, j))
+        if (label[j]) {
+          want = label[j];
+          break;
+        }
+      if (w.v[i] != want) fprintf(stderr, "snap %d cell %d: %g, expected %g\n", snap, i, w.v[i], want);
+      ASSERT(w.v[i] == want);
+      labelled += want > 0;
+    }
+    ASSERT(labelled > n);
+    free(label);
+    rc_free(&w);
+  }
+  snprintf(f, sizeof f, "--dir-in '%s' --basins '%s' --basins-by outlets", opath("maze.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "--outlets"));
+  rc_free(&p);
+  rc_free(&a);
+  return 0;
+}
+
+/* From a raw DEM in one run (tr_flowdir: fill, flats, D8, then the products)
+ * the products are those of the two-step run (directions to --dir, then
+ * --dir-in), byte for byte, under threads and mpirun; nothing is left beside
+ * them but the products; --slope and --filled go with a DEM only. */
+static int test_from_dem(void) {
+  char f[8192], d[600];
+  static const char *const names[] = {"acc.tif", "src.tif", "ord.tif", "w.tif", "net.geojson"};
+  const char *tags[] = {"dem_two", "dem_one", "dem_mpi"};
+  for (int t = 0; t < 3; t++) {
+    snprintf(d, sizeof d, "%s/%s", outdir, tags[t]);
+    mkdir(d, 0755);
+  }
+  const char *prods = "--acc '%s/%s/acc.tif' --streams '%s/%s/src.tif' --order '%s/%s/ord.tif' --basins "
+                      "'%s/%s/w.tif' --network '%s/%s/net.geojson' --threshold 30";
+  char pr[4][4096];
+  for (int t = 0; t < 3; t++)
+    snprintf(pr[t], sizeof pr[t], prods, outdir, tags[t], outdir, tags[t], outdir, tags[t], outdir, tags[t], outdir,
+             tags[t]);
+  /* two steps: directions and the filled DEM, then everything from them */
+  snprintf(f, sizeof f, "'%s/fractal.tif' --dir '%s/dem_two/p.tif' --slope '%s/dem_two/sd8.tif'", dir, outdir, outdir);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  snprintf(f, sizeof f, "'%s/fractal.tif' --dir '%s/dem_two/p2.tif'", dir, outdir);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  char fel[1024];
+  snprintf(fel, sizeof fel, "%s/dem_two/fel.tif", outdir);
+  snprintf(f, sizeof f, "'%s' fill -q '%s/fractal.tif' '%s'", tf, dir, fel);
+  ASSERT_EQ_INT(rc_run(f, NULL), 0);
+  snprintf(f, sizeof f, "--dir-in '%s/dem_two/p.tif' --filled-in '%s' %s", outdir, fel, pr[0]);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  /* one step, threads; and mpirun -n 2 */
+  snprintf(f, sizeof f, "'%s/fractal.tif' --threads 2 --tile-size 37 %s", dir, pr[1]);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  if (mpirun[0]) {
+    char pre[512];
+    snprintf(pre, sizeof pre, "%s -n 2", mpirun);
+    snprintf(f, sizeof f, "'%s/fractal.tif' --threads 1 --tile-size 50 %s", dir, pr[2]);
+    ASSERT_EQ_INT(flow(pre, f, NULL), 0);
+  }
+  for (int t = 1; t < (mpirun[0] ? 3 : 2); t++) {
+    for (int i = 0; i < 5; i++) {
+      char pa[1024], pb[1024];
+      snprintf(pa, sizeof pa, "%s/dem_two/%s", outdir, names[i]);
+      snprintf(pb, sizeof pb, "%s/%s/%s", outdir, tags[t], names[i]);
+      if (!rc_same_file(pa, pb)) {
+        fprintf(stderr, "%s and %s differ\n", pa, pb);
+        return 1;
+      }
+    }
+    snprintf(d, sizeof d, "%s/%s", outdir, tags[t]);
+    ASSERT_EQ_INT(rc_count_entries(d), 5); /* no scratch directions or filled DEM left */
+  }
+  char p1[1024], p2[1024];
+  snprintf(p1, sizeof p1, "%s/dem_two/p.tif", outdir);
+  snprintf(p2, sizeof p2, "%s/dem_two/p2.tif", outdir);
+  ASSERT(rc_same_file(p1, p2)); /* --slope beside --dir changes nothing in the directions */
+  snprintf(f, sizeof f, "--dir-in '%s' --slope '%s' --acc '%s'", opath("maze.tif"), opath("s.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "--slope and --filled"));
+  return 0;
+}
+
+static int test_help(void) {
+  char c[2048];
+  snprintf(c, sizeof c, "'%s' flowgraph --help | grep -q -- '--dir-in'", tf);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  snprintf(c, sizeof c, "'%s' --help | grep -q flowgraph", tf);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s TESTDATA TERRAFORT [test]\n", argv[0]);
+    return 2;
+  }
+  dir = argv[1];
+  tf = argv[2];
+  GDALAllRegister();
+  snprintf(outdir, sizeof outdir, "flowgraph_out");
+  mkdir(outdir, 0755);
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
+    snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
+  static const tr_test_case cases[] = {TR_TEST(test_setup), TR_TEST(test_same_bytes_threads_tiles_schedules),
+                                       TR_TEST(test_same_bytes_mpirun), TR_TEST(test_outlets_sum_to_valid_cells),
+                                       TR_TEST(test_bad_inputs), TR_TEST(test_basins_by_edges),
+                                       TR_TEST(test_basins_by_outlets), TR_TEST(test_from_dem),
+                                       TR_TEST(test_help)};
+  if (argc > 3) { /* one test: the set-up first */
+    test_setup();
+  }
+  return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
+}

@@ -1,0 +1,270 @@
+/*
+ * test_flowgraph_taudem.c - `terrafort flowgraph --dir-in p.tif` against TauDEM
+ * 5.3's own outputs for the two DEMs in ../shared/data/taudem (skipped when
+ * absent): accumulation equals aread8's ad8.tif (edge check) and ad8nc.tif
+ * (-nc) exactly; streams at threshold 100 on the no-edge-check area equal
+ * src.tif; Strahler order equals ord.tif; basins split the DEM as w.tif
+ * does (the same cells under one label, the same cells without); the
+ * network has TauDEM's links: matched by their head cell, the same count,
+ * strmOrder, Magnitude, Length (within 1e-3 relative, or TauDEM's one
+ * decimal), DSContArea and USContArea (1e-3 relative) and strmDrop (0.01,
+ * TauDEM's two decimals), read with OGR.
+ */
+#include <gdal.h>
+#include <ogr_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raster_check.h"
+#include "tr_test.h"
+
+static const char *tf, *shared;
+static char outdir[512];
+static const char *const dems[] = {"loganvrt", "enogeo"};
+
+static const char *opath(const char *name) {
+  static char p[4][1024];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
+  return p[k];
+}
+
+static const char *tpath(const char *dem, const char *name) {
+  static char p[4][1024];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/taudem/%s/%s", shared, dem, name);
+  return p[k];
+}
+
+static int have_taudem(void) {
+  struct stat sb;
+  return stat(tpath("loganvrt", "p.tif"), &sb) == 0;
+}
+
+static int run_flow(const char *dem, const char *flags) {
+  char c[4096];
+  snprintf(c, sizeof c, "'%s' flowgraph -q --dir-in '%s' %s", tf, tpath(dem, "p.tif"), flags);
+  return rc_run(c, NULL);
+}
+
+/* Same nodata cells, same values elsewhere (exactly). TauDEM's ord.tif
+ * holds 0, not its nodata, where the directions are nodata: with `dirs`
+ * given, a nodata cell of ours may be a 0 of TauDEM's where dirs is nodata. */
+static int same_cells_dirs(const char *mine, const char *ref, const char *dirs) {
+  rc_raster a, b, p;
+  if (rc_load(mine, &a) || rc_load(ref, &b) || rc_load(dirs ? dirs : ref, &p)) return 0;
+  long bad = 0;
+  for (long i = 0; i < (long)a.rows * a.cols && a.rows == b.rows && a.cols == b.cols; i++) {
+    const int na = rc_is_nodata(&a, a.v[i]);
+    const int nb = rc_is_nodata(&b, b.v[i]) || (dirs && rc_is_nodata(&p, p.v[i]) && b.v[i] == 0);
+    if (na != nb || (!na && a.v[i] != b.v[i])) {
+      if (!bad) fprintf(stderr, "%s: cell %ld: %g vs TauDEM %g\n", mine, i, a.v[i], b.v[i]);
+      bad++;
+    }
+  }
+  const int ok = a.rows == b.rows && a.cols == b.cols && !bad;
+  if (bad) fprintf(stderr, "%s: %ld cells differ from %s\n", mine, bad, ref);
+  rc_free(&a);
+  rc_free(&b);
+  rc_free(&p);
+  return ok;
+}
+
+static int same_cells(const char *mine, const char *ref) { return same_cells_dirs(mine, ref, NULL); }
+
+static int test_accumulation(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  for (int d = 0; d < 2; d++) {
+    ASSERT_EQ_INT(run_flow(dems[d], "--acc-type Float32 --tile-size 100"), 2); /* no product */
+    char f[1024];
+    snprintf(f, sizeof f, "--acc '%s' --tile-size 100", opath("ad8.tif"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(same_cells(opath("ad8.tif"), tpath(dems[d], "ad8.tif")));
+    snprintf(f, sizeof f, "-ad8 '%s' -nc --tile-size 77", opath("ad8nc.tif"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(same_cells(opath("ad8nc.tif"), tpath(dems[d], "ad8nc.tif")));
+  }
+  return 0;
+}
+
+static int test_streams_order(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs\n"), 0;
+  for (int d = 0; d < 2; d++) {
+    char f[2048];
+    snprintf(f, sizeof f, "--threshold 100 --streams '%s' --order '%s' --tile-size 64", opath("src.tif"),
+             opath("ord.tif"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(same_cells(opath("src.tif"), tpath(dems[d], "src.tif")));
+    ASSERT(same_cells_dirs(opath("ord.tif"), tpath(dems[d], "ord.tif"), tpath(dems[d], "p.tif")));
+  }
+  return 0;
+}
+
+/* The same partition: label a <-> label b one to one, same unlabelled cells. */
+static int same_partition(const char *mine, const char *ref) {
+  rc_raster a, b;
+  if (rc_load(mine, &a) || rc_load(ref, &b)) return 0;
+  const long n = (long)a.rows * a.cols;
+  int ok = a.rows == b.rows && a.cols == b.cols;
+  long maxa = 0, maxb = 0;
+  for (long i = 0; ok && i < n; i++) {
+    if (!rc_is_nodata(&a, a.v[i]) && a.v[i] > maxa) maxa = (long)a.v[i];
+    if (!rc_is_nodata(&b, b.v[i]) && b.v[i] > maxb) maxb = (long)b.v[i];
+  }
+  long *ab = malloc(sizeof(long) * (size_t)(maxa + 1)), *ba = malloc(sizeof(long) * (size_t)(maxb + 1));
+  for (long i = 0; i <= maxa; i++) ab[i] = -1;
+  for (long i = 0; i <= maxb; i++) ba[i] = -1;
+  long bad = 0;
+  for (long i = 0; ok && i < n; i++) {
+    const int na = rc_is_nodata(&a, a.v[i]), nb = rc_is_nodata(&b, b.v[i]);
+    if (na != nb) {
+      if (!bad++) fprintf(stderr, "%s: cell %ld labelled %g, TauDEM %g\n", mine, i, a.v[i], b.v[i]);
+      continue;
+    }
+    if (na) continue;
+    const long la = (long)a.v[i], lb = (long)b.v[i];
+    if (la < 0 || lb < 0) {
+      bad++;
+      continue;
+    }
+    if (ab[la] < 0) ab[la] = lb;
+    if (ba[lb] < 0) ba[lb] = la;
+    if (ab[la] != lb || ba[lb] != la) {
+      if (!bad++) fprintf(stderr, "%s: cell %ld: label %ld maps to %ld and %ld\n", mine, i, la, ab[la], lb);
+    }
+  }
+  if (bad) fprintf(stderr, "%s: %ld cells disagree with %s\n", mine, bad, ref);
+  free(ab);
+  free(ba);
+  rc_free(&a);
+  rc_free(&b);
+  return ok && !bad;
+}
+
+typedef struct {
+  double hx, hy; /* the head cell: the last point */
+  double fx, fy; /* the first (downstream) point */
+  int order, mag;
+  double len, dsarea, usarea, drop;
+} link_rec;
+
+static int read_links(const char *path, link_rec **out) {
+  GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_VECTOR, NULL, NULL, NULL);
+  if (!ds) return -1;
+  OGRLayerH l = GDALDatasetGetLayer(ds, 0);
+  const int n = (int)OGR_L_GetFeatureCount(l, 1);
+  link_rec *v = calloc((size_t)n + 1, sizeof *v);
+  OGRFeatureH f;
+  int k = 0;
+  OGR_L_ResetReading(l);
+  while ((f = OGR_L_GetNextFeature(l)) && k < n) {
+    OGRGeometryH g = OGR_F_GetGeometryRef(f);
+    const int np = OGR_G_GetPointCount(g);
+    v[k].hx = OGR_G_GetX(g, np - 1);
+    v[k].hy = OGR_G_GetY(g, np - 1);
+    v[k].fx = OGR_G_GetX(g, 0);
+    v[k].fy = OGR_G_GetY(g, 0);
+    v[k].order = OGR_F_GetFieldAsInteger(f, OGR_F_GetFieldIndex(f, "strmOrder"));
+    v[k].mag = OGR_F_GetFieldAsInteger(f, OGR_F_GetFieldIndex(f, "Magnitude"));
+    v[k].len = OGR_F_GetFieldAsDouble(f, OGR_F_GetFieldIndex(f, "Length"));
+    v[k].dsarea = OGR_F_GetFieldAsDouble(f, OGR_F_GetFieldIndex(f, "DSContArea"));
+    v[k].usarea = OGR_F_GetFieldAsDouble(f, OGR_F_GetFieldIndex(f, "USContArea"));
+    v[k].drop = OGR_F_GetFieldAsDouble(f, OGR_F_GetFieldIndex(f, "strmDrop"));
+    k++;
+    OGR_F_Destroy(f);
+  }
+  GDALClose(ds);
+  *out = v;
+  return k;
+}
+
+static int same_pt(double ax, double ay, double bx, double by) {
+  return fabs(ax - bx) <= 1e-7 * fabs(bx) + 1e-9 && fabs(ay - by) <= 1e-7 * fabs(by) + 1e-9;
+}
+
+static int near_rel(double a, double b, double rel) { return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-9; }
+
+/* TauDEM's shapefile keeps one decimal of Length: within 1e-3 relative, or
+ * within that rounding. */
+static int same_length(double mine, double taudem) {
+  return near_rel(mine, taudem, 1e-3) || fabs(mine - taudem) <= 0.05 + 1e-9;
+}
+
+static int test_basins_network(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs\n"), 0;
+  for (int d = 0; d < 2; d++) {
+    char f[2048];
+    snprintf(f, sizeof f, "--threshold 100 --basins '%s' --network '%s' --filled-in '%s' --tile-size 90",
+             opath("w.tif"), opath("net.gpkg"), tpath(dems[d], "fel.tif"));
+    unlink(opath("net.gpkg"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(same_partition(opath("w.tif"), tpath(dems[d], "w.tif")));
+    link_rec *a = NULL, *b = NULL;
+    const int na = read_links(opath("net.gpkg"), &a), nb = read_links(tpath(dems[d], "net.shp"), &b);
+    fprintf(stderr, "%s: %d links, TauDEM %d\n", dems[d], na, nb);
+    ASSERT(na > 0);
+    ASSERT_EQ_INT(na, nb);
+    int matched = 0, same_order = 0, same_mag = 0, same_len = 0, same_ds = 0, same_us = 0, same_drop = 0;
+    char *used = calloc((size_t)nb + 1, 1);
+    for (int i = 0; i < na; i++)
+      for (int j = 0; j < nb; j++) {
+        /* the same link: the same end points (zero-length links at one
+         * junction differ by magnitude) */
+        if (used[j] || !same_pt(a[i].hx, a[i].hy, b[j].hx, b[j].hy) || !same_pt(a[i].fx, a[i].fy, b[j].fx, b[j].fy) ||
+            (a[i].len == 0 && a[i].mag != b[j].mag))
+          continue;
+        used[j] = 1;
+        matched++;
+        same_order += a[i].order == b[j].order;
+        same_mag += a[i].mag == b[j].mag;
+        same_len += same_length(a[i].len, b[j].len);
+        same_ds += near_rel(a[i].dsarea, b[j].dsarea, 1e-3);
+        if (!near_rel(a[i].dsarea, b[j].dsarea, 1e-3) && getenv("FLOW_DEBUG"))
+          fprintf(stderr, "  DS area at (%.3f, %.3f)-(%.3f, %.3f): %.1f vs TauDEM %.1f (US %.1f vs %.1f) len %.1f mag %d\n", b[j].fx,
+                  b[j].fy, b[j].hx, b[j].hy, a[i].dsarea, b[j].dsarea, a[i].usarea, b[j].usarea, b[j].len, b[j].mag);
+        same_us += near_rel(a[i].usarea, b[j].usarea, 1e-3);
+        same_drop += fabs(a[i].drop - b[j].drop) <= 0.01 + 1e-3 * fabs(b[j].drop);
+        if (!same_length(a[i].len, b[j].len) && same_len + 5 > matched)
+          fprintf(stderr, "  link at head (%.3f, %.3f): length %.3f vs TauDEM %.3f\n", b[j].hx, b[j].hy, a[i].len,
+                  b[j].len);
+        break;
+      }
+    for (int j = 0; j < nb; j++)
+      if (!used[j])
+        fprintf(stderr, "  TauDEM link not matched: (%.6f, %.6f)-(%.6f, %.6f) order %d magnitude %d length %.1f\n", b[j].fx,
+                b[j].fy, b[j].hx, b[j].hy, b[j].order, b[j].mag, b[j].len);
+    fprintf(stderr, "%s: matched %d, order %d, magnitude %d, length %d, DSContArea %d, USContArea %d, drop %d\n",
+            dems[d], matched, same_order, same_mag, same_len, same_ds, same_us, same_drop);
+    ASSERT_EQ_INT(matched, nb);
+    ASSERT_EQ_INT(same_order, nb);
+    ASSERT_EQ_INT(same_mag, nb);
+    ASSERT_EQ_INT(same_len, nb);
+    ASSERT_EQ_INT(same_ds, nb);
+    ASSERT_EQ_INT(same_us, nb);
+    ASSERT_EQ_INT(same_drop, nb);
+    free(used);
+    free(a);
+    free(b);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s TESTDATA TERRAFORT SHARED_DATA [test]\n", argv[0]);
+    return 2;
+  }
+  tf = argv[2];
+  shared = argv[3];
+  GDALAllRegister();
+  snprintf(outdir, sizeof outdir, "flow_taudem_out");
+  mkdir(outdir, 0755);
+  static const tr_test_case cases[] = {TR_TEST(test_accumulation), TR_TEST(test_streams_order),
+                                       TR_TEST(test_basins_network)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
