@@ -19,7 +19,8 @@
   X(tpi)                  \
   X(roughness)            \
   X(color_relief)         \
-  X(color_relief_rgba)
+  X(color_relief_rgba)    \
+  X(interpolate)
 
 #define TR_KERNEL_DECLARE(n) extern const tr_kernel tr_kernel_##n;
 TR_KERNEL_LIST(TR_KERNEL_DECLARE)
