@@ -351,8 +351,38 @@ static int invdistnn(const tr_grid_params *p, const tr_pview *v, double x, doubl
   return 0;
 }
 
+/* GDAL 3.6's quadtree nearest: the closest point within the square of
+ * half-side r around the node (not the circle), the later point on ties.
+ * Returns 0 when the square holds none (*val untouched). */
+static int square_nearest(const tr_pview *v, double x, double y, double r, double *val) {
+  int64_t bx0, by0, bx1, by1;
+  tr_pview_range(v, x - r, y - r, x + r, y + r, &bx0, &by0, &bx1, &by1);
+  double best = DBL_MAX;
+  int64_t best_id = -1;
+  for (int64_t by = by0; bx0 <= bx1 && by <= by1; by++) {
+    int64_t lo, hi;
+    tr_pview_row(v, by, bx0, bx1, &lo, &hi);
+    for (int64_t i = lo; i < hi; i++) {
+      const tr_ipoint *q = &v->pt[i];
+      if (q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r) continue;
+      const double dx = q->x - x, dy = q->y - y, d2 = dx * dx + dy * dy;
+      if (d2 < best || (d2 == best && q->id > best_id)) {
+        best = d2;
+        best_id = q->id;
+        *val = q->z;
+      }
+    }
+  }
+  return best_id >= 0;
+}
+
 static double nearest(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s) {
   if (p->angle == 0.0 && p->radius1 == p->radius2) {
+    if (p->radius1 != 0.0 && v->h->total > 100) { /* GDAL's quadtree case */
+      double val = p->nodata;
+      square_nearest(v, x, y, p->radius1, &val);
+      return val;
+    }
     int64_t idx;
     double d2;
     (void)s;
@@ -445,36 +475,15 @@ int tr_grid_value(const tr_grid_params *p, const tr_pview *v, double x, double y
 double tr_grid_linear_outside(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s) {
   (void)s;
   if (p->radius == 0.0) return p->nodata;
+  double val = p->nodata;
   if (p->radius > 0.0) {
-    int64_t idx;
-    double d2;
-    return tr_pview_knn(v, x, y, 1, p->radius, 1, &idx, &d2) ? v->pt[idx].z : p->nodata;
+    square_nearest(v, x, y, p->radius, &val);
+    return val;
   }
   /* GDAL's quadtree nearest without radius: squares of half-side r, r*2,
    * ... from the typical point spacing; the closest point of the first
    * square that holds any (not always the closest point of all). */
-  for (double r = p->init_radius; r > 0 && isfinite(r); r *= 2) {
-    int64_t bx0, by0, bx1, by1;
-    tr_pview_range(v, x - r, y - r, x + r, y + r, &bx0, &by0, &bx1, &by1);
-    double best = DBL_MAX, val = p->nodata;
-    int64_t best_id = -1, found = 0;
-    for (int64_t by = by0; bx0 <= bx1 && by <= by1; by++) {
-      int64_t lo, hi;
-      tr_pview_row(v, by, bx0, bx1, &lo, &hi);
-      for (int64_t i = lo; i < hi; i++) {
-        const tr_ipoint *q = &v->pt[i];
-        if (q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r) continue;
-        const double dx = q->x - x, dy = q->y - y, d2 = dx * dx + dy * dy;
-        found = 1;
-        if (d2 < best || (d2 == best && q->id > best_id)) {
-          best = d2;
-          best_id = q->id;
-          val = q->z;
-        }
-      }
-    }
-    if (found) return val;
-    if (v->h->n == 0) break;
-  }
+  for (double r = p->init_radius; r > 0 && isfinite(r) && v->h->n > 0; r *= 2)
+    if (square_nearest(v, x, y, r, &val)) return val;
   return p->nodata;
 }
