@@ -128,6 +128,7 @@ double tr_grid_reach(const tr_grid_params *p) {
 void tr_grid_scratch_free(tr_grid_scratch *s) {
   free(s->idx);
   free(s->d2);
+  free(s->soa);
   memset(s, 0, sizeof *s);
 }
 
@@ -192,32 +193,78 @@ static inline double inv_weight(double r2, double power) {
   return power == 2.0 ? 1.0 / r2 : 1.0 / pow(r2, power / 2.0);
 }
 
+/* Power-2 sums over every point, in SIMD lanes (AVX2 where the CPU has it,
+ * chosen once per process: the same bytes for any thread, tile or rank on
+ * one machine). Division is the cost: points i and i + h share one, as
+ * 1/a = b/(ab) and 1/b = a/(ab) (a few ulp; squared distances stay far
+ * inside double's range). Returns the smallest squared distance seen. */
+__attribute__((target_clones("avx2", "default"))) static double idw2_sums(const double *px, const double *py,
+                                                                          const double *pz, int64_t n, double x,
+                                                                          double y, double s2, double *num_out,
+                                                                          double *den_out) {
+  double num = 0, den = 0, mn = INFINITY;
+  const int64_t h = n / 2;
+#pragma omp simd reduction(+ : num, den) reduction(min : mn)
+  for (int64_t i = 0; i < h; i++) {
+    const double ax = px[i] - x, ay = py[i] - y, a = ax * ax + ay * ay + s2;
+    const double bx = px[i + h] - x, by = py[i + h] - y, b = bx * bx + by * by + s2;
+    const double inv = 1.0 / (a * b), wa = b * inv, wb = a * inv;
+    num += wa * pz[i] + wb * pz[i + h];
+    den += wa + wb;
+    const double m = a < b ? a : b;
+    mn = m < mn ? m : mn;
+  }
+  for (int64_t i = 2 * h; i < n; i++) {
+    const double dx = px[i] - x, dy = py[i] - y, r2 = dx * dx + dy * dy + s2;
+    num += pz[i] / r2;
+    den += 1.0 / r2;
+    mn = r2 < mn ? r2 : mn;
+  }
+  *num_out = num;
+  *den_out = den;
+  return mn;
+}
+
 /* invdist without radii: every point, no min/max points. */
-static double invdist_all(const tr_grid_params *p, const tr_pview *v, double x, double y) {
+static int invdist_all(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s,
+                       double *out) {
   const double s2 = p->smoothing * p->smoothing, power = p->power;
-  double num = 0, den = 0;
-  int64_t hit = -1;
+  double num = 0, den = 0, mn = INFINITY;
   const tr_ipoint *pt = v->pt;
   const int64_t n = v->h->n;
   if (power == 2.0) {
-    for (int64_t i = 0; i < n; i++) {
-      const double dx = pt[i].x - x, dy = pt[i].y - y, r2 = dx * dx + dy * dy + s2;
-      const double w = 1.0 / r2;
-      num += w * pt[i].z;
-      den += w;
-      if (r2 < GRID_TINY && (hit < 0 || pt[i].id < pt[hit].id)) hit = i;
+    if (s->soa_of != v->h) { /* the view as three arrays, once per view */
+      free(s->soa);
+      s->soa = malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof *s->soa);
+      if (!s->soa) return -1;
+      for (int64_t i = 0; i < n; i++) {
+        s->soa[i] = pt[i].x;
+        s->soa[n + i] = pt[i].y;
+        s->soa[2 * n + i] = pt[i].z;
+      }
+      s->soa_of = v->h;
     }
+    mn = idw2_sums(s->soa, s->soa + n, s->soa + 2 * n, n, x, y, s2, &num, &den);
   } else {
     for (int64_t i = 0; i < n; i++) {
       const double dx = pt[i].x - x, dy = pt[i].y - y, r2 = dx * dx + dy * dy + s2;
       const double w = 1.0 / pow(r2, power / 2.0);
       num += w * pt[i].z;
       den += w;
-      if (r2 < GRID_TINY && (hit < 0 || pt[i].id < pt[hit].id)) hit = i;
+      mn = r2 < mn ? r2 : mn;
     }
   }
-  if (hit >= 0) return pt[hit].z;
-  return den == 0.0 ? p->nodata : num / den;
+  if (mn < GRID_TINY) { /* on a point: the first such point in input order */
+    int64_t hit = -1;
+    for (int64_t i = 0; i < n; i++) {
+      const double dx = pt[i].x - x, dy = pt[i].y - y, r2 = dx * dx + dy * dy + s2;
+      if (r2 < GRID_TINY && (hit < 0 || pt[i].id < pt[hit].id)) hit = i;
+    }
+    *out = pt[hit].z;
+    return 0;
+  }
+  *out = den == 0.0 ? p->nodata : num / den;
+  return 0;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -460,8 +507,7 @@ int tr_grid_value(const tr_grid_params *p, const tr_pview *v, double x, double y
   switch ((tr_grid_alg)p->alg) {
   case TR_GRID_INVDIST:
     if (p->radius1 == 0.0 && p->radius2 == 0.0) {
-      *out = invdist_all(p, v, x, y);
-      return 0;
+      return invdist_all(p, v, x, y, s, out);
     }
     return invdist_ellipse(p, v, x, y, s, out);
   case TR_GRID_INVDISTNN: return invdistnn(p, v, x, y, s, out);

@@ -41,6 +41,8 @@ typedef struct {
   int64_t *idx;
   double *d2;
   int64_t cap;
+  double *soa;       /* all-points invdist: x[], y[], z[] of the view, n each */
+  const void *soa_of; /* the view they were taken from */
 } tr_grid_scratch;
 void tr_grid_scratch_free(tr_grid_scratch *s);
 
