@@ -12,6 +12,9 @@
  * view that holds the answer.
  */
 #include "point_index.h"
+/* points per bucket on average: 1, 2 and 4 measured alike for k = 12 */
+#define PPB 2.0
+
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,7 +52,7 @@ int tr_pindex_build(tr_pindex *ix, const double *x, const double *y, const doubl
   const double w = xmax - xmin, h = ymax - ymin;
   const double nn = n > 0 ? (double)n : 1.0;
   /* about two points per bucket; a line of points gets buckets along it */
-  double cell = w > 0 && h > 0 ? sqrt(w * h * 2.0 / nn) : (w > h ? w : h) * 2.0 / nn;
+  double cell = w > 0 && h > 0 ? sqrt(w * h * PPB / nn) : (w > h ? w : h) * PPB / nn;
   if (!(cell > 0) || !isfinite(cell)) cell = 1.0;
   int64_t gnx, gny;
   for (;;) {
@@ -224,5 +227,16 @@ int64_t tr_pview_knn(const tr_pview *v, double x, double y, int64_t k, double ra
       }
     }
   }
+  return s.m;
+}
+
+int64_t tr_pview_knn_within(const tr_pview *v, double x, double y, int64_t k, double r, int ties_last, int64_t *idx,
+                            double *d2) {
+  if (k <= 0 || !(r >= 0)) return 0;
+  knn_set s = {k, 0, ties_last, idx, d2, v->pt};
+  int64_t bx0, by0, bx1, by1;
+  tr_pview_range(v, x - r, y - r, x + r, y + r, &bx0, &by0, &bx1, &by1);
+  const double r2 = r * r;
+  for (int64_t by = by0; bx0 <= bx1 && by <= by1; by++) knn_segment(v, &s, by, bx0, bx1, x, y, r2);
   return s.m;
 }

@@ -93,4 +93,11 @@ static inline void tr_pview_row(const tr_pview *v, int64_t by, int64_t bx0, int6
 int64_t tr_pview_knn(const tr_pview *v, double x, double y, int64_t k, double radius, int ties_last, int64_t *idx,
                      double *d2);
 
+/* As tr_pview_knn, but only among the points within r of (x, y) (a
+ * rectangle of buckets, no rings): the exact answer whenever it finds k
+ * points or r is the search radius. Cheap when r is a tight guess, such as
+ * a neighbouring node's k-th distance plus the step between them. */
+int64_t tr_pview_knn_within(const tr_pview *v, double x, double y, int64_t k, double r, int ties_last, int64_t *idx,
+                            double *d2);
+
 #endif

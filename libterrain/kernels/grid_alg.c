@@ -338,6 +338,26 @@ static int cmp_near(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* k nearest within radius, first among the points within the previous
+ * node's k-th distance plus the step here (a node's k-th distance moves no
+ * faster than the node), then, when that finds fewer than k, by rings. */
+static int64_t knn_hinted(const tr_pview *v, double x, double y, int64_t k, double radius, int ties_last,
+                          tr_grid_scratch *s) {
+  int64_t n = -1;
+  if (s->last_dk >= 0) {
+    double r = (s->last_dk + hypot(x - s->last_x, y - s->last_y)) * (1 + 1e-9);
+    const int capped = radius >= 0 && radius <= r;
+    if (capped) r = radius;
+    n = tr_pview_knn_within(v, x, y, k, r, ties_last, s->idx, s->d2);
+    if (n < k && !capped) n = -1;
+  }
+  if (n < 0) n = tr_pview_knn(v, x, y, k, radius, ties_last, s->idx, s->d2);
+  s->last_x = x;
+  s->last_y = y;
+  s->last_dk = n == k ? sqrt(s->d2[n - 1]) : -1;
+  return n;
+}
+
 static int invdistnn(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s,
                      double *out) {
   const double s2 = p->smoothing * p->smoothing;
@@ -345,7 +365,7 @@ static int invdistnn(const tr_grid_params *p, const tr_pview *v, double x, doubl
   int64_t n = 0;
   if (p->max_points > 0) {
     if (scratch_need(s, p->max_points)) return -1;
-    n = tr_pview_knn(v, x, y, p->max_points, p->radius, 0, s->idx, s->d2);
+    n = knn_hinted(v, x, y, p->max_points, p->radius, 0, s);
     if (n > 0 && s->d2[0] + s2 < GRID_TINY) {
       *out = v->pt[s->idx[0]].z;
       return 0;
@@ -430,11 +450,9 @@ static double nearest(const tr_grid_params *p, const tr_pview *v, double x, doub
       square_nearest(v, x, y, p->radius1, &val);
       return val;
     }
-    int64_t idx;
-    double d2;
-    (void)s;
-    const int64_t n = tr_pview_knn(v, x, y, 1, p->radius1 != 0.0 ? p->radius1 : -1.0, 1, &idx, &d2);
-    return n ? v->pt[idx].z : p->nodata;
+    if (scratch_need(s, 1)) return NAN;
+    const int64_t n = knn_hinted(v, x, y, 1, p->radius1 != 0.0 ? p->radius1 : -1.0, 1, s);
+    return n ? v->pt[s->idx[0]].z : p->nodata;
   }
   double best = DBL_MAX, val = p->nodata;
   int64_t best_id = -1;

@@ -43,7 +43,11 @@ typedef struct {
   int64_t cap;
   double *soa;       /* all-points invdist: x[], y[], z[] of the view, n each */
   const void *soa_of; /* the view they were taken from */
+  double last_x, last_y, last_dk; /* the previous node's k-th distance (< 0: none) */
 } tr_grid_scratch;
+
+/* A fresh scratch: no previous node. */
+#define TR_GRID_SCRATCH_INIT {NULL, NULL, 0, NULL, NULL, 0, 0, -1}
 void tr_grid_scratch_free(tr_grid_scratch *s);
 
 /* The value at (x, y) for every algorithm but linear's triangles (linear

@@ -109,7 +109,7 @@ static int linear_rows(const interp_params *p, const tr_window *w, const aux_tri
       }
     }
   }
-  tr_grid_scratch s = {0};
+  tr_grid_scratch s = TR_GRID_SCRATCH_INIT;
   for (int64_t r = row0; r < row0 + nrows; r++) {
     const double y = node_y(p, w->grow0 + r);
     for (int64_t c = 0; c < cols; c++) {
@@ -130,7 +130,7 @@ static int interp_kernel(const void *params, const tr_window *w, int64_t row0, i
   const tr_pview v = tr_pview_open(tri + ah->ntri);
   double *o = out;
   if (p->g.alg == TR_GRID_LINEAR) return linear_rows(p, w, tri, ah->ntri, &v, row0, nrows, o);
-  tr_grid_scratch s = {0};
+  tr_grid_scratch s = TR_GRID_SCRATCH_INIT;
   int rc = 0;
   for (int64_t r = row0; r < row0 + nrows && !rc; r++) {
     const double y = node_y(p, w->grow0 + r);
@@ -416,16 +416,9 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     if (s.ip.g.alg == TR_GRID_LINEAR) st = plan_triangles(&s, pts.n, err);
   }
   if (!st) {
-    tr_input grid;
-    memset(&grid, 0, sizeof grid);
-    grid.path = src;
-    grid.rows = rows;
-    grid.cols = cols;
-    grid.type = GDT_Float64;
-    grid.has_gt = 1;
-    const double gt[6] = {s.ip.xmin, s.ip.dx, 0, s.ip.ymax, 0, -s.ip.dy};
-    memcpy(grid.gt, gt, sizeof gt);
-    grid.wkt = srs_wkt ? srs_wkt : pts.wkt;
+    /* the output grid as the executor's input: no dataset, north-up */
+    tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,
+                     .gt = {s.ip.xmin, s.ip.dx, 0, s.ip.ymax, 0, -s.ip.dy}, .wkt = srs_wkt ? srs_wkt : pts.wkt};
     tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input};
     st = tr_run_kernel_source(&o->run, "interpolate", &source, dst, err);
   }

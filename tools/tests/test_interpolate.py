@@ -165,6 +165,20 @@ def case_gdal_grid():
             run(["gdal_grid", "-q", "--config", "GDAL_USE_AVX", "NO", "--config", "GDAL_USE_SSE", "NO", "-a", a,
                  "-zfield", "elev"] + grid + [pts, ref])
             compare(read(ours), read(ref), -9999, "%s %s" % (name, alg))
+    # gdal_grid's selection and value options, on the random set
+    pts = os.path.join(WORK, "g_random.gpkg")
+    for extra in (["-where", "elev > 100"], ["-sql", "SELECT * FROM pts WHERE elev < 200"],
+                  ["-spat", "100", "100", "800", "500"], ["-clipsrc", "200", "100", "900", "600"],
+                  ["-clipsrc", "POLYGON((0 0,1000 0,500 700,0 0))"], ["-z_increase", "10", "-z_multiply", "0.5"],
+                  ["-ot", "Int16"], ["-ot", "Float32"], ["-tr", "13", "17"], ["-l", "pts"]):
+        grid = ["-txe", "50", "950", "-tye", "20", "680"] + ([] if "-tr" in extra else ["-outsize", "70", "52"])
+        ours, ref = os.path.join(WORK, "t.tif"), os.path.join(WORK, "g.tif")
+        a = "invdistnn:radius=120:max_points=8:nodata=-9999"
+        run([TF, "interpolate", "-q", "-a", a, "-zfield", "elev"] + extra + grid + [pts, ours])
+        run(["gdal_grid", "-q", "-a", a, "-zfield", "elev"] + extra + grid + [pts, ref])
+        compare(read(ours), read(ref), -9999, "options %s" % " ".join(extra))
+        check(gdal.Open(ours).GetRasterBand(1).DataType == gdal.Open(ref).GetRasterBand(1).DataType,
+              "options %s: data type" % " ".join(extra))
     # georeferencing and CRS as gdal_grid's, nodata declared
     o, g = gdal.Open(os.path.join(WORK, "t.tif")), gdal.Open(os.path.join(WORK, "g.tif"))
     check(np.allclose(o.GetGeoTransform(), g.GetGeoTransform(), rtol=1e-12), "geotransform")
