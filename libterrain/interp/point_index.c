@@ -12,13 +12,13 @@
  * view that holds the answer.
  */
 #include "point_index.h"
-/* points per bucket on average: 1, 2 and 4 measured alike for k = 12 */
-#define PPB 2.0
-
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* points per bucket on average: 1, 2 and 4 measured alike for k = 12 */
+#define PPB 2.0
 
 static size_t view_bytes(int64_t nb, int64_t n) {
   return sizeof(tr_pview_head) + (size_t)(nb + 1) * sizeof(int64_t) + (size_t)n * sizeof(tr_ipoint);

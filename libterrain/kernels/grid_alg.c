@@ -306,7 +306,7 @@ static int invdist_ellipse(const tr_grid_params *p, const tr_pview *v, double x,
     ids[2 * j] = v->pt[s->idx[j]].id;
     ids[2 * j + 1] = s->idx[j];
   }
-  qsort(ids, (size_t)m, 2 * sizeof *ids, cmp_i64);
+  if (m > 1) qsort(ids, (size_t)m, 2 * sizeof *ids, cmp_i64);
   double num = 0, den = 0;
   int64_t n = 0;
   for (int64_t j = 0; j < m; j++) {
@@ -400,7 +400,7 @@ static int invdistnn(const tr_grid_params *p, const tr_pview *v, double x, doubl
         list[m++] = (near_pt){d2, v->pt[i].id, i};
       }
     }
-    qsort(list, (size_t)m, sizeof *list, cmp_near);
+    if (m > 1) qsort(list, (size_t)m, sizeof *list, cmp_near);
     if (m > 0 && list[0].d2 + s2 < GRID_TINY) {
       *out = v->pt[list[0].at].z;
       free(list);
