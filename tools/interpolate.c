@@ -29,7 +29,10 @@ static const char *usage =
     "  -ot TYPE                  output type (default Float64)\n"
     "  -a_srs SRS                output CRS (default: the points' layer's)\n"
     "  -oo NAME=VALUE            open option for the points' driver (repeatable)\n"
-    "  --xyz                     read POINTS as \"x y z\" text whatever its name\n";
+    "  --xyz                     read POINTS as \"x y z\" text whatever its name\n\n"
+    "Usage: terrafort interpolate --fill-voids [-md DIST] [-si N] [options] DEM OUT\n"
+    "Fills DEM's NoData cells by inverse distance from the valid cells around each void, with\n"
+    "gdal_fillnodata's values: -md cells searched (default 100), -si smoothing passes (default 0).\n";
 
 typedef struct {
   tr_interpolate_opts o;
@@ -117,6 +120,17 @@ static int interp_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
       return TF_ARG_ERROR;
     }
     list[(*n)++] = v;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--fill-voids")) {
+    o->fill_voids = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "-md")) return two_doubles(cli, argc, argv, i, a, &o->max_distance, 1);
+  if (!strcmp(a, "-si")) {
+    long n;
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
+    o->smoothing_iterations = (int)n;
     return TF_ARG_TAKEN;
   }
   if (!strcmp(a, "--xyz")) {

@@ -285,6 +285,9 @@ typedef struct {
   const char *a_srs;          /* -a_srs: output CRS (any form OGR reads); NULL: the layer's */
   const char *const *open_options; /* -oo NAME=VALUE for the vector input (NULL-terminated) */
   int xyz;                    /* 1: the input is "x y z" text whatever its name (*.xyz always is) */
+  int fill_voids;             /* 1: src is a raster whose NoData cells are filled (gdal_fillnodata) */
+  double max_distance;        /* -md: cells to search for valid values (default 100; 0: everything) */
+  int smoothing_iterations;   /* -si: 3x3 smoothing passes over the filled cells (default 0) */
 } tr_interpolate_opts;
 
 void tr_interpolate_opts_init(tr_interpolate_opts *o);
@@ -293,6 +296,12 @@ void tr_interpolate_opts_init(tr_interpolate_opts *o);
  * gdal_grid's algorithms and values, north-up, the algorithm's nodata
  * declared on the band, the CRS of the points' layer or a_srs. */
 int tr_interpolate(const tr_interpolate_opts *opts, const char *src, const char *dst, tr_error *err);
+
+/* gdal_fillnodata: the NoData cells of band opts->run.band of src filled by
+ * inverse distance from the valid cells around them (max_distance,
+ * smoothing_iterations), written to dst in src's type, nodata, georeferencing
+ * and CRS. tr_interpolate calls it when opts->fill_voids is set. */
+int tr_fill_voids(const tr_interpolate_opts *opts, const char *src, const char *dst, tr_error *err);
 
 #ifdef __cplusplus
 }

@@ -273,6 +273,7 @@ void tr_interpolate_opts_init(tr_interpolate_opts *o) {
   memset(o, 0, sizeof *o);
   tr_run_opts_init(&o->run);
   o->z_multiply = 1.0;
+  o->max_distance = 100;
 }
 
 /* The output grid: extent, size and cell size, as gdal_grid 3.6 settles them. */
@@ -386,6 +387,7 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
 }
 
 int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *dst, tr_error *err) {
+  if (o->fill_voids) return tr_fill_voids(o, src, dst, err);
   interp_src s;
   memset(&s, 0, sizeof s);
   int st = tr_grid_parse(o->algorithm, &s.ip.g, err);

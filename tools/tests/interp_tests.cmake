@@ -1,7 +1,8 @@
 # terrafort interpolate (issue 10): gdal_grid parity on every algorithm, a brute-force
-# reference, the same bytes for threads/tiles/--ft dual/mpirun and XYZ vs OGR input, bad input.
+# reference, the same bytes for threads/tiles/--ft dual/mpirun and XYZ vs OGR input, bad input;
+# --fill-voids against gdal_fillnodata.
 # Python (python3-gdal, numpy): see test_interpolate.py's header.
-foreach(c gdal_grid brute same_bytes errors)
+foreach(c gdal_grid brute same_bytes errors fill_voids)
   add_test(NAME interp_${c}
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_interpolate.py ${c} $<TARGET_FILE:terrafort>
                    ${PROJECT_SOURCE_DIR}/testdata ${PROJECT_SOURCE_DIR}/../shared/data

@@ -15,6 +15,9 @@ Cases:
                clustered points, with empty search windows.
   same_bytes   threads, tile sizes, --ft dual and mpirun -n 2 / 3 give the
                same bytes; XYZ text and OGR inputs give the same bytes.
+  fill_voids   --fill-voids against gdal_fillnodata (-md, -si; Float32 and
+               Int16): within 1e-4, identical nodata; the same bytes from
+               threads, tiles, --ft dual and mpirun -n 3.
   errors       no points, a missing -zfield, a non-numeric value, a NaN
                coordinate, an empty extent, an output too big for its disk:
                one line, the documented exit code, no output file.
@@ -322,6 +325,54 @@ def case_errors():
     expect(["-a", "invdist:pwer=2", pts], 2, "unknown parameter", "bad -a")
 
 
-{"gdal_grid": case_gdal_grid, "brute": case_brute, "same_bytes": case_same_bytes, "errors": case_errors}[CASE]()
+def holes_dem(path, dtype, nodata):
+    src = gdal.Open(os.path.join(SRC, "demo.tif"))
+    a = src.GetRasterBand(1).ReadAsArray()[:300, :360].astype(np.float64)
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        r, c, s = rng.integers(0, 300), rng.integers(0, 360), rng.integers(2, 35)
+        a[max(0, r - s):r + s, max(0, c - s):c + s // 2] = nodata
+    a[80:250, 150:154] = nodata  # a long crack
+    a[:, 0:3] = nodata           # a void along the edge
+    d = gdal.GetDriverByName("GTiff").Create(path, 360, 300, 1, dtype)
+    d.SetGeoTransform(src.GetGeoTransform())
+    d.SetProjection(src.GetProjection())
+    d.GetRasterBand(1).SetNoDataValue(nodata)
+    d.GetRasterBand(1).WriteArray(a)
+
+
+def case_fill_voids():
+    """--fill-voids against gdal_fillnodata (-md, -si), Float32 and Int16; same bytes."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    for dtype, nodata in ((gdal.GDT_Float32, -9999), (gdal.GDT_Int16, -32768)):
+        dem = os.path.join(WORK, "holes_%d.tif" % dtype)
+        holes_dem(dem, dtype, nodata)
+        for args in (["-md", "20"], ["-md", "20", "-si", "2"], ["-md", "7.5", "-si", "3"], ["-md", "0", "-si", "1"],
+                     []):
+            ours, ref = os.path.join(WORK, "f1.tif"), os.path.join(WORK, "f2.tif")
+            for f in (ours, ref):
+                if os.path.exists(f):
+                    os.remove(f)
+            run([TF, "interpolate", "-q", "--fill-voids", "--tile-size", "48"] + args + [dem, ours])
+            run(["gdal_fillnodata.py", "-q"] + args + [dem, ref])
+            a, b = read(ours), read(ref)
+            what = "fill-voids type %d %s" % (dtype, " ".join(args))
+            check(((a == nodata) == (b == nodata)).all(), what + ": nodata cells")
+            check(np.abs(a - b).max() <= 1e-4, what + ": max difference %g" % np.abs(a - b).max())
+            check(gdal.Open(ours).GetRasterBand(1).DataType == dtype, what + ": type kept")
+        base = raster_bytes(ours)[0]
+        for v in (["--threads", "1", "--tile-size", "512"], ["--threads", "2", "--tile-size", "17"],
+                  ["--ft", "dual", "--tile-size", "100"]):
+            out = os.path.join(WORK, "f3.tif")
+            run([TF, "interpolate", "-q", "--fill-voids"] + v + [dem, out])
+            check(raster_bytes(out)[0] == base, "fill-voids %s: same bytes" % " ".join(v))
+        out = os.path.join(WORK, "f4.tif")
+        r = run(["mpirun", "-n", "3", TF, "interpolate", "-q", "--fill-voids", "--tile-size", "40", dem, out], ok=False,
+                env=env)
+        check(r.returncode == 0 and raster_bytes(out)[0] == base, "fill-voids mpirun -n 3: same bytes")
+
+
+{"fill_voids": case_fill_voids, "gdal_grid": case_gdal_grid, "brute": case_brute, "same_bytes": case_same_bytes, "errors": case_errors}[CASE]()
 print("%d failures" % len(FAIL))
 sys.exit(1 if FAIL else 0)
