@@ -237,6 +237,30 @@ int64_t tr_pview_knn_within(const tr_pview *v, double x, double y, int64_t k, do
   int64_t bx0, by0, bx1, by1;
   tr_pview_range(v, x - r, y - r, x + r, y + r, &bx0, &by0, &bx1, &by1);
   const double r2 = r * r;
-  for (int64_t by = by0; bx0 <= bx1 && by <= by1; by++) knn_segment(v, &s, by, bx0, bx1, x, y, r2);
+  /* candidates first, without branches (a tight r keeps them few), then
+   * the k best of them; a crowded rectangle goes point by point instead */
+  enum { CAND = 256 };
+  double cd[CAND];
+  int64_t ci[CAND];
+  int64_t nc = 0;
+  for (int64_t by = by0; bx0 <= bx1 && by <= by1; by++) {
+    int64_t lo, hi;
+    tr_pview_row(v, by, bx0, bx1, &lo, &hi);
+    if (nc + (hi - lo) > CAND) {
+      for (int64_t j = 0; j < nc; j++) knn_offer(&s, ci[j], cd[j]);
+      nc = 0;
+      if (hi - lo > CAND) {
+        knn_segment(v, &s, by, bx0, bx1, x, y, r2);
+        continue;
+      }
+    }
+    for (int64_t i = lo; i < hi; i++) {
+      const double dx = v->pt[i].x - x, dy = v->pt[i].y - y, dd = dx * dx + dy * dy;
+      cd[nc] = dd;
+      ci[nc] = i;
+      nc += dd <= r2;
+    }
+  }
+  for (int64_t j = 0; j < nc; j++) knn_offer(&s, ci[j], cd[j]);
   return s.m;
 }
