@@ -64,6 +64,36 @@ static inline void quad_check(double *qd, float *qv, int64_t tx, uint32_t ty, in
   }
 }
 
+/* One row of a column pass: each column's nearest valid cell so far (row
+ * index and value), forgotten beyond md rows; `down` is the top-down pass
+ * (GDAL compares in double there, as an unsigned difference bottom-up). */
+static void column_step(const fv_params *p, const float *row, int64_t C, int64_t gy, int down, const uint32_t *lastY,
+                        const float *lastV, uint32_t *thisY, float *thisV) {
+  for (int64_t c = 0; c < C; c++) {
+    const float v = row[c];
+    const int near = down ? (double)gy <= p->md + (double)lastY[c]
+                          : (double)(uint32_t)(lastY[c] - (uint32_t)gy) <= p->md;
+    if (!fv_void(p, v)) {
+      thisV[c] = v;
+      thisY[c] = (uint32_t)gy;
+    } else if (near) {
+      thisV[c] = lastV[c];
+      thisY[c] = lastY[c];
+    } else {
+      thisY[c] = p->sentinel;
+    }
+  }
+}
+
+static void swap_rows(uint32_t **a, uint32_t **b, float **av, float **bv) {
+  uint32_t *t = *a;
+  *a = *b;
+  *b = t;
+  float *tv = *av;
+  *av = *bv;
+  *bv = tv;
+}
+
 /* GDAL's fill on window w (rows x cols at global row0/col0): filled values
  * into out (w's size), filt[] set where a void was filled. */
 static int fv_fill(const fv_params *p, const fv_head *h, const float *w, float *out, unsigned char *filt) {
@@ -80,42 +110,15 @@ static int fv_fill(const fv_params *p, const fv_head *h, const float *w, float *
     for (int64_t c = 0; c < C; c++) lastY[c] = S;
     for (int64_t r = 0; r < R; r++) { /* top-down */
       const int64_t gy = h->row0 + r;
-      for (int64_t c = 0; c < C; c++) {
-        const float v = w[r * C + c];
-        if (!fv_void(p, v)) {
-          thisV[c] = v;
-          thisY[c] = (uint32_t)gy;
-        } else if ((double)gy <= md + (double)lastY[c]) {
-          thisV[c] = lastV[c];
-          thisY[c] = lastY[c];
-        } else {
-          thisY[c] = S;
-        }
-      }
+      column_step(p, w + r * C, C, gy, 1, lastY, lastV, thisY, thisV);
       memcpy(topY + r * C, thisY, (size_t)C * sizeof *thisY);
       memcpy(topV + r * C, thisV, (size_t)C * sizeof *thisV);
-      uint32_t *ty = thisY;
-      thisY = lastY;
-      lastY = ty;
-      float *tv = thisV;
-      thisV = lastV;
-      lastV = tv;
+      swap_rows(&lastY, &thisY, &lastV, &thisV);
     }
     for (int64_t c = 0; c < C; c++) lastY[c] = S;
     for (int64_t r = R - 1; r >= 0; r--) { /* bottom-up, filling */
       const int64_t gy = h->row0 + r;
-      for (int64_t c = 0; c < C; c++) {
-        const float v = w[r * C + c];
-        if (!fv_void(p, v)) {
-          thisV[c] = v;
-          thisY[c] = (uint32_t)gy;
-        } else if ((double)(uint32_t)(lastY[c] - (uint32_t)gy) <= md) { /* GDAL's unsigned difference */
-          thisV[c] = lastV[c];
-          thisY[c] = lastY[c];
-        } else {
-          thisY[c] = S;
-        }
-      }
+      column_step(p, w + r * C, C, gy, 0, lastY, lastV, thisY, thisV);
       const uint32_t *tdY = topY + r * C;
       const float *tdV = topV + r * C;
       for (int64_t c = 0; c < C; c++) {
@@ -151,12 +154,7 @@ static int fv_fill(const fv_params *p, const fv_head *h, const float *w, float *
           out[r * C + c] = ws > 0 ? (float)(vs / ws) : p->nodata;
         }
       }
-      uint32_t *ty = thisY;
-      thisY = lastY;
-      lastY = ty;
-      float *tv = thisV;
-      thisV = lastV;
-      lastV = tv;
+      swap_rows(&lastY, &thisY, &lastV, &thisV);
     }
   }
   free(topY);
