@@ -335,6 +335,13 @@ static int check_space(const tr_interpolate_opts *o, const char *dst, int64_t ro
 static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
   if (n < 3) return tr_fail(err, TR_EINPUT, "linear needs at least 3 points, got %lld", (long long)n);
   if (n > INT32_MAX) return tr_fail(err, TR_EINPUT, "linear: too many points for GDAL's triangulation");
+  /* all on one line: refused here, before qhull prints its own report */
+  int64_t a = 0, b = -1, c = -1;
+  for (int64_t i = 1; i < n && b < 0; i++)
+    if (s->x[i] != s->x[a] || s->y[i] != s->y[a]) b = i;
+  for (int64_t i = 1; b >= 0 && i < n && c < 0; i++)
+    if ((s->x[b] - s->x[a]) * (s->y[i] - s->y[a]) != (s->y[b] - s->y[a]) * (s->x[i] - s->x[a])) c = i;
+  if (c < 0) return tr_fail(err, TR_EINPUT, "linear: GDAL cannot triangulate the points (all on one line)");
   CPLPushErrorHandler(CPLQuietErrorHandler);
   s->tri = GDALTriangulationCreateDelaunay((int)n, s->x, s->y);
   CPLPopErrorHandler();

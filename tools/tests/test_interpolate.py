@@ -323,6 +323,16 @@ def case_errors():
     # far more than any disk here holds: refused before anything is written
     expect(["-outsize", "200000", "200000", pts], 4, "free", "output too big for its disk")
     expect(["-a", "invdist:pwer=2", pts], 2, "unknown parameter", "bad -a")
+    collinear = os.path.join(WORK, "collinear.xyz")
+    open(collinear, "w").write("0 0 1\n1 1 2\n2 2 3\n3 3 4\n")
+    expect(["-a", "linear", collinear], 3, "cannot triangulate", "linear on collinear points")
+    allnd = os.path.join(WORK, "allnodata.tif")
+    d = gdal.GetDriverByName("GTiff").Create(allnd, 20, 10, 1, gdal.GDT_Float32)
+    d.GetRasterBand(1).SetNoDataValue(-9999)
+    d.GetRasterBand(1).Fill(-9999)
+    d = None
+    r = run([TF, "interpolate", "-q", "--fill-voids", allnd, out], ok=False)
+    check(r.returncode == 0 and (read(out) == -9999).all(), "fill-voids on an all-nodata raster: all nodata kept")
 
 
 def holes_dem(path, dtype, nodata):
