@@ -14,7 +14,7 @@ Cases:
                against a brute-force evaluation written here (numpy), on
                clustered points, with empty search windows.
   same_bytes   threads, tile sizes, --ft dual and mpirun -n 2 / 3 give the
-               same bytes; XYZ text and OGR inputs give the same bytes.
+               same bytes; XYZ text, CSV and GeoPackage inputs give the same bytes.
   fill_voids   --fill-voids against gdal_fillnodata (-md, -si; Float32 and
                Int16): within 1e-4, identical nodata; the same bytes from
                threads, tiles, --ft dual and mpirun -n 3.
@@ -265,6 +265,11 @@ def case_same_bytes():
         f.write("x y z\n")
         for x, y, z in zip(xs, ys, zs):
             f.write("%r %r %r\n" % (x, y, z))
+    csv = os.path.join(WORK, "s.csv")
+    with open(csv, "w") as f:
+        f.write("x,y,elev\n")
+        for x, y, z in zip(xs, ys, zs):
+            f.write("%r,%r,%r\n" % (x, y, z))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     grid = ["-txe", "0", "3000", "-tye", "0", "2000", "-outsize", "150", "100"]
@@ -287,6 +292,8 @@ def case_same_bytes():
         out = os.path.join(WORK, "s3.tif")
         run([TF, "interpolate", "-q", "-a", alg, "-a_srs", "EPSG:32633"] + grid + [xyz, out])
         check(raster_bytes(out)[0] == ref[0], "%s: xyz and OGR give the same bytes" % alg)
+        run([TF, "interpolate", "-q", "-a", alg, "-zfield", "elev", "-a_srs", "EPSG:32633"] + grid + [csv, out])
+        check(raster_bytes(out)[0] == ref[0], "%s: CSV and GeoPackage give the same bytes" % alg)
 
 
 def case_errors():
