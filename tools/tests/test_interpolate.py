@@ -168,6 +168,25 @@ def case_gdal_grid():
             run(["gdal_grid", "-q", "--config", "GDAL_USE_AVX", "NO", "--config", "GDAL_USE_SSE", "NO", "-a", a,
                  "-zfield", "elev"] + grid + [pts, ref])
             compare(read(ours), read(ref), -9999, "%s %s" % (name, alg))
+    # average_distance_pts where gdal_grid takes its quadtree path (equal radii, no angle,
+    # > 100 points): it divides the same sum of pair distances by P + m - d (P pairs of
+    # distinct points, m points, d 0 or 1) where terrafort divides by P; shown cell by cell
+    pts = os.path.join(WORK, "g_random.gpkg")
+    grid = ["-txe", "50", "950", "-tye", "20", "680", "-outsize", "60", "44"]
+    outs = {}
+    for tag, a, tool in (("adp", "average_distance_pts:radius1=90:radius2=90:nodata=-9999", TF),
+                         ("cnt", "count:radius1=90:radius2=90:nodata=-9999", TF),
+                         ("gdal", "average_distance_pts:radius1=90:radius2=90:nodata=-9999", "gdal_grid")):
+        outs[tag] = os.path.join(WORK, "q_%s.tif" % tag)
+        args = [tool] + (["interpolate"] if tool == TF else []) + ["-q", "-a", a, "-zfield", "elev"] + grid
+        run(args + [pts, outs[tag]])
+    ours, m, g = read(outs["adp"]), read(outs["cnt"]), read(outs["gdal"])
+    P = m * (m - 1) / 2
+    ok = m >= 2
+    s_ = ours * P
+    fit = np.minimum(np.abs(s_ / np.maximum(P + m, 1) - g), np.abs(s_ / np.maximum(P + m - 1, 1) - g))
+    check(ok.sum() > 100 and (fit[ok] <= 1e-6 * np.abs(g[ok])).all(),
+          "average_distance_pts quadtree difference is exactly the self-pair count")
     # gdal_grid's selection and value options, on the random set
     pts = os.path.join(WORK, "g_random.gpkg")
     for extra in (["-where", "elev > 100"], ["-sql", "SELECT * FROM pts WHERE elev < 200"],
