@@ -40,6 +40,7 @@
 #include <gdal_alg.h>
 #include <ogr_srs_api.h>
 
+#include "dist.h"
 #include "executor.h"
 #include "grid.h"
 #include "grid_alg.h"
@@ -408,6 +409,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   char *srs_wkt = NULL;
   st = plan_grid(o, &pts, &s.ip, &rows, &cols, err);
   if (!st && tr_rank() == 0) st = check_space(o, dst, rows, cols, type, err);
+  st = tr_dist_agree(st, err); /* rank 0's verdict on the disk is every rank's */
   if (!st && o->a_srs) {
     OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
     if (OSRSetFromUserInput(srs, o->a_srs) != OGRERR_NONE || OSRExportToWkt(srs, &srs_wkt) != OGRERR_NONE)

@@ -349,6 +349,15 @@ def case_errors():
     # far more than any disk here holds: refused before anything is written
     expect(["-outsize", "200000", "200000", pts], 4, "free", "output too big for its disk")
     expect(["-a", "invdist:pwer=2", pts], 2, "unknown parameter", "bad -a")
+    # under mpirun every rank stops on rank 0's disk check (no rank left waiting)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    try:
+        r = subprocess.run(["mpirun", "-n", "2", TF, "interpolate", "-q", "-outsize", "200000", "200000", pts, out],
+                           capture_output=True, text=True, env=env, timeout=120)
+        check(r.returncode == 4 and "free" in r.stderr and not os.path.exists(out), "mpirun: output too big")
+    except subprocess.TimeoutExpired:
+        check(False, "mpirun: output too big: a rank hung")
     collinear = os.path.join(WORK, "collinear.xyz")
     open(collinear, "w").write("0 0 1\n1 1 2\n2 2 3\n3 3 4\n")
     expect(["-a", "linear", collinear], 3, "cannot triangulate", "linear on collinear points")
