@@ -409,7 +409,6 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   char *srs_wkt = NULL;
   st = plan_grid(o, &pts, &s.ip, &rows, &cols, err);
   if (!st && tr_rank() == 0) st = check_space(o, dst, rows, cols, type, err);
-  st = tr_dist_agree(st, err); /* rank 0's verdict on the disk is every rank's */
   if (!st && o->a_srs) {
     OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
     if (OSRSetFromUserInput(srs, o->a_srs) != OGRERR_NONE || OSRExportToWkt(srs, &srs_wkt) != OGRERR_NONE)
@@ -426,6 +425,8 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     tr_grid_init(&s.tiles, rows, cols, o->run.tile_size ? o->run.tile_size : TR_DEFAULT_TILE);
     if (s.ip.g.alg == TR_GRID_LINEAR) st = plan_triangles(&s, pts.n, err);
   }
+  /* every rank goes on or stops together (the disk check is rank 0's) */
+  st = tr_dist_agree(st, err);
   if (!st) {
     /* the output grid as the executor's input: no dataset, north-up */
     tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,
