@@ -18,7 +18,8 @@ static void job_close(tr_job *j) {
   j->in_open = 0;
 }
 
-int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *err) {
+/* The checks and set-up every job shares, before its input. */
+static int job_start(tr_job *j, const tr_run_opts *run, tr_error *err) {
   memset(j, 0, sizeof *j);
   j->run = run;
   if (run->threads < 0) return tr_fail(err, TR_EUSAGE, "--threads must be 0 (all cores) or more");
@@ -29,6 +30,18 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
   j->threads = run->threads ? run->threads : omp_get_num_procs();
   j->rank = tr_rank();
   j->nranks = tr_dist_size();
+  return TR_OK;
+}
+
+static void job_plan(tr_job *j) {
+  const tr_run_opts *run = j->run;
+  tr_grid_init(&j->grid, j->in.rows, j->in.cols, run->tile_size ? run->tile_size : TR_DEFAULT_TILE);
+  j->ntiles = tr_grid_count(&j->grid);
+}
+
+int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *err) {
+  int st = job_start(j, run, err);
+  if (st) return st;
   st = tr_input_open(&j->in, src, run->band, err);
   j->in_open = st == TR_OK;
   st = tr_dist_agree(st, err);
@@ -36,8 +49,17 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
     job_close(j);
     return st;
   }
-  tr_grid_init(&j->grid, j->in.rows, j->in.cols, run->tile_size ? run->tile_size : TR_DEFAULT_TILE);
-  j->ntiles = tr_grid_count(&j->grid);
+  job_plan(j);
+  return TR_OK;
+}
+
+int tr_job_open_grid(tr_job *j, const tr_run_opts *run, const tr_input *grid, tr_error *err) {
+  int st = job_start(j, run, err);
+  if (st) return st;
+  j->in = *grid; /* borrowed: in_open stays 0, the caller keeps it */
+  j->in.ds = NULL;
+  j->in.band = NULL;
+  job_plan(j);
   return TR_OK;
 }
 

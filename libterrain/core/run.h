@@ -38,6 +38,11 @@ typedef struct {
  * rank and plans the grid. On failure the job is closed. Agreed. */
 int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *err);
 
+/* As tr_job_open for a run whose input is no raster (interpolation): the
+ * output grid is `grid`'s size, georeferencing and CRS (ds NULL; borrowed,
+ * the caller keeps it alive and frees it). Not agreed: nothing is opened. */
+int tr_job_open_grid(tr_job *j, const tr_run_opts *run, const tr_input *grid, tr_error *err);
+
 /* Creates the output for product p (rank 0) and the sink;
  * mode says which rank puts which tile (io/sink.h).
  * progress_from: the share of progress already reported when tiles start

@@ -325,6 +325,60 @@ void tr_flowgraph_opts_init(tr_flowgraph_opts *o);
  * directions; every output is written under a temporary name and renamed. */
 int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err);
 
+/* gdal_grid's algorithms (-a NAME:k=v:...). */
+typedef enum {
+  TR_GRID_INVDIST = 0,
+  TR_GRID_INVDISTNN,
+  TR_GRID_AVERAGE,
+  TR_GRID_NEAREST,
+  TR_GRID_LINEAR,
+  TR_GRID_MINIMUM,
+  TR_GRID_MAXIMUM,
+  TR_GRID_RANGE,
+  TR_GRID_COUNT,
+  TR_GRID_AVERAGE_DISTANCE,
+  TR_GRID_AVERAGE_DISTANCE_PTS
+} tr_grid_alg;
+
+/* Points to a grid (gdal_grid's options; terrafort-interpolate(1)). */
+typedef struct {
+  tr_run_opts run;
+  const char *algorithm;      /* -a: "invdist:power=2:..." (NULL: invdist) */
+  const char *zfield;         /* -zfield: attribute with the value; NULL: the geometry's Z */
+  double z_increase;          /* -z_increase: added to each value (before z_multiply) */
+  double z_multiply;          /* -z_multiply (default 1) */
+  const char *const *layers;  /* -l (NULL-terminated; NULL: the first layer) */
+  const char *where;          /* -where: attribute filter */
+  const char *sql;            /* -sql: the points come from this statement's result */
+  int has_spat;               /* -spat xmin ymin xmax ymax */
+  double spat[4];
+  const char *clipsrc;        /* -clipsrc: "xmin ymin xmax ymax", WKT, a vector file, or "spat_extent" */
+  const char *clipsrc_layer, *clipsrc_where, *clipsrc_sql;
+  int has_txe, has_tye;       /* -txe xmin xmax, -tye ymin ymax (default: the points' extent) */
+  double txe[2], tye[2];
+  int64_t outsize[2];         /* -outsize cols rows (0: 256 x 256 unless -tr) */
+  double tr[2];               /* -tr xres yres */
+  int out_type;               /* -ot: a GDALDataType; 0: Float64 */
+  const char *a_srs;          /* -a_srs: output CRS (any form OGR reads); NULL: the layer's */
+  const char *const *open_options; /* -oo NAME=VALUE for the vector input (NULL-terminated) */
+  int xyz;                    /* 1: the input is "x y z" text whatever its name (*.xyz always is) */
+  int fill_voids;             /* 1: src is a raster whose NoData cells are filled (gdal_fillnodata) */
+  double max_distance;        /* -md: cells to search for valid values (default 100; 0: everything) */
+  int smoothing_iterations;   /* -si: 3x3 smoothing passes over the filled cells (default 0) */
+} tr_interpolate_opts;
+
+void tr_interpolate_opts_init(tr_interpolate_opts *o);
+
+/* Interpolates the points of src onto a regular grid written to dst:
+ * gdal_grid's algorithms and values, north-up, the algorithm's nodata
+ * declared on the band, the CRS of the points' layer or a_srs. */
+int tr_interpolate(const tr_interpolate_opts *opts, const char *src, const char *dst, tr_error *err);
+
+/* gdal_fillnodata: the NoData cells of band opts->run.band of src filled by
+ * inverse distance from the valid cells around them (max_distance,
+ * smoothing_iterations), written to dst in src's type, nodata, georeferencing
+ * and CRS. tr_interpolate calls it when opts->fill_voids is set. */
+int tr_fill_voids(const tr_interpolate_opts *opts, const char *src, const char *dst, tr_error *err);
 
 #ifdef __cplusplus
 }

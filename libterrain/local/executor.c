@@ -20,6 +20,12 @@
  * tile^2 cells out, one
  * receive buffer on rank 0, statistics partials per tile, and the GDAL block
  * cache; nothing grows with the raster.
+ *
+ * A source run (tr_run_kernel_source: interpolation) is the same loop with
+ * one difference at the read: the tile's input is the bytes the source
+ * makes for it (its points), handed to the kernel as w->aux instead of a
+ * window; under --ft dual they ride in libft's per-block kernel context
+ * after the params, so a worker rank needs nothing else.
  */
 #include "executor.h"
 
@@ -43,15 +49,18 @@
 typedef struct {
   int64_t kernel;                 /* index in the kernel table */
   int64_t raster_rows, raster_cols;
-  int64_t pad;                    /* params start 16-byte aligned */
-} ft_kctx_head;
+  int64_t aux_size;               /* a source's tile input, after the params */
+} ft_kctx_head;                   /* 32 bytes: params start 16-byte aligned */
+
+/* Where a source's tile input starts in a libft kernel context. */
+static size_t aux_offset(const tr_kernel *k) { return sizeof(ft_kctx_head) + ((k->params_size + 15) & ~(size_t)15); }
 
 static int ft_adapt(const void *kctx, const ft_block *b, int64_t row0, int64_t nrows, void *out) {
   const ft_kctx_head *h = kctx;
   const tr_kernel *k = tr_kernel_at((size_t)h->kernel);
   if (!k) return -1;
   tr_window w = {b->in, b->in_stride, b->halo, b->rows, b->cols, b->row_off, b->col_off, h->raster_rows,
-                 h->raster_cols};
+                 h->raster_cols, h->aux_size ? (const unsigned char *)kctx + aux_offset(k) : NULL};
   return k->cpu((const unsigned char *)kctx + sizeof *h, &w, row0, nrows, out);
 }
 
@@ -68,7 +77,36 @@ typedef struct {
   ft_kernel *ftk;        /* registry built from the table */
   unsigned char *kctx;   /* ft_kctx_head + params */
   size_t kctx_size;
+  const tr_source *src;  /* a source run, or NULL: tiles read the raster */
 } run_state;
+
+/* One thread's buffers. */
+typedef struct {
+  float *in;
+  tr_bytes aux;   /* a source's tile input */
+  tr_bytes kctx;  /* --ft dual over a source: head + params + aux */
+} tile_bufs;
+
+/* A source's input for tile t into tb->aux; under --ft dual also the
+ * per-block kernel context that carries it. */
+static int source_input(run_state *s, const tr_tile *t, tile_bufs *tb, tr_error *e) {
+  int st = s->src->tile_input(s->src->ctx, t, &tb->aux, e);
+  if (st || !s->ft) return st;
+  const size_t off = aux_offset(s->k), need = off + tb->aux.len;
+  if (tb->kctx.cap < need) {
+    void *p = realloc(tb->kctx.p, need);
+    if (!p) return tr_fail(e, TR_ENOMEM, "out of memory for tile %lld's input", (long long)t->index);
+    tb->kctx.p = p;
+    tb->kctx.cap = need;
+  }
+  unsigned char *k = tb->kctx.p;
+  memcpy(k, s->kctx, s->kctx_size);
+  memset(k + s->kctx_size, 0, off - s->kctx_size);
+  ((ft_kctx_head *)k)->aux_size = (int64_t)tb->aux.len;
+  memcpy(k + off, tb->aux.p, tb->aux.len);
+  tb->kctx.len = need;
+  return TR_OK;
+}
 
 static ft_type ft_type_of(const tr_kernel *k) {
   if (k->bands == 1 && k->out_type == GDT_Float32) return FT_TYPE_F32;
@@ -77,15 +115,19 @@ static ft_type ft_type_of(const tr_kernel *k) {
 }
 
 /* Reads and computes one tile into outbuf. */
-static int compute_tile(run_state *s, const tr_tile *t, float *inbuf, void *outbuf, tr_error *e) {
+static int compute_tile(run_state *s, const tr_tile *t, tile_bufs *tb, void *outbuf, tr_error *e) {
   const int64_t h = s->k->halo, stride = t->cols + 2 * h;
   tr_input *in = &s->job->in;
+  float *inbuf = tb->in;
   int st;
+  if (s->src) st = source_input(s, t, tb, e);
+  else {
 #pragma omp critical(tr_exec_read)
-  st = tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
+    st = tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
+  }
   if (st) return st;
   if (!s->ft) {
-    tr_window w = {inbuf, stride, h, t->rows, t->cols, t->row0, t->col0, in->rows, in->cols};
+    tr_window w = {inbuf, stride, h, t->rows, t->cols, t->row0, t->col0, in->rows, in->cols, s->src ? tb->aux.p : NULL};
     if (s->k->cpu(s->params, &w, 0, t->rows, outbuf) != 0)
       return tr_fail(e, TR_EINTERNAL, "%s kernel failed on tile %lld", s->k->name, (long long)t->index);
     return TR_OK;
@@ -93,7 +135,9 @@ static int compute_tile(run_state *s, const tr_tile *t, float *inbuf, void *outb
   const size_t cell = (size_t)GDALGetDataTypeSizeBytes(s->k->out_type) * (size_t)s->k->bands;
   ft_block b = {t->index, t->rows, t->cols, h, t->row0, t->col0, inbuf, stride, sizeof(float), ft_type_of(s->k), cell};
   ft_status fs;
-  int rc = ft_run_block(s->ft, &s->ftk[s->kindex], s->kctx, s->kctx_size, &b, outbuf, &fs);
+  const void *kctx = s->src ? tb->kctx.p : s->kctx;
+  const size_t kctx_size = s->src ? tb->kctx.len : s->kctx_size;
+  int rc = ft_run_block(s->ft, &s->ftk[s->kindex], kctx, kctx_size, &b, outbuf, &fs);
   if (rc)
     return tr_fail(e, TR_EFT, "fault tolerance: tile %lld: %s", (long long)t->index,
                    fs.msg[0] ? fs.msg : ft_strerror(rc));
@@ -144,7 +188,9 @@ static void run_tiles(run_state *s) {
   }
 #pragma omp parallel num_threads(threads)
   {
-    float *inbuf = malloc((size_t)((tile + 2 * h) * (tile + 2 * h)) * sizeof(float));
+    tile_bufs tb = {0};
+    /* zeroed: a source's window holds no data, but libft copies it */
+    tb.in = calloc((size_t)((tile + 2 * h) * (tile + 2 * h)), sizeof(float));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t k = 0; k < mine; k++) {
       const tr_tile t = tr_grid_tile(&j->grid, tile_of(s, per, k));
@@ -154,12 +200,14 @@ static void run_tiles(run_state *s) {
       sh->e.msg[0] = 0;
 #pragma omp atomic read
       failed = sink->status;
-      if (!inbuf) sh->status = tr_fail(&sh->e, TR_ENOMEM, "out of memory for tile buffers");
+      if (!tb.in) sh->status = tr_fail(&sh->e, TR_ENOMEM, "out of memory for tile buffers");
       else if (failed && j->rank == 0) sh->status = failed; /* rank 0 already failed: skip the work */
-      else sh->status = compute_tile(s, &t, inbuf, outbuf, &sh->e);
+      else sh->status = compute_tile(s, &t, &tb, outbuf, &sh->e);
       tr_reorder_done(&ro, k);
     }
-    free(inbuf);
+    free(tb.in);
+    free(tb.aux.p);
+    free(tb.kctx.p);
   }
   tr_reorder_destroy(&ro);
 }
@@ -219,6 +267,43 @@ static int ft_finish(run_state *s, tr_error *err) {
   return st;
 }
 
+/* The rest of a run once its job is open (s->job) and its params made (st:
+ * how that went, agreed): create the output, run the tiles, finish. */
+static int run_job(run_state *s, const tr_product *prod, int st, const char *dst, tr_error *err) {
+  tr_job *job = s->job;
+  const tr_run_opts *run = s->run;
+  s->ft_master_only = run->ft == TR_FT_DUAL && job->nranks > 1;
+  if (!st) st = tr_job_create(job, dst, prod, s->ft_master_only ? TR_SINK_RANK0 : TR_SINK_SPREAD, 0.0, err);
+  else tr_job_finish(job, st, err);
+  if (st) {
+    free(s->params);
+    return st;
+  }
+
+  int status = TR_OK;
+  tr_error e = {{0}};
+  if (run->ft == TR_FT_DUAL) status = ft_setup(s, &e);
+  status = tr_dist_agree(status, &e);
+  if (!status && s->ft && ft_ctx_role(s->ft) == FT_ROLE_WORKER) {
+    int rc = ft_serve(s->ft);
+    if (rc) status = tr_fail(&e, TR_EFT, "fault tolerance worker: %s", ft_strerror(rc));
+  } else if (!status) {
+    if (job->rank == 0 && run->progress && !run->progress(0.0, NULL, run->progress_user))
+      tr_sink_fail(&job->sink, tr_fail(&e, TR_EINTERRUPTED, "interrupted"), &e);
+    run_tiles(s);
+  }
+  if (s->ft) {
+    int fst = ft_finish(s, &e);
+    if (!status) status = fst;
+  }
+  st = tr_job_finish(job, status, &e);
+  if (st && err) *err = e;
+  free(s->params);
+  free(s->kctx);
+  free(s->ftk);
+  return st;
+}
+
 int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prepare, const void *opts,
                   const char *src, const char *dst, tr_error *err) {
   run_state s;
@@ -235,34 +320,26 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   tr_io_cache_default(64);
   st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   st = tr_dist_agree(st, err);
-  s.ft_master_only = run->ft == TR_FT_DUAL && job.nranks > 1;
-  if (!st) st = tr_job_create(&job, dst, &prod, s.ft_master_only ? TR_SINK_RANK0 : TR_SINK_SPREAD, 0.0, err);
-  else tr_job_finish(&job, st, err);
-  if (st) {
-    free(s.params);
-    return st;
-  }
+  return run_job(&s, &prod, st, dst, err);
+}
 
-  int status = TR_OK;
-  tr_error e = {{0}};
-  if (run->ft == TR_FT_DUAL) status = ft_setup(&s, &e);
-  status = tr_dist_agree(status, &e);
-  if (!status && s.ft && ft_ctx_role(s.ft) == FT_ROLE_WORKER) {
-    int rc = ft_serve(s.ft);
-    if (rc) status = tr_fail(&e, TR_EFT, "fault tolerance worker: %s", ft_strerror(rc));
-  } else if (!status) {
-    if (job.rank == 0 && run->progress && !run->progress(0.0, NULL, run->progress_user))
-      tr_sink_fail(&job.sink, tr_fail(&e, TR_EINTERRUPTED, "interrupted"), &e);
-    run_tiles(&s);
-  }
-  if (s.ft) {
-    int fst = ft_finish(&s, &e);
-    if (!status) status = fst;
-  }
-  st = tr_job_finish(&job, status, &e);
-  if (st && err) *err = e;
-  free(s.params);
-  free(s.kctx);
-  free(s.ftk);
-  return st;
+int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_source *src, const char *dst,
+                         tr_error *err) {
+  run_state s;
+  memset(&s, 0, sizeof s);
+  s.run = run;
+  s.src = src;
+  s.k = tr_kernel_find(kernel, &s.kindex);
+  if (!s.k || s.k->halo != 0 || s.k->out_type != src->prod.type || s.k->bands != src->prod.bands)
+    return tr_fail(err, TR_EINTERNAL, "kernel '%s' cannot run over a source", kernel);
+  tr_job job;
+  int st = tr_job_open_grid(&job, run, src->grid, err);
+  if (st) return st;
+  s.job = &job;
+  s.params = malloc(s.k->params_size ? s.k->params_size : 1);
+  if (s.params) memcpy(s.params, src->params, s.k->params_size);
+  else st = tr_fail(err, TR_ENOMEM, "out of memory");
+  tr_io_cache_default(64);
+  st = tr_dist_agree(st, err);
+  return run_job(&s, &src->prod, st, dst, err);
 }

@@ -24,4 +24,29 @@ typedef int (*tr_prepare_fn)(const tr_input *in, const void *opts, void *params,
 int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prepare, const void *opts,
                   const char *src, const char *dst, tr_error *err);
 
+/* A growable byte buffer a source fills with one tile's input. */
+typedef struct {
+  void *p;
+  size_t len, cap;
+} tr_bytes;
+
+/* Input that is not a raster window (interpolation: a point set). The
+ * output grid is `grid`'s (size, georeferencing, CRS; no dataset). For each
+ * tile the runner asks tile_input for the tile's input bytes, self-contained
+ * (no pointers: under --ft dual with MPI they travel to another rank with
+ * the params), and the kernel reads them as w->aux. tile_input runs on
+ * several threads at once; it must give the same bytes for the same tile
+ * on every rank. The kernel row's halo must be 0. */
+typedef struct {
+  const tr_input *grid;
+  const void *params;   /* the row's params_size bytes */
+  tr_product prod;      /* the output; its type and bands must be the row's */
+  void *ctx;
+  int (*tile_input)(void *ctx, const tr_tile *t, tr_bytes *buf, tr_error *e);
+} tr_source;
+
+/* Runs `kernel` over the source's grid into dst, like tr_run_kernel. */
+int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_source *src, const char *dst,
+                         tr_error *err);
+
 #endif

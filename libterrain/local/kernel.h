@@ -33,6 +33,10 @@ typedef struct {
   int64_t rows, cols;          /* output cells of the block */
   int64_t grow0, gcol0;        /* global position of output cell (0, 0) */
   int64_t raster_rows, raster_cols;
+  /* A kernel run over a source (executor.h, tr_run_kernel_source; e.g.
+   * interpolation's points) reads its tile's input here, plain bytes the
+   * source made for this tile; `in` then holds no data. NULL otherwise. */
+  const void *aux;
 } tr_window;
 
 /* Input value at block-local (r, c); r and c may reach halo cells outside. */

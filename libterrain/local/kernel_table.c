@@ -20,7 +20,9 @@
   X(roughness)            \
   X(color_relief)         \
   X(color_relief_rgba)    \
-  X(d8)
+  X(d8)                   \
+  X(interpolate)          \
+  X(fill_voids)
 
 #define TR_KERNEL_DECLARE(n) extern const tr_kernel tr_kernel_##n;
 TR_KERNEL_LIST(TR_KERNEL_DECLARE)

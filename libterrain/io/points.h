@@ -1,0 +1,37 @@
+/*
+ * points.h - point readers for interpolation (internal to libterrain).
+ *
+ * Two ways in, one result (x, y, z arrays and the CRS):
+ * - anything OGR reads (GeoPackage, Shapefile, GeoJSON, CSV with X/Y
+ *   columns, ...), with gdal_grid's selection options: layers, -where,
+ *   -sql, -spat, -clipsrc; the value is the geometry's Z or a numeric
+ *   attribute (-zfield); every vertex of a line or polygon is a point, as in
+ *   gdal_grid;
+ * - plain "x y z" text (a file named *.xyz, or any file with xyz set),
+ *   streamed line by line without OGR.
+ * Either way the value becomes (z + z_increase) * z_multiply, as gdal_grid.
+ *
+ * Bad input is refused with a line naming the file and the feature or line:
+ * no points, a missing -zfield, a value that is not a number, a non-finite
+ * coordinate or value. A feature whose -zfield is unset (null) is skipped.
+ */
+#ifndef TR_POINTS_H
+#define TR_POINTS_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "terrain.h"
+
+typedef struct {
+  int64_t n, cap;
+  double *x, *y, *z;
+  char *wkt;  /* the layer's CRS as WKT, or NULL */
+  double xmin, ymin, xmax, ymax;
+} tr_points;
+
+/* Reads every point of `path` as the interpolation options say. */
+int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_error *err);
+void tr_points_free(tr_points *p);
+
+#endif

@@ -1,0 +1,444 @@
+/*
+ * interpolate.c - `terrafort interpolate`: scattered points to a grid with
+ * gdal_grid's algorithms, as a local kernel over a source.
+ *
+ * The points are read once per rank (io/points.h) and put in the bucket
+ * grid (interp/point_index.h). The output grid runs through the executor
+ * like any local kernel, but its tiles read no raster: for each tile the
+ * source below copies the part of the index the tile's nodes can reach
+ * (their "halo" is the search radius) into the tile's input bytes, and the
+ * kernel evaluates every node from those bytes alone. So threads, mpirun,
+ * --ft dual (the bytes travel to the worker), the ordered sink, progress,
+ * --stats and the temporary output are the executor's, and a node's value
+ * is the same in any tile.
+ *
+ * How far a tile reaches: the search ellipse's bounding box, or, where the
+ * algorithm keeps only the k nearest points (nearest, invdistnn), the k-th
+ * nearest distance from the tile's centre plus half its diagonal (a node's
+ * k-th nearest distance moves no faster than the node), capped by the
+ * radius; every point when a node can see them all (invdist without radii).
+ *
+ * linear: GDAL's Delaunay triangulation (GDALTriangulationCreateDelaunay)
+ * of all points, its barycentric coefficients, and per tile the triangles
+ * whose bounding box meets the tile. A node takes the first triangle in the
+ * triangulation's order that holds it (barycentric coordinates >= -1e-10),
+ * which no tile split can change; outside every triangle it falls back as
+ * GDAL does (grid_alg.h). The convex hull is convex: a tile whose four
+ * corner nodes lie in triangles needs no points.
+ *
+ * Grid nodes are cell centres, as gdal_grid: x = xmin + (col + 0.5) dx,
+ * y = ymax - (row + 0.5) dy, north-up.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include <cpl_conv.h>
+#include <cpl_string.h>
+#include <gdal_alg.h>
+#include <ogr_srs_api.h>
+
+#include "dist.h"
+#include "executor.h"
+#include "grid.h"
+#include "grid_alg.h"
+#include "kernel.h"
+#include "point_index.h"
+#include "points.h"
+
+#define LINEAR_EPS 1e-10
+
+typedef struct {
+  tr_grid_params g;
+  double xmin, dx, ymax, dy; /* dy > 0: rows go south */
+} interp_params;
+
+/* A tile's input: this head, ntri triangles, then a view of the index. */
+typedef struct {
+  int64_t ntri;
+  int64_t pad;
+} aux_head;
+
+typedef struct {
+  double x[3], y[3], z[3];
+  double m1x, m1y, m2x, m2y, cx, cy; /* GDAL's barycentric coefficients */
+  int64_t id;                        /* the facet's index */
+} aux_tri;
+
+static inline double node_x(const interp_params *p, int64_t col) { return p->xmin + ((double)col + 0.5) * p->dx; }
+static inline double node_y(const interp_params *p, int64_t row) { return p->ymax - ((double)row + 0.5) * p->dy; }
+
+/* The node's barycentric coordinates in t; 1 when they place it inside. */
+static inline int tri_holds(const aux_tri *t, double x, double y, double l[3]) {
+  l[0] = t->m1x * (x - t->cx) + t->m1y * (y - t->cy);
+  l[1] = t->m2x * (x - t->cx) + t->m2y * (y - t->cy);
+  l[2] = 1.0 - l[0] - l[1];
+  return l[0] >= -LINEAR_EPS && l[1] >= -LINEAR_EPS && l[2] >= -LINEAR_EPS;
+}
+
+/* linear over rows [row0, row0 + nrows) of the block: each triangle, in
+ * order, claims the unclaimed nodes it holds; the rest fall back. */
+static int linear_rows(const interp_params *p, const tr_window *w, const aux_tri *tri, int64_t ntri,
+                       const tr_pview *v, int64_t row0, int64_t nrows, double *out) {
+  const int64_t cols = w->cols;
+  unsigned char *set = calloc((size_t)(nrows * cols), 1);
+  if (!set) return -1;
+  for (int64_t k = 0; k < ntri; k++) {
+    const aux_tri *t = &tri[k];
+    const double txmin = fmin(t->x[0], fmin(t->x[1], t->x[2])), txmax = fmax(t->x[0], fmax(t->x[1], t->x[2]));
+    const double tymin = fmin(t->y[0], fmin(t->y[1], t->y[2])), tymax = fmax(t->y[0], fmax(t->y[1], t->y[2]));
+    /* node index ranges the bounding box may hold, one node wider */
+    int64_t c0 = (int64_t)floor((txmin - p->xmin) / p->dx - 0.5) - 1 - w->gcol0;
+    int64_t c1 = (int64_t)ceil((txmax - p->xmin) / p->dx - 0.5) + 1 - w->gcol0;
+    int64_t r0 = (int64_t)floor((p->ymax - tymax) / p->dy - 0.5) - 1 - w->grow0;
+    int64_t r1 = (int64_t)ceil((p->ymax - tymin) / p->dy - 0.5) + 1 - w->grow0;
+    if (c0 < 0) c0 = 0;
+    if (c1 > cols - 1) c1 = cols - 1;
+    if (r0 < row0) r0 = row0;
+    if (r1 > row0 + nrows - 1) r1 = row0 + nrows - 1;
+    for (int64_t r = r0; r <= r1; r++) {
+      const double y = node_y(p, w->grow0 + r);
+      for (int64_t c = c0; c <= c1; c++) {
+        const int64_t at = (r - row0) * cols + c;
+        if (set[at]) continue;
+        double l[3];
+        if (!tri_holds(t, node_x(p, w->gcol0 + c), y, l)) continue;
+        out[at] = l[0] * t->z[0] + l[1] * t->z[1] + l[2] * t->z[2];
+        set[at] = 1;
+      }
+    }
+  }
+  tr_grid_scratch s = TR_GRID_SCRATCH_INIT;
+  for (int64_t r = row0; r < row0 + nrows; r++) {
+    const double y = node_y(p, w->grow0 + r);
+    for (int64_t c = 0; c < cols; c++) {
+      const int64_t at = (r - row0) * cols + c;
+      if (!set[at]) out[at] = tr_grid_linear_outside(&p->g, v, node_x(p, w->gcol0 + c), y, &s);
+    }
+  }
+  tr_grid_scratch_free(&s);
+  free(set);
+  return 0;
+}
+
+static int interp_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *out) {
+  const interp_params *p = params;
+  if (!w->aux) return -1;
+  const aux_head *ah = w->aux;
+  const aux_tri *tri = (const aux_tri *)(ah + 1);
+  const tr_pview v = tr_pview_open(tri + ah->ntri);
+  double *o = out;
+  if (p->g.alg == TR_GRID_LINEAR) return linear_rows(p, w, tri, ah->ntri, &v, row0, nrows, o);
+  tr_grid_scratch s = TR_GRID_SCRATCH_INIT;
+  int rc = 0;
+  for (int64_t r = row0; r < row0 + nrows && !rc; r++) {
+    const double y = node_y(p, w->grow0 + r);
+    for (int64_t c = 0; c < w->cols && !rc; c++)
+      rc = tr_grid_value(&p->g, &v, node_x(p, w->gcol0 + c), y, &s, &o[(r - row0) * w->cols + c]);
+  }
+  tr_grid_scratch_free(&s);
+  return rc;
+}
+
+const tr_kernel tr_kernel_interpolate = {"interpolate", 0, sizeof(interp_params), GDT_Float64, 1, interp_kernel, NULL};
+
+/* ------------------------------------------------------------ the source */
+
+typedef struct {
+  interp_params ip;
+  tr_pindex ix;
+  const double *x, *y, *z;   /* the points in input order (linear's triangles) */
+  GDALTriangulation *tri;
+  tr_grid tiles;             /* the executor's tile grid */
+  int64_t *tri_start;        /* per tile: its triangles tri_list[start[t] .. start[t + 1]) */
+  int64_t *tri_list;
+} interp_src;
+
+static void fill_tri(const interp_src *s, int64_t f, aux_tri *t) {
+  const double *x = s->x, *y = s->y;
+  const GDALTriFacet *fc = &s->tri->pasFacets[f];
+  const GDALTriBarycentricCoefficients *bc = &s->tri->pasFacetCoefficients[f];
+  for (int k = 0; k < 3; k++) {
+    t->x[k] = x[fc->anVertexIdx[k]];
+    t->y[k] = y[fc->anVertexIdx[k]];
+    t->z[k] = s->z[fc->anVertexIdx[k]];
+  }
+  t->m1x = bc->dfMul1X;
+  t->m1y = bc->dfMul1Y;
+  t->m2x = bc->dfMul2X;
+  t->m2y = bc->dfMul2Y;
+  t->cx = bc->dfCstX;
+  t->cy = bc->dfCstY;
+  t->id = f;
+}
+
+static int grow(tr_bytes *b, size_t need, tr_error *e) {
+  if (b->cap >= need) return TR_OK;
+  void *p = realloc(b->p, need);
+  if (!p) return tr_fail(e, TR_ENOMEM, "out of memory for a tile's points (%zu bytes)", need);
+  b->p = p;
+  b->cap = need;
+  return TR_OK;
+}
+
+/* The k nearest distance from (x, y) within radius r (< 0: any), or -1
+ * when fewer than k points are that close. */
+static int kth_distance(const tr_pview *v, double x, double y, int64_t k, double r, double *dk, tr_error *e) {
+  int64_t *idx = malloc((size_t)k * sizeof *idx);
+  double *d2 = malloc((size_t)k * sizeof *d2);
+  if (!idx || !d2) {
+    free(idx);
+    free(d2);
+    return tr_fail(e, TR_ENOMEM, "out of memory");
+  }
+  const int64_t m = tr_pview_knn(v, x, y, k, r, 0, idx, d2);
+  *dk = m == k ? sqrt(d2[m - 1]) : -1;
+  free(idx);
+  free(d2);
+  return TR_OK;
+}
+
+/* Does some triangle of the tile hold node (x, y)? */
+static int tile_holds(const aux_tri *tri, int64_t ntri, double x, double y) {
+  double l[3];
+  for (int64_t k = 0; k < ntri; k++)
+    if (tri_holds(&tri[k], x, y, l)) return 1;
+  return 0;
+}
+
+static int interp_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_error *e) {
+  const interp_src *s = ctx;
+  const interp_params *p = &s->ip;
+  const tr_grid_params *g = &p->g;
+  const double X0 = node_x(p, t->col0), X1 = node_x(p, t->col0 + t->cols - 1);
+  const double Y1 = node_y(p, t->row0), Y0 = node_y(p, t->row0 + t->rows - 1);
+  const double cxm = 0.5 * (X0 + X1), cym = 0.5 * (Y0 + Y1), half = hypot(0.5 * (X1 - X0), 0.5 * (Y1 - Y0));
+  const int64_t ntri = s->tri ? s->tri_start[t->index + 1] - s->tri_start[t->index] : 0;
+  const size_t tri_bytes = sizeof(aux_head) + (size_t)ntri * sizeof(aux_tri);
+  int st = grow(buf, tri_bytes, e);
+  if (st) return st;
+  aux_head *ah = buf->p;
+  ah->ntri = ntri;
+  ah->pad = 0;
+  aux_tri *tri = (aux_tri *)(ah + 1);
+  for (int64_t k = 0; k < ntri; k++) fill_tri(s, s->tri_list[s->tri_start[t->index] + k], &tri[k]);
+
+  /* how far the tile's nodes can see: < 0 every point, NAN none */
+  double reach = tr_grid_reach(g);
+  int64_t knn_k = 0;
+  double knn_r = -1;
+  if (g->alg == TR_GRID_NEAREST && g->angle == 0.0 && g->radius1 == g->radius2) {
+    knn_k = 1;
+    knn_r = g->radius1 != 0.0 ? g->radius1 : -1.0;
+  } else if (g->alg == TR_GRID_INVDISTNN && g->max_points > 0) {
+    knn_k = g->max_points;
+    knn_r = g->radius;
+  } else if (g->alg == TR_GRID_LINEAR) {
+    const int inside = tile_holds(tri, ntri, X0, Y0) && tile_holds(tri, ntri, X0, Y1) &&
+                       tile_holds(tri, ntri, X1, Y0) && tile_holds(tri, ntri, X1, Y1);
+    reach = g->radius == 0.0 || inside ? NAN : g->radius > 0 ? g->radius : -1;
+  }
+  if (knn_k > 0) {
+    double dk = -1;
+    if ((st = kth_distance(&s->ix.all, cxm, cym, knn_k, knn_r, &dk, e))) return st;
+    reach = dk < 0 ? knn_r : knn_r >= 0 && knn_r < dk + half ? knn_r : dk + half;
+  }
+  double xmin = -INFINITY, xmax = INFINITY, ymin = -INFINITY, ymax = INFINITY;
+  if (isnan(reach)) {
+    xmin = ymin = 1;
+    xmax = ymax = 0; /* an empty view */
+  } else if (reach >= 0) {
+    const double m = reach * (1 + 1e-9) + 1e-9 * s->ix.all.h->cell;
+    double mx = m, my = m;
+    if (g->alg != TR_GRID_INVDISTNN && g->alg != TR_GRID_NEAREST && g->alg != TR_GRID_LINEAR && g->ellipse) {
+      mx = g->hx * (1 + 1e-9) + 1e-9 * s->ix.all.h->cell;
+      my = g->hy * (1 + 1e-9) + 1e-9 * s->ix.all.h->cell;
+    }
+    xmin = X0 - mx;
+    xmax = X1 + mx;
+    ymin = Y0 - my;
+    ymax = Y1 + my;
+  }
+  const size_t vbytes = tr_pview_size(&s->ix.all, xmin, ymin, xmax, ymax);
+  if ((st = grow(buf, tri_bytes + vbytes, e))) return st;
+  tr_pview_copy(&s->ix.all, xmin, ymin, xmax, ymax, (unsigned char *)buf->p + tri_bytes);
+  buf->len = tri_bytes + vbytes;
+  return TR_OK;
+}
+
+/* ------------------------------------------------------- the library call */
+
+void tr_interpolate_opts_init(tr_interpolate_opts *o) {
+  memset(o, 0, sizeof *o);
+  tr_run_opts_init(&o->run);
+  o->z_multiply = 1.0;
+  o->max_distance = 100;
+}
+
+/* The output grid: extent, size and cell size, as gdal_grid 3.6 settles them. */
+static int plan_grid(const tr_interpolate_opts *o, const tr_points *pts, interp_params *ip, int64_t *rows,
+                     int64_t *cols, tr_error *err) {
+  double x0 = pts->xmin, x1 = pts->xmax, y0 = pts->ymin, y1 = pts->ymax;
+  if (o->has_txe) {
+    x0 = fmin(o->txe[0], o->txe[1]);
+    x1 = fmax(o->txe[0], o->txe[1]);
+  }
+  if (o->has_tye) {
+    y0 = fmin(o->tye[0], o->tye[1]);
+    y1 = fmax(o->tye[0], o->tye[1]);
+  }
+  if (!(x1 > x0) || !(y1 > y0))
+    return tr_fail(err, TR_EUSAGE, "empty extent %.17g %.17g x %.17g %.17g: give -txe and -tye%s", x0, x1, y0, y1,
+                   o->has_txe && o->has_tye ? " with xmin < xmax, ymin < ymax" : " (the points lie on a line)");
+  const int has_out = o->outsize[0] || o->outsize[1], has_tr = o->tr[0] != 0 || o->tr[1] != 0;
+  if (has_out && has_tr) return tr_fail(err, TR_EUSAGE, "-outsize and -tr cannot be used together");
+  double nx = 256, ny = 256;
+  if (has_out) {
+    nx = (double)o->outsize[0];
+    ny = (double)o->outsize[1];
+  } else if (has_tr) {
+    if (!(o->tr[0] > 0) || !(o->tr[1] > 0)) return tr_fail(err, TR_EUSAGE, "-tr: resolutions must be positive");
+    nx = floor((x1 - x0) / o->tr[0] + 0.5);
+    ny = floor((y1 - y0) / o->tr[1] + 0.5);
+  }
+  if (!(nx >= 1) || !(ny >= 1) || nx > 2147483647.0 || ny > 2147483647.0)
+    return tr_fail(err, TR_EUSAGE, "output size %.0f x %.0f: each side must be 1 .. 2147483647 cells", nx, ny);
+  *cols = (int64_t)nx;
+  *rows = (int64_t)ny;
+  ip->xmin = x0;
+  ip->ymax = y1;
+  ip->dx = (x1 - x0) / nx;
+  ip->dy = (y1 - y0) / ny;
+  return TR_OK;
+}
+
+/* Refuses an output that cannot fit on its file system before creating it
+ * (uncompressed size; skipped when a COMPRESS creation option is given). */
+static int check_space(const tr_interpolate_opts *o, const char *dst, int64_t rows, int64_t cols, int type,
+                       tr_error *err) {
+  if (o->run.creation_options && CSLFetchNameValue((char **)o->run.creation_options, "COMPRESS")) return TR_OK;
+  char *dir = CPLStrdup(CPLGetPath(dst));
+  struct statvfs sv;
+  const int ok = statvfs(dir[0] ? dir : ".", &sv) == 0;
+  CPLFree(dir);
+  if (!ok) return TR_OK; /* the create will tell */
+  const double need = (double)rows * (double)cols * GDALGetDataTypeSizeBytes((GDALDataType)type);
+  const double have = (double)sv.f_bavail * (double)sv.f_frsize;
+  if (need > have)
+    return tr_fail(err, TR_ENOSPC, "output '%s' needs %.0f MB (%lld x %lld cells) but its file system has %.0f MB free",
+                   dst, need / 1048576.0, (long long)cols, (long long)rows, have / 1048576.0);
+  return TR_OK;
+}
+
+/* linear: the triangulation and, per tile, the triangles meeting it. */
+static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
+  if (n < 3) return tr_fail(err, TR_EINPUT, "linear needs at least 3 points, got %lld", (long long)n);
+  if (n > INT32_MAX) return tr_fail(err, TR_EINPUT, "linear: too many points for GDAL's triangulation");
+  /* all on one line: refused here, before qhull prints its own report */
+  int64_t a = 0, b = -1, c = -1;
+  for (int64_t i = 1; i < n && b < 0; i++)
+    if (s->x[i] != s->x[a] || s->y[i] != s->y[a]) b = i;
+  for (int64_t i = 1; b >= 0 && i < n && c < 0; i++)
+    if ((s->x[b] - s->x[a]) * (s->y[i] - s->y[a]) != (s->y[b] - s->y[a]) * (s->x[i] - s->x[a])) c = i;
+  if (c < 0) return tr_fail(err, TR_EINPUT, "linear: GDAL cannot triangulate the points (all on one line)");
+  CPLPushErrorHandler(CPLQuietErrorHandler);
+  s->tri = GDALTriangulationCreateDelaunay((int)n, s->x, s->y);
+  CPLPopErrorHandler();
+  if (!s->tri || s->tri->nFacets == 0)
+    return tr_fail(err, TR_EINPUT, "linear: GDAL cannot triangulate the points (all on one line?)");
+  if (!GDALTriangulationComputeBarycentricCoefficients(s->tri, s->x, s->y))
+    return tr_fail(err, TR_EINPUT, "linear: degenerate triangles in GDAL's triangulation");
+  const tr_grid *tg = &s->tiles;
+  const int64_t ntiles = tr_grid_count(tg);
+  s->tri_start = calloc((size_t)ntiles + 1, sizeof *s->tri_start);
+  if (!s->tri_start) return tr_fail(err, TR_ENOMEM, "out of memory");
+  const interp_params *p = &s->ip;
+  /* two passes over the facets: count per tile, then fill */
+  for (int pass = 0; pass < 2; pass++) {
+    int64_t *fillat = NULL;
+    if (pass == 1) {
+      for (int64_t t = 0; t < ntiles; t++) s->tri_start[t + 1] += s->tri_start[t];
+      s->tri_list = malloc((size_t)(s->tri_start[ntiles] > 0 ? s->tri_start[ntiles] : 1) * sizeof *s->tri_list);
+      fillat = malloc((size_t)ntiles * sizeof *fillat);
+      if (!s->tri_list || !fillat) {
+        free(fillat);
+        return tr_fail(err, TR_ENOMEM, "out of memory for the triangles' tiles");
+      }
+      memcpy(fillat, s->tri_start, (size_t)ntiles * sizeof *fillat);
+    }
+    for (int f = 0; f < s->tri->nFacets; f++) {
+      const int *v = s->tri->pasFacets[f].anVertexIdx;
+      const double txmin = fmin(s->x[v[0]], fmin(s->x[v[1]], s->x[v[2]]));
+      const double txmax = fmax(s->x[v[0]], fmax(s->x[v[1]], s->x[v[2]]));
+      const double tymin = fmin(s->y[v[0]], fmin(s->y[v[1]], s->y[v[2]]));
+      const double tymax = fmax(s->y[v[0]], fmax(s->y[v[1]], s->y[v[2]]));
+      /* nodes the box may hold, one wider (as linear_rows), then their tiles */
+      int64_t c0 = (int64_t)floor((txmin - p->xmin) / p->dx - 0.5) - 1, c1 = (int64_t)ceil((txmax - p->xmin) / p->dx - 0.5) + 1;
+      int64_t r0 = (int64_t)floor((p->ymax - tymax) / p->dy - 0.5) - 1, r1 = (int64_t)ceil((p->ymax - tymin) / p->dy - 0.5) + 1;
+      if (c0 < 0) c0 = 0;
+      if (r0 < 0) r0 = 0;
+      if (c1 > tg->cols - 1) c1 = tg->cols - 1;
+      if (r1 > tg->rows - 1) r1 = tg->rows - 1;
+      if (c0 > c1 || r0 > r1) continue;
+      for (int64_t tr = r0 / tg->tile; tr <= r1 / tg->tile; tr++)
+        for (int64_t tc = c0 / tg->tile; tc <= c1 / tg->tile; tc++) {
+          const int64_t t = tr * tg->tile_cols + tc;
+          if (pass == 0) s->tri_start[t + 1]++;
+          else s->tri_list[fillat[t]++] = f;
+        }
+    }
+    free(fillat);
+  }
+  return TR_OK;
+}
+
+int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *dst, tr_error *err) {
+  if (o->fill_voids) return tr_fill_voids(o, src, dst, err);
+  interp_src s;
+  memset(&s, 0, sizeof s);
+  int st = tr_grid_parse(o->algorithm, &s.ip.g, err);
+  if (st) return st;
+  if (o->run.tile_size < 0 || o->run.tile_size > TR_MAX_TILE)
+    return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
+  const int type = o->out_type ? o->out_type : GDT_Float64;
+  tr_points pts;
+  if ((st = tr_points_read(&pts, src, o, err))) return st;
+  int64_t rows = 0, cols = 0;
+  char *srs_wkt = NULL;
+  st = plan_grid(o, &pts, &s.ip, &rows, &cols, err);
+  if (!st && tr_rank() == 0) st = check_space(o, dst, rows, cols, type, err);
+  if (!st && o->a_srs) {
+    OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
+    if (OSRSetFromUserInput(srs, o->a_srs) != OGRERR_NONE || OSRExportToWkt(srs, &srs_wkt) != OGRERR_NONE)
+      st = tr_fail(err, TR_EUSAGE, "-a_srs: '%s' is not a coordinate reference system", o->a_srs);
+    OSRDestroySpatialReference(srs);
+  }
+  if (!st && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n)) st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
+  if (!st) {
+    const double w = pts.xmax - pts.xmin, h = pts.ymax - pts.ymin;
+    s.ip.g.init_radius = sqrt(w * h / (double)pts.n);
+    s.x = pts.x;
+    s.y = pts.y;
+    s.z = pts.z;
+    tr_grid_init(&s.tiles, rows, cols, o->run.tile_size ? o->run.tile_size : TR_DEFAULT_TILE);
+    if (s.ip.g.alg == TR_GRID_LINEAR) st = plan_triangles(&s, pts.n, err);
+  }
+  /* every rank goes on or stops together (the disk check is rank 0's) */
+  st = tr_dist_agree(st, err);
+  if (!st) {
+    /* the output grid as the executor's input: no dataset, north-up */
+    tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,
+                     .gt = {s.ip.xmin, s.ip.dx, 0, s.ip.ymax, 0, -s.ip.dy}, .wkt = srs_wkt ? srs_wkt : pts.wkt};
+    tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input};
+    st = tr_run_kernel_source(&o->run, "interpolate", &source, dst, err);
+  }
+  if (s.tri) GDALTriangulationFree(s.tri);
+  free(s.tri_start);
+  free(s.tri_list);
+  tr_pindex_free(&s.ix);
+  CPLFree(srs_wkt);
+  tr_points_free(&pts);
+  return st;
+}
