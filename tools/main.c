@@ -70,6 +70,7 @@ static const tf_command commands[] = {
     {"roughness", tf_roughness_main, "roughness (gdaldem roughness)"},
     {"color-relief", tf_color_relief_main, "colour a DEM through a colour table (gdaldem color-relief)"},
     {"fill", tf_fill_main, "fill depressions (TauDEM pitremove)"},
+    {"smooth", tf_smooth_main, "iterated 3x3 mean filter"},
 };
 
 int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg) {

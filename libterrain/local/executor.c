@@ -6,7 +6,8 @@
  * dual with MPI, rank 0 is libft's master and owns all tiles while the other
  * ranks serve as its workers. OpenMP threads take the rank's tiles in order
  * (dynamic schedule): read the tile's window with the kernel's halo under the
- * input lock, compute it (directly, or through ft_run_block for --ft dual),
+ * input lock, compute it (at the launch point, local/launch.h: CPU or GPU,
+ * --ft off or replay; or through ft_run_block for --ft dual),
  * then enter the ordered region, where the tile goes to the sink
  * (io/sink.h), which writes or sends it in tile order. Reading tile i+1,
  * computing tile i and writing tile i-1 overlap.
@@ -28,6 +29,7 @@
 #include "dist.h"
 #include "ft.h"
 #include "kernel.h"
+#include "launch.h"
 #include "run.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -62,6 +64,7 @@ typedef struct {
   unsigned char *params;
   int ft_master_only;    /* --ft dual under MPI: rank 0 computes everything */
   ft_ctx *ft;
+  tr_launcher *launch;   /* every mode but --ft dual */
   ft_kernel *ftk;        /* registry built from the table */
   unsigned char *kctx;   /* ft_kctx_head + params */
   size_t kctx_size;
@@ -73,9 +76,11 @@ static ft_type ft_type_of(const tr_kernel *k) {
   return FT_TYPE_BYTES;
 }
 
-/* Reads and computes one tile into outbuf. */
-static int compute_tile(run_state *s, const tr_tile *t, float *inbuf, void *outbuf, tr_error *e) {
+/* Reads and computes one tile into the slot's output. */
+static int compute_tile(run_state *s, const tr_tile *t, tr_launch_slot *slot, tr_error *e) {
   const int64_t h = s->k->halo, stride = t->cols + 2 * h;
+  float *inbuf = slot->in;
+  void *outbuf = slot->out;
   tr_input *in = &s->job->in;
   int st;
 #pragma omp critical(tr_exec_read)
@@ -83,9 +88,7 @@ static int compute_tile(run_state *s, const tr_tile *t, float *inbuf, void *outb
   if (st) return st;
   if (!s->ft) {
     tr_window w = {inbuf, stride, h, t->rows, t->cols, t->row0, t->col0, in->rows, in->cols};
-    if (s->k->cpu(s->params, &w, 0, t->rows, outbuf) != 0)
-      return tr_fail(e, TR_EINTERNAL, "%s kernel failed on tile %lld", s->k->name, (long long)t->index);
-    return TR_OK;
+    return tr_launch_tile(s->launch, slot, s->params, &w, t->index, e);
   }
   const size_t cell = (size_t)GDALGetDataTypeSizeBytes(s->k->out_type) * (size_t)s->k->bands;
   ft_block b = {t->index, t->rows, t->cols, h, t->row0, t->col0, inbuf, stride, sizeof(float), ft_type_of(s->k), cell};
@@ -107,8 +110,11 @@ static void run_tiles(run_state *s) {
   const size_t cell = sink->cell_bytes;
 #pragma omp parallel num_threads(j->threads)
   {
-    float *inbuf = malloc((size_t)((tile + 2 * h) * (tile + 2 * h)) * sizeof(float));
-    void *outbuf = malloc((size_t)(tile * tile) * cell);
+    tr_launch_slot *slot = s->launch ? tr_launch_slot_open(s->launch) : NULL;
+    float *inbuf = s->launch ? NULL : malloc((size_t)((tile + 2 * h) * (tile + 2 * h)) * sizeof(float));
+    void *outbuf = s->launch ? NULL : malloc((size_t)(tile * tile) * cell);
+    tr_launch_slot dual = {inbuf, outbuf, NULL, NULL, NULL, 0, -1, ""};
+    if (!s->launch) slot = inbuf && outbuf ? &dual : NULL;
 #pragma omp for ordered schedule(dynamic, 1)
     for (int64_t k = 0; k < mine; k++) {
       const int64_t i = s->ft_master_only ? k : j->rank + k * per;
@@ -117,12 +123,13 @@ static void run_tiles(run_state *s) {
       int st, failed;
 #pragma omp atomic read
       failed = sink->status;
-      if (!inbuf || !outbuf) st = tr_fail(&e, TR_ENOMEM, "out of memory for tile buffers");
+      if (!slot) st = tr_fail(&e, TR_ENOMEM, "out of memory for tile buffers");
       else if (failed && j->rank == 0) st = failed; /* rank 0 already failed: skip the work */
-      else st = compute_tile(s, &t, inbuf, outbuf, &e);
+      else st = compute_tile(s, &t, slot, &e);
 #pragma omp ordered
-      tr_sink_put(sink, i, st, &e, outbuf);
+      tr_sink_put(sink, i, st, &e, slot ? slot->out : NULL);
     }
+    if (s->launch) tr_launch_slot_close(s->launch, slot);
     free(inbuf);
     free(outbuf);
   }
@@ -210,6 +217,7 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   int status = TR_OK;
   tr_error e = {{0}};
   if (run->ft == TR_FT_DUAL) status = ft_setup(&s, &e);
+  else status = tr_launcher_open(&s.launch, run, &job.inject, s.k, job.grid.tile, &e);
   status = tr_dist_agree(status, &e);
   if (!status && s.ft && ft_ctx_role(s.ft) == FT_ROLE_WORKER) {
     int rc = ft_serve(s.ft);
@@ -222,6 +230,10 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   if (s.ft) {
     int fst = ft_finish(&s, &e);
     if (!status) status = fst;
+  }
+  if (s.launch) {
+    int lst = tr_launcher_close(s.launch, job.rank, job.nranks, &e);
+    if (!status) status = lst;
   }
   st = tr_job_finish(&job, status, &e);
   if (st && err) *err = e;
