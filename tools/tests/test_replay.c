@@ -1,0 +1,308 @@
+/*
+ * test_replay.c - `--ft replay` as a user runs it (specs/idempotent-replay.md):
+ * the same bytes as --ft off for every local kernel on every valid test DEM;
+ * a bit flipped in a slope or aspect tile, reported as ECC would, repaired
+ * by re-running exactly that launch (exact counts in --ft-report); silent
+ * flips found by --ft-check's sampled re-execution; a fault in the in-place
+ * iterative kernel (smooth) repaired through the relaunch set, and through
+ * the tile's checkpoint when an entry is invalid; the error limit's exit
+ * code with no output left; the same bytes and counts for any thread count
+ * and under mpirun -n 2 and 3; bad options.
+ */
+#include <gdal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "raster_check.h"
+#include "terrain.h"
+#include "tr_test.h"
+
+static const char *dir, *tf, *ramps;
+static char outdir[512], mpirun[256];
+
+/* Runs `[prefix] terrafort CMD [ARGS] IN [EXTRA] OUT FLAGS -q`; returns the exit code. */
+static int tfrun(const char *prefix, const char *cmd, const char *in, const char *out, const char *flags) {
+  char c[4096], extra[600] = "";
+  if (!strcmp(cmd, "color-relief")) snprintf(extra, sizeof extra, "'%s/ramp_basic.txt'", ramps);
+  snprintf(c, sizeof c, "%s '%s' %s '%s/%s' %s '%s/%s' %s -q", prefix, tf, cmd, dir, in, extra, outdir, out, flags);
+  return rc_run(c, NULL);
+}
+
+static const char *opath(const char *name) {
+  static char p[4][1024];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
+  return p[k];
+}
+
+/* An integer field of the report (the tracker's counters are unique names). */
+static long long jint(const char *json, const char *key) {
+  char k[128];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(json, k);
+  return p ? atoll(p + strlen(k)) : -1;
+}
+
+static const char *inputs[] = {"fractal.tif",   "fractal_nan.tif", "fractal_byte.tif", "fractal_int16.tif",
+                               "fractal_float64.tif", "mosaic.vrt", "plane.tif", "cone.tif",
+                               "flat.tif",      "geographic.tif",  "demo.tif",         "allnodata.tif",
+                               "nocrs.tif",     "tiny.tif",        "onerow.tif"};
+static const char *kernels[] = {"slope", "aspect", "hillshade", "tri", "tpi", "roughness", "color-relief", "smooth"};
+
+/* every kernel-table row, every valid DEM: --ft replay gives --ft off's bytes */
+static int test_replay_same_bytes(void) {
+  for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
+      ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "off.tif", "--tile-size 48"), 0);
+      ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "rep.tif", "--tile-size 48 --ft replay"), 0);
+      if (!rc_same_file(opath("off.tif"), opath("rep.tif"))) {
+        fprintf(stderr, "%s on %s\n", kernels[k], inputs[i]);
+        return 1;
+      }
+    }
+  return 0;
+}
+
+/* fractal.tif is 200 x 150: 12 tiles of 64 */
+enum { FRACTAL_TILES = 12 };
+
+/* (3) one flipped bit in one slope or aspect tile, reported: exactly that
+ * launch runs again, and the file is byte-identical */
+static int test_replay_flip_one_launch(void) {
+  for (int c = 0; c < 2; c++) {
+    const char *cmd = c ? "aspect" : "slope";
+    ASSERT_EQ_INT(tfrun("", cmd, "fractal.tif", "off.tif", "--tile-size 64"), 0);
+    for (int tile = 0; tile < FRACTAL_TILES; tile += 5) {
+      char flags[1024];
+      snprintf(flags, sizeof flags, "--tile-size 64 --ft replay --inject 'flip-launch:tile=%d' --ft-report '%s'", tile,
+               opath("r.json"));
+      ASSERT_EQ_INT(tfrun("", cmd, "fractal.tif", "rep.tif", flags), 0);
+      ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
+      const char *j = rc_slurp(opath("r.json"));
+      ASSERT_EQ_INT(jint(j, "injected"), 1);
+      ASSERT_EQ_INT(jint(j, "reported"), 1);
+      ASSERT_EQ_INT(jint(j, "launches"), FRACTAL_TILES);
+      ASSERT_EQ_INT(jint(j, "idempotent"), FRACTAL_TILES);
+      ASSERT_EQ_INT(jint(j, "errors"), 1);
+      ASSERT_EQ_INT(jint(j, "reruns"), 1);
+      ASSERT_EQ_INT(jint(j, "relaunch_sets"), 0);
+      ASSERT_EQ_INT(jint(j, "checkpoint_restores"), 0);
+      ASSERT_EQ_INT(jint(j, "unrepaired"), 0);
+    }
+  }
+  return 0;
+}
+
+/* random reported flips: each one re-run, same bytes and counts for any
+ * thread count */
+static int test_replay_random_flips_threads(void) {
+  ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "off.tif", "--tile-size 32 -compute_edges"), 0);
+  long long first = -1;
+  for (int threads = 1; threads <= 4; threads *= 2) {
+    char flags[1024];
+    snprintf(flags, sizeof flags,
+             "--tile-size 32 -compute_edges --threads %d --ft replay --ft-max-errors 1000 "
+             "--inject 'flip-launch:p=0.3,seed=11' --ft-report '%s'",
+             threads, opath("r.json"));
+    ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "rep.tif", flags), 0);
+    ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
+    const char *j = rc_slurp(opath("r.json"));
+    const long long inj = jint(j, "injected");
+    ASSERT(inj > 0);
+    ASSERT_EQ_INT(jint(j, "errors"), inj);
+    ASSERT_EQ_INT(jint(j, "reruns"), inj);
+    if (first < 0) first = inj;
+    ASSERT_EQ_INT(inj, first);
+  }
+  return 0;
+}
+
+/* silent flips: only --ft-check finds them; with every launch sampled all
+ * are found and repaired; without it the file is wrong (the faults are real) */
+static int test_replay_sampled_check(void) {
+  ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "off.tif", "--tile-size 64"), 0);
+  char flags[1024];
+  snprintf(flags, sizeof flags,
+           "--tile-size 64 --ft replay --ft-check 1 --inject 'flip-launch:tile=2,silent=1;flip-launch:tile=7,silent=1' "
+           "--ft-report '%s'",
+           opath("r.json"));
+  ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "rep.tif", flags), 0);
+  ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
+  const char *j = rc_slurp(opath("r.json"));
+  ASSERT_EQ_INT(jint(j, "injected"), 2);
+  ASSERT_EQ_INT(jint(j, "reported"), 0);
+  ASSERT_EQ_INT(jint(j, "sampled"), FRACTAL_TILES);
+  ASSERT_EQ_INT(jint(j, "sample_mismatches"), 2);
+  ASSERT_EQ_INT(jint(j, "reruns"), 2);
+  ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "bad.tif",
+                      "--tile-size 64 --ft replay --inject 'flip-launch:tile=2,silent=1'"),
+                0);
+  long n1, n2;
+  unsigned char *a = rc_file_bytes(opath("off.tif"), &n1), *b = rc_file_bytes(opath("bad.tif"), &n2);
+  ASSERT(a && b && n1 == n2 && memcmp(a, b, (size_t)n1) != 0);
+  free(a);
+  free(b);
+  return 0;
+}
+
+/* (4) smooth --passes 4: launches per tile are pass 1 (window -> work),
+ * passes 2..4 in place, finish (work -> cells) */
+static int test_replay_inplace_relaunch(void) {
+  ASSERT_EQ_INT(tfrun("", "smooth", "fractal.tif", "off.tif", "--tile-size 64 --passes 4"), 0);
+  static const struct {
+    int launch;
+    const char *how;
+    int count;
+  } cases[] = {{2, "relaunch_launches", 3}, {3, "relaunch_launches", 4}, {0, "reruns", 1}, {4, "reruns", 1}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char flags[1024];
+    snprintf(flags, sizeof flags,
+             "--tile-size 64 --passes 4 --ft replay --inject 'flip-launch:tile=5,launch=%d' --ft-report '%s'",
+             cases[k].launch, opath("r.json"));
+    ASSERT_EQ_INT(tfrun("", "smooth", "fractal.tif", "rep.tif", flags), 0);
+    ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
+    const char *j = rc_slurp(opath("r.json"));
+    ASSERT_EQ_INT(jint(j, "launches"), FRACTAL_TILES * 5);
+    ASSERT_EQ_INT(jint(j, "idempotent"), FRACTAL_TILES * 2);
+    ASSERT_EQ_INT(jint(j, "checkpoints"), FRACTAL_TILES);
+    ASSERT_EQ_INT(jint(j, "errors"), 1);
+    ASSERT_EQ_INT(jint(j, cases[k].how), cases[k].count);
+    ASSERT_EQ_INT(jint(j, "relaunch_sets"), cases[k].how[0] == 'r' && cases[k].how[1] == 'e' && cases[k].how[2] == 'l');
+    ASSERT_EQ_INT(jint(j, "checkpoint_restores"), 0);
+  }
+  return 0;
+}
+
+/* (4) the host rewrites a pass's output before the fault is reported: the
+ * entries are invalid, the search fails, the tile's checkpoint repairs */
+static int test_replay_inplace_checkpoint(void) {
+  ASSERT_EQ_INT(tfrun("", "smooth", "fractal_nan.tif", "off.tif", "--tile-size 64 --passes 3"), 0);
+  char flags[1024];
+  snprintf(flags, sizeof flags,
+           "--tile-size 64 --passes 3 --ft replay --inject 'flip-launch:tile=6,launch=1;touch:tile=6,launch=1' "
+           "--ft-report '%s'",
+           opath("r.json"));
+  ASSERT_EQ_INT(tfrun("", "smooth", "fractal_nan.tif", "rep.tif", flags), 0);
+  ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
+  const char *j = rc_slurp(opath("r.json"));
+  ASSERT_EQ_INT(jint(j, "errors"), 1);
+  ASSERT_EQ_INT(jint(j, "searches_failed"), 1);
+  ASSERT_EQ_INT(jint(j, "checkpoint_restores"), 1);
+  ASSERT_EQ_INT(jint(j, "checkpoint_launches"), 2); /* passes 1 and 2 of tile 6 */
+  ASSERT_EQ_INT(jint(j, "relaunch_sets"), 0);
+  ASSERT_EQ_INT(jint(j, "outside_writes"), FRACTAL_TILES + 1);
+  return 0;
+}
+
+/* (5) past --ft-max-errors: exit 9, one line, no output and no temporary */
+static int test_replay_error_limit(void) {
+  char sub[600], flags[1024], err[600];
+  snprintf(sub, sizeof sub, "%s/limit", outdir);
+  mkdir(sub, 0755);
+  snprintf(err, sizeof err, "%s/limit.stderr", outdir);
+  static const char *cases[] = {"--ft-max-errors 3 --inject 'flip-launch:tile=-1'",
+                                "--ft-max-errors 0 --inject 'flip-launch:tile=4'",
+                                "--passes 3 --ft-max-errors 2 --inject 'flip-launch:tile=-1,launch=2'"};
+  for (size_t k = 0; k < 3; k++) {
+    const char *cmd = k == 2 ? "smooth" : "slope";
+    snprintf(flags, sizeof flags, "'%s' %s '%s/fractal.tif' '%s/x.tif' --tile-size 64 --ft replay %s", tf, cmd, dir,
+             sub, cases[k]);
+    ASSERT_EQ_INT(rc_run(flags, err), 9);
+    ASSERT_EQ_INT(rc_count_entries(sub), 0);
+    const char *e = rc_slurp(err);
+    ASSERT(strstr(e, "--ft-max-errors") != NULL);
+    ASSERT(strchr(e, '\n') == e + strlen(e) - 1);
+  }
+  return 0;
+}
+
+/* under mpirun the ranks' counters are summed into rank 0's report */
+static int test_replay_mpi(void) {
+  if (!mpirun[0]) {
+    printf("skip: no mpirun\n");
+    return 0;
+  }
+  ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "off.tif", "--tile-size 32"), 0);
+  ASSERT_EQ_INT(tfrun("", "smooth", "demo.tif", "soff.tif", "--tile-size 32 --passes 3"), 0);
+  for (int n = 2; n <= 3; n++) {
+    char pre[300], flags[1024];
+    snprintf(pre, sizeof pre, "%s -n %d", mpirun, n);
+    snprintf(flags, sizeof flags,
+             "--tile-size 32 --threads 2 --ft replay --ft-max-errors 1000 --inject 'flip-launch:p=0.2,seed=5' "
+             "--ft-report '%s'",
+             opath("r.json"));
+    ASSERT_EQ_INT(tfrun(pre, "slope", "demo.tif", "rep.tif", flags), 0);
+    ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
+    const char *j = rc_slurp(opath("r.json"));
+    const long long inj = jint(j, "injected");
+    ASSERT(inj > 0);
+    ASSERT_EQ_INT(jint(j, "errors"), inj);
+    ASSERT_EQ_INT(jint(j, "reruns"), inj);
+    snprintf(flags, sizeof flags,
+             "--tile-size 32 --passes 3 --ft replay --inject 'flip-launch:tile=-1,launch=2' --ft-max-errors 1000 "
+             "--ft-report '%s'",
+             opath("r.json"));
+    ASSERT_EQ_INT(tfrun(pre, "smooth", "demo.tif", "srep.tif", flags), 0);
+    ASSERT(rc_same_file(opath("soff.tif"), opath("srep.tif")));
+    j = rc_slurp(opath("r.json"));
+    const long long tiles = jint(j, "checkpoints");
+    ASSERT(tiles > 1);
+    ASSERT_EQ_INT(jint(j, "relaunch_sets"), tiles);
+    ASSERT_EQ_INT(jint(j, "relaunch_launches"), 3 * tiles);
+    ASSERT_EQ_INT(jint(j, "relaunch_max"), 3);
+  }
+  return 0;
+}
+
+static int test_replay_bad_options(void) {
+  char c[2048], err[600];
+  snprintf(err, sizeof err, "%s/bad.stderr", outdir);
+  static const char *bad[] = {"--ft replay2", "--ft-check 1.5", "--ft-max-errors -1", "--device tpu",
+                              "--replay-on fpga", "--inject 'flip-launch:launch=1'", "--passes 9",
+                              "--inject 'touch:p=0.5'"};
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    snprintf(c, sizeof c, "'%s' smooth '%s/fractal.tif' '%s/bad.tif' %s", tf, dir, outdir, bad[k]);
+    ASSERT_EQ_INT(rc_run(c, err), 2);
+    ASSERT(strlen(rc_slurp(err)) > 10);
+  }
+  /* --device gpu with no GPU (or for a row without a GPU version): a clear usage error */
+  if (tr_gpu_count(NULL, 0) == 0) {
+    snprintf(c, sizeof c, "'%s' slope '%s/fractal.tif' '%s/bad.tif' --device gpu", tf, dir, outdir);
+    ASSERT_EQ_INT(rc_run(c, err), 2);
+    ASSERT(strstr(rc_slurp(err), "--device gpu") != NULL);
+    /* auto falls back to the CPU with a one-line note, same bytes */
+    ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "off.tif", ""), 0);
+    snprintf(c, sizeof c, "'%s' slope '%s/fractal.tif' '%s/auto.tif' --device auto", tf, dir, outdir);
+    ASSERT_EQ_INT(rc_run(c, err), 0);
+    ASSERT(strstr(rc_slurp(err), "note: --device auto: running on the CPU") != NULL);
+    ASSERT(rc_same_file(opath("off.tif"), opath("auto.tif")));
+  }
+  snprintf(c, sizeof c, "'%s' tri '%s/fractal.tif' '%s/bad.tif' --device gpu", tf, dir, outdir);
+  ASSERT_EQ_INT(rc_run(c, err), 2);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) return 2;
+  dir = argv[1];
+  tf = argv[2];
+  ramps = argv[3];
+  GDALAllRegister();
+  snprintf(outdir, sizeof outdir, "%s/../out_replay", dir);
+  mkdir(outdir, 0755);
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
+    snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
+#ifndef TERRAFORT_HAVE_MPI
+  mpirun[0] = 0;
+#endif
+  static const tr_test_case cases[] = {
+      TR_TEST(test_replay_same_bytes),         TR_TEST(test_replay_flip_one_launch),
+      TR_TEST(test_replay_random_flips_threads), TR_TEST(test_replay_sampled_check),
+      TR_TEST(test_replay_inplace_relaunch),   TR_TEST(test_replay_inplace_checkpoint),
+      TR_TEST(test_replay_error_limit),        TR_TEST(test_replay_mpi),
+      TR_TEST(test_replay_bad_options)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
