@@ -18,28 +18,7 @@
 #include <string.h>
 
 #include "gradient.h"
-
-static inline float aspect_cell(const tr_gradient_params *p, const float *w) {
-  double dx, dy;
-  if (p->alg == TR_GRAD_HORN) {
-    dx = (double)((w[2] + w[5] + w[5] + w[8]) - (w[0] + w[3] + w[3] + w[6]));
-    dy = (double)((w[6] + w[7] + w[7] + w[8]) - (w[0] + w[1] + w[1] + w[2]));
-  } else {
-    dx = (double)(w[5] - w[3]);
-    dy = (double)(w[7] - w[1]);
-  }
-  if (p->gt[5] > 0) dy = -dy;
-  if (p->gt[1] < 0) dx = -dx;
-  if (dx == 0 && dy == 0) return p->zero_for_flat ? 0.0f : p->dst_nodata;
-  float a = (float)(atan2(dy, -dx) * (180.0 / M_PI));
-  if (!p->trigonometric) {
-    a = a > 90.0f ? 450.0f - a : 90.0f - a;
-  } else if (a < 0) {
-    a += 360.0f;
-  }
-  if (a == 360.0f) a = 0.0f;
-  return a;
-}
+#include "gradient_cell.h"
 
 static int aspect_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_gradient_params *p = params;
@@ -84,7 +63,8 @@ void tr_aspect_opts_init(tr_aspect_opts *o) {
   o->compute_edges = 0;
 }
 
-const tr_kernel tr_kernel_aspect = {"aspect", 1, sizeof(tr_gradient_params), GDT_Float32, 1, aspect_kernel, NULL};
+const tr_kernel tr_kernel_aspect = {"aspect", 1, sizeof(tr_gradient_params), GDT_Float32, 1, aspect_kernel,
+                                    TR_GPU(tr_aspect_gpu)};
 
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {
   tr_gradient_setup g;

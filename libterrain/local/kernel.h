@@ -25,7 +25,13 @@
 #include <stdint.h>
 
 /* Functions the GPU versions share with the CPU ones are compiled for both
- * (nvcc defines __CUDACC__). */
+ * (nvcc defines __CUDACC__); a row's GPU slot names its CUDA function with
+ * TR_GPU(fn), which is NULL in builds without CUDA. */
+#ifdef TERRAFORT_HAVE_CUDA
+#define TR_GPU(fn) fn
+#else
+#define TR_GPU(fn) NULL
+#endif
 #ifdef __CUDACC__
 #define TR_HD __host__ __device__
 #else
