@@ -78,3 +78,9 @@ set_tests_properties(cli_replay PROPERTIES FIXTURES_REQUIRED testdata
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_replay APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# GPU kernels (needs a GPU; exits 77 = skipped without one): GPU vs CPU bytes, GPU launch replay.
+terrafort_add_test(cli_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}
+                   LABELS "cli;gpu")
+set_tests_properties(cli_gpu PROPERTIES FIXTURES_REQUIRED testdata SKIP_RETURN_CODE 77 TIMEOUT 900)
