@@ -106,7 +106,7 @@ typedef struct {
   const char *ft_report;    /* JSON report path, or NULL */
   const char *inject;       /* fault-injection spec (TERRAFORT_INJECT syntax) */
   /* --ft replay (specs/idempotent-replay.md) and devices. */
-  int ft_max_errors;        /* faults repaired per run before failing with TR_EFTLIMIT; 0: 16 */
+  int ft_max_errors;        /* faults repaired per rank before failing with TR_EFTLIMIT; 0: 16; < 0: none */
   double ft_check;          /* share of idempotent launches re-executed and checksummed, [0, 1] */
   tr_device device;
   int replay_on_cpu;        /* 1: a GPU launch found faulty is replayed on the CPU */

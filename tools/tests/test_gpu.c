@@ -15,30 +15,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "raster_check.h"
+#include "cli_kit.h"
 #include "terrain.h"
 #include "tr_test.h"
 
-static const char *dir, *tf, *src;
-static char outdir[512], big[600];
+static const char *src;
+static char big[600];
 
 static int tfrun(const char *cmd, const char *in, const char *out, const char *flags) {
-  char c[4096];
-  snprintf(c, sizeof c, "'%s' %s '%s' '%s/%s' %s -q", tf, cmd, in, outdir, out, flags);
-  return rc_run(c, NULL);
+  return ck_run("", cmd, "", in, out, flags);
 }
 
-static const char *opath(const char *name) {
-  static char p[4][1024];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
-  return p[k];
-}
 
 static const char *dem(const char *name) {
   static char p[1024];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
+  snprintf(p, sizeof p, "%s/%s", ck_dir, name);
   return p;
 }
 
@@ -78,7 +69,7 @@ static int test_gpu_same_bytes(void) {
         snprintf(b, sizeof b, "--device gpu --tile-size 64 %s", flags[f]);
         ASSERT_EQ_INT(tfrun(cmd, dem(inputs[i]), "cpu.tif", a), 0);
         ASSERT_EQ_INT(tfrun(cmd, dem(inputs[i]), "gpu.tif", b), 0);
-        if (!rc_same_file(opath("cpu.tif"), opath("gpu.tif"))) {
+        if (!rc_same_file(ck_out("cpu.tif"), ck_out("gpu.tif"))) {
           fprintf(stderr, "%s %s on %s\n", cmd, flags[f], inputs[i]);
           return 1;
         }
@@ -95,7 +86,7 @@ static int test_gpu_hillshade_within_one(void) {
       snprintf(b, sizeof b, "--device gpu %s", flags[f]);
       ASSERT_EQ_INT(tfrun("hillshade", dem(inputs[i]), "cpu.tif", a), 0);
       ASSERT_EQ_INT(tfrun("hillshade", dem(inputs[i]), "gpu.tif", b), 0);
-      ASSERT(compare_bytes_within(opath("cpu.tif"), opath("gpu.tif"), 1.0, 1e-4) == 0);
+      ASSERT(compare_bytes_within(ck_out("cpu.tif"), ck_out("gpu.tif"), 1.0, 1e-4) == 0);
     }
   return 0;
 }
@@ -105,11 +96,11 @@ static int test_gpu_big_dem(void) {
     const char *cmd = c ? "aspect" : "slope";
     ASSERT_EQ_INT(tfrun(cmd, big, "bigcpu.tif", "--device cpu"), 0);
     ASSERT_EQ_INT(tfrun(cmd, big, "biggpu.tif", "--device gpu"), 0);
-    ASSERT(rc_same_file(opath("bigcpu.tif"), opath("biggpu.tif")));
+    ASSERT(rc_same_file(ck_out("bigcpu.tif"), ck_out("biggpu.tif")));
   }
   ASSERT_EQ_INT(tfrun("hillshade", big, "bigcpu.tif", "--device cpu"), 0);
   ASSERT_EQ_INT(tfrun("hillshade", big, "biggpu.tif", "--device gpu"), 0);
-  ASSERT(compare_bytes_within(opath("bigcpu.tif"), opath("biggpu.tif"), 1.0, 1e-4) == 0);
+  ASSERT(compare_bytes_within(ck_out("bigcpu.tif"), ck_out("biggpu.tif"), 1.0, 1e-4) == 0);
   return 0;
 }
 
@@ -121,36 +112,33 @@ static int test_gpu_replay(void) {
     snprintf(f, sizeof f,
              "--device gpu --tile-size 64 --ft replay --replay-on %s --inject 'flip-launch:tile=1;flip-launch:tile=4' "
              "--ft-report '%s'",
-             on_cpu ? "cpu" : "gpu", opath("r.json"));
+             on_cpu ? "cpu" : "gpu", ck_out("r.json"));
     ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "gpu.tif", f), 0);
-    ASSERT(rc_same_file(opath("cpu.tif"), opath("gpu.tif")));
-    const char *j = rc_slurp(opath("r.json"));
+    ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("gpu.tif")));
+    const char *j = rc_slurp(ck_out("r.json"));
     ASSERT(strstr(j, "\"injected\":2") && strstr(j, "\"reruns\":2"));
   }
   /* auto takes the GPU: same bytes, no note */
   char c[2048], err[600];
-  snprintf(err, sizeof err, "%s/auto.stderr", outdir);
-  snprintf(c, sizeof c, "'%s' slope '%s' '%s/auto.tif' --tile-size 64 --device auto", tf, dem("demo.tif"), outdir);
+  snprintf(err, sizeof err, "%s/auto.stderr", ck_outdir);
+  snprintf(c, sizeof c, "'%s' slope '%s' '%s/auto.tif' --tile-size 64 --device auto", ck_tf, dem("demo.tif"), ck_outdir);
   ASSERT_EQ_INT(rc_run(c, err), 0);
   ASSERT(strstr(rc_slurp(err), "note:") == NULL);
-  ASSERT(rc_same_file(opath("cpu.tif"), opath("auto.tif")));
+  ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("auto.tif")));
   return 0;
 }
 
 int main(int argc, char **argv) {
   if (argc < 4) return 2;
-  dir = argv[1];
-  tf = argv[2];
   src = argv[3];
   char why[256] = "";
   if (tr_gpu_count(why, sizeof why) == 0) {
     printf("skip: %s\n", why);
     return 77;
   }
+  ck_init(argv[1], argv[2], "gpu");
   GDALAllRegister();
-  snprintf(outdir, sizeof outdir, "%s/../out_gpu", dir);
-  mkdir(outdir, 0755);
-  snprintf(big, sizeof big, "%s/big8000.tif", outdir);
+  snprintf(big, sizeof big, "%s/big8000.tif", ck_outdir);
   char c[2048];
   snprintf(c, sizeof c, "test -f '%s' || /usr/bin/python3 '%s/scripts/bench/gen_dem.py' '%s' 8000", big, src, big);
   if (rc_run(c, NULL) != 0) return 1;

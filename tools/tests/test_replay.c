@@ -15,36 +15,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "raster_check.h"
+#include "cli_kit.h"
 #include "terrain.h"
 #include "tr_test.h"
 
-static const char *dir, *tf, *ramps;
-static char outdir[512], mpirun[256];
+static const char *ramps;
+static char mpirun[256];
 
-/* Runs `[prefix] terrafort CMD [ARGS] IN [EXTRA] OUT FLAGS -q`; returns the exit code. */
 static int tfrun(const char *prefix, const char *cmd, const char *in, const char *out, const char *flags) {
-  char c[4096], extra[600] = "";
+  char extra[600] = "";
   if (!strcmp(cmd, "color-relief")) snprintf(extra, sizeof extra, "'%s/ramp_basic.txt'", ramps);
-  snprintf(c, sizeof c, "%s '%s' %s '%s/%s' %s '%s/%s' %s -q", prefix, tf, cmd, dir, in, extra, outdir, out, flags);
-  return rc_run(c, NULL);
+  return ck_run(prefix, cmd, extra, in, out, flags);
 }
 
-static const char *opath(const char *name) {
-  static char p[4][1024];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
-  return p[k];
-}
-
-/* An integer field of the report (the tracker's counters are unique names). */
-static long long jint(const char *json, const char *key) {
-  char k[128];
-  snprintf(k, sizeof k, "\"%s\":", key);
-  const char *p = strstr(json, k);
-  return p ? atoll(p + strlen(k)) : -1;
-}
 
 static const char *inputs[] = {"fractal.tif",   "fractal_nan.tif", "fractal_byte.tif", "fractal_int16.tif",
                                "fractal_float64.tif", "mosaic.vrt", "plane.tif", "cone.tif",
@@ -58,7 +41,7 @@ static int test_replay_same_bytes(void) {
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
       ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "off.tif", "--tile-size 48"), 0);
       ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "rep.tif", "--tile-size 48 --ft replay"), 0);
-      if (!rc_same_file(opath("off.tif"), opath("rep.tif"))) {
+      if (!rc_same_file(ck_out("off.tif"), ck_out("rep.tif"))) {
         fprintf(stderr, "%s on %s\n", kernels[k], inputs[i]);
         return 1;
       }
@@ -78,19 +61,19 @@ static int test_replay_flip_one_launch(void) {
     for (int tile = 0; tile < FRACTAL_TILES; tile += 5) {
       char flags[1024];
       snprintf(flags, sizeof flags, "--tile-size 64 --ft replay --inject 'flip-launch:tile=%d' --ft-report '%s'", tile,
-               opath("r.json"));
+               ck_out("r.json"));
       ASSERT_EQ_INT(tfrun("", cmd, "fractal.tif", "rep.tif", flags), 0);
-      ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
-      const char *j = rc_slurp(opath("r.json"));
-      ASSERT_EQ_INT(jint(j, "injected"), 1);
-      ASSERT_EQ_INT(jint(j, "reported"), 1);
-      ASSERT_EQ_INT(jint(j, "launches"), FRACTAL_TILES);
-      ASSERT_EQ_INT(jint(j, "idempotent"), FRACTAL_TILES);
-      ASSERT_EQ_INT(jint(j, "errors"), 1);
-      ASSERT_EQ_INT(jint(j, "reruns"), 1);
-      ASSERT_EQ_INT(jint(j, "relaunch_sets"), 0);
-      ASSERT_EQ_INT(jint(j, "checkpoint_restores"), 0);
-      ASSERT_EQ_INT(jint(j, "unrepaired"), 0);
+      ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+      const char *j = rc_slurp(ck_out("r.json"));
+      ASSERT_EQ_INT(ck_json_int(j, "injected"), 1);
+      ASSERT_EQ_INT(ck_json_int(j, "reported"), 1);
+      ASSERT_EQ_INT(ck_json_int(j, "launches"), FRACTAL_TILES);
+      ASSERT_EQ_INT(ck_json_int(j, "idempotent"), FRACTAL_TILES);
+      ASSERT_EQ_INT(ck_json_int(j, "errors"), 1);
+      ASSERT_EQ_INT(ck_json_int(j, "reruns"), 1);
+      ASSERT_EQ_INT(ck_json_int(j, "relaunch_sets"), 0);
+      ASSERT_EQ_INT(ck_json_int(j, "checkpoint_restores"), 0);
+      ASSERT_EQ_INT(ck_json_int(j, "unrepaired"), 0);
     }
   }
   return 0;
@@ -106,14 +89,14 @@ static int test_replay_random_flips_threads(void) {
     snprintf(flags, sizeof flags,
              "--tile-size 32 -compute_edges --threads %d --ft replay --ft-max-errors 1000 "
              "--inject 'flip-launch:p=0.3,seed=11' --ft-report '%s'",
-             threads, opath("r.json"));
+             threads, ck_out("r.json"));
     ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "rep.tif", flags), 0);
-    ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
-    const char *j = rc_slurp(opath("r.json"));
-    const long long inj = jint(j, "injected");
+    ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+    const char *j = rc_slurp(ck_out("r.json"));
+    const long long inj = ck_json_int(j, "injected");
     ASSERT(inj > 0);
-    ASSERT_EQ_INT(jint(j, "errors"), inj);
-    ASSERT_EQ_INT(jint(j, "reruns"), inj);
+    ASSERT_EQ_INT(ck_json_int(j, "errors"), inj);
+    ASSERT_EQ_INT(ck_json_int(j, "reruns"), inj);
     if (first < 0) first = inj;
     ASSERT_EQ_INT(inj, first);
   }
@@ -128,20 +111,20 @@ static int test_replay_sampled_check(void) {
   snprintf(flags, sizeof flags,
            "--tile-size 64 --ft replay --ft-check 1 --inject 'flip-launch:tile=2,silent=1;flip-launch:tile=7,silent=1' "
            "--ft-report '%s'",
-           opath("r.json"));
+           ck_out("r.json"));
   ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "rep.tif", flags), 0);
-  ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
-  const char *j = rc_slurp(opath("r.json"));
-  ASSERT_EQ_INT(jint(j, "injected"), 2);
-  ASSERT_EQ_INT(jint(j, "reported"), 0);
-  ASSERT_EQ_INT(jint(j, "sampled"), FRACTAL_TILES);
-  ASSERT_EQ_INT(jint(j, "sample_mismatches"), 2);
-  ASSERT_EQ_INT(jint(j, "reruns"), 2);
+  ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+  const char *j = rc_slurp(ck_out("r.json"));
+  ASSERT_EQ_INT(ck_json_int(j, "injected"), 2);
+  ASSERT_EQ_INT(ck_json_int(j, "reported"), 0);
+  ASSERT_EQ_INT(ck_json_int(j, "sampled"), FRACTAL_TILES);
+  ASSERT_EQ_INT(ck_json_int(j, "sample_mismatches"), 2);
+  ASSERT_EQ_INT(ck_json_int(j, "reruns"), 2);
   ASSERT_EQ_INT(tfrun("", "aspect", "fractal.tif", "bad.tif",
                       "--tile-size 64 --ft replay --inject 'flip-launch:tile=2,silent=1'"),
                 0);
   long n1, n2;
-  unsigned char *a = rc_file_bytes(opath("off.tif"), &n1), *b = rc_file_bytes(opath("bad.tif"), &n2);
+  unsigned char *a = rc_file_bytes(ck_out("off.tif"), &n1), *b = rc_file_bytes(ck_out("bad.tif"), &n2);
   ASSERT(a && b && n1 == n2 && memcmp(a, b, (size_t)n1) != 0);
   free(a);
   free(b);
@@ -161,17 +144,17 @@ static int test_replay_inplace_relaunch(void) {
     char flags[1024];
     snprintf(flags, sizeof flags,
              "--tile-size 64 --passes 4 --ft replay --inject 'flip-launch:tile=5,launch=%d' --ft-report '%s'",
-             cases[k].launch, opath("r.json"));
+             cases[k].launch, ck_out("r.json"));
     ASSERT_EQ_INT(tfrun("", "smooth", "fractal.tif", "rep.tif", flags), 0);
-    ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
-    const char *j = rc_slurp(opath("r.json"));
-    ASSERT_EQ_INT(jint(j, "launches"), FRACTAL_TILES * 5);
-    ASSERT_EQ_INT(jint(j, "idempotent"), FRACTAL_TILES * 2);
-    ASSERT_EQ_INT(jint(j, "checkpoints"), FRACTAL_TILES);
-    ASSERT_EQ_INT(jint(j, "errors"), 1);
-    ASSERT_EQ_INT(jint(j, cases[k].how), cases[k].count);
-    ASSERT_EQ_INT(jint(j, "relaunch_sets"), cases[k].how[0] == 'r' && cases[k].how[1] == 'e' && cases[k].how[2] == 'l');
-    ASSERT_EQ_INT(jint(j, "checkpoint_restores"), 0);
+    ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+    const char *j = rc_slurp(ck_out("r.json"));
+    ASSERT_EQ_INT(ck_json_int(j, "launches"), FRACTAL_TILES * 5);
+    ASSERT_EQ_INT(ck_json_int(j, "idempotent"), FRACTAL_TILES * 2);
+    ASSERT_EQ_INT(ck_json_int(j, "checkpoints"), FRACTAL_TILES);
+    ASSERT_EQ_INT(ck_json_int(j, "errors"), 1);
+    ASSERT_EQ_INT(ck_json_int(j, cases[k].how), cases[k].count);
+    ASSERT_EQ_INT(ck_json_int(j, "relaunch_sets"), cases[k].how[0] == 'r' && cases[k].how[1] == 'e' && cases[k].how[2] == 'l');
+    ASSERT_EQ_INT(ck_json_int(j, "checkpoint_restores"), 0);
   }
   return 0;
 }
@@ -184,31 +167,31 @@ static int test_replay_inplace_checkpoint(void) {
   snprintf(flags, sizeof flags,
            "--tile-size 64 --passes 3 --ft replay --inject 'flip-launch:tile=6,launch=1;touch:tile=6,launch=1' "
            "--ft-report '%s'",
-           opath("r.json"));
+           ck_out("r.json"));
   ASSERT_EQ_INT(tfrun("", "smooth", "fractal_nan.tif", "rep.tif", flags), 0);
-  ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
-  const char *j = rc_slurp(opath("r.json"));
-  ASSERT_EQ_INT(jint(j, "errors"), 1);
-  ASSERT_EQ_INT(jint(j, "searches_failed"), 1);
-  ASSERT_EQ_INT(jint(j, "checkpoint_restores"), 1);
-  ASSERT_EQ_INT(jint(j, "checkpoint_launches"), 2); /* passes 1 and 2 of tile 6 */
-  ASSERT_EQ_INT(jint(j, "relaunch_sets"), 0);
-  ASSERT_EQ_INT(jint(j, "outside_writes"), FRACTAL_TILES + 1);
+  ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+  const char *j = rc_slurp(ck_out("r.json"));
+  ASSERT_EQ_INT(ck_json_int(j, "errors"), 1);
+  ASSERT_EQ_INT(ck_json_int(j, "searches_failed"), 1);
+  ASSERT_EQ_INT(ck_json_int(j, "checkpoint_restores"), 1);
+  ASSERT_EQ_INT(ck_json_int(j, "checkpoint_launches"), 2); /* passes 1 and 2 of tile 6 */
+  ASSERT_EQ_INT(ck_json_int(j, "relaunch_sets"), 0);
+  ASSERT_EQ_INT(ck_json_int(j, "outside_writes"), FRACTAL_TILES + 1);
   return 0;
 }
 
 /* (5) past --ft-max-errors: exit 9, one line, no output and no temporary */
 static int test_replay_error_limit(void) {
   char sub[600], flags[1024], err[600];
-  snprintf(sub, sizeof sub, "%s/limit", outdir);
+  snprintf(sub, sizeof sub, "%s/limit", ck_outdir);
   mkdir(sub, 0755);
-  snprintf(err, sizeof err, "%s/limit.stderr", outdir);
+  snprintf(err, sizeof err, "%s/limit.stderr", ck_outdir);
   static const char *cases[] = {"--ft-max-errors 3 --inject 'flip-launch:tile=-1'",
                                 "--ft-max-errors 0 --inject 'flip-launch:tile=4'",
                                 "--passes 3 --ft-max-errors 2 --inject 'flip-launch:tile=-1,launch=2'"};
   for (size_t k = 0; k < 3; k++) {
     const char *cmd = k == 2 ? "smooth" : "slope";
-    snprintf(flags, sizeof flags, "'%s' %s '%s/fractal.tif' '%s/x.tif' --tile-size 64 --ft replay %s", tf, cmd, dir,
+    snprintf(flags, sizeof flags, "'%s' %s '%s/fractal.tif' '%s/x.tif' --tile-size 64 --ft replay %s", ck_tf, cmd, ck_dir,
              sub, cases[k]);
     ASSERT_EQ_INT(rc_run(flags, err), 9);
     ASSERT_EQ_INT(rc_count_entries(sub), 0);
@@ -233,66 +216,63 @@ static int test_replay_mpi(void) {
     snprintf(flags, sizeof flags,
              "--tile-size 32 --threads 2 --ft replay --ft-max-errors 1000 --inject 'flip-launch:p=0.2,seed=5' "
              "--ft-report '%s'",
-             opath("r.json"));
+             ck_out("r.json"));
     ASSERT_EQ_INT(tfrun(pre, "slope", "demo.tif", "rep.tif", flags), 0);
-    ASSERT(rc_same_file(opath("off.tif"), opath("rep.tif")));
-    const char *j = rc_slurp(opath("r.json"));
-    const long long inj = jint(j, "injected");
+    ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+    const char *j = rc_slurp(ck_out("r.json"));
+    const long long inj = ck_json_int(j, "injected");
     ASSERT(inj > 0);
-    ASSERT_EQ_INT(jint(j, "errors"), inj);
-    ASSERT_EQ_INT(jint(j, "reruns"), inj);
+    ASSERT_EQ_INT(ck_json_int(j, "errors"), inj);
+    ASSERT_EQ_INT(ck_json_int(j, "reruns"), inj);
     snprintf(flags, sizeof flags,
              "--tile-size 32 --passes 3 --ft replay --inject 'flip-launch:tile=-1,launch=2' --ft-max-errors 1000 "
              "--ft-report '%s'",
-             opath("r.json"));
+             ck_out("r.json"));
     ASSERT_EQ_INT(tfrun(pre, "smooth", "demo.tif", "srep.tif", flags), 0);
-    ASSERT(rc_same_file(opath("soff.tif"), opath("srep.tif")));
-    j = rc_slurp(opath("r.json"));
-    const long long tiles = jint(j, "checkpoints");
+    ASSERT(rc_same_file(ck_out("soff.tif"), ck_out("srep.tif")));
+    j = rc_slurp(ck_out("r.json"));
+    const long long tiles = ck_json_int(j, "checkpoints");
     ASSERT(tiles > 1);
-    ASSERT_EQ_INT(jint(j, "relaunch_sets"), tiles);
-    ASSERT_EQ_INT(jint(j, "relaunch_launches"), 3 * tiles);
-    ASSERT_EQ_INT(jint(j, "relaunch_max"), 3);
+    ASSERT_EQ_INT(ck_json_int(j, "relaunch_sets"), tiles);
+    ASSERT_EQ_INT(ck_json_int(j, "relaunch_launches"), 3 * tiles);
+    ASSERT_EQ_INT(ck_json_int(j, "relaunch_max"), 3);
   }
   return 0;
 }
 
 static int test_replay_bad_options(void) {
   char c[2048], err[600];
-  snprintf(err, sizeof err, "%s/bad.stderr", outdir);
+  snprintf(err, sizeof err, "%s/bad.stderr", ck_outdir);
   static const char *bad[] = {"--ft replay2", "--ft-check 1.5", "--ft-max-errors -1", "--device tpu",
                               "--replay-on fpga", "--inject 'flip-launch:launch=1'", "--passes 9",
                               "--inject 'touch:p=0.5'"};
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-    snprintf(c, sizeof c, "'%s' smooth '%s/fractal.tif' '%s/bad.tif' %s", tf, dir, outdir, bad[k]);
+    snprintf(c, sizeof c, "'%s' smooth '%s/fractal.tif' '%s/bad.tif' %s", ck_tf, ck_dir, ck_outdir, bad[k]);
     ASSERT_EQ_INT(rc_run(c, err), 2);
     ASSERT(strlen(rc_slurp(err)) > 10);
   }
   /* --device gpu with no GPU (or for a row without a GPU version): a clear usage error */
   if (tr_gpu_count(NULL, 0) == 0) {
-    snprintf(c, sizeof c, "'%s' slope '%s/fractal.tif' '%s/bad.tif' --device gpu", tf, dir, outdir);
+    snprintf(c, sizeof c, "'%s' slope '%s/fractal.tif' '%s/bad.tif' --device gpu", ck_tf, ck_dir, ck_outdir);
     ASSERT_EQ_INT(rc_run(c, err), 2);
     ASSERT(strstr(rc_slurp(err), "--device gpu") != NULL);
     /* auto falls back to the CPU with a one-line note, same bytes */
     ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "off.tif", ""), 0);
-    snprintf(c, sizeof c, "'%s' slope '%s/fractal.tif' '%s/auto.tif' --device auto", tf, dir, outdir);
+    snprintf(c, sizeof c, "'%s' slope '%s/fractal.tif' '%s/auto.tif' --device auto", ck_tf, ck_dir, ck_outdir);
     ASSERT_EQ_INT(rc_run(c, err), 0);
     ASSERT(strstr(rc_slurp(err), "note: --device auto: running on the CPU") != NULL);
-    ASSERT(rc_same_file(opath("off.tif"), opath("auto.tif")));
+    ASSERT(rc_same_file(ck_out("off.tif"), ck_out("auto.tif")));
   }
-  snprintf(c, sizeof c, "'%s' tri '%s/fractal.tif' '%s/bad.tif' --device gpu", tf, dir, outdir);
+  snprintf(c, sizeof c, "'%s' tri '%s/fractal.tif' '%s/bad.tif' --device gpu", ck_tf, ck_dir, ck_outdir);
   ASSERT_EQ_INT(rc_run(c, err), 2);
   return 0;
 }
 
 int main(int argc, char **argv) {
   if (argc < 4) return 2;
-  dir = argv[1];
-  tf = argv[2];
+  ck_init(argv[1], argv[2], "replay");
   ramps = argv[3];
   GDALAllRegister();
-  snprintf(outdir, sizeof outdir, "%s/../out_replay", dir);
-  mkdir(outdir, 0755);
   if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
     snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
 #ifndef TERRAFORT_HAVE_MPI

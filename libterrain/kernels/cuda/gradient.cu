@@ -11,16 +11,14 @@
  * boundary (the GPU tests compare the bytes). Geographic rasters are
  * declined (return 1): their per-row cell sizes use libm's sin and cos.
  */
-#include <cuda_runtime.h>
-
+#include "cells.cuh"
 #include "gradient_cell.h"
 
 namespace {
 
 __global__ void slope_cells(tr_gradient_params p, tr_window w, int64_t row0, int64_t nrows, float *out) {
-  const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t r = row0 + (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-  if (c >= w.cols || r >= row0 + nrows) return;
+  int64_t r, c;
+  if (!tr_cell_of(w, row0, nrows, &r, &c)) return;
   slope_row s;
   slope_row_init(&p, w.grow0 + r, &s);
   float win[9];
@@ -30,16 +28,11 @@ __global__ void slope_cells(tr_gradient_params p, tr_window w, int64_t row0, int
 }
 
 __global__ void aspect_cells(tr_gradient_params p, tr_window w, int64_t row0, int64_t nrows, float *out) {
-  const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t r = row0 + (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-  if (c >= w.cols || r >= row0 + nrows) return;
+  int64_t r, c;
+  if (!tr_cell_of(w, row0, nrows, &r, &c)) return;
   float win[9];
   out[(r - row0) * w.cols + c] =
       tr_window3(&w, &p.nd, p.compute_edges, r, c, win) ? aspect_cell(&p, win) : p.dst_nodata;
-}
-
-dim3 grid_of(const tr_window *w, int64_t nrows, dim3 block) {
-  return dim3((unsigned)((w->cols + block.x - 1) / block.x), (unsigned)((nrows + block.y - 1) / block.y));
 }
 
 }  // namespace
@@ -49,8 +42,7 @@ extern "C" int tr_slope_gpu(const void *params, const tr_window *w, int64_t row0
   const tr_gradient_params *p = static_cast<const tr_gradient_params *>(params);
   if (p->geographic) return 1;
   if (nrows <= 0) return 0;
-  const dim3 block(32, 8);
-  slope_cells<<<grid_of(w, nrows, block), block, 0, static_cast<cudaStream_t>(stream)>>>(*p, *w, row0, nrows,
+  slope_cells<<<tr_cells_grid(w, nrows), tr_cells_block(), 0, static_cast<cudaStream_t>(stream)>>>(*p, *w, row0, nrows,
                                                                                         static_cast<float *>(out));
   return cudaPeekAtLastError() == cudaSuccess ? 0 : -1;
 }
@@ -59,8 +51,7 @@ extern "C" int tr_aspect_gpu(const void *params, const tr_window *w, int64_t row
                              void *stream) {
   const tr_gradient_params *p = static_cast<const tr_gradient_params *>(params);
   if (nrows <= 0) return 0;
-  const dim3 block(32, 8);
-  aspect_cells<<<grid_of(w, nrows, block), block, 0, static_cast<cudaStream_t>(stream)>>>(*p, *w, row0, nrows,
+  aspect_cells<<<tr_cells_grid(w, nrows), tr_cells_block(), 0, static_cast<cudaStream_t>(stream)>>>(*p, *w, row0, nrows,
                                                                                          static_cast<float *>(out));
   return cudaPeekAtLastError() == cudaSuccess ? 0 : -1;
 }

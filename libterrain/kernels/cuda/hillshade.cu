@@ -8,17 +8,15 @@
  * declined (return 1). Bytes: within one grey level of the CPU's, since
  * a / sqrt(b) is exact here and gdaldem's SSE estimate on x86-64 CPUs.
  */
-#include <cuda_runtime.h>
-
+#include "cells.cuh"
 #include "hillshade_cell.h"
 
 namespace {
 
 __global__ void hillshade_cells(tr_gradient_params p, hs_row h, tr_window w, int64_t row0, int64_t nrows,
                                 uint8_t *out) {
-  const int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t r = row0 + (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-  if (c >= w.cols || r >= row0 + nrows) return;
+  int64_t r, c;
+  if (!tr_cell_of(w, row0, nrows, &r, &c)) return;
   float win[9];
   uint8_t v = 0;
   if (tr_window3(&w, &p.nd, p.compute_edges, r, c, win)) {
@@ -39,9 +37,7 @@ extern "C" int tr_hillshade_gpu(const void *params, const tr_window *w, int64_t 
   if (nrows <= 0) return 0;
   hs_row h;
   hs_row_init(p, w->grow0 + row0, w->raster_cols, &h);
-  const dim3 block(32, 8);
-  const dim3 grid((unsigned)((w->cols + block.x - 1) / block.x), (unsigned)((nrows + block.y - 1) / block.y));
-  hillshade_cells<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(*p, h, *w, row0, nrows,
+  hillshade_cells<<<tr_cells_grid(w, nrows), tr_cells_block(), 0, static_cast<cudaStream_t>(stream)>>>(*p, h, *w, row0, nrows,
                                                                        static_cast<uint8_t *>(out));
   return cudaPeekAtLastError() == cudaSuccess ? 0 : -1;
 }
