@@ -216,7 +216,9 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
 
   int status = TR_OK;
   tr_error e = {{0}};
-  if (run->ft == TR_FT_DUAL) status = ft_setup(&s, &e);
+  if (run->ft == TR_FT_DUAL)
+    status = run->device == TR_DEVICE_GPU ? tr_fail(&e, TR_EUSAGE, "--device gpu: --ft dual runs on the CPU")
+                                          : ft_setup(&s, &e);
   else status = tr_launcher_open(&s.launch, run, &job.inject, s.k, job.grid.tile, &e);
   status = tr_dist_agree(status, &e);
   if (!status && s.ft && ft_ctx_role(s.ft) == FT_ROLE_WORKER) {
@@ -232,7 +234,8 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
     if (!status) status = fst;
   }
   if (s.launch) {
-    int lst = tr_launcher_close(s.launch, job.rank, job.nranks, &e);
+    /* its report is collective only when every rank opened one */
+    int lst = tr_launcher_close(s.launch, job.rank, status == TR_OK ? job.nranks : 1, &e);
     if (!status) status = lst;
   }
   st = tr_job_finish(&job, status, &e);

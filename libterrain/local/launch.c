@@ -152,11 +152,10 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
   char why[256] = "";
   const int ngpu = run->device == TR_DEVICE_CPU ? 0 : tr_gpu_count(why, sizeof why);
   int st = TR_OK;
-  if (run->device == TR_DEVICE_GPU && (!ngpu || !k->gpu || run->ft == TR_FT_DUAL))
+  if (run->device == TR_DEVICE_GPU && (!ngpu || !k->gpu))
     st = tr_fail(err, TR_EUSAGE, "--device gpu: %s",
-                 !ngpu ? why : !k->gpu ? "this command has no GPU version (see terrafort(1), DEVICES)"
-                                       : "--ft dual runs on the CPU");
-  L->gpu = ngpu > 0 && k->gpu && run->ft != TR_FT_DUAL;
+                 !ngpu ? why : "this command has no GPU version (see terrafort(1), DEVICES)");
+  L->gpu = ngpu > 0 && k->gpu;
   if (!st && run->ft == TR_FT_REPLAY) {
     ft_tracker_opts o;
     ft_tracker_opts_init(&o);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_kit.h"
 #include "terrain.h"
@@ -265,6 +266,12 @@ static int test_replay_bad_options(void) {
   }
   snprintf(c, sizeof c, "'%s' tri '%s/fractal.tif' '%s/bad.tif' --device gpu", ck_tf, ck_dir, ck_outdir);
   ASSERT_EQ_INT(rc_run(c, err), 2);
+  unlink(ck_out("dualgpu.tif"));
+  snprintf(c, sizeof c, "'%s' slope '%s/fractal.tif' '%s/dualgpu.tif' --device gpu --ft dual", ck_tf, ck_dir,
+           ck_outdir);
+  ASSERT_EQ_INT(rc_run(c, err), 2);
+  ASSERT(strstr(rc_slurp(err), "--ft dual runs on the CPU") != NULL);
+  ASSERT(access(ck_out("dualgpu.tif"), F_OK) != 0);
   return 0;
 }
 
