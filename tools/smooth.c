@@ -10,7 +10,7 @@ static const char *usage =
     "Usage: terrafort smooth [--passes N] [options] DEM OUT\n"
     "Iterated 3x3 mean filter: each of N passes (1..8, default 2) replaces every cell by the\n"
     "mean of the valid cells around it. Float32, nodata -9999. Under --ft replay each pass is\n"
-    "a tracked in-place launch (see terrafort(1), FAULT TOLERANCE).\n\n"
+    "a tracked in-place launch (see --ft in terrafort(1)).\n\n"
     "  --passes N          passes of the filter\n";
 
 static int smooth_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {

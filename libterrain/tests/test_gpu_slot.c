@@ -13,6 +13,7 @@
 #include "tr_test.h"
 
 static int test_gpu_slots(void) {
+  /* a row that gains a CUDA version (D8's, on the flowgraph branch) joins this list */
   static const char *gpu[] = {"slope", "aspect", "hillshade"};
   for (size_t i = 0; i < tr_kernel_count(); i++) {
     const tr_kernel *k = tr_kernel_at(i);

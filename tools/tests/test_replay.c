@@ -241,6 +241,59 @@ static int test_replay_mpi(void) {
   return 0;
 }
 
+/* smooth's values against a sequential reference written here: N Jacobi
+ * passes of the 3x3 mean of valid cells over the whole raster, summed in
+ * the same order in float, so the bytes must agree exactly */
+static int test_smooth_reference(void) {
+  static const char *dems[] = {"fractal_nan.tif", "demo.tif", "onerow.tif", "allnodata.tif"};
+  for (size_t d = 0; d < sizeof dems / sizeof *dems; d++)
+    for (int passes = 1; passes <= 8; passes += 3) {
+      char flags[128], in[1024];
+      snprintf(flags, sizeof flags, "--passes %d --tile-size 40 --ft replay", passes);
+      ASSERT_EQ_INT(tfrun("", "smooth", dems[d], "sm.tif", flags), 0);
+      snprintf(in, sizeof in, "%s/%s", ck_dir, dems[d]);
+      rc_raster src, got;
+      ASSERT(rc_load(in, &src) == 0 && rc_load(ck_out("sm.tif"), &got) == 0);
+      const int R = src.rows, C = src.cols;
+      ASSERT(got.rows == R && got.cols == C && got.has_nodata && got.nodata == -9999.0);
+      float *a = malloc((size_t)R * C * sizeof *a), *b = malloc((size_t)R * C * sizeof *b);
+      for (long i = 0; i < (long)R * C; i++) {
+        const float v = (float)src.v[i];
+        a[i] = isnan(v) || (src.has_nodata && v == (float)src.nodata) ? NAN : v;
+      }
+      for (int p = 0; p < passes; p++) {
+        for (int r = 0; r < R; r++)
+          for (int c = 0; c < C; c++) {
+            if (isnan(a[(long)r * C + c])) {
+              b[(long)r * C + c] = NAN;
+              continue;
+            }
+            float sum = 0.0f;
+            int n = 0;
+            for (int i = r - 1; i <= r + 1; i++)
+              for (int j = c - 1; j <= c + 1; j++)
+                if (i >= 0 && i < R && j >= 0 && j < C && !isnan(a[(long)i * C + j])) sum += a[(long)i * C + j], n++;
+            b[(long)r * C + c] = sum / (float)n;
+          }
+        float *t = a;
+        a = b;
+        b = t;
+      }
+      long bad = 0;
+      for (long i = 0; i < (long)R * C; i++) {
+        const float want = isnan(a[i]) ? -9999.0f : a[i];
+        if ((float)got.v[i] != want && bad++ == 0)
+          fprintf(stderr, "%s passes %d cell %ld: %.9g != %.9g\n", dems[d], passes, i, got.v[i], (double)want);
+      }
+      free(a);
+      free(b);
+      rc_free(&src);
+      rc_free(&got);
+      ASSERT_EQ_INT(bad, 0);
+    }
+  return 0;
+}
+
 static int test_replay_bad_options(void) {
   char c[2048], err[600];
   snprintf(err, sizeof err, "%s/bad.stderr", ck_outdir);
@@ -290,6 +343,6 @@ int main(int argc, char **argv) {
       TR_TEST(test_replay_random_flips_threads), TR_TEST(test_replay_sampled_check),
       TR_TEST(test_replay_inplace_relaunch),   TR_TEST(test_replay_inplace_checkpoint),
       TR_TEST(test_replay_error_limit),        TR_TEST(test_replay_mpi),
-      TR_TEST(test_replay_bad_options)};
+      TR_TEST(test_smooth_reference),          TR_TEST(test_replay_bad_options)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
