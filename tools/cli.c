@@ -41,7 +41,8 @@ const char *tf_common_help =
     "  --ft-timeout MS         a worker silent this long loses its work to another (10000)\n"
     "  --ft-max-errors N       --ft replay: faults repaired before giving up (exit 9; default 16)\n"
     "  --ft-check R            --ft replay: re-execute this share of launches and compare checksums\n"
-    "  --device auto|cpu|gpu   where kernels with a GPU version run (default: a GPU when present)\n"
+    "  --device cpu|auto|gpu   where kernels with a GPU version run (default cpu; auto: a GPU\n"
+    "                          when one is usable)\n"
     "  --replay-on gpu|cpu     where a faulty GPU launch is replayed (default gpu)\n"
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
@@ -254,12 +255,11 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--device")) {
-    static const char *const names[] = {"auto", "cpu", "gpu"}; /* tr_device order */
+    static const char *const names[] = {"cpu", "auto", "gpu"}; /* tr_device order */
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     for (int d = 0; d < 3; d++)
       if (!strcmp(v, names[d])) {
         run->device = (tr_device)d;
-        cli->device_auto = d == TR_DEVICE_AUTO;
         return TF_ARG_TAKEN;
       }
     tf_usage_error(cli, "--device: '%s' is not one of auto, cpu, gpu", v);
@@ -347,9 +347,9 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tr_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
-  /* --device auto given: say so when there is no GPU to use */
+  /* --device auto: say so when there is no GPU to use */
   char why[256] = "";
-  if (cli->device_auto && !cli->quiet && tr_rank() == 0 && tr_gpu_count(why, sizeof why) == 0)
+  if (run->device == TR_DEVICE_AUTO && !cli->quiet && tr_rank() == 0 && tr_gpu_count(why, sizeof why) == 0)
     fprintf(stderr, "terrafort %s: note: --device auto: running on the CPU (%s)\n", cli->cmd, why);
 }
 

@@ -17,7 +17,6 @@ typedef struct {
   const char *co[64];       /* -co values, NULL-terminated */
   int nco;
   const char *inline_value; /* the value of the "--opt=value" being parsed */
-  int device_auto;          /* --device auto was given (the CPU fallback is noted) */
 } tf_cli;
 
 /* Result of trying one argument as a common option. */

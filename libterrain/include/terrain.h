@@ -72,9 +72,9 @@ typedef int (*tr_progress_fn)(double frac, const char *msg, void *user);
  * or tracked launches replayed when a fault is detected. */
 typedef enum { TR_FT_OFF = 0, TR_FT_DUAL = 1, TR_FT_REPLAY = 2 } tr_ft_mode;
 
-/* Where local kernels run: a GPU when one is present and the kernel has a
- * GPU version (auto), the CPU, or a GPU or fail (gpu). */
-typedef enum { TR_DEVICE_AUTO = 0, TR_DEVICE_CPU = 1, TR_DEVICE_GPU = 2 } tr_device;
+/* Where local kernels run: the CPU (the default), a GPU when one is present
+ * and the kernel has a GPU version (auto), or a GPU or fail (gpu). */
+typedef enum { TR_DEVICE_CPU = 0, TR_DEVICE_AUTO = 1, TR_DEVICE_GPU = 2 } tr_device;
 
 /* Options every raster-producing call shares. */
 typedef struct {

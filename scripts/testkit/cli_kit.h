@@ -45,6 +45,16 @@ static inline int ck_run(const char *prefix, const char *cmd, const char *extra,
   return rc_run(c, NULL);
 }
 
+/* The mpirun prefix for MPI tests, or "" when MPI is not built or mpirun
+ * is missing (the MPI cases then skip). */
+static inline void ck_mpirun(char *buf, size_t len) {
+  buf[0] = 0;
+#ifdef TERRAFORT_HAVE_MPI
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
+    snprintf(buf, len, "mpirun --allow-run-as-root --oversubscribe");
+#endif
+}
+
 /* An integer field "key": of a flat JSON text, or -1. */
 static inline long long ck_json_int(const char *json, const char *key) {
   char k[128];

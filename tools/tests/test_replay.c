@@ -333,11 +333,7 @@ int main(int argc, char **argv) {
   ck_init(argv[1], argv[2], "replay");
   ramps = argv[3];
   GDALAllRegister();
-  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
-    snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
-#ifndef TERRAFORT_HAVE_MPI
-  mpirun[0] = 0;
-#endif
+  ck_mpirun(mpirun, sizeof mpirun);
   static const tr_test_case cases[] = {
       TR_TEST(test_replay_same_bytes),         TR_TEST(test_replay_flip_one_launch),
       TR_TEST(test_replay_random_flips_threads), TR_TEST(test_replay_sampled_check),
