@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "memory.h"
 #include "run.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -145,12 +146,33 @@ static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_e
   return TR_OK;
 }
 
+/* What this rank keeps while program `prog` runs over its tiles of `job`: the
+ * program's state over each owned fragment's padded window, the engine's
+ * per-fragment message rings (about the perimeter in cells, each with its
+ * value, cell index, dirty mark and snapshot), the tile store and GDAL
+ * caches, and a fixed allowance for the process (libraries, MPI, threads). */
+static int64_t graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
+  const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
+  const int64_t vs = GDALGetDataTypeSizeBytes(prog->cell_type);
+  int64_t need = (int64_t)((cache_mb + 16.0) * (1 << 20)) + ((int64_t)64 << 20);
+  for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) {
+    const tr_tile t = tr_grid_tile(&job->grid, i);
+    need += (t.rows + 2) * (t.cols + 2) * cell + (2 * (t.rows + t.cols) + 4) * (2 * vs + 24) + 512;
+  }
+  return need;
+}
+
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                  const void *opts, const char *src, const char *dst, tr_error *err) {
   const tr_graph_program *prog = tr_graph_program_find(name);
   if (!prog) return tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
   if (run->ft != TR_FT_OFF)
     return tr_fail(err, TR_EUSAGE, "--ft is for local kernels (slope, aspect, ...); %s runs on the AAP engine", name);
+  if (run->tile_size > 0 && run->tile_size < TR_MIN_GRAPH_TILE)
+    return tr_fail(err, TR_EUSAGE,
+                   "--tile-size %d is below %d, the smallest tile %s runs on (each tile is a fragment with rounds "
+                   "and messages of its own)",
+                   run->tile_size, TR_MIN_GRAPH_TILE, name);
   tr_graph_engine eng;
   memset(&eng, 0, sizeof eng);
   int st = engine_opts(g, run->threads > 0 ? run->threads : omp_get_num_procs(), &eng.aap, err);
@@ -160,9 +182,15 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   if (st) return st;
   tr_io_cache_default(16);
   eng.aap.inject = job.inject.aap;
+  const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
   void *params = calloc(1, prog->params_size ? prog->params_size : 1);
   tr_product prod = {prog->cell_type, 1, 0, 0, GDT_Unknown};
   st = params ? prepare(&job.in, opts, params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
+  if (!st) {
+    char what[160];
+    snprintf(what, sizeof what, "%s of a %lld x %lld raster", name, (long long)job.in.rows, (long long)job.in.cols);
+    st = tr_mem_check(graph_memory(prog, &job, cache_mb), what, err);
+  }
   st = tr_dist_agree(st, err);
   if (st) {
     free(params);
@@ -180,7 +208,6 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   memset(&L, 0, sizeof L);
   dem_loader d = {run, &job.in, calloc((size_t)job.ntiles, 1), tr_grid_owned(job.ntiles, job.rank, job.nranks), 0, 0,
                   {{0}}};
-  const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
   tr_tile_store *store = tr_tile_store_create(job.in.rows, job.in.cols, job.ntiles, (size_t)(cache_mb * (1 << 20)),
                                               job.in.has_nodata, (float)job.in.nodata, load_dem, &d);
   if (!d.seen || !store || tr_aap_layout_grid(&L, job.in.rows, job.in.cols, job.grid.tile, job.grid.tile) != 0)

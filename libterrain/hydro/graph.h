@@ -50,6 +50,10 @@ typedef struct tr_graph_program {
    * out of memory. env outlives the run. */
   int (*init)(tr_aap_program *p, tr_graph_env *env, const void *params);
   void (*release)(tr_aap_program *p);
+  /* Bytes the program keeps per cell of a fragment's padded window while it
+   * runs (fill: one float of W); 0 means the size of cell_type. The runner
+   * refuses a run whose state does not fit in memory (core/memory.h). */
+  int state_bytes;
 } tr_graph_program;
 
 /* The row named `name` of the program table, or NULL. */

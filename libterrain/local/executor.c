@@ -7,16 +7,18 @@
  * ranks serve as its workers. OpenMP threads take the rank's tiles in order
  * (dynamic schedule): read the tile's window with the kernel's halo under the
  * input lock, compute it (at the launch point, local/launch.h: CPU or GPU,
- * --ft off or replay; or through ft_run_block for --ft dual),
- * then enter the ordered region, where the tile goes to the sink
- * (io/sink.h), which writes or sends it in tile order. Reading tile i+1,
- * computing tile i and writing tile i-1 overlap.
+ * --ft off or replay; or through ft_run_block for --ft dual)
+ * into a slot of the reorder window (reorder.h), and go on to the next tile;
+ * finished tiles reach the sink (io/sink.h) in tile order from whichever
+ * thread is free, and it writes or sends them. Reading, computing and writing
+ * different tiles overlap, and no thread spins waiting for another's write.
  *
  * libft finds kernels by name: its registry is built from the kernel table
  * with one adapter for all rows; what travels to a worker is a small header
  * (the row's index and the raster's size) followed by the kernel's params.
  *
- * Memory: per thread (tile + 2 halo)^2 floats in and tile^2 cells out, one
+ * Memory: per thread (tile + 2 halo)^2 floats in, 2 x threads slots of
+ * tile^2 cells out, one
  * receive buffer on rank 0, statistics partials per tile, and the GDAL block
  * cache; nothing grows with the raster.
  */
@@ -30,6 +32,7 @@
 #include "ft.h"
 #include "kernel.h"
 #include "launch.h"
+#include "reorder.h"
 #include "run.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -76,11 +79,11 @@ static ft_type ft_type_of(const tr_kernel *k) {
   return FT_TYPE_BYTES;
 }
 
-/* Reads and computes one tile into the slot's output. */
-static int compute_tile(run_state *s, const tr_tile *t, tr_launch_slot *slot, tr_error *e) {
+/* Reads and computes one tile into outbuf (slot: the launcher's, NULL
+ * under --ft dual). */
+static int compute_tile(run_state *s, const tr_tile *t, tr_launch_slot *slot, float *inbuf, void *outbuf,
+                        tr_error *e) {
   const int64_t h = s->k->halo, stride = t->cols + 2 * h;
-  float *inbuf = slot->in;
-  void *outbuf = slot->out;
   tr_input *in = &s->job->in;
   int st;
 #pragma omp critical(tr_exec_read)
@@ -88,7 +91,7 @@ static int compute_tile(run_state *s, const tr_tile *t, tr_launch_slot *slot, tr
   if (st) return st;
   if (!s->ft) {
     tr_window w = {inbuf, stride, h, t->rows, t->cols, t->row0, t->col0, in->rows, in->cols};
-    return tr_launch_tile(s->launch, slot, s->params, &w, t->index, e);
+    return tr_launch_tile(s->launch, slot, s->params, &w, t->index, outbuf, e);
   }
   const size_t cell = (size_t)GDALGetDataTypeSizeBytes(s->k->out_type) * (size_t)s->k->bands;
   ft_block b = {t->index, t->rows, t->cols, h, t->row0, t->col0, inbuf, stride, sizeof(float), ft_type_of(s->k), cell};
@@ -100,7 +103,31 @@ static int compute_tile(run_state *s, const tr_tile *t, tr_launch_slot *slot, tr
   return TR_OK;
 }
 
-/* The tile loop of one rank. */
+/* A reorder slot: the tile's outcome, then its cells (64-byte aligned). */
+typedef struct {
+  int status;
+  tr_error e;
+} slot_head;
+#define SLOT_HEAD ((sizeof(slot_head) + 63) / 64 * 64)
+
+typedef struct {
+  run_state *s;
+  int64_t per;
+} writer_ctx;
+
+static int64_t tile_of(const run_state *s, int64_t per, int64_t k) {
+  return s->ft_master_only ? k : s->job->rank + k * per;
+}
+
+static void write_slot(void *user, int64_t k, void *buf) {
+  writer_ctx *w = user;
+  slot_head *h = buf;
+  tr_sink_put(&w->s->job->sink, tile_of(w->s, w->per, k), h->status, &h->e, (unsigned char *)buf + SLOT_HEAD);
+}
+
+/* The tile loop of one rank: OpenMP threads take tiles in order (dynamic),
+ * read and compute each into a slot of the reorder window, and whoever finds
+ * the writer's role free hands finished tiles to the sink in order. */
 static void run_tiles(run_state *s) {
   tr_job *j = s->job;
   tr_sink *sink = &j->sink;
@@ -108,31 +135,39 @@ static void run_tiles(run_state *s) {
   const int64_t mine = s->ft_master_only ? j->ntiles : tr_grid_owned(j->ntiles, j->rank, j->nranks);
   const int64_t h = s->k->halo, tile = j->grid.tile;
   const size_t cell = sink->cell_bytes;
-#pragma omp parallel num_threads(j->threads)
+  writer_ctx wc = {s, per};
+  tr_reorder ro;
+  const int threads = j->threads;
+  if (tr_reorder_init(&ro, 2 * threads, SLOT_HEAD + (size_t)(tile * tile) * cell, write_slot, &wc) != 0) {
+    /* every owned tile still reaches the sink, as a failure */
+    tr_error e;
+    const int st = tr_fail(&e, TR_ENOMEM, "out of memory for tile buffers");
+    for (int64_t k = 0; k < mine; k++) tr_sink_put(sink, tile_of(s, per, k), st, &e, NULL);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
   {
     tr_launch_slot *slot = s->launch ? tr_launch_slot_open(s->launch) : NULL;
-    float *inbuf = s->launch ? NULL : malloc((size_t)((tile + 2 * h) * (tile + 2 * h)) * sizeof(float));
-    void *outbuf = s->launch ? NULL : malloc((size_t)(tile * tile) * cell);
-    tr_launch_slot dual = {inbuf, outbuf, NULL, NULL, NULL, 0, -1, ""};
-    if (!s->launch) slot = inbuf && outbuf ? &dual : NULL;
-#pragma omp for ordered schedule(dynamic, 1)
+    float *inbuf = s->launch ? (slot ? slot->in : NULL)
+                             : malloc((size_t)((tile + 2 * h) * (tile + 2 * h)) * sizeof(float));
+#pragma omp for schedule(dynamic, 1)
     for (int64_t k = 0; k < mine; k++) {
-      const int64_t i = s->ft_master_only ? k : j->rank + k * per;
-      tr_tile t = tr_grid_tile(&j->grid, i);
-      tr_error e = {{0}};
-      int st, failed;
+      const tr_tile t = tr_grid_tile(&j->grid, tile_of(s, per, k));
+      slot_head *sh = tr_reorder_acquire(&ro, k);
+      void *outbuf = (unsigned char *)sh + SLOT_HEAD;
+      int failed;
+      sh->e.msg[0] = 0;
 #pragma omp atomic read
       failed = sink->status;
-      if (!slot) st = tr_fail(&e, TR_ENOMEM, "out of memory for tile buffers");
-      else if (failed && j->rank == 0) st = failed; /* rank 0 already failed: skip the work */
-      else st = compute_tile(s, &t, slot, &e);
-#pragma omp ordered
-      tr_sink_put(sink, i, st, &e, slot ? slot->out : NULL);
+      if (!inbuf) sh->status = tr_fail(&sh->e, TR_ENOMEM, "out of memory for tile buffers");
+      else if (failed && j->rank == 0) sh->status = failed; /* rank 0 already failed: skip the work */
+      else sh->status = compute_tile(s, &t, slot, inbuf, outbuf, &sh->e);
+      tr_reorder_done(&ro, k);
     }
     if (s->launch) tr_launch_slot_close(s->launch, slot);
-    free(inbuf);
-    free(outbuf);
+    else free(inbuf);
   }
+  tr_reorder_destroy(&ro);
 }
 
 static int ft_setup(run_state *s, tr_error *err) {

@@ -225,14 +225,13 @@ tr_launch_slot *tr_launch_slot_open(tr_launcher *L) {
   if (!s) return NULL;
   s->checkpoint = -1;
   s->in = tr_host_alloc(L->in_bytes, L->gpu);
-  s->out = tr_host_alloc(L->out_bytes, L->gpu);
-  int ok = s->in && s->out;
+  int ok = s->in != NULL;
   if (ok && L->iter) ok = (s->work = malloc(L->work_bytes)) != NULL;
   if (ok && L->trk && L->run->ft_check > 0)
     ok = (s->scratch = malloc(L->out_bytes > L->work_bytes ? L->out_bytes : L->work_bytes)) != NULL;
   if (ok && L->gpu) ok = tr_gpu_open(&s->gpu, L->in_bytes, L->out_bytes, s->why, sizeof s->why) == 0;
   if (ok && L->trk)
-    ok = !ft_region_add(L->trk, s->in, L->in_bytes, NULL) && !ft_region_add(L->trk, s->out, L->out_bytes, NULL) &&
+    ok = !ft_region_add(L->trk, s->in, L->in_bytes, NULL) &&
          (!s->work || !ft_region_add(L->trk, s->work, L->work_bytes, NULL));
   if (!ok) {
     tr_launch_slot_close(L, s);
@@ -246,13 +245,11 @@ void tr_launch_slot_close(tr_launcher *L, tr_launch_slot *s) {
   if (L->trk) {
     /* dead regions: addresses reused later never match their entries */
     ft_region_remove(L->trk, s->in);
-    ft_region_remove(L->trk, s->out);
     if (s->work) ft_region_remove(L->trk, s->work);
     if (s->checkpoint >= 0) ft_checkpoint_drop(L->trk, s->checkpoint);
   }
   tr_gpu_close(s->gpu);
   tr_host_free(s->in, L->gpu);
-  tr_host_free(s->out, L->gpu);
   free(s->work);
   free(s->scratch);
   free(s);
@@ -294,8 +291,9 @@ static int after_launch(tr_launcher *L, tr_launch_slot *s, const launch_args *a,
   return TR_OK;
 }
 
-int tr_launch_tile(tr_launcher *L, tr_launch_slot *s, const void *params, const tr_window *w, int64_t tile,
-                   tr_error *err) {
+/* The tile's launches (see the top of the file). */
+static int launch_all(tr_launcher *L, tr_launch_slot *s, const void *params, const tr_window *w, int64_t tile,
+                      tr_error *err) {
   const int passes = L->iter ? L->iter->passes(params) : 0;
   const int n = L->iter ? passes + 1 : 1;
   /* the ranges this tile uses (an edge tile uses part of each buffer) */
@@ -347,4 +345,16 @@ int tr_launch_tile(tr_launcher *L, tr_launch_slot *s, const void *params, const 
     }
   }
   return TR_OK;
+}
+
+int tr_launch_tile(tr_launcher *L, tr_launch_slot *s, const void *params, const tr_window *w, int64_t tile, void *out,
+                   tr_error *err) {
+  s->out = out;
+  /* the output buffer is the tile's own: registered for its launches only */
+  if (L->trk && ft_region_add(L->trk, out, cell_bytes(L->k, w), NULL))
+    return tr_fail(err, TR_EINTERNAL, "fault tolerance: tile %lld: output buffer already tracked", (long long)tile);
+  const int st = launch_all(L, s, params, w, tile, err);
+  if (L->trk) ft_region_remove(L->trk, out);
+  s->out = NULL;
+  return st;
 }

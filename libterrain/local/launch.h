@@ -19,8 +19,10 @@
 typedef struct tr_launcher tr_launcher;
 typedef struct tr_launch_slot tr_launch_slot;
 
-/* A worker thread's buffers: `in` holds (tile + 2 halo)^2 floats, `out`
- * tile^2 cells (page-locked when a GPU is used). */
+/* A worker thread's buffers: `in` holds (tile + 2 halo)^2 floats
+ * (page-locked when a GPU is used); `out` is the current tile's cells, the
+ * caller's (a reorder slot), registered with the tracker for that tile only:
+ * each tile's output is a new generation of the region. */
 struct tr_launch_slot {
   float *in;
   void *out;
@@ -47,8 +49,9 @@ tr_launch_slot *tr_launch_slot_open(tr_launcher *L);
 void tr_launch_slot_close(tr_launcher *L, tr_launch_slot *s);
 
 /* Computes the tile whose window was just read into s->in (w describes it)
- * into s->out. tile: the tile's index (drives the injector). */
-int tr_launch_tile(tr_launcher *L, tr_launch_slot *s, const void *params, const tr_window *w, int64_t tile,
+ * into out (tile^2 cells at most). tile: the tile's index (drives the
+ * injector). */
+int tr_launch_tile(tr_launcher *L, tr_launch_slot *s, const void *params, const tr_window *w, int64_t tile, void *out,
                    tr_error *err);
 
 #endif

@@ -1,9 +1,12 @@
 # Shared by the benchmark scripts: timing with peak memory, medians, JSON.
 # measure NAME CMD...: runs CMD under /usr/bin/time (for peak RSS), appends
-# "seconds peak_kb" to $tmp/NAME; seconds from bash's $EPOCHREALTIME
+# "seconds peak_kb" to $tmp/NAME after a sync; seconds from bash's $EPOCHREALTIME
 # (microseconds; /usr/bin/time only prints hundredths).
 measure() {
   local name=$1; shift
+  # the previous run's dirty pages are written back first, untimed, so that
+  # no run pays for the one before it
+  sync
   local t0=$EPOCHREALTIME
   /usr/bin/time -f "%M" -o "$tmp/last" "$@" >/dev/null 2>"$tmp/stderr" || {
     echo "bench: '$*' failed:" >&2; cat "$tmp/stderr" >&2; exit 1; }

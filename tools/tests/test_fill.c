@@ -261,6 +261,44 @@ static int test_errors(void) {
   return 0;
 }
 
+/* Issue 14 item 5: tiles too small for the engine are refused at once, and so
+ * is a run whose state cannot fit in memory (a 200000 x 200000 VRT: 160 GB of
+ * W), with the figure, exit 7 and nothing left behind. */
+static int test_refuses_tiny_tiles_and_runs_larger_than_memory(void) {
+  char c[4096], err[1024];
+  snprintf(err, sizeof err, "%s/fill.stderr", outdir);
+  snprintf(c, sizeof c, "'%s' fill --tile-size 4 '%s/fractal.tif' '%s'", tf, dir, opath("tiny.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 2);
+  ASSERT(strstr(rc_slurp(err), "smallest tile") != NULL);
+  ASSERT(access(opath("tiny.tif"), F_OK) != 0);
+  int rows, cols;
+  float *ref = reference("fractal.tif", 0, &rows, &cols);
+  ASSERT_EQ_INT(tfrun("", "fractal.tif", "t16.tif", "--tile-size 16 --threads 2"), 0);
+  ASSERT(equals_reference("t16.tif", ref, rows, cols));
+  free(ref);
+
+  FILE *f = fopen(opath("huge.vrt"), "w");
+  ASSERT(f != NULL);
+  fprintf(f, "<VRTDataset rasterXSize=\"200000\" rasterYSize=\"200000\">\n"
+             "  <GeoTransform>0, 1, 0, 0, 0, -1</GeoTransform>\n"
+             "  <VRTRasterBand dataType=\"Float32\" band=\"1\"/>\n</VRTDataset>\n");
+  fclose(f);
+  const char *prefixes[] = {"", mpirun};
+  for (int k = 0; k < 2; k++) {
+    if (k == 1 && !mpirun[0]) break;
+    snprintf(c, sizeof c, "%s %s '%s' fill '%s' '%s'", prefixes[k], k ? "-n 2" : "", tf, opath("huge.vrt"),
+             opath("huge.tif"));
+    ASSERT_EQ_INT(rc_run(c, err), 7);
+    const char *e = rc_slurp(err);
+    if (!strstr(e, "200000 x 200000") || !strstr(e, "GiB")) {
+      fprintf(stderr, "stderr: %s\n", e);
+      return 1;
+    }
+    ASSERT(access(opath("huge.tif"), F_OK) != 0);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   dir = argv[1];
@@ -275,6 +313,7 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_equals_reference), TR_TEST(test_same_for_threads_tiles_schedules),
                                        TR_TEST(test_mpi_ranks),        TR_TEST(test_equals_saga),
                                        TR_TEST(test_epsilon),          TR_TEST(test_taudem_form_types_stats),
-                                       TR_TEST(test_errors)};
+                                       TR_TEST(test_errors),
+                                       TR_TEST(test_refuses_tiny_tiles_and_runs_larger_than_memory)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -5,10 +5,8 @@
  * contraction off (CMakeLists.txt) the bytes are the CPU's. The CPU takes a
  * vectorised path for the interior of tiles without nodata; there
  * tr_window3() returns the same raw window, so every cell here goes through
- * it. Aspect's atan2 is double precision on both devices: CUDA's is within
- * 2 ulp of the correctly rounded value and the result is rounded to float,
- * so a differing float needs a double within 2 ulp of a float rounding
- * boundary (the GPU tests compare the bytes). Geographic rasters are
+ * it. Aspect's atan2 is the CPU's own (aspect_atan2: +, -, *, / only), so
+ * its bits are the same too. Geographic rasters are
  * declined (return 1): their per-row cell sizes use libm's sin and cos.
  */
 #include "cells.cuh"

@@ -1,0 +1,49 @@
+/*
+ * memory.c - what a rank may use, and the check before a run (see memory.h).
+ */
+#include "memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* The cgroup (v2, then v1) limit on this process's memory, or -1 when none is
+ * set or readable. */
+static int64_t cgroup_limit(void) {
+  const char *files[] = {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    FILE *f = fopen(files[i], "r");
+    if (!f) continue;
+    char buf[64] = "";
+    const int got = fgets(buf, sizeof buf, f) != NULL;
+    fclose(f);
+    char *end;
+    const long long v = got ? strtoll(buf, &end, 10) : 0;
+    if (got && end != buf && v > 0) return (int64_t)v; /* "max" parses as nothing */
+  }
+  return -1;
+}
+
+int64_t tr_mem_available(void) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  int64_t total = pages > 0 && page > 0 ? (int64_t)pages * page : (int64_t)1 << 32;
+  const int64_t cg = cgroup_limit();
+  if (cg > 0 && cg < total) total = cg;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (int64_t)rl.rlim_cur < total)
+    total = (int64_t)rl.rlim_cur;
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const long n = local ? strtol(local, NULL, 10) : 1;
+  if (n > 1) total /= n;
+  const int64_t floor = (int64_t)64 << 20;
+  return total > floor ? total : floor;
+}
+
+int tr_mem_check(int64_t need, const char *what, tr_error *err) {
+  const int64_t have = tr_mem_available();
+  if (need <= have) return TR_OK;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  return tr_fail(err, TR_ENOMEM, "%s needs about %.1f GiB of memory per rank; this rank may use %.1f GiB", what,
+                 (double)need / gib, (double)have / gib);
+}

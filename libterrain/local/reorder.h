@@ -1,0 +1,51 @@
+/*
+ * reorder.h - the local runner's reorder window: threads finish tiles in any
+ * order, the sink takes them in tile order (internal to libterrain).
+ *
+ * Why: with an OpenMP ordered region a thread that finished tile k waits,
+ * spinning, until tile k-1 is written, so the write of every tile stalls a
+ * compute thread and the spinning takes a core from the others (and from
+ * anything else on the machine). Here a thread that finishes a tile leaves
+ * it in a slot and goes on to its next tile; whichever thread finds the
+ * writer's role free writes every consecutive finished tile. A thread waits
+ * (asleep on a condition variable, never spinning) only when it is a whole
+ * window of slots ahead of the writer, which bounds memory to `slots` tiles.
+ *
+ * Tiles are numbered 0, 1, 2, ... in the order they must reach the sink (the
+ * k-th tile this rank owns); every number must be finished exactly once.
+ * Thread safety: every call may come from any thread at once.
+ */
+#ifndef TR_REORDER_H
+#define TR_REORDER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* Writes tile k (its slot's buffer); called in increasing k, one at a time. */
+typedef void (*tr_reorder_write_fn)(void *user, int64_t k, void *buf);
+
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t freed;   /* a slot was written and can take a new tile */
+  int slots;
+  void **buf;             /* slots buffers of buf_bytes */
+  unsigned char *ready;   /* slot holds a finished tile */
+  int64_t next;           /* the next tile to write */
+  int writing;            /* a thread holds the writer's role */
+  tr_reorder_write_fn write;
+  void *user;
+} tr_reorder;
+
+/* 0, or -1 when out of memory. */
+int tr_reorder_init(tr_reorder *r, int slots, size_t buf_bytes, tr_reorder_write_fn write, void *user);
+void tr_reorder_destroy(tr_reorder *r);
+
+/* The buffer tile k is computed into: waits while slot k mod slots still
+ * holds a tile that is not written. */
+void *tr_reorder_acquire(tr_reorder *r, int64_t k);
+
+/* Tile k is finished: writes it, and every finished tile after it, unless
+ * another thread is writing (that thread will). */
+void tr_reorder_done(tr_reorder *r, int64_t k);
+
+#endif
