@@ -24,6 +24,8 @@ const char *ft_strerror(int code) {
     case FT_ERR_UNKNOWN_KERNEL: return "kernel not registered in ft_opts.kernels";
     case FT_ERR_ROLE: return "call not valid for this rank's role";
     case FT_ERR_THREAD: return "could not create a thread";
+    case FT_ERR_LIMIT: return "more errors detected than the error limit allows";
+    case FT_ERR_NOREPLAY: return "no relaunch set or checkpoint can repair the error";
     default: return "unknown error";
   }
 }

@@ -31,13 +31,19 @@ const char *tf_common_help =
     "  --stats                 write min/max/mean/stddev as band metadata\n"
     "  --stats-json FILE       write the statistics and the collective's report as JSON\n"
     "  --coll-timeout MS       timeout-aggregation threshold for statistics\n"
-    "  --ft off|dual           fault tolerance: dual-redundant tiles (default off)\n"
+    "  --ft off|dual|replay    fault tolerance: dual-redundant tiles, or tracked launches\n"
+    "                          replayed when a fault is detected (default off)\n"
     "  --ft-tolerance XI       cells differing by >= XI disagree (default 0: bit-exact)\n"
     "  --ft-error-rate EPS     a sub-block is wrong above this share of cells (default 0)\n"
     "  --ft-profile source     XI = 0.1, EPS = 0.15, the source method's values\n"
     "  --ft-mode fast|basic    sub-block overlap (default) or whole-block baseline\n"
     "  --ft-report FILE        fault-tolerance counters as JSON\n"
     "  --ft-timeout MS         a worker silent this long loses its work to another (10000)\n"
+    "  --ft-max-errors N       --ft replay: faults repaired before giving up (exit 9; default 16)\n"
+    "  --ft-check R            --ft replay: re-execute this share of launches and compare checksums\n"
+    "  --device cpu|auto|gpu   where kernels with a GPU version run (default cpu; auto: a GPU\n"
+    "                          when one is usable)\n"
+    "  --replay-on gpu|cpu     where a faulty GPU launch is replayed (default gpu)\n"
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
 
@@ -180,8 +186,9 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     if (!strcmp(v, "off")) run->ft = TR_FT_OFF;
     else if (!strcmp(v, "dual")) run->ft = TR_FT_DUAL;
+    else if (!strcmp(v, "replay")) run->ft = TR_FT_REPLAY;
     else {
-      tf_usage_error(cli, "--ft: '%s' is not one of off, dual", v);
+      tf_usage_error(cli, "--ft: '%s' is not one of off, dual, replay", v);
       return TF_ARG_ERROR;
     }
     return TF_ARG_TAKEN;
@@ -229,6 +236,42 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
   if (is(cli, a, "--ft-report")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     run->ft_report = v;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--ft-max-errors")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--ft-max-errors", v, 0, 1000000, &n))
+      return TF_ARG_ERROR;
+    run->ft_max_errors = n ? (int)n : -1; /* 0 given: no fault is tolerated */
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--ft-check")) {
+    double d;
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, "--ft-check", v, &d)) return TF_ARG_ERROR;
+    if (d < 0 || d > 1) {
+      tf_usage_error(cli, "--ft-check: %s is out of range [0, 1]", v);
+      return TF_ARG_ERROR;
+    }
+    run->ft_check = d;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--device")) {
+    static const char *const names[] = {"cpu", "auto", "gpu"}; /* tr_device order */
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    for (int d = 0; d < 3; d++)
+      if (!strcmp(v, names[d])) {
+        run->device = (tr_device)d;
+        return TF_ARG_TAKEN;
+      }
+    tf_usage_error(cli, "--device: '%s' is not one of auto, cpu, gpu", v);
+    return TF_ARG_ERROR;
+  }
+  if (is(cli, a, "--replay-on")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (strcmp(v, "gpu") != 0 && strcmp(v, "cpu") != 0) {
+      tf_usage_error(cli, "--replay-on: '%s' is not one of gpu, cpu", v);
+      return TF_ARG_ERROR;
+    }
+    run->replay_on_cpu = !strcmp(v, "cpu");
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--inject")) {
@@ -304,6 +347,10 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tr_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
+  /* --device auto: say so when there is no GPU to use */
+  char why[256] = "";
+  if (run->device == TR_DEVICE_AUTO && !cli->quiet && tr_rank() == 0 && tr_gpu_count(why, sizeof why) == 0)
+    fprintf(stderr, "terrafort %s: note: --device auto: running on the CPU (%s)\n", cli->cmd, why);
 }
 
 int tf_report(tf_cli *cli, int status, const tr_error *err) {

@@ -72,6 +72,7 @@ static const tf_command commands[] = {
     {"fill", tf_fill_main, "fill depressions (TauDEM pitremove)"},
     {"flowgraph", tf_flowgraph_main, "D8 accumulation, streams, order, basins, network (TauDEM)"},
     {"interpolate", tf_interpolate_main, "scattered points to a grid (gdal_grid)"},
+    {"smooth", tf_smooth_main, "iterated 3x3 mean filter"},
 };
 
 int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg) {

@@ -18,6 +18,7 @@ int tf_color_relief_main(int argc, char **argv);
 int tf_fill_main(int argc, char **argv);
 int tf_flowgraph_main(int argc, char **argv);
 int tf_interpolate_main(int argc, char **argv);
+int tf_smooth_main(int argc, char **argv);
 
 /* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
  * value after argv[*i]; returns a TF_ARG_* code (cli.h). */

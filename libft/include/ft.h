@@ -1,6 +1,8 @@
 /*
  * ft.h - libft, terrafort's fault-tolerance library: dual-redundant block
- * computation with fast sub-block recompute (specs/redundant-recompute.md).
+ * computation with fast sub-block recompute (specs/redundant-recompute.md),
+ * and runtime idempotence tracking with replay of launches
+ * (specs/idempotent-replay.md; the tracker section at the end).
  *
  * The idea. A block (= a tile) is computed twice, by replicas P (slot 0) and
  * P' (slot 1) on two different workers. Each block is split logically into
@@ -72,7 +74,9 @@ enum {
   FT_ERR_MPI = -7,        /* an MPI call failed or MPI is not usable (thread level, size) */
   FT_ERR_UNKNOWN_KERNEL = -8, /* MPI back-end: kernel name not in ft_opts.kernels */
   FT_ERR_ROLE = -9,       /* call not valid for this rank's role (master/worker) */
-  FT_ERR_THREAD = -10     /* creating a thread failed */
+  FT_ERR_THREAD = -10,    /* creating a thread failed */
+  FT_ERR_LIMIT = -11,     /* replay: more errors detected than ft_tracker_opts.max_errors */
+  FT_ERR_NOREPLAY = -12   /* replay: no relaunch set and no usable checkpoint repairs the error */
 };
 
 /* A static English description of an FT_* code ("unknown error" otherwise). */
@@ -319,6 +323,178 @@ typedef struct ft_event {
 /* Copies up to cap recorded events into ev (in recording order) and returns
  * how many were recorded in all (the trace stops recording when full). */
 size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap);
+
+/* ---- idempotence tracking and replay (specs/idempotent-replay.md) --------
+ *
+ * The tracker watches "abstract functions" (AFs: here one tile-kernel
+ * launch, or one pass of an in-place kernel) and the memory regions they
+ * read and write, so that an AF whose output is found corrupt can be
+ * repaired by running again only what is needed:
+ *
+ *   - A region is a registered range [addr, addr + size). Registering gives
+ *     it a new identifier (its generation): ids are never reused, so a region
+ *     freed and registered again at the same address never matches entries
+ *     recorded for the old one. A range inside a region (a halo strip, a
+ *     sub-block) resolves to the region that contains it.
+ *   - pgvmap: region -> latest version. A region is at version 0 when
+ *     registered (its initial write); every write adds 1, reads change
+ *     nothing. An AF that reads and writes a region sees v and makes v + 1.
+ *   - plvmap: one sub-table per launch: the AF id, its inputs (region,
+ *     version) and outputs (region, version), and the launch function with
+ *     its arguments copied by value, so the launch can be run again.
+ *   - A write outside any AF (ft_region_write: a read from disk into a
+ *     buffer, a memcpy, a host write) raises the region's version and makes
+ *     every older entry of that region invalid: that version can no longer
+ *     be regenerated.
+ *   - A launch is idempotent unless one of its input ranges overlaps one of
+ *     its output ranges or an input and an output are the same region.
+ *
+ * Repair (ft_track_error, the method's top loop): count the error (past
+ * max_errors: FT_ERR_LIMIT, nothing is run); an idempotent launch whose
+ * outputs nothing has read or overwritten yet is simply run again; otherwise the relaunch set is searched: start with the launch;
+ * fail if any of its entries is invalid; for each input at an older version
+ * than the latest, add the launch that produced that version (forward); for
+ * each output at an older version, add the launches that read it (backward)
+ * and the one that wrote the next version (so that the region ends at its
+ * latest contents again); repeat until nothing is added. The set runs in
+ * launch order, which respects every producer -> consumer edge (and every
+ * read-before-overwrite). If the search fails (an invalid entry, a version
+ * written outside any AF, a launch older than the history), the nearest
+ * checkpoint taken before the launch is restored and every remembered launch
+ * after it that reads or writes what the restore (or a re-run) touched is run
+ * again, in order. Replay and restore never change versions: after a repair
+ * pgvmap is what it was before.
+ *
+ * Contract: a checkpoint stands for the state of its regions; a write
+ * outside any AF to a region after a checkpoint must write what a re-run
+ * would see (the same bytes: a re-read of the same window), or be followed
+ * by a new checkpoint, since the tracker cannot replay host writes.
+ *
+ * Thread safety: every call may be made from any number of threads at once
+ * on one tracker. Launch functions run outside the tracker's lock. A repair
+ * re-runs launches on the calling thread: no other thread may write the
+ * regions of the launches it repairs meanwhile (true when each thread owns
+ * its buffers, as the tile loops do). create/destroy must not race.
+ */
+typedef struct ft_tracker ft_tracker;
+
+/* Runs an AF once; `args` is the tracker's copy of the bytes captured at
+ * launch (FT_TRACK_ARGS_MAX at most, 16-byte aligned). Returns 0 or a
+ * negative code of its own. */
+typedef int (*ft_launch_fn)(void *args);
+
+#define FT_TRACK_MAX_PARAMS 8   /* inputs + outputs of one launch */
+#define FT_TRACK_ARGS_MAX 256
+
+typedef struct ft_tracker_opts {
+  size_t history;    /* launches remembered for relaunch sets; default 4096 */
+  int max_errors;    /* errors repaired per run; one more fails with FT_ERR_LIMIT; default 16 */
+} ft_tracker_opts;
+
+void ft_tracker_opts_init(ft_tracker_opts *o);
+int ft_tracker_create(const ft_tracker_opts *o, ft_tracker **out);
+void ft_tracker_destroy(ft_tracker *t);
+
+/* Regions. add: version 0, a new id in *id (may be NULL); FT_ERR_INVAL when
+ * the range overlaps a live region. remove: the region containing addr is
+ * dead (its entries become invalid). write: an outside write to the region
+ * containing [addr, addr + size). version/id: of the region containing addr,
+ * -1 / 0 when none. */
+int ft_region_add(ft_tracker *t, const void *addr, size_t size, uint64_t *id);
+int ft_region_remove(ft_tracker *t, const void *addr);
+int ft_region_write(ft_tracker *t, const void *addr, size_t size);
+int64_t ft_region_version(ft_tracker *t, const void *addr);
+uint64_t ft_region_id(ft_tracker *t, const void *addr);
+
+typedef struct ft_range {
+  const void *addr;
+  size_t size;
+} ft_range;
+
+typedef struct ft_launch {
+  uint64_t af;               /* what the AF is (e.g. kernel, tile, pass): the trace's name */
+  const ft_range *in;
+  int nin;
+  const ft_range *out;
+  int nout;                  /* nin + nout <= FT_TRACK_MAX_PARAMS, every range in a region */
+  ft_launch_fn fn;
+  const void *args;
+  size_t args_size;
+} ft_launch;
+
+/* Records the launch in plvmap and pgvmap, then runs it. *seq (may be NULL)
+ * receives its sequence number (>= 0; -1 when it could not be recorded).
+ * Returns the function's result, or FT_ERR_INVAL (a range outside every
+ * region, too many parameters, args too large: nothing is run). */
+int ft_track_launch(ft_tracker *t, const ft_launch *l, int64_t *seq);
+
+/* What a launch's sub-table holds (tests and traces). */
+typedef struct ft_entry {
+  uint64_t region;
+  int64_t version;
+  int valid;                 /* 0: the version can no longer be regenerated */
+} ft_entry;
+
+typedef struct ft_launch_info {
+  uint64_t af;
+  int nin, nout;
+  ft_entry in[FT_TRACK_MAX_PARAMS], out[FT_TRACK_MAX_PARAMS];
+  int idempotent;
+} ft_launch_info;
+
+/* FT_ERR_INVAL when seq is not (or no longer) remembered. */
+int ft_track_info(ft_tracker *t, int64_t seq, ft_launch_info *info);
+
+/* The relaunch set of launch seq, in run order, into set[cap]; *n its size.
+ * FT_ERR_NOREPLAY when the search fails, FT_ERR_NOMEM when cap is short. */
+int ft_track_relaunch_set(ft_tracker *t, int64_t seq, int64_t *set, int cap, int *n);
+
+/* Checkpoints: copies the regions' bytes (each range must be a whole
+ * region) now; *cp receives its id. A checkpoint serves launches recorded
+ * after it. drop frees it. */
+int ft_checkpoint(ft_tracker *t, const ft_range *regions, int n, int64_t *cp);
+void ft_checkpoint_drop(ft_tracker *t, int64_t cp);
+
+typedef enum {
+  FT_REPAIR_NONE = 0,
+  FT_REPAIR_RERUN = 1,       /* the idempotent launch ran again */
+  FT_REPAIR_RELAUNCH = 2,    /* its relaunch set ran */
+  FT_REPAIR_CHECKPOINT = 3   /* a checkpoint was restored and run forward */
+} ft_repair_kind;
+
+typedef struct ft_repair {
+  ft_repair_kind how;
+  int launches;              /* launches run by the repair */
+} ft_repair;
+
+/* The top loop for an error detected in launch seq's output (ECC, a
+ * checksum, a comparison): count it, then repair (see above). Returns 0
+ * when repaired, FT_ERR_LIMIT past max_errors, FT_ERR_NOREPLAY, or a
+ * launch function's error. r may be NULL. */
+int ft_track_error(ft_tracker *t, int64_t seq, ft_repair *r);
+
+typedef struct ft_track_report {
+  int64_t regions, outside_writes;
+  int64_t launches, idempotent;  /* idempotent share = idempotent / launches */
+  int64_t errors;                /* errors reported to ft_track_error */
+  int64_t reruns;                /* repaired by running the launch again */
+  int64_t relaunch_sets;         /* repaired through a relaunch set */
+  int64_t relaunch_launches;     /* launches run by those sets (sum of sizes) */
+  int64_t relaunch_max;          /* largest set */
+  int64_t searches_failed;       /* relaunch-set searches that failed */
+  int64_t checkpoints;           /* taken */
+  int64_t checkpoint_restores;
+  int64_t checkpoint_launches;   /* launches run forward after restores */
+  int64_t unrepaired;            /* FT_ERR_NOREPLAY or a failing re-run */
+  int64_t limit_aborts;          /* errors refused past max_errors */
+  int64_t sampled, sample_mismatches; /* filled by callers that sample (ft_track_count_sample) */
+  double replay_s;               /* time running repairs */
+} ft_track_report;
+
+void ft_track_report_get(ft_tracker *t, ft_track_report *r);
+/* A sampled re-execution compared its checksum: mismatch 1 counts it. */
+void ft_track_count_sample(ft_tracker *t, int mismatch);
+int ft_track_report_format_json(const ft_track_report *r, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     *colon = 0;
     const char *kind = item;
     double p = -1, seed = 0, sub = -1, block = -1, slot = 0, worker = -1, ms = -1, after = 0, count = 0, rank = -1,
-           factor = -1;
+           factor = -1, tile = -2, launch = 0, silent = 0;
     char *save2 = NULL;
     for (char *kv = strtok_r(colon + 1, ",", &save2); kv && !st; kv = strtok_r(NULL, ",", &save2)) {
       char *eq = strchr(kv, '=');
@@ -63,6 +63,9 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       else if (!strcmp(k, "count")) st = num(kind, k, v, 0, 1e9, &count, err);
       else if (!strcmp(k, "rank")) st = num(kind, k, v, 0, 1e6, &rank, err);
       else if (!strcmp(k, "factor")) st = num(kind, k, v, 1, 1e6, &factor, err);
+      else if (!strcmp(k, "tile")) st = num(kind, k, v, -1, 9e15, &tile, err);
+      else if (!strcmp(k, "launch")) st = num(kind, k, v, 0, 1e6, &launch, err);
+      else if (!strcmp(k, "silent")) st = num(kind, k, v, 0, 1, &silent, err);
       else st = tr_fail(err, TR_EUSAGE, "inject: %s: unknown key '%s'", kind, k);
     }
     if (st) break;
@@ -124,8 +127,29 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         break;
       }
       out->aap.delay_max = ms / 1000.0;
+    } else if (!strcmp(kind, "flip-launch") || !strcmp(kind, "touch")) {
+      tr_launch_inject *li = &out->launch;
+      const int touch = kind[0] == 't';
+      if (!touch && p >= 0) {
+        li->p = p;
+        li->seed = (uint64_t)seed;
+        li->p_silent = (int)silent;
+      } else if (tile < -1) {
+        st = tr_fail(err, TR_EUSAGE, "inject: %s needs tile=T%s", kind, touch ? "" : " or p=P");
+      } else if ((touch ? li->ntouch : li->n) >= TR_LAUNCH_INJECT_MAX) {
+        st = tr_fail(err, TR_EUSAGE, "inject: more than %d %s faults", TR_LAUNCH_INJECT_MAX, kind);
+      } else if (touch) {
+        li->touch[li->ntouch].tile = (int64_t)tile;
+        li->touch[li->ntouch++].launch = (int)launch;
+      } else {
+        li->at[li->n].tile = (int64_t)tile;
+        li->at[li->n].launch = (int)launch;
+        li->at[li->n++].silent = (int)silent;
+      }
     } else {
-      st = tr_fail(err, TR_EUSAGE, "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, slow, msg-delay)",
+      st = tr_fail(err, TR_EUSAGE,
+                   "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, slow, msg-delay, flip-launch, "
+                   "touch)",
                    kind);
     }
   }

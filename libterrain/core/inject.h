@@ -13,6 +13,14 @@
  *   delay:rank=R,ms=M                 rank R contributes to collectives M ms late
  *   slow:worker=W,factor=F            graph runs: worker W takes F times as long per round
  *   msg-delay:ms=M                    graph runs on threads: each message batch waits up to M ms
+ *   flip-launch:tile=T[,launch=L][,silent=1]   --ft replay: flip one bit of the output of launch L
+ *                                     (0-based within tile T; default 0; tile -1: every tile) and
+ *                                     report it, as ECC would; silent=1: do not report it (only
+ *                                     --ft-check's sampled re-execution can find it)
+ *   flip-launch:p=P[,seed=S][,silent=1]   the same with probability P per launch
+ *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
+ *                                     output with the same bytes (an outside write: older entries
+ *                                     become invalid, so a repair needs the checkpoint)
  */
 #ifndef TR_INJECT_H
 #define TR_INJECT_H
@@ -23,8 +31,29 @@
 
 /* One parse feeds every library: libft's faults, libcoll's late rank, and the
  * AAP engine's slow worker and message delays. */
+#define TR_LAUNCH_INJECT_MAX 16
+
+/* Faults in tracked launches (--ft replay). */
+typedef struct {
+  double p;            /* probability per launch */
+  uint64_t seed;
+  int p_silent;
+  int n;               /* exact faults */
+  struct {
+    int64_t tile;      /* -1: every tile */
+    int launch;
+    int silent;
+  } at[TR_LAUNCH_INJECT_MAX];
+  int ntouch;
+  struct {
+    int64_t tile;
+    int launch;
+  } touch[TR_LAUNCH_INJECT_MAX];
+} tr_launch_inject;
+
 typedef struct tr_inject {
   ft_inject ft;
+  tr_launch_inject launch;
   tr_aap_inject aap;
   int delay_rank, delay_ms; /* delay_rank -1: none */
 } tr_inject;

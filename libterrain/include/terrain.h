@@ -43,7 +43,8 @@ typedef enum {
   TR_EFT = -8,          /* fault tolerance could not produce a trusted result */
   TR_ECOLL = -9,        /* a collective failed (a rank never contributed) */
   TR_EINTERRUPTED = -10,/* cancelled by the progress callback (e.g. Ctrl-C) */
-  TR_EINTERNAL = -11    /* a bug: please report */
+  TR_EINTERNAL = -11,   /* a bug: please report */
+  TR_EFTLIMIT = -12     /* --ft replay: more faults detected than --ft-max-errors */
 } tr_status;
 
 /* A short English name of a status code. */
@@ -51,7 +52,7 @@ const char *tr_strerror(int status);
 
 /* The process exit code for a status (terrafort(1), EXIT STATUS):
  * 0 success, 2 usage, 3 input, 4 output, 5 fault tolerance,
- * 6 collective, 7 out of memory, 8 interrupted, 1 anything else. */
+ * 6 collective, 7 out of memory, 8 interrupted, 9 fault limit, 1 anything else. */
 int tr_exit_code(int status);
 
 /* This process's MPI rank (0 without MPI or before MPI_Init): the one rank
@@ -67,8 +68,13 @@ typedef struct {
  * returning 0 cancels the run (TR_EINTERRUPTED). */
 typedef int (*tr_progress_fn)(double frac, const char *msg, void *user);
 
-/* Fault-tolerance modes for local kernels (libft). */
-typedef enum { TR_FT_OFF = 0, TR_FT_DUAL = 1 } tr_ft_mode;
+/* Fault-tolerance modes for local kernels (libft): dual-redundant tiles,
+ * or tracked launches replayed when a fault is detected. */
+typedef enum { TR_FT_OFF = 0, TR_FT_DUAL = 1, TR_FT_REPLAY = 2 } tr_ft_mode;
+
+/* Where local kernels run: the CPU (the default), a GPU when one is present
+ * and the kernel has a GPU version (auto), or a GPU or fail (gpu). */
+typedef enum { TR_DEVICE_CPU = 0, TR_DEVICE_AUTO = 1, TR_DEVICE_GPU = 2 } tr_device;
 
 /* Options every raster-producing call shares. */
 typedef struct {
@@ -99,7 +105,16 @@ typedef struct {
                                is injected) */
   const char *ft_report;    /* JSON report path, or NULL */
   const char *inject;       /* fault-injection spec (TERRAFORT_INJECT syntax) */
+  /* --ft replay (specs/idempotent-replay.md) and devices. */
+  int ft_max_errors;        /* faults repaired per rank before failing with TR_EFTLIMIT; 0: 16; < 0: none */
+  double ft_check;          /* share of idempotent launches re-executed and checksummed, [0, 1] */
+  tr_device device;
+  int replay_on_cpu;        /* 1: a GPU launch found faulty is replayed on the CPU */
 } tr_run_opts;
+
+/* Number of usable GPUs (0 when built without CUDA or none is present);
+ * why (may be NULL) says why there is none. */
+int tr_gpu_count(char *why, size_t len);
 
 /* Fills defaults (band 1, all cores, default tile size, no FT). */
 void tr_run_opts_init(tr_run_opts *o);
@@ -217,6 +232,19 @@ void tr_color_relief_opts_init(tr_color_relief_opts *o);
  * cannot be read fails with TR_EINPUT, one with a bad line with TR_EUSAGE. */
 int tr_color_relief(const tr_color_relief_opts *opts, const char *src, const char *color_file, const char *dst,
                     tr_error *err);
+
+/* Iterated 3x3 mean filter (terrafort-smooth(1)): `passes` passes, each
+ * cell the mean of the valid cells of its 3x3 neighbourhood. Float32, nodata
+ * -9999 (where the input is nodata), the georeferencing and CRS of src. */
+#define TR_SMOOTH_MAX_PASSES 8
+
+typedef struct {
+  tr_run_opts run;
+  int passes;         /* 1..TR_SMOOTH_MAX_PASSES; default 2 */
+} tr_smooth_opts;
+
+void tr_smooth_opts_init(tr_smooth_opts *o);
+int tr_smooth(const tr_smooth_opts *opts, const char *src, const char *dst, tr_error *err);
 
 /* Options of the AAP engine every graph command (fill, flowgraph) shares. */
 typedef struct {

@@ -29,77 +29,7 @@
 #include <string.h>
 
 #include "gradient.h"
-
-/* atan2(y, x) as above: reduce to t = min/max in [0, 1]; above tan(pi/12)
- * shift by pi/6 (atan t = pi/6 + atan((t sqrt3 - 1) / (sqrt3 + t))) so |u| <=
- * tan(pi/12) = 0.268; then 15 terms of atan's series in u (the next is below
- * 4e-18 relative); then back to the octant and the sign of y. */
-static inline double aspect_atan2(double y, double x) {
-  const double ax = fabs(x), ay = fabs(y);
-  const double mx = ax > ay ? ax : ay, mn = ax > ay ? ay : ax;
-  const double t = mn / (mx > 0 ? mx : 1.0);
-  const double sqrt3 = 1.7320508075688772935, tan_pi_12 = 0.26794919243112270647;
-  const int shift = t > tan_pi_12;
-  const double v = (t * sqrt3 - 1.0) / (sqrt3 + t); /* both computed: no branch */
-  const double u = shift ? v : t;
-  const double u2 = u * u;
-  /* Estrin's scheme: the series' 15 coefficients (-1)^k / (2k + 1) in z = u^2
-   * as pairs, then pairs of pairs; a chain of 5 steps instead of Horner's 15,
-   * so consecutive cells overlap in the pipeline */
-  const double z = u2, z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
-  const double p01 = 1.0 - z * (1.0 / 3), p23 = 1.0 / 5 - z * (1.0 / 7), p45 = 1.0 / 9 - z * (1.0 / 11);
-  const double p67 = 1.0 / 13 - z * (1.0 / 15), p89 = 1.0 / 17 - z * (1.0 / 19), pab = 1.0 / 21 - z * (1.0 / 23);
-  const double pcd = 1.0 / 25 - z * (1.0 / 27), pe = 1.0 / 29;
-  const double q0 = p01 + z2 * p23, q1 = p45 + z2 * p67, q2 = p89 + z2 * pab, q3 = pcd + z2 * pe;
-  const double s = (q0 + z4 * q1) + z8 * (q2 + z4 * q3);
-  double a = u * s + (shift ? M_PI / 6 : 0.0);
-  a = ay > ax ? M_PI_2 - a : a;
-  a = x < 0 ? M_PI - a : a;
-  return copysign(a, y);
-}
-
-/* aspect_atan2 is NaN where min/max is inf/inf (both differences overflowed
- * to infinity), and may hide a NaN difference (inf - inf in a window of huge
- * elevations); the C library's atan2 then gives the IEEE answer. Every cell
- * goes through this same rule on every path, so the bits never depend on
- * which path (and so on the tiling) computed a cell. */
-static inline double aspect_fix(double a, double y, double x) {
-  return isnan(a) || isnan(x) || isnan(y) ? atan2(y, x) : a;
-}
-
-/* Degrees of the difference (dx, dy) -> the output value. */
-static inline float aspect_value(const tr_gradient_params *p, double dx, double dy, double deg) {
-  if (dx == 0 && dy == 0) return p->zero_for_flat ? 0.0f : p->dst_nodata;
-  float a = (float)deg;
-  if (!p->trigonometric) {
-    a = a > 90.0f ? 450.0f - a : 90.0f - a;
-  } else if (a < 0) {
-    a += 360.0f;
-  }
-  if (a == 360.0f) a = 0.0f;
-  return a;
-}
-
-/* The differences of a 3x3 window given as its three rows, at column c,
- * before the orientation's signs. */
-static inline void aspect_diff(int horn, const float *a, const float *b, const float *d, int64_t c, double *dx,
-                               double *dy) {
-  if (horn) {
-    *dx = (double)((a[c + 1] + b[c + 1] + b[c + 1] + d[c + 1]) - (a[c - 1] + b[c - 1] + b[c - 1] + d[c - 1]));
-    *dy = (double)((d[c - 1] + d[c] + d[c] + d[c + 1]) - (a[c - 1] + a[c] + a[c] + a[c + 1]));
-  } else {
-    *dx = (double)(b[c + 1] - b[c - 1]);
-    *dy = (double)(d[c] - a[c]);
-  }
-}
-
-static inline float aspect_cell(const tr_gradient_params *p, const float *w) {
-  double dx, dy;
-  aspect_diff(p->alg == TR_GRAD_HORN, w, w + 3, w + 6, 1, &dx, &dy);
-  if (p->gt[1] < 0) dx = -dx;
-  if (p->gt[5] > 0) dy = -dy;
-  return aspect_value(p, dx, dy, aspect_fix(aspect_atan2(dy, -dx), dy, -dx) * (180.0 / M_PI));
-}
+#include "gradient_cell.h"
 
 /* Interior cells [c0, c1) of block row r, whose windows hold no nodata: the
  * differences, then the angles in one loop the compiler vectorises, then the
@@ -177,7 +107,8 @@ void tr_aspect_opts_init(tr_aspect_opts *o) {
   o->compute_edges = 0;
 }
 
-const tr_kernel tr_kernel_aspect = {"aspect", 1, sizeof(tr_gradient_params), GDT_Float32, 1, aspect_kernel, NULL};
+const tr_kernel tr_kernel_aspect = {"aspect", 1, sizeof(tr_gradient_params), GDT_Float32, 1, aspect_kernel,
+                                    TR_GPU(tr_aspect_gpu)};
 
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {
   tr_gradient_setup g;

@@ -46,8 +46,10 @@ typedef struct {
 
 
 /* 1 / cell size east-west and north-south for global row `grow`, in the
- * units gdaldem uses (the geotransform's, or metres when geographic). */
-static inline void tr_gradient_inv_res(const tr_gradient_params *p, int64_t grow, double *inv_ew,
+ * units gdaldem uses (the geotransform's, or metres when geographic).
+ * The GPU versions call it only for projected rasters: its sin and cos
+ * are the CPU's libm's, which a GPU's do not match to the bit. */
+TR_HD static inline void tr_gradient_inv_res(const tr_gradient_params *p, int64_t grow, double *inv_ew,
                                        double *inv_ns) {
   if (!p->geographic) {
     *inv_ew = 1.0 / p->gt[1];
@@ -74,5 +76,19 @@ typedef struct {
  * tr_gradient_setup; completes its params with what depends on the input
  * (nodata, georeferencing, CRS) into `params`. */
 int tr_gradient_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err);
+
+/* The family's GPU versions (kernels/cuda/gradient.cu; kernel.h's contract).
+ * They decline geographic rasters (per-row cell sizes need the CPU's sin). */
+#ifdef TERRAFORT_HAVE_CUDA
+#ifdef __cplusplus
+extern "C" {
+#endif
+int tr_slope_gpu(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *out, void *stream);
+int tr_aspect_gpu(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *out, void *stream);
+int tr_hillshade_gpu(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *out, void *stream);
+#ifdef __cplusplus
+}
+#endif
+#endif
 
 #endif

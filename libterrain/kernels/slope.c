@@ -9,55 +9,15 @@
  * The window sums are Float32 as in gdaldem. The rest is Float32 too, with a
  * branch-free arctangent the compiler vectorises; it stays within 1e-5
  * degree of gdaldem's double-precision atan (tests check 1e-3). The fast
- * path and the edge/nodata path call the same slope_cell(), so a cell's
- * value never depends on which path, tile or thread computed it.
+ * path and the edge/nodata path call the same slope_cell() (gradient_cell.h,
+ * shared with the GPU version), so a cell's value never depends on which
+ * path, tile, thread or device computed it.
  */
 #include <math.h>
 #include <string.h>
 
 #include "gradient.h"
-
-/* atan(x) for x >= 0, after Cephes' atanf: reduce to |t| <= tan(pi/8), then
- * an odd polynomial; selects instead of branches so loops vectorise. */
-static inline float atan_pos(float x) {
-  const int big = x > 2.414213562373095f;
-  const int mid = x > 0.414213562373095f;
-  const float base = big ? 1.5707963267948966f : (mid ? 0.7853981633974483f : 0.0f);
-  const float t = big ? -1.0f / x : (mid ? (x - 1.0f) / (x + 1.0f) : x);
-  const float z = t * t;
-  const float p =
-      (((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z - 3.33329491539e-1f) * z * t + t;
-  return base + p;
-}
-
-typedef struct {
-  float inv_ew, inv_ns, k; /* k = 1 / (8 scale) or 1 / (2 scale) */
-  int horn, percent;
-} slope_row;
-
-static inline float slope_cell(const slope_row *s, float w0, float w1, float w2, float w3, float w5,
-                               float w6, float w7, float w8) {
-  float dx, dy;
-  if (s->horn) {
-    dx = ((w0 + w3 + w3 + w6) - (w2 + w5 + w5 + w8)) * s->inv_ew;
-    dy = ((w6 + w7 + w7 + w8) - (w0 + w1 + w1 + w2)) * s->inv_ns;
-  } else {
-    dx = (w3 - w5) * s->inv_ew;
-    dy = (w7 - w1) * s->inv_ns;
-  }
-  const float g = sqrtf(dx * dx + dy * dy) * s->k;
-  return s->percent ? 100.0f * g : atan_pos(g) * 57.29577951308232f;
-}
-
-static void slope_row_init(const tr_gradient_params *p, int64_t grow, slope_row *s) {
-  double ie, in;
-  tr_gradient_inv_res(p, grow, &ie, &in);
-  s->inv_ew = (float)ie;
-  s->inv_ns = (float)in;
-  s->horn = p->alg == TR_GRAD_HORN;
-  s->k = (float)(1.0 / ((s->horn ? 8.0 : 2.0) * p->scale));
-  s->percent = p->percent;
-}
+#include "gradient_cell.h"
 
 static int slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_gradient_params *p = params;
@@ -101,7 +61,8 @@ void tr_slope_opts_init(tr_slope_opts *o) {
   o->compute_edges = 0;
 }
 
-const tr_kernel tr_kernel_slope = {"slope", 1, sizeof(tr_gradient_params), GDT_Float32, 1, slope_kernel, NULL};
+const tr_kernel tr_kernel_slope = {"slope", 1, sizeof(tr_gradient_params), GDT_Float32, 1, slope_kernel,
+                                   TR_GPU(tr_slope_gpu)};
 
 int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_error *err) {
   tr_gradient_setup g;

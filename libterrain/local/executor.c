@@ -6,7 +6,8 @@
  * dual with MPI, rank 0 is libft's master and owns all tiles while the other
  * ranks serve as its workers. OpenMP threads take the rank's tiles in order
  * (dynamic schedule): read the tile's window with the kernel's halo under the
- * input lock, compute it (directly, or through ft_run_block for --ft dual)
+ * input lock, compute it (at the launch point, local/launch.h: CPU or GPU,
+ * --ft off or replay; or through ft_run_block for --ft dual)
  * into a slot of the reorder window (reorder.h), and go on to the next tile;
  * finished tiles reach the sink (io/sink.h) in tile order from whichever
  * thread is free, and it writes or sends them. Reading, computing and writing
@@ -36,6 +37,7 @@
 #include "dist.h"
 #include "ft.h"
 #include "kernel.h"
+#include "launch.h"
 #include "reorder.h"
 #include "run.h"
 
@@ -74,6 +76,7 @@ typedef struct {
   unsigned char *params;
   int ft_master_only;    /* --ft dual under MPI: rank 0 computes everything */
   ft_ctx *ft;
+  tr_launcher *launch;   /* every mode but --ft dual */
   ft_kernel *ftk;        /* registry built from the table */
   unsigned char *kctx;   /* ft_kctx_head + params */
   size_t kctx_size;
@@ -114,8 +117,10 @@ static ft_type ft_type_of(const tr_kernel *k) {
   return FT_TYPE_BYTES;
 }
 
-/* Reads and computes one tile into outbuf. */
-static int compute_tile(run_state *s, const tr_tile *t, tile_bufs *tb, void *outbuf, tr_error *e) {
+/* Reads and computes one tile into outbuf (slot: the launcher's, NULL
+ * under --ft dual). */
+static int compute_tile(run_state *s, const tr_tile *t, tile_bufs *tb, tr_launch_slot *slot, void *outbuf,
+                        tr_error *e) {
   const int64_t h = s->k->halo, stride = t->cols + 2 * h;
   tr_input *in = &s->job->in;
   float *inbuf = tb->in;
@@ -128,9 +133,7 @@ static int compute_tile(run_state *s, const tr_tile *t, tile_bufs *tb, void *out
   if (st) return st;
   if (!s->ft) {
     tr_window w = {inbuf, stride, h, t->rows, t->cols, t->row0, t->col0, in->rows, in->cols, s->src ? tb->aux.p : NULL};
-    if (s->k->cpu(s->params, &w, 0, t->rows, outbuf) != 0)
-      return tr_fail(e, TR_EINTERNAL, "%s kernel failed on tile %lld", s->k->name, (long long)t->index);
-    return TR_OK;
+    return tr_launch_tile(s->launch, slot, s->params, &w, t->index, outbuf, e);
   }
   const size_t cell = (size_t)GDALGetDataTypeSizeBytes(s->k->out_type) * (size_t)s->k->bands;
   ft_block b = {t->index, t->rows, t->cols, h, t->row0, t->col0, inbuf, stride, sizeof(float), ft_type_of(s->k), cell};
@@ -189,8 +192,11 @@ static void run_tiles(run_state *s) {
 #pragma omp parallel num_threads(threads)
   {
     tile_bufs tb = {0};
-    /* zeroed: a source's window holds no data, but libft copies it */
-    tb.in = calloc((size_t)((tile + 2 * h) * (tile + 2 * h)), sizeof(float));
+    tr_launch_slot *slot = s->launch ? tr_launch_slot_open(s->launch) : NULL;
+    /* the launcher's (pinned where a GPU runs); else zeroed: a source's
+     * window holds no data, but libft copies it */
+    tb.in = s->launch ? (slot ? slot->in : NULL)
+                      : calloc((size_t)((tile + 2 * h) * (tile + 2 * h)), sizeof(float));
 #pragma omp for schedule(dynamic, 1)
     for (int64_t k = 0; k < mine; k++) {
       const tr_tile t = tr_grid_tile(&j->grid, tile_of(s, per, k));
@@ -202,10 +208,11 @@ static void run_tiles(run_state *s) {
       failed = sink->status;
       if (!tb.in) sh->status = tr_fail(&sh->e, TR_ENOMEM, "out of memory for tile buffers");
       else if (failed && j->rank == 0) sh->status = failed; /* rank 0 already failed: skip the work */
-      else sh->status = compute_tile(s, &t, &tb, outbuf, &sh->e);
+      else sh->status = compute_tile(s, &t, &tb, slot, outbuf, &sh->e);
       tr_reorder_done(&ro, k);
     }
-    free(tb.in);
+    if (s->launch) tr_launch_slot_close(s->launch, slot);
+    else free(tb.in);
     free(tb.aux.p);
     free(tb.kctx.p);
   }
@@ -282,7 +289,10 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
 
   int status = TR_OK;
   tr_error e = {{0}};
-  if (run->ft == TR_FT_DUAL) status = ft_setup(s, &e);
+  if (run->ft == TR_FT_DUAL)
+    status = run->device == TR_DEVICE_GPU ? tr_fail(&e, TR_EUSAGE, "--device gpu: --ft dual runs on the CPU")
+                                          : ft_setup(s, &e);
+  else status = tr_launcher_open(&s->launch, run, &job->inject, s->k, job->grid.tile, &e);
   status = tr_dist_agree(status, &e);
   if (!status && s->ft && ft_ctx_role(s->ft) == FT_ROLE_WORKER) {
     int rc = ft_serve(s->ft);
@@ -295,6 +305,11 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
   if (s->ft) {
     int fst = ft_finish(s, &e);
     if (!status) status = fst;
+  }
+  if (s->launch) {
+    /* its report is collective only when every rank opened one */
+    int lst = tr_launcher_close(s->launch, job->rank, status == TR_OK ? job->nranks : 1, &e);
+    if (!status) status = lst;
   }
   st = tr_job_finish(job, status, &e);
   if (st && err) *err = e;

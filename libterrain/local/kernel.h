@@ -24,6 +24,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Functions the GPU versions share with the CPU ones are compiled for both
+ * (nvcc defines __CUDACC__); a row's GPU slot names its CUDA function with
+ * TR_GPU(fn), which is NULL in builds without CUDA. */
+#ifdef TERRAFORT_HAVE_CUDA
+#define TR_GPU(fn) fn
+#else
+#define TR_GPU(fn) NULL
+#endif
+#ifdef __CUDACC__
+#define TR_HD __host__ __device__
+#else
+#define TR_HD
+#endif
+
 /* A block of a local kernel. `in` points at input cell (-halo, -halo) of the
  * block (the halo's corner); rows of `in` are `in_stride` floats apart. */
 typedef struct {
@@ -40,12 +54,12 @@ typedef struct {
 } tr_window;
 
 /* Input value at block-local (r, c); r and c may reach halo cells outside. */
-static inline float tr_at(const tr_window *w, int64_t r, int64_t c) {
+TR_HD static inline float tr_at(const tr_window *w, int64_t r, int64_t c) {
   return w->in[(r + w->halo) * w->in_stride + (c + w->halo)];
 }
 
 /* Pointer to input cell (r, 0) of the block. */
-static inline const float *tr_row(const tr_window *w, int64_t r) {
+TR_HD static inline const float *tr_row(const tr_window *w, int64_t r) {
   return w->in + (r + w->halo) * w->in_stride + w->halo;
 }
 
@@ -53,10 +67,17 @@ static inline const float *tr_row(const tr_window *w, int64_t r) {
  * (params_size bytes; copied to other ranks, so no pointers). Returns 0. */
 typedef int (*tr_kernel_cpu_fn)(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *out);
 
-/* The GPU function of a kernel: the same contract over a device block. No row
- * has one yet; the slot is where CUDA versions go. */
+/* The GPU function of a kernel (kernels/cuda/, built only where nvcc is):
+ * the same contract over a device block: w->in and out are device memory,
+ * params is host memory (passed to the device by value), and the work is
+ * queued on `stream` (a cudaStream_t) without waiting for it. Returns 0, 1
+ * when it does not handle these params (the caller runs the CPU version:
+ * the bytes are the same), or a negative code. The bytes equal the CPU
+ * version's (CUDA built without FMA contraction), except where a row says
+ * otherwise. */
 typedef int (*tr_kernel_gpu_fn)(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *out,
                                 void *stream);
+
 
 typedef struct tr_kernel {
   const char *name;        /* unique; also its name in libft's registry */
@@ -73,5 +94,31 @@ size_t tr_kernel_count(void);
 const tr_kernel *tr_kernel_at(size_t i);
 /* The row named `name`, or NULL; *index receives its position when not NULL. */
 const tr_kernel *tr_kernel_find(const char *name, size_t *index);
+
+/*
+ * In-place iterative kernels. Some kernels are a number of passes over the
+ * tile's window, written in place (an iterated smoothing), and then a last
+ * step that turns the window into output cells. The row's cpu function does
+ * all of it on a private copy (what --ft dual and its workers call); the
+ * iterative form below lets the local runner launch each pass on its own,
+ * so --ft replay tracks them as separate launches: pass 1 reads the window
+ * as read and writes a work window, passes 2..n read and write the work
+ * window in place, `finish` reads it and writes the output cells. Both
+ * forms give the same bytes. A kernel is iterative when kernel_table.c's
+ * TR_KERNEL_ITER_LIST names it.
+ */
+typedef struct tr_kernel_iter {
+  const tr_kernel *row;
+  int (*passes)(const void *params);
+  /* One pass over a whole window (rows x cols floats, rows `stride` apart,
+   * halo included) from `in` into `out`; in == out is allowed (in place).
+   * first: `in` is the window as read (nodata as the source has it). */
+  int (*pass)(const void *params, int first, const float *in, float *out, int64_t stride, int64_t rows,
+              int64_t cols);
+  tr_kernel_cpu_fn finish; /* the block's cells from the last pass's window */
+} tr_kernel_iter;
+
+/* The iterative form of row k, or NULL. */
+const tr_kernel_iter *tr_kernel_iter_of(const tr_kernel *k);
 
 #endif

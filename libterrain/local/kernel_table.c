@@ -22,13 +22,30 @@
   X(color_relief_rgba)    \
   X(d8)                   \
   X(interpolate)          \
-  X(fill_voids)
+  X(fill_voids)           \
+  X(smooth)
 
 #define TR_KERNEL_DECLARE(n) extern const tr_kernel tr_kernel_##n;
 TR_KERNEL_LIST(TR_KERNEL_DECLARE)
 
 #define TR_KERNEL_ROW(n) &tr_kernel_##n,
 static const tr_kernel *const table[] = {TR_KERNEL_LIST(TR_KERNEL_ROW)};
+
+/* The rows that also have an in-place iterative form (kernel.h): each
+ * defines `const tr_kernel_iter tr_kernel_iter_NAME`. */
+#define TR_KERNEL_ITER_LIST(X) X(smooth)
+
+#define TR_KERNEL_ITER_DECLARE(n) extern const tr_kernel_iter tr_kernel_iter_##n;
+TR_KERNEL_ITER_LIST(TR_KERNEL_ITER_DECLARE)
+
+#define TR_KERNEL_ITER_ROW(n) &tr_kernel_iter_##n,
+static const tr_kernel_iter *const iter_table[] = {TR_KERNEL_ITER_LIST(TR_KERNEL_ITER_ROW)};
+
+const tr_kernel_iter *tr_kernel_iter_of(const tr_kernel *k) {
+  for (size_t i = 0; i < sizeof iter_table / sizeof iter_table[0]; i++)
+    if (iter_table[i]->row == k) return iter_table[i];
+  return NULL;
+}
 
 size_t tr_kernel_count(void) { return sizeof table / sizeof table[0]; }
 

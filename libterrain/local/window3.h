@@ -35,7 +35,7 @@ typedef struct {
                     integers (set by the kernels that follow that path) */
 } tr_nodata;
 
-static inline int tr_is_nodata(const tr_nodata *nd, float v) {
+TR_HD static inline int tr_is_nodata(const tr_nodata *nd, float v) {
   if (isnan(v)) return 1;
   if (!nd->has || nd->is_nan) return 0;
   return v == nd->value || fabsf(v - nd->value) < 1.1920929e-07f * fabsf(v + nd->value) * 2;
@@ -66,7 +66,7 @@ static inline tr_nodata tr_nodata_gdaldem(GDALDataType type, int has_nodata, dou
   return nd;
 }
 
-static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
+TR_HD static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
   if (tr_is_nodata(nd, a) || tr_is_nodata(nd, b)) return nd->has ? nd->value : NAN;
   float v = 2 * a - b;
   /* an extrapolated value that lands on nodata is moved off it, as gdaldem
@@ -77,7 +77,7 @@ static inline float tr_interpol(const tr_nodata *nd, float a, float b) {
 
 /* Fills win[9] for block-local output cell (r, c). Returns 1 when the
  * kernel should compute a value from win, 0 when the output is nodata. */
-static inline int tr_window3(const tr_window *w, const tr_nodata *nd, int compute_edges, int64_t r,
+TR_HD static inline int tr_window3(const tr_window *w, const tr_nodata *nd, int compute_edges, int64_t r,
                              int64_t c, float win[9]) {
   const int64_t R = w->raster_rows, C = w->raster_cols;
   const int64_t gr = w->grow0 + r, gc = w->gcol0 + c;

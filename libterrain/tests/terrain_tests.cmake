@@ -8,3 +8,7 @@ foreach(t gradient_analytic local_determinism)
                      ARGS ${CMAKE_BINARY_DIR}/testdata LABELS terrain)
   set_tests_properties(terrain_${t} PROPERTIES FIXTURES_REQUIRED testdata)
 endforeach()
+
+# The CUDA path is compiled and linked (runs without a GPU): the GPU slots are filled in CUDA builds.
+terrafort_add_test(terrain_gpu_slot SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_slot.c LIBS terrain LABELS terrain)
+target_include_directories(terrain_gpu_slot PRIVATE ${TERRAIN_PRIVATE_INCLUDES})

@@ -67,3 +67,20 @@ if(TERRAFORT_SANITIZE)
   set_property(TEST cli_robust APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
   target_compile_definitions(cli_fuzz PRIVATE FUZZ_CASES=100 FUZZ_SANITIZED=1)
 endif()
+
+# --ft replay (issue 11): same bytes as --ft off, exact repair counts, the in-place kernel's
+# relaunch set and checkpoint, the error limit, threads and mpirun -n 2/3.
+terrafort_add_test(cli_replay SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_replay.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
+                   LABELS "cli;ft;mpi")
+set_tests_properties(cli_replay PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_replay APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
+# GPU kernels (needs a GPU; exits 77 = skipped without one): GPU vs CPU bytes, GPU launch replay.
+terrafort_add_test(cli_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}
+                   LABELS "cli;gpu")
+set_tests_properties(cli_gpu PROPERTIES FIXTURES_REQUIRED testdata SKIP_RETURN_CODE 77 TIMEOUT 900)

@@ -1,0 +1,37 @@
+/*
+ * device.h - the GPU as the local runner sees it (internal to libterrain):
+ * page-locked host buffers, and one stream with device buffers per worker
+ * thread that runs a kernel row's GPU function on a tile.
+ *
+ * Built with CUDA (TERRAFORT_HAVE_CUDA, when nvcc was found), this is a thin
+ * layer over the CUDA runtime; without it, no GPU is ever present and the
+ * host buffers are ordinary memory, so callers need no #ifdef.
+ */
+#ifndef TR_DEVICE_H
+#define TR_DEVICE_H
+
+#include <stddef.h>
+
+#include "kernel.h"
+
+/* Host memory for tiles: page-locked when pinned (so copies to and from the
+ * device run asynchronously, at full bus speed), else malloc'ed. */
+void *tr_host_alloc(size_t bytes, int pinned);
+void tr_host_free(void *p, int pinned);
+
+typedef struct tr_gpu tr_gpu;
+
+/* A stream and device buffers for windows of in_bytes and outputs of
+ * out_bytes. Returns 0, or -1 with why. */
+int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len);
+void tr_gpu_close(tr_gpu *g);
+
+/* Runs k->gpu over the block w (host window, pinned) into out (host, pinned,
+ * out_bytes): copy in, kernel, copy out on g's stream, then waits for the
+ * stream, so the device is idle for this stream on return. Returns 0, 1
+ * when the kernel declines these params (run the CPU version), or -1 with
+ * why. */
+int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
+               char *why, size_t len);
+
+#endif
