@@ -566,6 +566,7 @@ static int run_tree(ta_op *t) {
       free(missing);
       break;
     }
+    if ((rc = coll_ctx_gone(c)) != 0) break;
     if (now >= fallback) {
       rc = coll_fail(c, COLL_ETIMEDOUT,
                      "timeout aggregation op %llu: no result or error from the root or TAN %d",

@@ -19,6 +19,10 @@ int tf_fill_main(int argc, char **argv);
 
 /* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
  * value after argv[*i]; returns a TF_ARG_* code (cli.h). */
+/* The process's liveness monitor under mpirun (libcoll's coll_live.h; an
+ * inert one otherwise), started and stopped by main.c. */
+struct coll_live *tf_live(void);
+
 int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg);
 
 #endif

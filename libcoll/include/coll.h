@@ -52,7 +52,9 @@ enum {
   COLL_ENOMEM = -2,    /* allocation failed */
   COLL_EMPI = -3,      /* an MPI call failed */
   COLL_ETIMEDOUT = -4, /* timeout aggregation: ranks missing at the deadline */
-  COLL_ENOTSUP = -5    /* not supported in this build or configuration */
+  COLL_ENOTSUP = -5,   /* not supported in this build or configuration */
+  COLL_ELOST = -6,     /* a rank fell silent (coll_live.h); coll_errmsg names it */
+  COLL_ECANCELED = -7  /* opts.cancel said stop */
 };
 
 /* Static string naming an error code ("invalid argument", ...). */
@@ -127,6 +129,13 @@ typedef struct coll_opts {
                                 measured with scripts/bench/allreduce) */
   size_t trace_capacity;     /* events kept by the segment trace; 0 = off */
   coll_inject inject;        /* fault injection; coll_opts_init disables it */
+  /* Liveness (coll_live.h; NULL: waits unbounded but for their own
+   * deadlines): context creation, destruction and timeout aggregation give
+   * up with COLL_ELOST once a rank is silent beyond its timeout, and with
+   * COLL_ECANCELED when cancel(cancel_user) returns nonzero. */
+  const struct coll_live *live;
+  int (*cancel)(void *user);
+  void *cancel_user;
 } coll_opts;
 
 /* Fills opts with the defaults. */

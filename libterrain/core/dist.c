@@ -1,10 +1,19 @@
 /*
- * dist.c - rank queries and status agreement over MPI_COMM_WORLD.
+ * dist.c - rank queries, the bounded wait and status agreement over
+ * MPI_COMM_WORLD (see dist.h).
+ *
+ * The agreement is two non-blocking collectives (the lowest failing rank by
+ * MPI_Iallreduce, then its status and line by MPI_Ibcast), each completed
+ * through tr_dist_wait, so a rank that is killed or stopped ends it within
+ * the rank timeout instead of hanging every other rank.
  */
 #include "dist.h"
 
 #include <limits.h>
 #include <string.h>
+
+#include "coll_live.h"
+#include "error.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -28,26 +37,78 @@ int tr_dist_size(void) {
   return n;
 }
 
-int tr_dist_agree(int status, tr_error *err) {
+static int live_status(const tr_run_opts *run, int rc, int lost, tr_error *err) {
+  switch (rc) {
+    case COLL_LIVE_OK: return TR_OK;
+    case COLL_LIVE_CANCELED: return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+    case COLL_LIVE_LOST:
+      if (lost < 0) return tr_fail(err, TR_ERANK, "not every rank of the job started within the rank timeout");
+      return tr_fail(err, TR_ERANK, "rank %d stopped answering (silent for more than %.0f ms: killed, stopped or hung)",
+                     lost, coll_live_timeout(run->live));
+    default: return tr_fail(err, TR_EINTERNAL, "an MPI wait failed");
+  }
+}
+
+int tr_dist_wait(const tr_run_opts *run, int n, void *reqs, tr_error *err) {
+  int lost = -1;
+  int rc = coll_live_wait(run ? run->live : NULL, n, reqs, run ? run->cancelled : NULL, run ? run->progress_user : NULL,
+                          &lost);
+  return live_status(run, rc, lost, err);
+}
+
+int tr_dist_check(const tr_run_opts *run, tr_error *err) {
+  if (!run) return TR_OK;
+  if (run->cancelled && run->cancelled(run->progress_user)) return live_status(run, COLL_LIVE_CANCELED, -1, err);
+  int lost = coll_live_lost(run->live, NULL);
+  return lost == -1 ? TR_OK : live_status(run, COLL_LIVE_LOST, lost, err);
+}
+
+int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
+  /* A lost rank or a signal is this rank's own failure: it joins the vote. */
   int me = status ? tr_rank() : INT_MAX, first = INT_MAX;
-  MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request q;
+  MPI_Iallreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &q);
+  tr_error w;
+  int st = tr_dist_wait(run, 1, &q, &w);
+  if (st) {
+    if (err) *err = w;
+    return st;
+  }
   if (first == INT_MAX) return TR_OK;
-  int st = status;
-  MPI_Bcast(&st, 1, MPI_INT, first, MPI_COMM_WORLD);
-  tr_error e;
-  if (err && tr_rank() == first) e = *err;
-  else memset(&e, 0, sizeof e);
-  MPI_Bcast(e.msg, (int)sizeof e.msg, MPI_CHAR, first, MPI_COMM_WORLD);
-  if (err) *err = e;
-  return st;
+  struct {
+    int status;
+    char msg[sizeof(((tr_error *)0)->msg)];
+  } m;
+  memset(&m, 0, sizeof m);
+  if (tr_rank() == first) {
+    m.status = status;
+    if (err) memcpy(m.msg, err->msg, sizeof m.msg);
+  }
+  MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD, &q);
+  st = tr_dist_wait(run, 1, &q, &w);
+  if (st) {
+    if (err) *err = w;
+    return st;
+  }
+  if (err) memcpy(err->msg, m.msg, sizeof m.msg);
+  return m.status;
 }
 
 #else
 
 int tr_rank(void) { return 0; }
 int tr_dist_size(void) { return 1; }
-int tr_dist_agree(int status, tr_error *err) {
+int tr_dist_wait(const tr_run_opts *run, int n, void *reqs, tr_error *err) {
+  (void)run, (void)n, (void)reqs, (void)err;
+  return TR_OK;
+}
+int tr_dist_check(const tr_run_opts *run, tr_error *err) {
+  if (run && run->cancelled && run->cancelled(run->progress_user)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  return TR_OK;
+}
+int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
+  (void)run;
   (void)err;
   return status;
 }

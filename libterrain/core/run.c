@@ -31,7 +31,7 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
   j->nranks = tr_dist_size();
   st = tr_input_open(&j->in, src, run->band, err);
   j->in_open = st == TR_OK;
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   if (st) {
     job_close(j);
     return st;
@@ -46,7 +46,8 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
   int st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, err);
   j->sink_open = 1;
   j->sink.progress_from = progress_from;
-  st = tr_dist_agree(st, err);
+  if (j->inject.hold_rank == j->rank) j->sink.hold_ms = j->inject.hold_ms;
+  st = tr_dist_agree(j->run, st, err);
   if (st) job_close(j);
   return st;
 }
@@ -59,12 +60,12 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
     tr_sink_fail(&j->sink, status, &e);
     st = tr_sink_drain(&j->sink, &e);
   }
-  st = tr_dist_agree(st, &e);
+  st = tr_dist_agree(j->run, st, &e);
   if (!st && j->sink_open && (j->run->stats || j->run->stats_json))
-    st = tr_dist_agree(tr_stats_publish(j->run, &j->inject, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands,
+    st = tr_dist_agree(j->run, tr_stats_publish(j->run, &j->inject, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands,
                                         j->sink.stats, j->ntiles, &e),
                        &e);
-  if (!st && j->sink_open) st = tr_dist_agree(tr_sink_commit(&j->sink, &e), &e);
+  if (!st && j->sink_open) st = tr_dist_agree(j->run, tr_sink_commit(&j->sink, &e), &e);
   job_close(j);
   if (st && err) *err = e;
   return st;

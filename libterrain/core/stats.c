@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_live.h"
 #include "dist.h"
 #include "inject.h"
 #include "error.h"
@@ -43,6 +44,22 @@ void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, i
     ts[b].max = s.max;
   }
 }
+
+/* A libcoll failure as a status: a lost rank is TR_ERANK (named), a
+ * cancel TR_EINTERRUPTED, anything else TR_ECOLL. */
+static int coll_status(const tr_run_opts *run, int rc, const coll_ctx *ctx, tr_error *err) {
+  if (rc == COLL_ECANCELED) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  if (rc == COLL_ELOST) {
+    double ms = 0;
+    int who = coll_live_lost(run->live, &ms);
+    return tr_fail(err, TR_ERANK, "rank %d stopped answering (silent for more than %.0f ms: killed, stopped or hung)",
+                   who, coll_live_timeout(run->live));
+  }
+  const char *m = ctx ? coll_errmsg(ctx) : "";
+  return tr_fail(err, TR_ECOLL, "statistics: %s", m[0] ? m : coll_strerror(rc));
+}
+
+static int coll_ctx_lost_rank(const tr_run_opts *run) { return coll_live_lost(run->live, NULL); }
 
 /* Per-rank timings of the collective, gathered to rank 0 for the report. */
 typedef struct {
@@ -99,9 +116,12 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   coll_opts_init(&co);
   co.inject.delay_rank = inj->delay_rank;
   co.inject.delay_ms = inj->delay_ms;
+  co.live = run->live;
+  co.cancel = run->cancelled;
+  co.cancel_user = run->progress_user;
   coll_ctx *ctx = NULL;
   int rc = coll_ctx_create_world(&ctx, &co);
-  if (rc) return tr_fail(err, TR_ECOLL, "statistics: %s", coll_strerror(rc));
+  if (rc) return coll_status(run, rc, NULL, err);
 
   const size_t len = (size_t)n * (size_t)bands * 5;
   double *sum = malloc(len * sizeof(double));
@@ -117,7 +137,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   coll_op add = coll_op_builtin(COLL_SUM);
   rc = coll_timeout_reduce(ctx, tiles, sum, len, COLL_DOUBLE, &add, &ta, &rep);
   if (rc) {
-    st = tr_fail(err, TR_ECOLL, "statistics: %s", coll_errmsg(ctx)[0] ? coll_errmsg(ctx) : coll_strerror(rc));
+    st = coll_status(run, rc, ctx, err);
     free(sum);
     coll_ctx_destroy(ctx);
     return st;
@@ -154,17 +174,18 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
     coll_ctx_destroy(ctx);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
   }
-#ifdef TERRAFORT_HAVE_MPI
-  if (nranks > 1)
-    MPI_Gather(&mine, sizeof mine, MPI_BYTE, per, sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD);
-  else
-    per[0] = mine;
-#else
   per[0] = mine;
+#ifdef TERRAFORT_HAVE_MPI
+  if (nranks > 1) {
+    MPI_Request q;
+    MPI_Igather(&mine, sizeof mine, MPI_BYTE, per, sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+    st = tr_dist_wait(run, 1, &q, err);
+  }
 #endif
   coll_ctx_destroy(ctx);
+  if (!st && coll_ctx_lost_rank(run) != -1) st = coll_status(run, COLL_ELOST, NULL, err);
 
-  if (ds) {
+  if (ds && !st) {
     int64_t cells = (int64_t)GDALGetRasterXSize(ds) * GDALGetRasterYSize(ds);
     for (int b = 0; run->stats && b < bands; b++) {
       if (total[b].count == 0) continue;

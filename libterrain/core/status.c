@@ -20,6 +20,7 @@ const char *tr_strerror(int status) {
     case TR_EFT: return "fault tolerance failed";
     case TR_ECOLL: return "collective failed";
     case TR_EINTERRUPTED: return "interrupted";
+    case TR_ERANK: return "a rank stopped answering";
     default: return "internal error";
   }
 }
@@ -34,6 +35,7 @@ int tr_exit_code(int status) {
     case TR_ECOLL: return 6;
     case TR_ENOMEM: return 7;
     case TR_EINTERRUPTED: return 8;
+    case TR_ERANK: return 9;
     default: return 1;
   }
 }

@@ -126,6 +126,15 @@ static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, in
   return st ? -1 : 0;
 }
 
+/* The engine's give_up (aap.h): a rank lost or the run cancelled. */
+static int engine_give_up(void *user, char *why, size_t n) {
+  const tr_run_opts *run = user;
+  tr_error e;
+  int st = tr_dist_check(run, &e);
+  if (st && why && n) snprintf(why, n, "%s", e.msg);
+  return st != TR_OK;
+}
+
 /* The engine's options from the command's. */
 static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_error *err) {
   tr_aap_opts_default(a);
@@ -160,10 +169,12 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   if (st) return st;
   tr_io_cache_default(16);
   eng.aap.inject = job.inject.aap;
+  eng.aap.give_up = engine_give_up;
+  eng.aap.give_up_user = (void *)run;
   void *params = calloc(1, prog->params_size ? prog->params_size : 1);
   tr_product prod = {prog->cell_type, 1, 0, 0, GDT_Unknown};
   st = params ? prepare(&job.in, opts, params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   if (st) {
     free(params);
     return tr_job_finish(&job, st, err);
@@ -198,7 +209,7 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
   memset(&astats, 0, sizeof astats);
   /* all ranks run the engine or none does: one missing would leave the
    * others waiting */
-  status = tr_dist_agree(status, &e);
+  status = tr_dist_agree(run, status, &e);
   if (status) {
     tr_sink_fail(&job.sink, status, &e);
     for (int64_t i = job.rank; i < job.ntiles; i += job.nranks) tr_sink_put(&job.sink, i, status, &e, NULL);
@@ -212,6 +223,8 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
       tr_sink_fail(&job.sink, status, &e);
     }
     else if (job.sink.status) status = job.sink.status, e = job.sink.first;
+    else if (rc == TR_AAP_EABANDONED)
+      status = tr_dist_check(run, &e) ? tr_dist_check(run, &e) : tr_fail(&e, TR_EINTERNAL, "%s", msg);
     else if (rc)
       status = tr_fail(&e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", name, src,
                        msg[0] ? msg : tr_aap_strerror(rc));

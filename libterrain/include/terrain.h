@@ -43,7 +43,8 @@ typedef enum {
   TR_EFT = -8,          /* fault tolerance could not produce a trusted result */
   TR_ECOLL = -9,        /* a collective failed (a rank never contributed) */
   TR_EINTERRUPTED = -10,/* cancelled by the progress callback (e.g. Ctrl-C) */
-  TR_EINTERNAL = -11    /* a bug: please report */
+  TR_EINTERNAL = -11,   /* a bug: please report */
+  TR_ERANK = -12        /* under mpirun: a rank stopped answering (killed, stopped, hung) */
 } tr_status;
 
 /* A short English name of a status code. */
@@ -99,6 +100,11 @@ typedef struct {
                                is injected) */
   const char *ft_report;    /* JSON report path, or NULL */
   const char *inject;       /* fault-injection spec (TERRAFORT_INJECT syntax) */
+  /* Under mpirun: the job's liveness monitor (libcoll's coll_live.h; NULL:
+   * waits are unbounded) bounds every wait for another rank, and
+   * cancelled(progress_user) != 0 (a signal) ends any wait at once. */
+  struct coll_live *live;
+  int (*cancelled)(void *user);
 } tr_run_opts;
 
 /* Fills defaults (band 1, all cores, default tile size, no FT). */

@@ -198,7 +198,7 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   tr_product prod = {s.k->out_type, s.k->bands, 0, 0, GDT_Unknown};
   tr_io_cache_default(64);
   st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   s.ft_master_only = run->ft == TR_FT_DUAL && job.nranks > 1;
   if (!st) st = tr_job_create(&job, dst, &prod, s.ft_master_only ? TR_SINK_RANK0 : TR_SINK_SPREAD, 0.0, err);
   else tr_job_finish(&job, st, err);
@@ -210,7 +210,7 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   int status = TR_OK;
   tr_error e = {{0}};
   if (run->ft == TR_FT_DUAL) status = ft_setup(&s, &e);
-  status = tr_dist_agree(status, &e);
+  status = tr_dist_agree(run, status, &e);
   if (!status && s.ft && ft_ctx_role(s.ft) == FT_ROLE_WORKER) {
     int rc = ft_serve(s.ft);
     if (rc) status = tr_fail(&e, TR_EFT, "fault tolerance worker: %s", ft_strerror(rc));
