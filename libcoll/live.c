@@ -76,7 +76,7 @@ static void beat(coll_live *l) {
 
 static void *live_main(void *arg) {
   coll_live *l = arg;
-  double next = 0;
+  double last_beat = -1e9;
   for (;;) {
     pthread_mutex_lock(&l->mu);
     int stop = l->stopping;
@@ -84,9 +84,10 @@ static void *live_main(void *arg) {
     pthread_mutex_unlock(&l->mu);
     if (stop) return NULL;
     double now = coll_now();
-    if (now >= next) {
+    /* against the current period: --rank-timeout may shorten it */
+    if (now >= last_beat + per) {
       beat(l);
-      next = now + per;
+      last_beat = now;
     }
     receive_all(l);
     coll_sleep_ms(per * 1e3 < 10 ? per * 1e3 : 10);

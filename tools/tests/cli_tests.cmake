@@ -67,3 +67,13 @@ if(TERRAFORT_SANITIZE)
   set_property(TEST cli_robust APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
   target_compile_definitions(cli_fuzz PRIVATE FUZZ_CASES=100 FUZZ_SANITIZED=1)
 endif()
+
+# issue 12 / 14 item 4: a rank of an mpirun job really stopped or killed mid-run (slope, fill,
+# --stats): exit 9 within the rank timeout, every survivor naming the rank, no output.
+terrafort_add_test(cli_rank_loss SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rank_loss.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
+set_tests_properties(cli_rank_loss PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_rank_loss APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
