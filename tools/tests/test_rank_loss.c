@@ -168,6 +168,13 @@ static int test_stats_stopped(void) {
   return stopped("delay:rank=3,ms=6000", args(0, "slope -q --stats --threads 1 '%s/demo.tif' o.tif"), 3);
 }
 
+/* --ft dual: a worker rank (issue 14 item 4), then the master, stopped. */
+static int test_ft_dual_stopped(void) {
+  if (stopped("hold:rank=0,ms=6000", args(0, "slope -q --ft dual --ft-timeout 1000 --threads 1 '%s/demo.tif' o.tif"), 2))
+    return 1;
+  return stopped("hold:rank=0,ms=6000", args(1, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0);
+}
+
 /* kill -9, default mpirun: Open MPI ends the job, naming the rank; the
  * survivors remove their temporary. */
 static int test_killed_default(void) {
@@ -217,6 +224,7 @@ int main(int argc, char **argv) {
   }
   static const tr_test_case cases[] = {TR_TEST(test_rank_timeout_option), TR_TEST(test_slope_stopped),
                                        TR_TEST(test_fill_stopped),        TR_TEST(test_stats_stopped),
+                                       TR_TEST(test_ft_dual_stopped),
                                        TR_TEST(test_killed_default),      TR_TEST(test_killed_recovery)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
