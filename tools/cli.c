@@ -319,6 +319,7 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   run->progress_user = NULL;
   run->cancelled = cancelled;
   run->live = tf_live();
+  run->coll = tf_coll();
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
 }
 

@@ -14,6 +14,7 @@
 
 #include "tools.h"
 
+#include "coll.h"
 #include "coll_live.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -25,8 +26,10 @@
 /* The liveness monitor of this process (tools.h): one per process, owned
  * here, like MPI itself. */
 static coll_live *live;
+static coll_ctx *coll;
 
 coll_live *tf_live(void) { return live; }
+coll_ctx *tf_coll(void) { return coll; }
 
 /* MPI is initialised only when a launcher started us (mpirun sets these),
  * so a plain `terrafort` never needs an MPI runtime. */
@@ -96,8 +99,14 @@ static int unmatched_message(void) {
 static int mpi_stop(int started, int rc) {
 #ifdef TERRAFORT_HAVE_MPI
   if (!started) {
+    coll_ctx_destroy(coll);
     coll_live_stop(live, NULL);
     return rc;
+  }
+  if (rc != 9 && rc != 8) {
+    /* collective and bounded by the monitor; a rank lost here is exit 9 */
+    coll_ctx_destroy(coll);
+    if (coll_live_lost(live, NULL) != -1) rc = 9;
   }
   if (rc == 9 || rc == 8) {
     fflush(NULL);
@@ -123,6 +132,7 @@ static int mpi_stop(int started, int rc) {
   MPI_Finalize();
 #else
   (void)started;
+  coll_ctx_destroy(coll);
   coll_live_stop(live, NULL);
 #endif
   return rc;
@@ -200,6 +210,18 @@ int main(int argc, char **argv) {
 #endif
     if (!live) return 7;
     if (lrc == COLL_LIVE_LOST) {
+      fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
+              COLL_LIVE_DEFAULT_TIMEOUT_MS);
+      fflush(NULL);
+      _exit(9);
+    }
+    /* The process's libcoll context (statistics): made while every rank is
+     * starting, so a run's non-writing ranks never wait in its creation or
+     * destruction (tools.h, tf_coll). */
+    coll_opts co;
+    coll_opts_init(&co);
+    co.live = live;
+    if (coll_ctx_create_world(&coll, &co) != COLL_OK) {
       fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
               COLL_LIVE_DEFAULT_TIMEOUT_MS);
       fflush(NULL);

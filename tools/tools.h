@@ -22,6 +22,8 @@ int tf_fill_main(int argc, char **argv);
 /* The process's liveness monitor under mpirun (libcoll's coll_live.h; an
  * inert one otherwise), started and stopped by main.c. */
 struct coll_live *tf_live(void);
+/* The process's libcoll context (statistics), made and destroyed by main.c. */
+struct coll_ctx *tf_coll(void);
 
 int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg);
 

@@ -243,6 +243,14 @@ typedef struct coll_ta_opts {
                                  entry make the operation fail (default 2000) */
   coll_tan_policy tan_policy; /* default COLL_TAN_FIXED */
   int tan_rank;               /* COLL_TAN_FIXED (default 0) */
+  int root_only;              /* 1: only the root needs the result (a reduce):
+                                 the decider sends RESULT to the root alone, and
+                                 every other rank returns COLL_OK (recv
+                                 untouched) as soon as its contribution is sent
+                                 and it holds no bypass entry, so with the
+                                 COLL_TAN_ROOT policy and an arity of N - 1 (all
+                                 others leaves) no rank but the root waits for a
+                                 late one. Default 0 (every rank gets it). */
   int deterministic;          /* 1 (default): fold in a fixed order (own, then
                                  children by index; at the TAN pieces by their
                                  lowest rank) so floating-point results are

@@ -5,6 +5,7 @@
 
 #include <omp.h>
 #include <string.h>
+#include <time.h>
 
 #include "dist.h"
 
@@ -28,6 +29,9 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
   if (st) return st;
   j->threads = run->threads ? run->threads : omp_get_num_procs();
   j->rank = tr_rank();
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  j->t_open = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
   j->nranks = tr_dist_size();
   st = tr_input_open(&j->in, src, run->band, err);
   j->in_open = st == TR_OK;
@@ -61,11 +65,14 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
     st = tr_sink_drain(&j->sink, &e);
   }
   st = tr_dist_agree(j->run, st, &e);
+  /* From here on only the writer's outcome matters: the other ranks hand
+   * over their statistics partials and go on without waiting for it (a
+   * late rank holds the writer alone); the writer's exit status is the
+   * run's, and mpirun fails if it does. */
   if (!st && j->sink_open && (j->run->stats || j->run->stats_json))
-    st = tr_dist_agree(j->run, tr_stats_publish(j->run, &j->inject, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands,
-                                        j->sink.stats, j->ntiles, &e),
-                       &e);
-  if (!st && j->sink_open) st = tr_dist_agree(j->run, tr_sink_commit(&j->sink, &e), &e);
+    st = tr_stats_publish(j->run, &j->inject, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands, j->sink.stats,
+                          j->ntiles, j->t_open, &e);
+  if (!st && j->sink_open) st = tr_sink_commit(&j->sink, &e);
   job_close(j);
   if (st && err) *err = e;
   return st;

@@ -9,8 +9,9 @@
  *                  ordered tile sink (io/sink.h) is made ready (agreed);
  *   ... the runner computes tiles and puts them into job->sink ...
  *   tr_job_finish  drain the sink, agree on success, publish statistics
- *                  (libcoll's timeout aggregation), rename the output into
- *                  place or delete it, close the input.
+ *                  (libcoll's timeout aggregation, a reduce to the writer),
+ *                  rename the output into place or delete it (the writer;
+ *                  the others do not wait for it), close the input.
  */
 #ifndef TR_RUN_H
 #define TR_RUN_H
@@ -28,6 +29,7 @@ typedef struct {
   int64_t ntiles;
   int threads;       /* resolved: run->threads or all cores */
   int rank, nranks;
+  double t_open;     /* CLOCK_MONOTONIC seconds at tr_job_open */
   tr_inject inject;  /* run->inject (or TERRAFORT_INJECT), parsed once here */
   tr_sink sink;
   int sink_open;

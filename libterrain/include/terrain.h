@@ -105,6 +105,7 @@ typedef struct {
    * cancelled(progress_user) != 0 (a signal) ends any wait at once. */
   struct coll_live *live;
   int (*cancelled)(void *user);
+  struct coll_ctx *coll;    /* the command's libcoll context (statistics); NULL: one per run */
 } tr_run_opts;
 
 /* Fills defaults (band 1, all cores, default tile size, no FT). */

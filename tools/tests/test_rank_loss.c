@@ -1,5 +1,6 @@
 /*
- * test_rank_loss.c - a rank of an mpirun job really stopped (SIGSTOP) or
+ * test_rank_loss.c - late and lost ranks under mpirun. A late rank holds
+ * nobody but the writer (test_late_rank_stats). A rank really stopped (SIGSTOP) or
  * killed (SIGKILL) by this test, mid-run: the run must end within the rank
  * timeout with exit 9, every surviving rank saying which rank was lost, and
  * no output file (issue 12, "every wait is bounded"; issue 14 item 4).
@@ -197,6 +198,65 @@ static int test_killed_recovery(void) {
   return bounded(&L) || survivors_named(&L, 1) || no_output(1);
 }
 
+/* per_rank[r].wall_ms from a --stats-json report, -1 when absent. */
+static double wall_ms(const char *json, int r) {
+  const char *p = strstr(json, "\"per_rank\":[");
+  char key[64];
+  snprintf(key, sizeof key, "{\"rank\":%d,", r);
+  p = p ? strstr(p, key) : NULL;
+  p = p ? strstr(p, "\"wall_ms\":") : NULL;
+  return p ? strtod(p + 10, NULL) : -1;
+}
+
+/* The statistics part of a report (everything before "collective"). */
+static const char *stats_part(const char *json, char *buf, size_t n) {
+  const char *c = strstr(json, "\"collective\"");
+  size_t k = c ? (size_t)(c - json) : strlen(json);
+  if (k >= n) k = n - 1;
+  memcpy(buf, json, k);
+  buf[k] = 0;
+  return buf;
+}
+
+/* One rank 2 s late with its statistics (delay:): the ranks that do not
+ * write (1 and 2) finish as fast as with nobody late - their wall time,
+ * measured by each rank from its job start to its part being done, within
+ * 20% (+ 300 ms of slack for a loaded machine) of the run without a late
+ * rank - while the writer waits; the statistics are exactly those of a
+ * single process; and every rank ends with no message left unmatched (the
+ * command checks MPI_COMM_WORLD at finalize and fails otherwise). */
+static int test_late_rank_stats(void) {
+  reset(outdir);
+  char c[4096], ref[8192], a[8192], b[8192];
+  snprintf(c, sizeof c, "cd '%s' && '%s' slope -q --threads 1 --stats-json one.json '%s/demo.tif' one.tif", outdir, tf,
+           dir);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  stats_part(rc_slurp(strcat(strcpy(a, outdir), "/one.json")), ref, sizeof ref);
+  double base[4] = {0}, late[4] = {0};
+  for (int k = 0; k < 2; k++) {
+    snprintf(c, sizeof c,
+             "cd '%s' && TERRAFORT_INJECT='%s' mpirun --allow-run-as-root --oversubscribe -n 4 '%s' slope -q "
+             "--threads 1 --stats-json s%d.json '%s/demo.tif' s%d.tif",
+             outdir, k ? "delay:rank=3,ms=2000" : "", tf, k, dir, k);
+    ASSERT_EQ_INT(rc_run(c, errfile), 0);
+    char path[800];
+    snprintf(path, sizeof path, "%s/s%d.json", outdir, k);
+    const char *json = rc_slurp(path);
+    ASSERT(!strcmp(stats_part(json, k ? b : a, sizeof a), ref));
+    for (int r = 0; r < 4; r++) (k ? late : base)[r] = wall_ms(json, r);
+    if (k) ASSERT(strstr(json, "\"late_ranks\":[3]") != NULL);
+  }
+  printf("  wall ms, nobody late: %.0f %.0f %.0f %.0f; rank 3 late by 2 s: %.0f %.0f %.0f %.0f\n", base[0], base[1],
+         base[2], base[3], late[0], late[1], late[2], late[3]);
+  for (int r = 1; r <= 2; r++) {
+    ASSERT(base[r] > 0 && late[r] > 0);
+    ASSERT(late[r] <= 1.2 * base[r] + 300);
+  }
+  /* the writer did wait for the late rank's statistics */
+  ASSERT(late[0] >= 1900);
+  return 0;
+}
+
 /* The option itself. */
 static int test_rank_timeout_option(void) {
   reset(outdir);
@@ -222,7 +282,8 @@ int main(int argc, char **argv) {
     printf("skip: no mpirun\n");
     return 0;
   }
-  static const tr_test_case cases[] = {TR_TEST(test_rank_timeout_option), TR_TEST(test_slope_stopped),
+  static const tr_test_case cases[] = {TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats),
+                                       TR_TEST(test_slope_stopped),
                                        TR_TEST(test_fill_stopped),        TR_TEST(test_stats_stopped),
                                        TR_TEST(test_ft_dual_stopped),
                                        TR_TEST(test_killed_default),      TR_TEST(test_killed_recovery)};
