@@ -2,16 +2,20 @@
  * dist.c - rank queries, the bounded wait and status agreement over
  * MPI_COMM_WORLD (see dist.h).
  *
- * The agreement is two non-blocking collectives (the lowest failing rank by
- * MPI_Iallreduce, then its status and line by MPI_Ibcast), each completed
- * through tr_dist_wait, so a rank that is killed or stopped ends it within
- * the rank timeout instead of hanging every other rank.
+ * The agreement is one libcoll allreduce (on the command's context,
+ * run->coll) of a vote - rank, status, line - under an operation that keeps
+ * the lowest failing rank's; without a context (library use), two
+ * non-blocking MPI collectives (MPI_Iallreduce of the lowest failing rank,
+ * MPI_Ibcast of its status and line). Both are bounded by the monitor, so a
+ * rank that is killed or stopped ends it within the rank timeout instead of
+ * hanging every other rank.
  */
 #include "dist.h"
 
 #include <limits.h>
 #include <string.h>
 
+#include "coll.h"
 #include "coll_live.h"
 #include "error.h"
 
@@ -63,8 +67,51 @@ int tr_dist_check(const tr_run_opts *run, tr_error *err) {
   return lost == -1 ? TR_OK : live_status(run, COLL_LIVE_LOST, lost, err);
 }
 
+/* One rank's vote: its rank and status (INT_MAX: it succeeded), its line. */
+typedef struct {
+  int rank, status;
+  char msg[sizeof(((tr_error *)0)->msg)];
+} vote;
+
+/* libcoll user op: the lowest failing rank's vote wins (commutative). */
+static void first_failure(const void *in, void *inout, size_t n, void *arg) {
+  (void)arg;
+  const vote *a = in;
+  vote *b = inout;
+  for (size_t i = 0; i < n; i++)
+    if (a[i].rank < b[i].rank) b[i] = a[i];
+}
+
+/* The agreement as one libcoll allreduce of a vote on the command's
+ * context (bounded by its monitor). */
+static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
+  coll_opts co;
+  coll_ctx_get_opts(run->coll, &co);
+  co.live = run->live;
+  co.cancel = run->cancelled;
+  co.cancel_user = run->progress_user;
+  coll_ctx_set_opts(run->coll, &co);
+  vote mine, all;
+  memset(&mine, 0, sizeof mine);
+  mine.rank = status ? tr_rank() : INT_MAX;
+  mine.status = status;
+  if (status && err) memcpy(mine.msg, err->msg, sizeof mine.msg);
+  coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
+  int rc = coll_allreduce(run->coll, &mine, &all, 1, COLL_UINT8, &op);
+  if (rc == COLL_ELOST) {
+    int lost = coll_live_lost(run->live, NULL);
+    return live_status(run, COLL_LIVE_LOST, lost, err);
+  }
+  if (rc == COLL_ECANCELED) return live_status(run, COLL_LIVE_CANCELED, -1, err);
+  if (rc) return tr_fail(err, TR_EINTERNAL, "agreement: %s", coll_errmsg(run->coll));
+  if (all.rank == INT_MAX) return TR_OK;
+  if (err) memcpy(err->msg, all.msg, sizeof all.msg);
+  return all.status;
+}
+
 int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
+  if (run && run->coll && coll_ctx_is_mpi(run->coll)) return agree_coll(run, status, err);
   /* A lost rank or a signal is this rank's own failure: it joins the vote. */
   int me = status ? tr_rank() : INT_MAX, first = INT_MAX;
   MPI_Request q;
