@@ -90,6 +90,10 @@ static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
   co.live = run->live;
   co.cancel = run->cancelled;
   co.cancel_user = run->progress_user;
+  /* the injector's delay is for the statistics (stats.c), not for votes */
+  co.inject.delay_rank = -1;
+  co.inject.delay_mask = 0;
+  co.inject.delay_ms = 0;
   coll_ctx_set_opts(run->coll, &co);
   vote mine, all;
   memset(&mine, 0, sizeof mine);
