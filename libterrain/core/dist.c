@@ -82,6 +82,13 @@ static void first_failure(const void *in, void *inout, size_t n, void *arg) {
     if (a[i].rank < b[i].rank) b[i] = a[i];
 }
 
+/* A libcoll failure of a vote as a status. */
+static int coll_rc_status(const tr_run_opts *run, int rc, tr_error *err) {
+  if (rc == COLL_ELOST) return live_status(run, COLL_LIVE_LOST, coll_live_lost(run->live, NULL), err);
+  if (rc == COLL_ECANCELED) return live_status(run, COLL_LIVE_CANCELED, -1, err);
+  return tr_fail(err, TR_EINTERNAL, "agreement: %s", coll_errmsg(run->coll));
+}
+
 /* The agreement as one libcoll allreduce of a vote on the command's
  * context (bounded by its monitor). */
 static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
@@ -102,12 +109,42 @@ static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
   if (status && err) memcpy(mine.msg, err->msg, sizeof mine.msg);
   coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
   int rc = coll_allreduce(run->coll, &mine, &all, 1, COLL_UINT8, &op);
-  if (rc == COLL_ELOST) {
-    int lost = coll_live_lost(run->live, NULL);
-    return live_status(run, COLL_LIVE_LOST, lost, err);
-  }
-  if (rc == COLL_ECANCELED) return live_status(run, COLL_LIVE_CANCELED, -1, err);
-  if (rc) return tr_fail(err, TR_EINTERNAL, "agreement: %s", coll_errmsg(run->coll));
+  if (rc) return coll_rc_status(run, rc, err);
+  if (all.rank == INT_MAX) return TR_OK;
+  if (err) memcpy(err->msg, all.msg, sizeof all.msg);
+  return all.status;
+}
+
+int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
+  if (tr_dist_size() < 2) return status;
+  if (!run || !run->coll || !coll_ctx_is_mpi(run->coll)) return tr_dist_agree(run, status, err);
+  coll_opts co;
+  coll_ctx_get_opts(run->coll, &co);
+  co.live = run->live;
+  co.cancel = run->cancelled;
+  co.cancel_user = run->progress_user;
+  co.inject.delay_rank = -1;
+  co.inject.delay_mask = 0;
+  co.inject.delay_ms = 0;
+  coll_ctx_set_opts(run->coll, &co);
+  vote mine, all;
+  memset(&mine, 0, sizeof mine);
+  mine.rank = status ? tr_rank() : INT_MAX;
+  mine.status = status;
+  if (status && err) memcpy(mine.msg, err->msg, sizeof mine.msg);
+  all = mine;
+  /* a reduce to rank 0 over a one-level tree: the others send and go on */
+  coll_ta_opts ta;
+  coll_ta_opts_init(&ta);
+  const int n = tr_dist_size();
+  ta.arity = n > 2 ? n - 1 : 2;
+  ta.tan_policy = COLL_TAN_ROOT;
+  ta.root_only = 1;
+  if (run->live) ta.deadline_ms = 86400e3; /* the monitor bounds it */
+  coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
+  int rc = coll_timeout_reduce(run->coll, &mine, &all, 1, COLL_UINT8, &op, &ta, NULL);
+  if (rc) return coll_rc_status(run, rc, err);
+  if (tr_rank() != 0) return status;
   if (all.rank == INT_MAX) return TR_OK;
   if (err) memcpy(err->msg, all.msg, sizeof all.msg);
   return all.status;
@@ -163,5 +200,6 @@ int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   (void)err;
   return status;
 }
+int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) { return tr_dist_agree(run, status, err); }
 
 #endif

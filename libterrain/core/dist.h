@@ -34,4 +34,10 @@ int tr_dist_check(const tr_run_opts *run, tr_error *err);
  * tr_dist_wait. */
 int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err);
 
+/* As tr_dist_agree, but only rank 0 (the writer) learns the outcome: the
+ * others send their vote through libcoll's timeout aggregation (a reduce
+ * over a one-level tree) and return their own status at once, so a late
+ * rank holds rank 0 alone. Every rank must call it at the same point. */
+int tr_dist_report(const tr_run_opts *run, int status, tr_error *err);
+
 #endif

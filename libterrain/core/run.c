@@ -64,14 +64,18 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
     tr_sink_fail(&j->sink, status, &e);
     st = tr_sink_drain(&j->sink, &e);
   }
-  st = tr_dist_agree(j->run, st, &e);
-  /* From here on only the writer's outcome matters: the other ranks hand
-   * over their statistics partials and go on without waiting for it (a
-   * late rank holds the writer alone); the writer's exit status is the
-   * run's, and mpirun fails if it does. */
-  if (!st && j->sink_open && (j->run->stats || j->run->stats_json))
-    st = tr_stats_publish(j->run, &j->inject, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands, j->sink.stats,
-                          j->ntiles, j->t_open, &e);
+  /* After the tiles only the writer's outcome matters: the other ranks
+   * report their status and hand over their statistics partials and go on
+   * without waiting (a rank late with its tiles or its statistics holds the
+   * writer alone); the writer's exit status is the run's, and mpirun fails
+   * when it does. Every rank makes the same libcoll calls whatever its
+   * status, so none is left waiting for a message that never comes. */
+  st = tr_dist_report(j->run, st, &e);
+  if (j->sink_open && (j->run->stats || j->run->stats_json)) {
+    int s2 = tr_stats_publish(j->run, &j->inject, j->rank == 0 && !st ? j->sink.out.ds : NULL, j->sink.prod.bands,
+                              j->sink.stats, j->ntiles, j->t_open, st ? NULL : &e);
+    if (!st) st = s2;
+  }
   if (!st && j->sink_open) st = tr_sink_commit(&j->sink, &e);
   job_close(j);
   if (st && err) *err = e;
