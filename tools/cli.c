@@ -40,7 +40,7 @@ const char *tf_common_help =
     "  --ft-mode fast|basic    sub-block overlap (default) or whole-block baseline\n"
     "  --ft-report FILE        fault-tolerance counters as JSON\n"
     "  --ft-timeout MS         a worker silent this long loses its work to another (10000)\n"
-    "  --rank-timeout MS       under mpirun: a rank silent this long ends the run, exit 9 (10000)\n"
+    "  --rank-timeout MS       under mpirun: a rank silent this long ends the run, exit 10 (10000)\n"
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
 

@@ -75,7 +75,7 @@ static void *finalize_watchdog(void *arg) {
   const double ms = *(const double *)arg;
   nap_ms(ms);
   fprintf(stderr, "terrafort: rank %d: MPI_Finalize did not return within the rank timeout (%.0f ms)\n", tr_rank(), ms);
-  _exit(9);
+  _exit(10);
   return NULL;
 }
 
@@ -91,8 +91,18 @@ static int unmatched_message(void) {
 }
 #endif
 
+/* The line a rank prints when it finds another lost at the end of the job. */
+static void lost_line(int lost) {
+  const double ms = coll_live_timeout(live);
+  if (lost >= 0)
+    fprintf(stderr, "terrafort: rank %d: rank %d stopped answering (silent for more than %.0f ms) at the end of the job\n",
+            tr_rank(), lost, ms);
+  else
+    fprintf(stderr, "terrafort: rank %d: not every rank reached the end of the job within %.0f ms\n", tr_rank(), ms);
+}
+
 /* Ends MPI for the command's exit code rc. Under mpirun a rank that lost a
- * peer (exit 9), or was told to stop (exit 8: a signal, e.g. from mpirun
+ * peer (exit 10), or was told to stop (exit 8: a signal, e.g. from mpirun
  * after a rank died), leaves at once without MPI_Finalize, which would wait
  * for the lost rank; mpirun then ends the others. Otherwise the monitor's
  * closing handshake (bounded) shows every rank alive before finalizing. */
@@ -103,28 +113,28 @@ static int mpi_stop(int started, int rc) {
     coll_live_stop(live, NULL);
     return rc;
   }
-  if (rc != 9 && rc != 8) {
-    /* collective and bounded by the monitor; a rank lost here is exit 9 */
+  if (rc != 10 && rc != 8) {
+    /* collective and bounded by the monitor; a rank lost here is exit 10 */
     coll_ctx_destroy(coll);
-    if (coll_live_lost(live, NULL) != -1) rc = 9;
+    const int lost = coll_live_lost(live, NULL);
+    if (lost != -1) {
+      lost_line(lost);
+      rc = 10;
+    }
   }
-  if (rc == 9 || rc == 8) {
+  if (rc == 10 || rc == 8) {
     fflush(NULL);
     /* The other survivors see the loss within about a heartbeat period of
      * this rank: let them say so before mpirun, seeing this exit, ends them. */
-    if (rc == 9) nap_ms(coll_live_timeout(live) / 10 + 300);
+    if (rc == 10) nap_ms(coll_live_timeout(live) / 10 + 300);
     _exit(rc);
   }
   int lost = -1;
   double ms = coll_live_timeout(live);
   if (coll_live_stop(live, &lost) != COLL_LIVE_OK) {
-    if (lost >= 0)
-      fprintf(stderr, "terrafort: rank %d: rank %d stopped answering (silent for more than %.0f ms) at the end of the job\n",
-              tr_rank(), lost, ms);
-    else
-      fprintf(stderr, "terrafort: rank %d: not every rank reached the end of the job within %.0f ms\n", tr_rank(), ms);
+    lost_line(lost);
     fflush(NULL);
-    _exit(9);
+    _exit(10);
   }
   if (unmatched_message() && rc == 0) rc = 1;
   pthread_t wd;
@@ -213,7 +223,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
               COLL_LIVE_DEFAULT_TIMEOUT_MS);
       fflush(NULL);
-      _exit(9);
+      _exit(10);
     }
     /* The process's libcoll context (statistics): made while every rank is
      * starting, so a run's non-writing ranks never wait in its creation or
@@ -225,7 +235,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
               COLL_LIVE_DEFAULT_TIMEOUT_MS);
       fflush(NULL);
-      _exit(9);
+      _exit(10);
     }
     GDALAllRegister();
     int rc = commands[i].main(argc - 1, argv + 1);

@@ -70,6 +70,11 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
    * writer alone); the writer's exit status is the run's, and mpirun fails
    * when it does. Every rank makes the same libcoll calls whatever its
    * status, so none is left waiting for a message that never comes. */
+  /* A lost rank outranks the failures it causes (a worker's tiles given
+   * up on, a receive abandoned): say which rank it was. */
+  tr_error lost;
+  const int why = st ? tr_dist_check(j->run, &lost) : TR_OK;
+  if (why) st = why, e = lost;
   st = tr_dist_report(j->run, st, &e);
   if (j->sink_open && (j->run->stats || j->run->stats_json)) {
     int s2 = tr_stats_publish(j->run, &j->inject, j->rank == 0 && !st ? j->sink.out.ds : NULL, j->sink.prod.bands,

@@ -35,7 +35,7 @@ int tr_exit_code(int status) {
     case TR_ECOLL: return 6;
     case TR_ENOMEM: return 7;
     case TR_EINTERRUPTED: return 8;
-    case TR_ERANK: return 9;
+    case TR_ERANK: return 10;
     default: return 1;
   }
 }

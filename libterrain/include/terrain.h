@@ -44,7 +44,7 @@ typedef enum {
   TR_ECOLL = -9,        /* a collective failed (a rank never contributed) */
   TR_EINTERRUPTED = -10,/* cancelled by the progress callback (e.g. Ctrl-C) */
   TR_EINTERNAL = -11,   /* a bug: please report */
-  TR_ERANK = -12        /* under mpirun: a rank stopped answering (killed, stopped, hung) */
+  TR_ERANK = -13        /* under mpirun: a rank stopped answering (killed, stopped, hung) */
 } tr_status;
 
 /* A short English name of a status code. */

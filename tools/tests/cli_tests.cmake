@@ -69,7 +69,7 @@ if(TERRAFORT_SANITIZE)
 endif()
 
 # issue 12 / 14 item 4: a rank of an mpirun job really stopped or killed mid-run (slope, fill,
-# --stats): exit 9 within the rank timeout, every survivor naming the rank, no output.
+# --stats): exit 10 within the rank timeout, every survivor naming the rank, no output.
 terrafort_add_test(cli_rank_loss SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rank_loss.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
 set_tests_properties(cli_rank_loss PROPERTIES FIXTURES_REQUIRED testdata

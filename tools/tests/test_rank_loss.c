@@ -2,7 +2,7 @@
  * test_rank_loss.c - late and lost ranks under mpirun. A late rank holds
  * nobody but the writer (test_late_rank_stats). A rank really stopped (SIGSTOP) or
  * killed (SIGKILL) by this test, mid-run: the run must end within the rank
- * timeout with exit 9, every surviving rank saying which rank was lost, and
+ * timeout with exit 10, every surviving rank saying which rank was lost, and
  * no output file (issue 12, "every wait is bounded"; issue 14 item 4).
  *
  * How: mpirun is started as this test's child; its children are the ranks
@@ -18,7 +18,7 @@
  * notices the death, names the rank and sends SIGTERM to the others, which
  * delete their temporary and exit (mpirun's status 137). With
  * `mpirun --enable-recovery` nothing ends them and terrafort's own
- * deadline does (each survivor exits 9 naming the rank; mpirun itself then
+ * deadline does (each survivor exits 10 naming the rank; mpirun itself then
  * exits 0, Open MPI 4.1's choice). Both are tested.
  */
 #include <signal.h>
@@ -141,7 +141,7 @@ static int bounded(const loss_run *L) {
 static int stopped(const char *inject, const char *args, int victim) {
   loss_run L;
   if (run_loss("", inject, args, victim, SIGSTOP, &L)) return 1;
-  ASSERT_EQ_INT(L.r.code, 9);
+  ASSERT_EQ_INT(L.r.code, 10);
   if (bounded(&L) || survivors_named(&L, victim) || no_output(victim)) return 1;
   return 0;
 }
@@ -171,7 +171,8 @@ static int test_stats_stopped(void) {
 
 /* --ft dual: a worker rank (issue 14 item 4), then the master, stopped. */
 static int test_ft_dual_stopped(void) {
-  if (stopped("hold:rank=0,ms=6000", args(0, "slope -q --ft dual --ft-timeout 1000 --threads 1 '%s/demo.tif' o.tif"), 2))
+  /* the victim (worker 1 = rank 2) is held mid-run by a stall of its own */
+  if (stopped("stall:worker=1,ms=6000,count=1", args(0, "slope -q --ft dual --ft-timeout 1000 --threads 1 '%s/demo.tif' o.tif"), 2))
     return 1;
   return stopped("hold:rank=0,ms=6000", args(1, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0);
 }
