@@ -100,6 +100,10 @@ void coll_trace_add(coll_ctx *ctx, coll_event_kind kind, int step, int segment,
 size_t coll_nsegments(const coll_ctx *ctx, size_t n, size_t es);
 
 #ifdef TERRAFORT_HAVE_MPI
+/* COLL_ELOST / COLL_ECANCELED (with the error line set) when a rank was
+ * lost or the caller cancelled (opts.live, opts.cancel); 0 otherwise. */
+int coll_ctx_gone(coll_ctx *ctx);
+
 /* Frees the timeout-aggregation sends that completed; returns how many are
  * still in flight. */
 size_t coll_ta_reap_sends(coll_ctx *ctx);

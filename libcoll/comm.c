@@ -22,6 +22,7 @@
  * message and no live request.
  */
 #include "coll_internal.h"
+#include "coll_live.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@ const char *coll_strerror(int code) {
   case COLL_EMPI: return "MPI error";
   case COLL_ETIMEDOUT: return "ranks missing at the deadline";
   case COLL_ENOTSUP: return "not supported";
+  case COLL_ELOST: return "a rank stopped answering";
+  case COLL_ECANCELED: return "cancelled";
   default: return "unknown error";
   }
 }
@@ -114,11 +117,16 @@ int coll_ctx_create(coll_ctx **out, const void *mpi_comm, const coll_opts *opts)
 #ifdef TERRAFORT_HAVE_MPI
   if (mpi_comm) {
     MPI_Comm user = *(const MPI_Comm *)mpi_comm;
-    if (MPI_Comm_dup(user, &c->comm) != MPI_SUCCESS) { free(c->trace); free(c); return COLL_EMPI; }
-    if (MPI_Comm_dup(user, &c->ta_comm) != MPI_SUCCESS) {
-      MPI_Comm_free(&c->comm);
+    /* Duplication is collective: non-blocking and bounded by the monitor. */
+    MPI_Request q[2];
+    if (MPI_Comm_idup(user, &c->comm, &q[0]) != MPI_SUCCESS) { free(c->trace); free(c); return COLL_EMPI; }
+    if (MPI_Comm_idup(user, &c->ta_comm, &q[1]) != MPI_SUCCESS) { free(c->trace); free(c); return COLL_EMPI; }
+    int lost = -1;
+    rc = coll_live_wait(c->opts.live, 2, q, c->opts.cancel, c->opts.cancel_user, &lost);
+    if (rc) {
+      /* the requests stay live: the caller ends the job without MPI_Finalize */
       free(c->trace); free(c);
-      return COLL_EMPI;
+      return rc == COLL_LIVE_LOST ? COLL_ELOST : rc == COLL_LIVE_CANCELED ? COLL_ECANCELED : COLL_EMPI;
     }
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
@@ -145,6 +153,14 @@ int coll_ctx_create_world(coll_ctx **out, const coll_opts *opts) {
 }
 
 #ifdef TERRAFORT_HAVE_MPI
+int coll_ctx_gone(coll_ctx *c) {
+  int lost = coll_live_lost(c->opts.live, NULL);
+  if (lost != -1) return coll_fail(c, COLL_ELOST, "rank %d stopped answering (silent beyond %.0f ms)", lost,
+                                   coll_live_timeout(c->opts.live));
+  if (c->opts.cancel && c->opts.cancel(c->opts.cancel_user)) return coll_fail(c, COLL_ECANCELED, "cancelled");
+  return 0;
+}
+
 /* Receives and discards every message waiting on ta_comm. */
 static void drain_once(coll_ctx *c) {
   for (;;) {
@@ -166,24 +182,34 @@ void coll_ctx_destroy(coll_ctx *c) {
   if (!c) return;
 #ifdef TERRAFORT_HAVE_MPI
   if (c->use_mpi) {
-    while (coll_ta_reap_sends(c) > 0) {
+    /* Bounded: a rank lost (or a cancel) leaves the context's MPI state to
+     * the process's end, which then must not call MPI_Finalize. */
+    int gone = 0;
+    while (!gone && coll_ta_reap_sends(c) > 0) {
       drain_once(c);
+      gone = coll_ctx_gone(c);
       coll_sleep_ms(0.2);
     }
-    MPI_Request bar;
-    MPI_Ibarrier(c->ta_comm, &bar);
-    for (;;) {
+    MPI_Request bar = MPI_REQUEST_NULL;
+    if (!gone) MPI_Ibarrier(c->ta_comm, &bar);
+    while (!gone) {
       int done = 0;
       drain_once(c);
       MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
       if (done) break;
+      gone = coll_ctx_gone(c);
       coll_sleep_ms(0.2);
+    }
+    if (gone) {
+      free(c->sends);
+      goto local;
     }
     drain_once(c);
     free(c->sends);
     MPI_Comm_free(&c->ta_comm);
     MPI_Comm_free(&c->comm);
   }
+local:
 #endif
   while (c->early) {
     coll_msg *m = c->early;

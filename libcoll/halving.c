@@ -78,13 +78,32 @@ enum {
 
 #define CHUNK ((size_t)1 << 30)
 
-/* Blocking transfers in chunks below INT_MAX bytes. */
+/* Completes n requests: MPI_Waitall without a liveness monitor, otherwise
+ * polled, ending with COLL_ELOST / COLL_ECANCELED (coll_ctx_gone) when a
+ * rank is lost or the caller cancels (the requests then stay live). */
+static int waitn(coll_ctx *c, int n, MPI_Request *q) {
+  if (!c->opts.live && !c->opts.cancel)
+    return MPI_Waitall(n, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? COLL_OK : coll_fail(c, COLL_EMPI, "MPI_Waitall failed");
+  for (int spins = 0;; spins++) {
+    int done = 0;
+    if (MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return coll_fail(c, COLL_EMPI, "MPI_Testall failed");
+    if (done) return COLL_OK;
+    int rc = coll_ctx_gone(c);
+    if (rc) return rc;
+    if (spins > 256) coll_sleep_ms(0.05);
+  }
+}
+
+/* Transfers in chunks below INT_MAX bytes, each completed through waitn. */
 static int xsend(coll_ctx *c, const void *buf, size_t bytes, int dest, int tag) {
   const char *p = buf;
   do {
     size_t n = bytes < CHUNK ? bytes : CHUNK;
-    if (MPI_Send(p, (int)n, MPI_BYTE, dest, tag, c->comm) != MPI_SUCCESS)
+    MPI_Request q;
+    if (MPI_Isend(p, (int)n, MPI_BYTE, dest, tag, c->comm, &q) != MPI_SUCCESS)
       return coll_fail(c, COLL_EMPI, "MPI_Send to rank %d failed", dest);
+    int rc = waitn(c, 1, &q);
+    if (rc) return rc;
     p += n;
     bytes -= n;
   } while (bytes > 0);
@@ -95,8 +114,11 @@ static int xrecv(coll_ctx *c, void *buf, size_t bytes, int src, int tag) {
   char *p = buf;
   do {
     size_t n = bytes < CHUNK ? bytes : CHUNK;
-    if (MPI_Recv(p, (int)n, MPI_BYTE, src, tag, c->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    MPI_Request q;
+    if (MPI_Irecv(p, (int)n, MPI_BYTE, src, tag, c->comm, &q) != MPI_SUCCESS)
       return coll_fail(c, COLL_EMPI, "MPI_Recv from rank %d failed", src);
+    int rc = waitn(c, 1, &q);
+    if (rc) return rc;
     p += n;
     bytes -= n;
   } while (bytes > 0);
@@ -114,8 +136,8 @@ static int xsendrecv(coll_ctx *c, const void *sb, size_t sbytes, void *rb, size_
       return coll_fail(c, COLL_EMPI, "MPI_Irecv from rank %d failed", peer);
     if (ns > 0 && MPI_Isend(s, (int)ns, MPI_BYTE, peer, tag, c->comm, &q[1]) != MPI_SUCCESS)
       return coll_fail(c, COLL_EMPI, "MPI_Isend to rank %d failed", peer);
-    if (MPI_Waitall(2, q, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-      return coll_fail(c, COLL_EMPI, "MPI_Waitall with rank %d failed", peer);
+    int rc = waitn(c, 2, q);
+    if (rc) return rc;
     s += ns;
     r += nr;
     sbytes -= ns;
@@ -182,11 +204,13 @@ static int rs_step(coll_ctx *c, const coll_opdesc *d, int step, int partner, int
     }
     if (j == nseg) break;
     if (j < sr) {
-      MPI_Wait(&rq[j & 1], MPI_STATUS_IGNORE);
+      int rc = waitn(c, 1, &rq[j & 1]);
+      if (rc) return rc;
       coll_trace_add(c, COLL_EV_RECV_DONE, step, (int)j, -1, 0);
     }
     if (j < ss) {
-      MPI_Wait(&sq, MPI_STATUS_IGNORE);
+      int rc = waitn(c, 1, &sq);
+      if (rc) return rc;
       coll_trace_add(c, COLL_EV_SEND_DONE, step, (int)j, -1, 0);
     }
     if (j + 1 < sr) {

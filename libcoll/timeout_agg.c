@@ -313,7 +313,7 @@ static void finish_error(ta_op *t, const uint64_t *missing, int from) {
 /* Decider: send RESULT (with the late bitmap) to every other rank, take it here. */
 static int decide_result(ta_op *t, const unsigned char *result, const uint64_t *late) {
   for (int r = 0; r < t->n; r++) {
-    if (r == t->me) continue;
+    if (r == t->me || (t->o->root_only && r != t->o->root)) continue;
     int rc = post(t->c, r, MSG_RESULT, t->me, t->opid, late, t->nw, result, t->bytes);
     if (rc) return rc;
   }
@@ -566,6 +566,19 @@ static int run_tree(ta_op *t) {
       free(missing);
       break;
     }
+    if (o->root_only && t->me != o->root && !t->collecting) {
+      /* a reduce: this rank's part is done once no late child can still
+         need forwarding */
+      int held = 0;
+      for (int i = 0; i < t->nchild; i++) held |= t->bypass[i];
+      if (!held) {
+        t->done = 1;
+        t->rc = COLL_OK;
+        t->rep->nlate = 0;
+        break;
+      }
+    }
+    if ((rc = coll_ctx_gone(c)) != 0) break;
     if (now >= fallback) {
       rc = coll_fail(c, COLL_ETIMEDOUT,
                      "timeout aggregation op %llu: no result or error from the root or TAN %d",

@@ -382,6 +382,15 @@ int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_
         next = dl;
       }
     }
+    /* under MPI the caller may give up (a rank lost, a signal): look often */
+    if (rc == 0 && ctx->opts.give_up) {
+      if (ctx->opts.give_up(ctx->opts.give_up_user)) {
+        rc = FT_ERR_MPI;
+        if (st) snprintf(st->msg, sizeof st->msg, "block %" PRId64 ": abandoned (a rank was lost or the run cancelled)", blk->id);
+        break;
+      }
+      if (next > now + 0.05) next = now + 0.05;
+    }
     if (rc == 0 && !j->changed) ft_cond_wait_until(&j->cond, &ctx->lock, next);
   }
   while (j->live) task_cancel(ctx, j->live);

@@ -72,6 +72,20 @@ static void nap_us(long us) {
   nanosleep(&ts, NULL);
 }
 
+/* The caller's give_up (ft_opts): stop waiting for other ranks. */
+static int given_up(const ft_ctx *ctx) { return ctx->opts.give_up && ctx->opts.give_up(ctx->opts.give_up_user); }
+
+/* Completes n requests unless the caller gives up first (FT_ERR_MPI). */
+static int wait_reqs(const ft_ctx *ctx, int n, MPI_Request *q) {
+  for (int spins = 0;; spins++) {
+    int done = 0;
+    MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE);
+    if (done) return 0;
+    if (given_up(ctx)) return FT_ERR_MPI;
+    if (spins > 64) nap_us(200);
+  }
+}
+
 static int add_send(ft_mpi *m, void *buf, int bytes, int dest, int tag) {
   if (m->nsends == m->capsends) {
     int cap = m->capsends ? 2 * m->capsends : 16;
@@ -242,7 +256,7 @@ static void *progress_main(void *arg) {
   /* shutdown: tell every worker, drain until each said goodbye */
   for (int r = 1; r < m->size; r++) add_send(m, NULL, 0, r, TAG_SHUTDOWN);
   int byes = 0;
-  while (byes < m->size - 1) {
+  while (byes < m->size - 1 && !given_up(ctx)) {
     int flag = 0;
     MPI_Status stt;
     recv_results(ctx, m, 0);
@@ -255,7 +269,7 @@ static void *progress_main(void *arg) {
       nap_us(100);
     }
   }
-  while (m->nsends > 0) {
+  while (m->nsends > 0 && !given_up(ctx)) {
     test_sends(m);
     if (m->nsends) nap_us(100);
   }
@@ -280,7 +294,8 @@ int ft_mpi_create(ft_ctx *ctx, char *err, size_t errlen) {
   }
   ft_mpi *m = calloc(1, sizeof *m);
   if (!m) return FT_ERR_NOMEM;
-  if (MPI_Comm_dup(*(const MPI_Comm *)ctx->opts.mpi_comm, &m->comm) != MPI_SUCCESS) {
+  MPI_Request q;
+  if (MPI_Comm_idup(*(const MPI_Comm *)ctx->opts.mpi_comm, &m->comm, &q) != MPI_SUCCESS || wait_reqs(ctx, 1, &q)) {
     free(m);
     return FT_ERR_MPI;
   }
@@ -289,7 +304,12 @@ int ft_mpi_create(ft_ctx *ctx, char *err, size_t errlen) {
   MPI_Query_thread(&level);
   /* decided together, so that no worker waits for a master that gave up */
   int ok = m->size >= 3 && (m->rank != 0 || level >= MPI_THREAD_SERIALIZED), all_ok = 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->comm);
+  MPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->comm, &q);
+  if (wait_reqs(ctx, 1, &q)) {
+    if (err && errlen) snprintf(err, errlen, "ft: a rank stopped answering while the MPI back-end started");
+    free(m);
+    return FT_ERR_MPI;
+  }
   if (!all_ok) {
     if (err && errlen)
       snprintf(err, errlen,
@@ -440,8 +460,9 @@ int ft_mpi_serve(ft_ctx *ctx) {
         MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_SHUTDOWN, m->comm, MPI_STATUS_IGNORE);
         wq_free(&urgent);
         wq_free(&normal);
-        MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_BYE, m->comm);
-        return 0;
+        MPI_Request bq;
+        MPI_Isend(NULL, 0, MPI_BYTE, 0, TAG_BYE, m->comm, &bq);
+        return wait_reqs(ctx, 1, &bq);
       }
       unsigned char *msg = malloc(cnt > 0 ? (size_t)cnt : 1);
       if (!msg) return FT_ERR_NOMEM;
@@ -456,6 +477,11 @@ int ft_mpi_serve(ft_ctx *ctx) {
     wtask **head = urgent ? &urgent : &normal;
     wtask *t = *head;
     if (!t) {
+      if (given_up(ctx)) {
+        wq_free(&urgent);
+        wq_free(&normal);
+        return FT_ERR_MPI;
+      }
       nap_us(100);
       continue;
     }
@@ -491,7 +517,14 @@ int ft_mpi_serve(ft_ctx *ctx) {
       while (nanosleep(&ts, &ts) != 0) {
       }
     }
-    MPI_Send(out, (int)(sizeof rh + bytes), MPI_BYTE, 0, TAG_RESULT, m->comm);
+    MPI_Request sq;
+    MPI_Isend(out, (int)(sizeof rh + bytes), MPI_BYTE, 0, TAG_RESULT, m->comm, &sq);
+    if (wait_reqs(ctx, 1, &sq)) {
+      /* the master is gone: the buffer stays with the live request */
+      wq_free(&urgent);
+      wq_free(&normal);
+      return FT_ERR_MPI;
+    }
     free(out);
     t->next++;
     if (t->h.urgent || t->next >= t->h.sub_end || rh.kerr) {

@@ -9,6 +9,8 @@
 #include "cli.h"
 #include "tools.h"
 
+#include "coll_live.h"
+
 #include <cpl_progress.h>
 #include <errno.h>
 #include <float.h>
@@ -44,6 +46,7 @@ const char *tf_common_help =
     "  --device cpu|auto|gpu   where kernels with a GPU version run (default cpu; auto: a GPU\n"
     "                          when one is usable)\n"
     "  --replay-on gpu|cpu     where a faulty GPU launch is replayed (default gpu)\n"
+    "  --rank-timeout MS       under mpirun: a rank silent this long ends the run, exit 10 (10000)\n"
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
 
@@ -174,6 +177,12 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
   if (is(cli, a, "--stats-json")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     run->stats_json = v;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--rank-timeout")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--rank-timeout", v, 100, 86400000, &n))
+      return TF_ARG_ERROR;
+    coll_live_set_timeout(tf_live(), (double)n);
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--coll-timeout")) {
@@ -324,6 +333,11 @@ static int progress_quiet(double frac, const char *msg, void *user) {
   return !interrupted;
 }
 
+static int cancelled(void *user) {
+  (void)user;
+  return interrupted;
+}
+
 static int progress_term(double frac, const char *msg, void *user) {
   if (interrupted) return 0;
   return GDALTermProgress(frac, msg, user);
@@ -346,6 +360,9 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   if (run->threads > most) run->threads = (int)most;
   run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tr_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
+  run->cancelled = cancelled;
+  run->live = tf_live();
+  run->coll = tf_coll();
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
   /* --device auto: say so when there is no GPU to use */
   char why[256] = "";
@@ -354,8 +371,12 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
 }
 
 int tf_report(tf_cli *cli, int status, const tr_error *err) {
-  /* Every rank agreed on the same error; one line is enough. */
-  if (status && tr_rank() == 0)
+  /* Every rank agreed on the same error; one line is enough. A lost rank is
+   * seen by each survivor on its own (rank 0 may be the lost one): each
+   * says so, naming itself. */
+  if (status == TR_ERANK)
+    fprintf(stderr, "terrafort %s: rank %d: %s\n", cli->cmd, tr_rank(), err->msg[0] ? err->msg : tr_strerror(status));
+  else if (status && tr_rank() == 0)
     fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
   return tr_exit_code(status);
 }

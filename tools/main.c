@@ -10,12 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "tools.h"
 
+#include "coll.h"
+#include "coll_live.h"
+
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
+#include <pthread.h>
+#include <unistd.h>
 #endif
+
+/* The liveness monitor of this process (tools.h): one per process, owned
+ * here, like MPI itself. */
+static coll_live *live;
+static coll_ctx *coll;
+
+coll_live *tf_live(void) { return live; }
+coll_ctx *tf_coll(void) { return coll; }
 
 /* MPI is initialised only when a launcher started us (mpirun sets these),
  * so a plain `terrafort` never needs an MPI runtime. */
@@ -47,12 +61,91 @@ static int mpi_start(int *argc, char ***argv) {
 #endif
 }
 
-static void mpi_stop(int started) {
 #ifdef TERRAFORT_HAVE_MPI
-  if (started) MPI_Finalize();
+static void nap_ms(double ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (double)(time_t)(ms / 1000)) * 1e6)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* MPI_Finalize waits for every rank. The closing handshake has just seen
+ * each of them alive, but one could still stop in between: past the rank
+ * timeout this thread ends the process instead of letting it hang. */
+static void *finalize_watchdog(void *arg) {
+  const double ms = *(const double *)arg;
+  nap_ms(ms);
+  fprintf(stderr, "terrafort: rank %d: MPI_Finalize did not return within the rank timeout (%.0f ms)\n", tr_rank(), ms);
+  _exit(10);
+  return NULL;
+}
+
+/* Before MPI_Finalize: a message nobody received is a protocol bug. */
+static int unmatched_message(void) {
+  int flag = 0;
+  MPI_Status st;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+  if (flag)
+    fprintf(stderr, "terrafort: rank %d: internal error: unmatched message from rank %d (tag %d) at the end\n",
+            tr_rank(), st.MPI_SOURCE, st.MPI_TAG);
+  return flag;
+}
+#endif
+
+/* The line a rank prints when it finds another lost at the end of the job. */
+static void lost_line(int lost) {
+  const double ms = coll_live_timeout(live);
+  if (lost >= 0)
+    fprintf(stderr, "terrafort: rank %d: rank %d stopped answering (silent for more than %.0f ms) at the end of the job\n",
+            tr_rank(), lost, ms);
+  else
+    fprintf(stderr, "terrafort: rank %d: not every rank reached the end of the job within %.0f ms\n", tr_rank(), ms);
+}
+
+/* Ends MPI for the command's exit code rc. Under mpirun a rank that lost a
+ * peer (exit 10), or was told to stop (exit 8: a signal, e.g. from mpirun
+ * after a rank died), leaves at once without MPI_Finalize, which would wait
+ * for the lost rank; mpirun then ends the others. Otherwise the monitor's
+ * closing handshake (bounded) shows every rank alive before finalizing. */
+static int mpi_stop(int started, int rc) {
+#ifdef TERRAFORT_HAVE_MPI
+  if (!started) {
+    coll_ctx_destroy(coll);
+    coll_live_stop(live, NULL);
+    return rc;
+  }
+  if (rc != 10 && rc != 8) {
+    /* collective and bounded by the monitor; a rank lost here is exit 10 */
+    coll_ctx_destroy(coll);
+    const int lost = coll_live_lost(live, NULL);
+    if (lost != -1) {
+      lost_line(lost);
+      rc = 10;
+    }
+  }
+  if (rc == 10 || rc == 8) {
+    fflush(NULL);
+    /* The other survivors see the loss within about a heartbeat period of
+     * this rank: let them say so before mpirun, seeing this exit, ends them. */
+    if (rc == 10) nap_ms(coll_live_timeout(live) / 10 + 300);
+    _exit(rc);
+  }
+  int lost = -1;
+  double ms = coll_live_timeout(live);
+  if (coll_live_stop(live, &lost) != COLL_LIVE_OK) {
+    lost_line(lost);
+    fflush(NULL);
+    _exit(10);
+  }
+  if (unmatched_message() && rc == 0) rc = 1;
+  pthread_t wd;
+  if (pthread_create(&wd, NULL, finalize_watchdog, &ms) == 0) pthread_detach(wd);
+  MPI_Finalize();
 #else
   (void)started;
+  coll_ctx_destroy(coll);
+  coll_live_stop(live, NULL);
 #endif
+  return rc;
 }
 
 typedef struct {
@@ -122,11 +215,35 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], commands[i].name) != 0) continue;
     int mpi = mpi_start(&argc, &argv);
     if (mpi < 0) return 1;
+#ifdef TERRAFORT_HAVE_MPI
+    MPI_Comm world = MPI_COMM_WORLD;
+    int lrc = coll_live_start(&live, mpi ? &world : NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
+#else
+    int lrc = coll_live_start(&live, NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
+#endif
+    if (!live) return 7;
+    if (lrc == COLL_LIVE_LOST) {
+      fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
+              COLL_LIVE_DEFAULT_TIMEOUT_MS);
+      fflush(NULL);
+      _exit(10);
+    }
+    /* The process's libcoll context (statistics): made while every rank is
+     * starting, so a run's non-writing ranks never wait in its creation or
+     * destruction (tools.h, tf_coll). */
+    coll_opts co;
+    coll_opts_init(&co);
+    co.live = live;
+    if (coll_ctx_create_world(&coll, &co) != COLL_OK) {
+      fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
+              COLL_LIVE_DEFAULT_TIMEOUT_MS);
+      fflush(NULL);
+      _exit(10);
+    }
     GDALAllRegister();
     int rc = commands[i].main(argc - 1, argv + 1);
     GDALDestroyDriverManager();
-    mpi_stop(mpi);
-    return rc;
+    return mpi_stop(mpi, rc);
   }
   if (launcher_rank0()) fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
   return 2;

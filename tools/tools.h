@@ -22,6 +22,12 @@ int tf_smooth_main(int argc, char **argv);
 
 /* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
  * value after argv[*i]; returns a TF_ARG_* code (cli.h). */
+/* The process's liveness monitor under mpirun (libcoll's coll_live.h; an
+ * inert one otherwise), started and stopped by main.c. */
+struct coll_live *tf_live(void);
+/* The process's libcoll context (statistics), made and destroyed by main.c. */
+struct coll_ctx *tf_coll(void);
+
 int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg);
 
 #endif

@@ -52,7 +52,9 @@ enum {
   COLL_ENOMEM = -2,    /* allocation failed */
   COLL_EMPI = -3,      /* an MPI call failed */
   COLL_ETIMEDOUT = -4, /* timeout aggregation: ranks missing at the deadline */
-  COLL_ENOTSUP = -5    /* not supported in this build or configuration */
+  COLL_ENOTSUP = -5,   /* not supported in this build or configuration */
+  COLL_ELOST = -6,     /* a rank fell silent (coll_live.h); coll_errmsg names it */
+  COLL_ECANCELED = -7  /* opts.cancel said stop */
 };
 
 /* Static string naming an error code ("invalid argument", ...). */
@@ -127,6 +129,13 @@ typedef struct coll_opts {
                                 measured with scripts/bench/allreduce) */
   size_t trace_capacity;     /* events kept by the segment trace; 0 = off */
   coll_inject inject;        /* fault injection; coll_opts_init disables it */
+  /* Liveness (coll_live.h; NULL: waits unbounded but for their own
+   * deadlines): context creation, destruction and timeout aggregation give
+   * up with COLL_ELOST once a rank is silent beyond its timeout, and with
+   * COLL_ECANCELED when cancel(cancel_user) returns nonzero. */
+  const struct coll_live *live;
+  int (*cancel)(void *user);
+  void *cancel_user;
 } coll_opts;
 
 /* Fills opts with the defaults. */
@@ -234,6 +243,14 @@ typedef struct coll_ta_opts {
                                  entry make the operation fail (default 2000) */
   coll_tan_policy tan_policy; /* default COLL_TAN_FIXED */
   int tan_rank;               /* COLL_TAN_FIXED (default 0) */
+  int root_only;              /* 1: only the root needs the result (a reduce):
+                                 the decider sends RESULT to the root alone, and
+                                 every other rank returns COLL_OK (recv
+                                 untouched) as soon as its contribution is sent
+                                 and it holds no bypass entry, so with the
+                                 COLL_TAN_ROOT policy and an arity of N - 1 (all
+                                 others leaves) no rank but the root waits for a
+                                 late one. Default 0 (every rank gets it). */
   int deterministic;          /* 1 (default): fold in a fixed order (own, then
                                  children by index; at the TAN pieces by their
                                  lowest rank) so floating-point results are

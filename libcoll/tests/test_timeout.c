@@ -372,6 +372,38 @@ static int test_rejects(void) {
   return fails;
 }
 
-MPI_TR_MAIN(TR_TEST(test_all_on_time), TR_TEST(test_one_late), TR_TEST(test_several_late),
+/* root_only (a reduce to the root) over a one-level tree with the root as
+ * TAN: the last rank is 4 x the threshold late; every rank but the root
+ * and the late one returns before the late rank even contributes, the root
+ * gets the exact sum of 2^rank, and a second operation right after is
+ * exact too (the late data never leaks into it). */
+static int test_root_only(void) {
+  world();
+  if (size_ < 3) return 0;
+  int fails = 0;
+  coll_ctx *c = make_ctx();
+  ASSERT(c != NULL);
+  coll_ta_opts o = ta(size_ - 1, COLL_TAN_ROOT, 0);
+  o.root_only = 1;
+  const int late = size_ - 1, delay = (int)(4 * BASE_MS);
+  coll_op sum = coll_op_builtin(COLL_SUM);
+  for (int k = 0; k < 2; k++) {
+    set_inject(c, k ? 0 : (uint64_t)1 << late, k ? 0 : delay, -1, -1);
+    int64_t s = (int64_t)1 << rank_, r = -1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    CHECK(coll_timeout_reduce(c, &s, &r, 1, COLL_INT64, &sum, &o, NULL) == COLL_OK);
+    double ms = (MPI_Wtime() - t0) * 1e3;
+    if (rank_ == 0) CHECK(r == ((int64_t)1 << size_) - 1);
+    else CHECK(r == -1);
+    if (!k && rank_ != 0 && rank_ != late) CHECK(ms < delay / 2.0);
+    if (!k && rank_ == 0) CHECK(ms >= delay * 0.9);
+  }
+  set_inject(c, 0, 0, -1, -1);
+  coll_ctx_destroy(c);
+  return fails;
+}
+
+MPI_TR_MAIN(TR_TEST(test_all_on_time), TR_TEST(test_root_only), TR_TEST(test_one_late), TR_TEST(test_several_late),
             TR_TEST(test_never_contributes), TR_TEST(test_deterministic_float),
             TR_TEST(test_duplicates), TR_TEST(test_rejects))

@@ -201,6 +201,12 @@ typedef struct ft_opts {
   size_t n_kernels;
   ft_inject inject;
   size_t trace_capacity;  /* events kept by the trace; 0 = no trace */
+  /* MPI back-end: asked while a rank waits for another (start-up, a
+   * worker's result send, shutdown); nonzero (a rank lost, a signal) ends
+   * that wait with FT_ERR_MPI and leaves the MPI state as it is: the caller
+   * then ends the job without MPI_Finalize. NULL: those waits are unbounded. */
+  int (*give_up)(void *user);
+  void *give_up_user;
 } ft_opts;
 
 /* Fills defaults: FAST, workers 0, threads, xi = eps = 0, 3 recomputes,

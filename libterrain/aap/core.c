@@ -40,6 +40,7 @@ const char *tr_aap_strerror(int err) {
   case TR_AAP_EDEADLOCK: return "no fragment can run but the run has not terminated";
   case TR_AAP_ESYS: return "thread or MPI failure";
   case TR_AAP_ENOMPI: return "built without MPI";
+  case TR_AAP_EABANDONED: return "abandoned (a rank was lost or the run cancelled)";
   default: return "unknown error";
   }
 }

@@ -74,9 +74,32 @@ typedef struct mpi_ctx {
   int flushes;
   char *err;
   size_t errlen;
+  const tr_aap_opts *o;
 } mpi_ctx;
 
 static double now_s(const mpi_ctx *x) { return MPI_Wtime() - x->t0; }
+
+/* The caller's give_up (opts): 1 when this rank must stop waiting. */
+static int abandoned(mpi_ctx *x) {
+  if (x->rc == TR_AAP_EABANDONED) return 1;
+  if (!x->o->give_up || !x->o->give_up(x->o->give_up_user, x->err, x->errlen)) return 0;
+  x->rc = TR_AAP_EABANDONED;
+  return 1;
+}
+
+/* Completes n requests unless the caller gives up first. */
+static int wait_reqs(mpi_ctx *x, int n, MPI_Request *q) {
+  for (int spins = 0;; spins++) {
+    int done = 0;
+    MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE);
+    if (done) return TR_AAP_OK;
+    if (abandoned(x)) return TR_AAP_EABANDONED;
+    if (spins > 64) {
+      struct timespec t = {0, 200000};
+      nanosleep(&t, NULL);
+    }
+  }
+}
 
 static void reap(mpi_ctx *x, int all) {
   pend **pp = &x->sends;
@@ -84,7 +107,7 @@ static void reap(mpi_ctx *x, int all) {
     pend *p = *pp;
     int done = 0;
     if (all) {
-      MPI_Wait(&p->req, MPI_STATUS_IGNORE);
+      if (wait_reqs(x, 1, &p->req)) return;
       done = 1;
     } else {
       MPI_Test(&p->req, &done, MPI_STATUS_IGNORE);
@@ -320,7 +343,14 @@ static void flush_all(mpi_ctx *x) {
   int got = x->flushes;
   while (got < x->size - 1) {
     MPI_Status st;
-    MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &st);
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &flag, &st);
+    if (!flag) {
+      if (abandoned(x)) return;
+      struct timespec t = {0, 100000};
+      nanosleep(&t, NULL);
+      continue;
+    }
     int bytes;
     MPI_Get_count(&st, MPI_BYTE, &bytes);
     unsigned char *buf = malloc((size_t)(bytes > 0 ? bytes : 1));
@@ -349,12 +379,18 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
   }
   mpi_ctx *x = calloc(1, sizeof *x);
   if (!x) return TR_AAP_ENOMEM;
-  if (MPI_Comm_dup(*(MPI_Comm *)comm, &x->comm) != MPI_SUCCESS) {
+  x->err = err;
+  x->errlen = errlen;
+  x->o = o;
+  MPI_Request q;
+  if (MPI_Comm_idup(*(MPI_Comm *)comm, &x->comm, &q) != MPI_SUCCESS) {
     free(x);
     return TR_AAP_ESYS;
   }
-  x->err = err;
-  x->errlen = errlen;
+  if (wait_reqs(x, 1, &q)) {
+    free(x);
+    return TR_AAP_EABANDONED;
+  }
   MPI_Comm_rank(x->comm, &x->me);
   MPI_Comm_size(x->comm, &x->size);
   x->inactive = calloc((size_t)x->size, 1);
@@ -366,7 +402,13 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
     return rc ? rc : TR_AAP_ENOMEM;
   }
   for (int64_t f = 0; f < x->c.nf; f++) x->c.f[f].owner = (int)(f % x->size);
-  MPI_Barrier(x->comm);
+  MPI_Ibarrier(x->comm, &q);
+  if (wait_reqs(x, 1, &q)) {
+    aap_core_free(&x->c);
+    free(x->inactive);
+    free(x);
+    return TR_AAP_EABANDONED;
+  }
   x->t0 = MPI_Wtime();
   aap_core *c = &x->c;
   while (!x->terminated) {
@@ -439,26 +481,46 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
         }
       }
     }
+    if (abandoned(x)) break;
     double idle0 = now_s(x);
     nap(next - now);
     x->ws.idle_s += now_s(x) - idle0;
   }
   double makespan = now_s(x);
-  flush_all(x);
+  if (x->rc != TR_AAP_EABANDONED) flush_all(x);
   /* agree on the verdict */
   int mine = x->rc, worst = 0;
-  MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, x->comm);
+  if (mine != TR_AAP_EABANDONED) {
+    MPI_Iallreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, x->comm, &q);
+    if (wait_reqs(x, 1, &q)) worst = TR_AAP_EABANDONED;
+  } else {
+    worst = mine;
+  }
   rc = worst;
+  if (rc == TR_AAP_EABANDONED) {
+    /* MPI state left live on purpose (see give_up) */
+    aap_core_free(c);
+    free(x->inactive);
+    free(x);
+    return rc;
+  }
   if (rc && !mine) aap_set_err(err, errlen, "aap mpi: another rank failed: %s", tr_aap_strerror(rc));
   if (stats) {
     if (aap_stats_alloc(stats, "mpi", o, x->size) == 0) {
-      MPI_Allgather(&x->ws, (int)sizeof x->ws, MPI_BYTE, stats->w, (int)sizeof x->ws, MPI_BYTE, x->comm);
-      MPI_Allreduce(&makespan, &stats->makespan_s, 1, MPI_DOUBLE, MPI_MAX, x->comm);
       long long wv = x->waves, mr = 0, gw = 0, gmr = 0;
       for (int64_t f = x->me; f < c->nf; f += x->size)
         if (c->f[f].round > mr) mr = c->f[f].round;
-      MPI_Allreduce(&wv, &gw, 1, MPI_LONG_LONG, MPI_MAX, x->comm);
-      MPI_Allreduce(&mr, &gmr, 1, MPI_LONG_LONG, MPI_MAX, x->comm);
+      MPI_Request qs[4];
+      MPI_Iallgather(&x->ws, (int)sizeof x->ws, MPI_BYTE, stats->w, (int)sizeof x->ws, MPI_BYTE, x->comm, &qs[0]);
+      MPI_Iallreduce(&makespan, &stats->makespan_s, 1, MPI_DOUBLE, MPI_MAX, x->comm, &qs[1]);
+      MPI_Iallreduce(&wv, &gw, 1, MPI_LONG_LONG, MPI_MAX, x->comm, &qs[2]);
+      MPI_Iallreduce(&mr, &gmr, 1, MPI_LONG_LONG, MPI_MAX, x->comm, &qs[3]);
+      if (wait_reqs(x, 4, qs)) {
+        aap_core_free(c);
+        free(x->inactive);
+        free(x);
+        return TR_AAP_EABANDONED;
+      }
       stats->waves = gw;
       stats->max_round = gmr;
     } else if (rc == 0) {

@@ -1,10 +1,23 @@
 /*
- * dist.c - rank queries and status agreement over MPI_COMM_WORLD.
+ * dist.c - rank queries, the bounded wait and status agreement over
+ * MPI_COMM_WORLD (see dist.h).
+ *
+ * The agreement is one libcoll allreduce (on the command's context,
+ * run->coll) of a vote - rank, status, line - under an operation that keeps
+ * the lowest failing rank's; without a context (library use), two
+ * non-blocking MPI collectives (MPI_Iallreduce of the lowest failing rank,
+ * MPI_Ibcast of its status and line). Both are bounded by the monitor, so a
+ * rank that is killed or stopped ends it within the rank timeout instead of
+ * hanging every other rank.
  */
 #include "dist.h"
 
 #include <limits.h>
 #include <string.h>
+
+#include "coll.h"
+#include "coll_live.h"
+#include "error.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -28,19 +41,146 @@ int tr_dist_size(void) {
   return n;
 }
 
-int tr_dist_agree(int status, tr_error *err) {
+static int live_status(const tr_run_opts *run, int rc, int lost, tr_error *err) {
+  switch (rc) {
+    case COLL_LIVE_OK: return TR_OK;
+    case COLL_LIVE_CANCELED: return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+    case COLL_LIVE_LOST:
+      if (lost < 0) return tr_fail(err, TR_ERANK, "not every rank of the job started within the rank timeout");
+      return tr_fail(err, TR_ERANK, "rank %d stopped answering (silent for more than %.0f ms: killed, stopped or hung)",
+                     lost, coll_live_timeout(run->live));
+    default: return tr_fail(err, TR_EINTERNAL, "an MPI wait failed");
+  }
+}
+
+int tr_dist_wait(const tr_run_opts *run, int n, void *reqs, tr_error *err) {
+  int lost = -1;
+  int rc = coll_live_wait(run ? run->live : NULL, n, reqs, run ? run->cancelled : NULL, run ? run->progress_user : NULL,
+                          &lost);
+  return live_status(run, rc, lost, err);
+}
+
+int tr_dist_check(const tr_run_opts *run, tr_error *err) {
+  if (!run) return TR_OK;
+  if (run->cancelled && run->cancelled(run->progress_user)) return live_status(run, COLL_LIVE_CANCELED, -1, err);
+  int lost = coll_live_lost(run->live, NULL);
+  return lost == -1 ? TR_OK : live_status(run, COLL_LIVE_LOST, lost, err);
+}
+
+/* One rank's vote: its rank and status (INT_MAX: it succeeded), its line. */
+typedef struct {
+  int rank, status;
+  char msg[sizeof(((tr_error *)0)->msg)];
+} vote;
+
+/* libcoll user op: the lowest failing rank's vote wins (commutative). */
+static void first_failure(const void *in, void *inout, size_t n, void *arg) {
+  (void)arg;
+  const vote *a = in;
+  vote *b = inout;
+  for (size_t i = 0; i < n; i++)
+    if (a[i].rank < b[i].rank) b[i] = a[i];
+}
+
+/* A libcoll failure of a vote as a status. */
+static int coll_rc_status(const tr_run_opts *run, int rc, tr_error *err) {
+  if (rc == COLL_ELOST) return live_status(run, COLL_LIVE_LOST, coll_live_lost(run->live, NULL), err);
+  if (rc == COLL_ECANCELED) return live_status(run, COLL_LIVE_CANCELED, -1, err);
+  return tr_fail(err, TR_EINTERNAL, "agreement: %s", coll_errmsg(run->coll));
+}
+
+/* The agreement as one libcoll allreduce of a vote on the command's
+ * context (bounded by its monitor). */
+static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
+  coll_opts co;
+  coll_ctx_get_opts(run->coll, &co);
+  co.live = run->live;
+  co.cancel = run->cancelled;
+  co.cancel_user = run->progress_user;
+  /* the injector's delay is for the statistics (stats.c), not for votes */
+  co.inject.delay_rank = -1;
+  co.inject.delay_mask = 0;
+  co.inject.delay_ms = 0;
+  coll_ctx_set_opts(run->coll, &co);
+  vote mine, all;
+  memset(&mine, 0, sizeof mine);
+  mine.rank = status ? tr_rank() : INT_MAX;
+  mine.status = status;
+  if (status && err) memcpy(mine.msg, err->msg, sizeof mine.msg);
+  coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
+  int rc = coll_allreduce(run->coll, &mine, &all, 1, COLL_UINT8, &op);
+  if (rc) return coll_rc_status(run, rc, err);
+  if (all.rank == INT_MAX) return TR_OK;
+  if (err) memcpy(err->msg, all.msg, sizeof all.msg);
+  return all.status;
+}
+
+int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
+  if (!run || !run->coll || !coll_ctx_is_mpi(run->coll)) return tr_dist_agree(run, status, err);
+  coll_opts co;
+  coll_ctx_get_opts(run->coll, &co);
+  co.live = run->live;
+  co.cancel = run->cancelled;
+  co.cancel_user = run->progress_user;
+  co.inject.delay_rank = -1;
+  co.inject.delay_mask = 0;
+  co.inject.delay_ms = 0;
+  coll_ctx_set_opts(run->coll, &co);
+  vote mine, all;
+  memset(&mine, 0, sizeof mine);
+  mine.rank = status ? tr_rank() : INT_MAX;
+  mine.status = status;
+  if (status && err) memcpy(mine.msg, err->msg, sizeof mine.msg);
+  all = mine;
+  /* a reduce to rank 0 over a one-level tree: the others send and go on */
+  coll_ta_opts ta;
+  coll_ta_opts_init(&ta);
+  const int n = tr_dist_size();
+  ta.arity = n > 2 ? n - 1 : 2;
+  ta.tan_policy = COLL_TAN_ROOT;
+  ta.root_only = 1;
+  if (run->live) ta.deadline_ms = 86400e3; /* the monitor bounds it */
+  coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
+  int rc = coll_timeout_reduce(run->coll, &mine, &all, 1, COLL_UINT8, &op, &ta, NULL);
+  if (rc) return coll_rc_status(run, rc, err);
+  if (tr_rank() != 0) return status;
+  if (all.rank == INT_MAX) return TR_OK;
+  if (err) memcpy(err->msg, all.msg, sizeof all.msg);
+  return all.status;
+}
+
+int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
+  if (tr_dist_size() < 2) return status;
+  if (run && run->coll && coll_ctx_is_mpi(run->coll)) return agree_coll(run, status, err);
+  /* A lost rank or a signal is this rank's own failure: it joins the vote. */
   int me = status ? tr_rank() : INT_MAX, first = INT_MAX;
-  MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request q;
+  MPI_Iallreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &q);
+  tr_error w;
+  int st = tr_dist_wait(run, 1, &q, &w);
+  if (st) {
+    if (err) *err = w;
+    return st;
+  }
   if (first == INT_MAX) return TR_OK;
-  int st = status;
-  MPI_Bcast(&st, 1, MPI_INT, first, MPI_COMM_WORLD);
-  tr_error e;
-  if (err && tr_rank() == first) e = *err;
-  else memset(&e, 0, sizeof e);
-  MPI_Bcast(e.msg, (int)sizeof e.msg, MPI_CHAR, first, MPI_COMM_WORLD);
-  if (err) *err = e;
-  return st;
+  struct {
+    int status;
+    char msg[sizeof(((tr_error *)0)->msg)];
+  } m;
+  memset(&m, 0, sizeof m);
+  if (tr_rank() == first) {
+    m.status = status;
+    if (err) memcpy(m.msg, err->msg, sizeof m.msg);
+  }
+  MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD, &q);
+  st = tr_dist_wait(run, 1, &q, &w);
+  if (st) {
+    if (err) *err = w;
+    return st;
+  }
+  if (err) memcpy(err->msg, m.msg, sizeof m.msg);
+  return m.status;
 }
 
 void tr_dist_bcast(void *buf, int bytes) {
@@ -56,9 +196,19 @@ void tr_dist_bcast(void *buf, int bytes) {
 
 int tr_rank(void) { return 0; }
 int tr_dist_size(void) { return 1; }
-int tr_dist_agree(int status, tr_error *err) {
+int tr_dist_wait(const tr_run_opts *run, int n, void *reqs, tr_error *err) {
+  (void)run, (void)n, (void)reqs, (void)err;
+  return TR_OK;
+}
+int tr_dist_check(const tr_run_opts *run, tr_error *err) {
+  if (run && run->cancelled && run->cancelled(run->progress_user)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  return TR_OK;
+}
+int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
+  (void)run;
   (void)err;
   return status;
 }
+int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) { return tr_dist_agree(run, status, err); }
 
 #endif

@@ -5,6 +5,12 @@
  * library works distributed over MPI_COMM_WORLD: ranks share the tiles and
  * rank 0 is the only writer. Without MPI (or with one rank) every function
  * here is the single-process identity.
+ *
+ * Every wait for another rank goes through tr_dist_wait: it ends when the
+ * requests complete, when the job's liveness monitor (run->live, libcoll's
+ * coll_live.h) finds a rank silent beyond --rank-timeout (TR_ERANK, naming
+ * the rank), or when the run is cancelled (TR_EINTERRUPTED). After TR_ERANK
+ * the requests stay live: the command ends the job without MPI_Finalize.
  */
 #ifndef TR_DIST_H
 #define TR_DIST_H
@@ -15,9 +21,24 @@
  * (terrain.h). */
 int tr_dist_size(void);
 
+/* Waits for n MPI requests (MPI_Request *) under run's monitor; see above. */
+int tr_dist_wait(const tr_run_opts *run, int n, void *reqs, tr_error *err);
+
+/* TR_ERANK (naming the rank) when run's monitor has lost a rank,
+ * TR_EINTERRUPTED when the run is cancelled, TR_OK otherwise: for loops
+ * that wait by polling. */
+int tr_dist_check(const tr_run_opts *run, tr_error *err);
+
 /* Makes every rank agree on a status: if any rank failed, all return the
- * failure of the lowest failing rank, with its message in err. */
-int tr_dist_agree(int status, tr_error *err);
+ * failure of the lowest failing rank, with its message in err. Bounded by
+ * tr_dist_wait. */
+int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err);
+
+/* As tr_dist_agree, but only rank 0 (the writer) learns the outcome: the
+ * others send their vote through libcoll's timeout aggregation (a reduce
+ * over a one-level tree) and return their own status at once, so a late
+ * rank holds rank 0 alone. Every rank must call it at the same point. */
+int tr_dist_report(const tr_run_opts *run, int status, tr_error *err);
 
 /* Rank 0's `bytes` bytes at buf, copied to every rank. */
 void tr_dist_bcast(void *buf, int bytes);

@@ -23,6 +23,7 @@ static int num(const char *kind, const char *key, const char *v, double lo, doub
 int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
   memset(out, 0, sizeof *out);
   out->delay_rank = -1;
+  out->hold_rank = -1;
   out->aap.slow_worker = -1;
   out->aap.slow_factor = 1.0;
   if (!spec || !*spec) return TR_OK;
@@ -114,6 +115,13 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       }
       out->delay_rank = (int)rank;
       out->delay_ms = (int)ms;
+    } else if (!strcmp(kind, "hold")) {
+      if (rank < 0 || ms < 0) {
+        st = tr_fail(err, TR_EUSAGE, "inject: hold needs rank=R,ms=M");
+        break;
+      }
+      out->hold_rank = (int)rank;
+      out->hold_ms = (int)ms;
     } else if (!strcmp(kind, "slow")) {
       if (worker < 0 || factor < 1) {
         st = tr_fail(err, TR_EUSAGE, "inject: slow needs worker=W,factor=F");
@@ -148,8 +156,8 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       }
     } else {
       st = tr_fail(err, TR_EUSAGE,
-                   "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, slow, msg-delay, flip-launch, "
-                   "touch)",
+                   "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
+                   "flip-launch, touch)",
                    kind);
     }
   }

@@ -11,6 +11,7 @@
  *   stall:worker=W,ms=M[,after=A][,count=C]   worker W sleeps M ms before answering
  *   kill:worker=W,after=K             worker W stops answering after K results
  *   delay:rank=R,ms=M                 rank R contributes to collectives M ms late
+ *   hold:rank=R,ms=M                  rank R waits M ms before handing its first tile to the sink
  *   slow:worker=W,factor=F            graph runs: worker W takes F times as long per round
  *   msg-delay:ms=M                    graph runs on threads: each message batch waits up to M ms
  *   flip-launch:tile=T[,launch=L][,silent=1]   --ft replay: flip one bit of the output of launch L
@@ -56,6 +57,7 @@ typedef struct tr_inject {
   tr_launch_inject launch;
   tr_aap_inject aap;
   int delay_rank, delay_ms; /* delay_rank -1: none */
+  int hold_rank, hold_ms;   /* hold_rank -1: none */
 } tr_inject;
 
 /* Parses spec (NULL or "" injects nothing). */

@@ -5,6 +5,7 @@
 
 #include <omp.h>
 #include <string.h>
+#include <time.h>
 
 #include "dist.h"
 
@@ -29,6 +30,9 @@ static int job_start(tr_job *j, const tr_run_opts *run, tr_error *err) {
   if (st) return st;
   j->threads = run->threads ? run->threads : omp_get_num_procs();
   j->rank = tr_rank();
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  j->t_open = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
   j->nranks = tr_dist_size();
   return TR_OK;
 }
@@ -44,7 +48,7 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
   if (st) return st;
   st = tr_input_open(&j->in, src, run->band, err);
   j->in_open = st == TR_OK;
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   if (st) {
     job_close(j);
     return st;
@@ -68,7 +72,8 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
   int st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, err);
   j->sink_open = 1;
   j->sink.progress_from = progress_from;
-  st = tr_dist_agree(st, err);
+  if (j->inject.hold_rank == j->rank) j->sink.hold_ms = j->inject.hold_ms;
+  st = tr_dist_agree(j->run, st, err);
   if (st) job_close(j);
   return st;
 }
@@ -81,12 +86,24 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
     tr_sink_fail(&j->sink, status, &e);
     st = tr_sink_drain(&j->sink, &e);
   }
-  st = tr_dist_agree(st, &e);
-  if (!st && j->sink_open && (j->run->stats || j->run->stats_json))
-    st = tr_dist_agree(tr_stats_publish(j->run, &j->inject, j->rank == 0 ? j->sink.out.ds : NULL, j->sink.prod.bands,
-                                        j->sink.stats, j->ntiles, &e),
-                       &e);
-  if (!st && j->sink_open) st = tr_dist_agree(tr_sink_commit(&j->sink, &e), &e);
+  /* After the tiles only the writer's outcome matters: the other ranks
+   * report their status and hand over their statistics partials and go on
+   * without waiting (a rank late with its tiles or its statistics holds the
+   * writer alone); the writer's exit status is the run's, and mpirun fails
+   * when it does. Every rank makes the same libcoll calls whatever its
+   * status, so none is left waiting for a message that never comes. */
+  /* A lost rank outranks the failures it causes (a worker's tiles given
+   * up on, a receive abandoned): say which rank it was. */
+  tr_error lost;
+  const int why = st ? tr_dist_check(j->run, &lost) : TR_OK;
+  if (why) st = why, e = lost;
+  st = tr_dist_report(j->run, st, &e);
+  if (j->sink_open && (j->run->stats || j->run->stats_json)) {
+    int s2 = tr_stats_publish(j->run, &j->inject, j->rank == 0 && !st ? j->sink.out.ds : NULL, j->sink.prod.bands,
+                              j->sink.stats, j->ntiles, j->t_open, st ? NULL : &e);
+    if (!st) st = s2;
+  }
+  if (!st && j->sink_open) st = tr_sink_commit(&j->sink, &e);
   job_close(j);
   if (st && err) *err = e;
   return st;

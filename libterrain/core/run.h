@@ -8,9 +8,11 @@
  *   tr_job_create  rank 0 creates the output under a temporary name and the
  *                  ordered tile sink (io/sink.h) is made ready (agreed);
  *   ... the runner computes tiles and puts them into job->sink ...
- *   tr_job_finish  drain the sink, agree on success, publish statistics
- *                  (libcoll's timeout aggregation), rename the output into
- *                  place or delete it, close the input.
+ *   tr_job_finish  drain the sink, report every rank's status to the writer
+ *                  and publish statistics (libcoll's timeout aggregation, a
+ *                  reduce to the writer: the others do not wait), rename the
+ *                  output into place or delete it (the writer), close the
+ *                  input.
  */
 #ifndef TR_RUN_H
 #define TR_RUN_H
@@ -28,6 +30,7 @@ typedef struct {
   int64_t ntiles;
   int threads;       /* resolved: run->threads or all cores */
   int rank, nranks;
+  double t_open;     /* CLOCK_MONOTONIC seconds at tr_job_open */
   tr_inject inject;  /* run->inject (or TERRAFORT_INJECT), parsed once here */
   tr_sink sink;
   int sink_open;
@@ -50,9 +53,11 @@ int tr_job_open_grid(tr_job *j, const tr_run_opts *run, const tr_input *grid, tr
 int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode mode, double progress_from,
                   tr_error *err);
 
-/* Ends the run with the caller's status: agrees over ranks, publishes the
- * statistics, commits or deletes the output, closes everything. Returns the
- * agreed status (err holds the first failure's line). */
+/* Ends the run with the caller's status: the writer (rank 0) learns every
+ * rank's status, publishes the statistics and commits or deletes the output;
+ * the others return their own status without waiting for that. Closes
+ * everything. Returns the status (on rank 0 the lowest failing rank's, with
+ * its line in err). */
 int tr_job_finish(tr_job *j, int status, tr_error *err);
 
 #endif

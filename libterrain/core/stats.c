@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll.h"
+#include "coll_live.h"
 #include "dist.h"
 #include "inject.h"
 #include "error.h"
@@ -44,9 +46,37 @@ void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, i
   }
 }
 
+/* A libcoll failure as a status: a lost rank is TR_ERANK (named), a
+ * cancel TR_EINTERRUPTED, anything else TR_ECOLL. */
+static int coll_status(const tr_run_opts *run, int rc, const coll_ctx *ctx, tr_error *err) {
+  if (rc == COLL_ECANCELED) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  if (rc == COLL_ELOST) {
+    double ms = 0;
+    int who = coll_live_lost(run->live, &ms);
+    return tr_fail(err, TR_ERANK, "rank %d stopped answering (silent for more than %.0f ms: killed, stopped or hung)",
+                   who, coll_live_timeout(run->live));
+  }
+  const char *m = ctx ? coll_errmsg(ctx) : "";
+  return tr_fail(err, TR_ECOLL, "statistics: %s", m[0] ? m : coll_strerror(rc));
+}
+
+/* Ends a context this call made (the command's stays for the next run). */
+static void ctx_done(coll_ctx *ctx, int own) {
+  if (own) coll_ctx_destroy(ctx);
+}
+
+static double coll_now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int coll_ctx_lost_rank(const tr_run_opts *run) { return coll_live_lost(run->live, NULL); }
+
 /* Per-rank timings of the collective, gathered to rank 0 for the report. */
 typedef struct {
   double waited_ms, release_ms;
+  double wall_ms; /* from the rank's job start to its statistics being done */
   int interior, late_forwarded;
 } rank_timing;
 
@@ -87,51 +117,69 @@ static void write_json(FILE *f, const coll_stats *t, int bands, int64_t cells, c
   for (int i = 0; i < rep->nlate && i < COLL_REPORT_MAX_LATE; i++) fprintf(f, "%s%d", i ? "," : "", rep->late_ranks[i]);
   fprintf(f, "],\"late_msgs_at_tan\":%d,\"waited_ms\":%.3f,\"per_rank\":[", rep->late_msgs_at_tan, rep->waited_ms);
   for (int r = 0; r < nranks; r++)
-    fprintf(f, "%s{\"rank\":%d,\"interior\":%d,\"waited_ms\":%.3f,\"release_ms\":%.3f,\"late_forwarded\":%d}",
-            r ? "," : "", r, per[r].interior, per[r].waited_ms, per[r].release_ms, per[r].late_forwarded);
+    fprintf(f,
+            "%s{\"rank\":%d,\"interior\":%d,\"waited_ms\":%.3f,\"release_ms\":%.3f,\"wall_ms\":%.3f,"
+            "\"late_forwarded\":%d}",
+            r ? "," : "", r, per[r].interior, per[r].waited_ms, per[r].release_ms, per[r].wall_ms, per[r].late_forwarded);
   fprintf(f, "]}}\n");
 }
 
 int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
-                     int64_t n, tr_error *err) {
+                     int64_t n, double t_start, tr_error *err) {
   int st = TR_OK;
   coll_opts co;
   coll_opts_init(&co);
   co.inject.delay_rank = inj->delay_rank;
   co.inject.delay_ms = inj->delay_ms;
-  coll_ctx *ctx = NULL;
-  int rc = coll_ctx_create_world(&ctx, &co);
-  if (rc) return tr_fail(err, TR_ECOLL, "statistics: %s", coll_strerror(rc));
+  co.live = run->live;
+  co.cancel = run->cancelled;
+  co.cancel_user = run->progress_user;
+  /* The command's context when it has one (made at start-up, destroyed at
+   * the end, so that no rank waits here for the others to leave it). */
+  coll_ctx *ctx = run->coll;
+  const int own = ctx == NULL;
+  int rc = own ? coll_ctx_create_world(&ctx, &co) : coll_ctx_set_opts(ctx, &co);
+  if (rc) return coll_status(run, rc, NULL, err);
 
   const size_t len = (size_t)n * (size_t)bands * 5;
   double *sum = malloc(len * sizeof(double));
   if (!sum) {
-    coll_ctx_destroy(ctx);
+    ctx_done(ctx, own);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
   }
   coll_ta_opts ta;
   coll_ta_opts_init(&ta);
   if (run->coll_timeout_ms > 0) ta.threshold_ms = run->coll_timeout_ms;
+  /* A reduce to the writer (rank 0: the root and the TAN) over a one-level
+   * tree: every other rank is a leaf that sends its partials and goes on;
+   * only the writer waits, and only for the statistics. A late rank that is
+   * alive is waited for (the liveness monitor ends the wait for a dead one,
+   * so the TAN's own deadline is only the fallback without it). */
+  const int nranks = tr_dist_size();
+  ta.arity = nranks > 2 ? nranks - 1 : 2;
+  ta.tan_policy = COLL_TAN_ROOT;
+  ta.root_only = 1;
+  if (coll_live_lost(run->live, NULL) == -1 && run->live) ta.deadline_ms = 86400e3;
   coll_ta_report rep;
   memset(&rep, 0, sizeof rep);
   coll_op add = coll_op_builtin(COLL_SUM);
   rc = coll_timeout_reduce(ctx, tiles, sum, len, COLL_DOUBLE, &add, &ta, &rep);
   if (rc) {
-    st = tr_fail(err, TR_ECOLL, "statistics: %s", coll_errmsg(ctx)[0] ? coll_errmsg(ctx) : coll_strerror(rc));
+    st = coll_status(run, rc, ctx, err);
     free(sum);
-    coll_ctx_destroy(ctx);
+    ctx_done(ctx, own);
     return st;
   }
   /* Merge the exact per-tile partials in tile order, band by band. */
   coll_stats *total = calloc((size_t)bands, sizeof *total);
   if (!total) {
     free(sum);
-    coll_ctx_destroy(ctx);
+    ctx_done(ctx, own);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
   }
   for (int b = 0; b < bands; b++) {
     coll_stats_init(&total[b], 0, 0, 0);
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; ds && i < n; i++) {
       const double *p = sum + 5 * (i * bands + b);
       if (p[0] == 0) continue;
       coll_stats t;
@@ -146,25 +194,25 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   }
   free(sum);
 
-  int nranks = tr_dist_size();
-  rank_timing mine = {rep.waited_ms, rep.release_ms, rep.interior, rep.late_forwarded};
+  rank_timing mine = {rep.waited_ms, rep.release_ms, (coll_now_s() - t_start) * 1e3, rep.interior, rep.late_forwarded};
   rank_timing *per = calloc((size_t)nranks, sizeof *per);
   if (!per) {
     free(total);
-    coll_ctx_destroy(ctx);
+    ctx_done(ctx, own);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
   }
-#ifdef TERRAFORT_HAVE_MPI
-  if (nranks > 1)
-    MPI_Gather(&mine, sizeof mine, MPI_BYTE, per, sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD);
-  else
-    per[0] = mine;
-#else
   per[0] = mine;
+#ifdef TERRAFORT_HAVE_MPI
+  if (nranks > 1) {
+    MPI_Request q;
+    MPI_Igather(&mine, sizeof mine, MPI_BYTE, per, sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+    st = tr_dist_wait(run, 1, &q, err);
+  }
 #endif
-  coll_ctx_destroy(ctx);
+  ctx_done(ctx, own);
+  if (!st && coll_ctx_lost_rank(run) != -1) st = coll_status(run, COLL_ELOST, NULL, err);
 
-  if (ds) {
+  if (ds && !st) {
     int64_t cells = (int64_t)GDALGetRasterXSize(ds) * GDALGetRasterYSize(ds);
     for (int b = 0; run->stats && b < bands; b++) {
       if (total[b].count == 0) continue;

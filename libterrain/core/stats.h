@@ -8,7 +8,9 @@
  * other rank contributes 0 for it, and x + 0 = x exactly, so the sum is
  * exact in any order; the per-tile partials are then merged in tile order.
  * The statistics are therefore bit-identical for any thread and rank count,
- * and a late rank does not hold the others up (timeout aggregation).
+ * The partials go to the writer (rank 0) only, through libcoll's timeout
+ * aggregation as a reduce over a one-level tree: the other ranks send and
+ * go on, and only the writer waits for a late one.
  */
 #ifndef TR_STATS_H
 #define TR_STATS_H
@@ -29,11 +31,13 @@ typedef struct {
 void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, int bands, int64_t n,
                       int has_nodata, double nodata);
 
-/* Collective over all ranks: combines the per-tile partials (tiles[i * bands
+/* Collective over all ranks (only rank 0 waits): combines the per-tile partials (tiles[i * bands
  * + b]; zero for tiles this rank does not own); on rank 0 (ds != NULL) stores
  * STATISTICS_* metadata on every band when run->stats and writes
- * run->stats_json (band 1 at the top level, every band under "bands") when set. */
+ * run->stats_json (band 1 at the top level, every band under "bands") when set.
+ * t_start: this rank's job start (CLOCK_MONOTONIC seconds) for the report's
+ * per-rank wall_ms. */
 int tr_stats_publish(const tr_run_opts *run, const struct tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
-                     int64_t n, tr_error *err);
+                     int64_t n, double t_start, tr_error *err);
 
 #endif

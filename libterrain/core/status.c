@@ -21,6 +21,7 @@ const char *tr_strerror(int status) {
     case TR_ECOLL: return "collective failed";
     case TR_EINTERRUPTED: return "interrupted";
     case TR_EFTLIMIT: return "too many faults";
+    case TR_ERANK: return "a rank stopped answering";
     default: return "internal error";
   }
 }
@@ -36,6 +37,7 @@ int tr_exit_code(int status) {
     case TR_ENOMEM: return 7;
     case TR_EINTERRUPTED: return 8;
     case TR_EFTLIMIT: return 9;
+    case TR_ERANK: return 10;
     default: return 1;
   }
 }

@@ -94,6 +94,7 @@ void tr_links_free(tr_links *l);
  * cells to the first cell whose accumulation reaches threshold). Sorted by
  * cell; built on every rank (agreed). */
 typedef struct {
+  const tr_run_opts *run;
   const char *dir, *acc, *points;
   int encoding;
   double threshold;

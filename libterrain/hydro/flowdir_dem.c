@@ -127,14 +127,15 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
       fo.run.creation_options = scratch_co;
     }
     fo.graph = *g;
-    st = tr_fill_dem(&fo, src, fel, err);
+    /* agreed: a run's outcome is otherwise the writer's alone */
+    st = tr_dist_agree(run, tr_fill_dem(&fo, src, fel, err), err);
     stage++;
     dem = fel;
   }
   if (!st) {
     rs = stage_run(run, &sp[stage], stage, nstages, 1, 0);
     if (dem != src) rs.band = 1;
-    st = tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err);
+    st = tr_dist_agree(run, tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err), err);
     stage++;
     if (st && !o->filled && o->filled_out) delete_raster(o->filled_out);
   }
@@ -152,7 +153,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
   /* the deletions are rank 0's: nobody returns before they are done */
   tr_error e = {{0}};
   if (err) e = *err;
-  st = tr_dist_agree(st, &e);
+  st = tr_dist_agree(run, st, &e);
   if (st && err) *err = e;
   return st;
 }

@@ -78,7 +78,10 @@ static int run_up(const tr_flowgraph_opts *o, const tr_run_opts *run, const char
   up_job j = {o, product, edge_check, dir};
   const char *srcs[2] = {dir, o->weights};
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
-  return tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err);
+  /* agreed: a run's outcome is otherwise the writer's alone, and the next
+   * stage must not start on some ranks only */
+  return tr_dist_agree(run, tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err),
+                       err);
 }
 
 typedef struct {
@@ -212,7 +215,7 @@ int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
 /* Every product after the directions, from the direction raster `dir`. */
 static int products(const tr_flowgraph_opts *o, const char *dir, const char *elev, tr_error *err) {
   int st;
-  st = tr_dist_agree(check_valid(dir, err), err);
+  st = tr_dist_agree(&o->run, check_valid(dir, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, err))) return st;
@@ -252,11 +255,11 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *ele
   memset(&links, 0, sizeof links);
   tr_basin_seed *seeds = NULL;
   int64_t nseeds = 0;
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(&o->run, st, err);
   if (!st && need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->basins && !by_links) {
-    tr_seed_src ss = {dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
+    tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
                       o->threshold, o->snap};
     st = tr_seeds_build(&ss, &seeds, &nseeds, err);
   }

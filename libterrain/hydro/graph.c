@@ -170,6 +170,15 @@ static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, in
   return st ? -1 : 0;
 }
 
+/* The engine's give_up (aap.h): a rank lost or the run cancelled. */
+static int engine_give_up(void *user, char *why, size_t n) {
+  const tr_run_opts *run = user;
+  tr_error e;
+  int st = tr_dist_check(run, &e);
+  if (st && why && n) snprintf(why, n, "%s", e.msg);
+  return st != TR_OK;
+}
+
 /* The engine's options from the command's. */
 static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_error *err) {
   tr_aap_opts_default(a);
@@ -212,7 +221,7 @@ int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *nam
 
 /* Opens the extra inputs srcs[1..] on every rank (agreed) and checks their
  * size against the first; on failure all are closed. */
-static int open_extra(const tr_input *in0, const char *const *srcs, int nsrc, tr_input *extra, tr_error *err) {
+static int open_extra(const tr_run_opts *run, const tr_input *in0, const char *const *srcs, int nsrc, tr_input *extra, tr_error *err) {
   int st = TR_OK, k = 1;
   for (; k < nsrc && !st; k++) {
     st = tr_input_open(&extra[k], srcs[k], 1, err);
@@ -225,7 +234,7 @@ static int open_extra(const tr_input *in0, const char *const *srcs, int nsrc, tr
       break;
     }
   }
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   if (st)
     for (int j = 1; j < k; j++) tr_input_close(&extra[j]);
   return st;
@@ -256,10 +265,12 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
                          err);
   tr_input extra[TR_GRAPH_MAX_INPUTS];
   memset(extra, 0, sizeof extra);
-  st = open_extra(&job.in, srcs, nsrc, extra, err);
+  st = open_extra(run, &job.in, srcs, nsrc, extra, err);
   if (st) return tr_job_finish(&job, st, err);
   tr_io_cache_default(16);
   eng.aap.inject = job.inject.aap;
+  eng.aap.give_up = engine_give_up;
+  eng.aap.give_up_user = (void *)run;
   const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
   void *params = calloc(1, prog->params_size ? prog->params_size : 1);
   tr_product prod = {prog->cell_type, 1, 0, 0, GDT_Unknown};
@@ -269,7 +280,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     snprintf(what, sizeof what, "%s of a %lld x %lld raster", name, (long long)job.in.rows, (long long)job.in.cols);
     st = tr_mem_check(graph_memory(prog, &job, cache_mb), what, err);
   }
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   if (!st) st = tr_job_create(&job, dst, &prod, TR_SINK_SPREAD, 0.5, err);
   else st = tr_job_finish(&job, st, err);
   if (st) {
@@ -310,7 +321,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   memset(&astats, 0, sizeof astats);
   /* all ranks run the engine or none does: one missing would leave the
    * others waiting */
-  status = tr_dist_agree(status, &e);
+  status = tr_dist_agree(run, status, &e);
   if (status) {
     tr_sink_fail(&job.sink, status, &e);
     for (int64_t i = job.rank; i < job.ntiles; i += job.nranks) tr_sink_put(&job.sink, i, status, &e, NULL);
@@ -327,6 +338,8 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
       tr_sink_fail(&job.sink, status, &e);
     }
     else if (job.sink.status) status = job.sink.status, e = job.sink.first;
+    else if (rc == TR_AAP_EABANDONED)
+      status = tr_dist_check(run, &e) ? tr_dist_check(run, &e) : tr_fail(&e, TR_EINTERNAL, "%s", msg);
     else if (rc && pst)
       status = tr_fail(&e, pst, "%s", msg);
     else if (rc)

@@ -277,7 +277,7 @@ int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
   if (!st) st = build(&l, in[0].rows, in[0].cols, out, err);
   free(l.v);
   for (int k = 0; k < opened && k < nin; k++) tr_input_close(&in[k]);
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(s->run, st, err);
   if (st) tr_links_free(out);
   return st;
 }
@@ -508,7 +508,7 @@ int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, co
   int st = TR_OK;
   if (tr_rank() == 0) {
     char d[4096], b[4096], tmp[4096], path[8400];
-    if (strlen(dst) >= sizeof d) return tr_dist_agree(tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst), err);
+    if (strlen(dst) >= sizeof d) return tr_dist_agree(s->run, tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst), err);
     memcpy(d, dst, strlen(dst) + 1);
     memcpy(b, dst, strlen(dst) + 1);
     const char *dir = dirname(d), *base = basename(b);
@@ -529,5 +529,5 @@ int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, co
       remove_tree(tmp);
     }
   }
-  return tr_dist_agree(st, err);
+  return tr_dist_agree(s->run, st, err);
 }

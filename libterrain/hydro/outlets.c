@@ -154,7 +154,7 @@ int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_
       if (!k || (*out)[k - 1].cell != (*out)[i].cell) (*out)[k++] = (*out)[i];
     *nout = k;
   }
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(s->run, st, err);
   if (st) {
     free(*out);
     *out = NULL;

@@ -44,7 +44,8 @@ typedef enum {
   TR_ECOLL = -9,        /* a collective failed (a rank never contributed) */
   TR_EINTERRUPTED = -10,/* cancelled by the progress callback (e.g. Ctrl-C) */
   TR_EINTERNAL = -11,   /* a bug: please report */
-  TR_EFTLIMIT = -12     /* --ft replay: more faults detected than --ft-max-errors */
+  TR_EFTLIMIT = -12,    /* --ft replay: more faults detected than --ft-max-errors */
+  TR_ERANK = -13        /* under mpirun: a rank stopped answering (killed, stopped, hung) */
 } tr_status;
 
 /* A short English name of a status code. */
@@ -52,7 +53,8 @@ const char *tr_strerror(int status);
 
 /* The process exit code for a status (terrafort(1), EXIT STATUS):
  * 0 success, 2 usage, 3 input, 4 output, 5 fault tolerance,
- * 6 collective, 7 out of memory, 8 interrupted, 9 fault limit, 1 anything else. */
+ * 6 collective, 7 out of memory, 8 interrupted, 9 fault limit, 10 lost rank,
+ * 1 anything else. */
 int tr_exit_code(int status);
 
 /* This process's MPI rank (0 without MPI or before MPI_Init): the one rank
@@ -110,6 +112,12 @@ typedef struct {
   double ft_check;          /* share of idempotent launches re-executed and checksummed, [0, 1] */
   tr_device device;
   int replay_on_cpu;        /* 1: a GPU launch found faulty is replayed on the CPU */
+  /* Under mpirun: the job's liveness monitor (libcoll's coll_live.h; NULL:
+   * waits are unbounded) bounds every wait for another rank, and
+   * cancelled(progress_user) != 0 (a signal) ends any wait at once. */
+  struct coll_live *live;
+  int (*cancelled)(void *user);
+  struct coll_ctx *coll;    /* the command's libcoll context (statistics); NULL: one per run */
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);

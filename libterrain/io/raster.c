@@ -683,6 +683,10 @@ int tr_output_commit(tr_output *out, tr_error *err) {
 void tr_output_abort(tr_output *out) {
   gdal_capture c;
   capture_begin(&c);
+  /* The name goes first: closing flushes the block cache, which can take
+   * longer than a launcher's grace between SIGTERM and SIGKILL (Open MPI:
+   * 1 s), and a killed process must not leave the temporary behind. */
+  if (out->ds && out->tmp_path && !out->copy_at_end) unlink(out->tmp_path);
   if (out->ds) GDALClose(out->ds);
   out->ds = NULL;
   GDALDriverH gtiff = GDALGetDriverByName("GTiff");

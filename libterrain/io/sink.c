@@ -7,11 +7,16 @@
  * message that rank sends: no tile needs buffering and no message overtakes
  * another. Cells go as bytes, in pieces of at most 1 GiB (an MPI count is an
  * int).
+ *
+ * Every transfer is non-blocking and completed through tr_dist_wait, so a
+ * killed or stopped rank ends the protocol within the rank timeout (the
+ * sink then fails with TR_ERANK and stops talking) instead of hanging it.
  */
 #include "sink.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dist.h"
 
@@ -103,10 +108,27 @@ static void write_tile(tr_sink *s, const tr_tile *t, const void *cells) {
 }
 
 #ifdef TERRAFORT_HAVE_MPI
+/* One bounded transfer (tr_dist_wait); a lost rank or a signal becomes the
+ * sink's failure and ends its traffic. */
+static int transfer(tr_sink *s, int recv, void *buf, size_t n, int peer, int tag) {
+  MPI_Request q;
+  if (recv) MPI_Irecv(buf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q);
+  else MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q);
+  tr_error e;
+  int st = tr_dist_wait(s->run, 1, &q, &e);
+  if (st) {
+    /* a lost rank or a signal outranks a tile's failure */
+    s->status = 0;
+    tr_sink_fail(s, st, &e);
+    s->dead = 1;
+  }
+  return st;
+}
+
 static void recv_tile(tr_sink *s, int64_t j) {
   sink_header h;
   const int src = owner(s, j);
-  MPI_Recv(&h, sizeof h, MPI_BYTE, src, TAG_SINK_HEADER, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (s->dead || transfer(s, 1, &h, sizeof h, src, TAG_SINK_HEADER)) return;
   if (h.status) {
     tr_error e;
     snprintf(e.msg, sizeof e.msg, "%s", h.msg);
@@ -117,24 +139,24 @@ static void recv_tile(tr_sink *s, int64_t j) {
   const size_t n = (size_t)(t.rows * t.cols) * s->cell_bytes;
   for (size_t off = 0; off < n; off += SINK_PIECE) {
     const size_t k = n - off < SINK_PIECE ? n - off : SINK_PIECE;
-    MPI_Recv((char *)s->recvbuf + off, (int)k, MPI_BYTE, src, TAG_SINK_CELLS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (transfer(s, 1, (char *)s->recvbuf + off, k, src, TAG_SINK_CELLS)) return;
   }
   write_tile(s, &t, s->recvbuf);
 }
 
 static void send_tile(tr_sink *s, int64_t i, int status, const tr_error *e, const void *cells) {
+  if (s->dead) return;
   sink_header h;
   memset(&h, 0, sizeof h);
   h.tile = i;
   h.status = status;
   if (status) snprintf(h.msg, sizeof h.msg, "%.500s", e ? e->msg : "failed");
-  MPI_Send(&h, sizeof h, MPI_BYTE, 0, TAG_SINK_HEADER, MPI_COMM_WORLD);
-  if (status) return;
+  if (transfer(s, 0, &h, sizeof h, 0, TAG_SINK_HEADER) || status) return;
   tr_tile t = s->tile_at(s->geom, i);
   const size_t n = (size_t)(t.rows * t.cols) * s->cell_bytes;
   for (size_t off = 0; off < n; off += SINK_PIECE) {
     const size_t k = n - off < SINK_PIECE ? n - off : SINK_PIECE;
-    MPI_Send((const char *)cells + off, (int)k, MPI_BYTE, 0, TAG_SINK_CELLS, MPI_COMM_WORLD);
+    if (transfer(s, 0, (char *)cells + off, k, 0, TAG_SINK_CELLS)) return;
   }
 }
 #else
@@ -151,6 +173,13 @@ static void drain_before(tr_sink *s, int64_t upto) {
 }
 
 void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const void *cells) {
+  if (s->hold_ms > 0) {
+    /* fault injection: this rank is slow to deliver (terrafort(1), hold:) */
+    struct timespec ts = {s->hold_ms / 1000, (long)(s->hold_ms % 1000) * 1000000L};
+    s->hold_ms = 0;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  }
   if (!status && s->stats) {
     tr_tile t = s->tile_at(s->geom, i);
     tr_tile_stats_of(&s->stats[i * s->prod.bands], cells, s->prod.type, s->prod.bands, t.rows * t.cols,
@@ -159,7 +188,7 @@ void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const voi
   if (s->rank != 0) {
     /* a failure already seen here travels with every later tile */
     send_tile(s, i, status ? status : s->status, status ? e : &s->first, cells);
-    tr_sink_fail(s, status, e);
+    if (!s->dead) tr_sink_fail(s, status, e);
     return;
   }
   drain_before(s, i);

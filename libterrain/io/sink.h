@@ -69,6 +69,8 @@ typedef struct tr_sink {
   int64_t written;
   double progress_from;     /* progress reported: from + (1 - from) x written / ntiles */
   int status;               /* first failure seen here */
+  int hold_ms;              /* injected (hold:): wait this long before the first put */
+  int dead;                 /* a rank was lost or the run cancelled: no more traffic */
   tr_error first;
 } tr_sink;
 

@@ -219,6 +219,9 @@ static void run_tiles(run_state *s) {
   tr_reorder_destroy(&ro);
 }
 
+/* libft's give_up under mpirun: a rank lost or the run cancelled. */
+static int ft_give_up(void *user) { return tr_dist_check(user, NULL) != TR_OK; }
+
 static int ft_setup(run_state *s, tr_error *err) {
   const tr_run_opts *run = s->run;
   const tr_inject *inj = &s->job->inject;
@@ -247,6 +250,8 @@ static int ft_setup(run_state *s, tr_error *err) {
   o.timeout_ms = run->ft_timeout_ms > 0 ? run->ft_timeout_ms : (inj->ft.stall || inj->ft.kill) ? 2000 : 10000;
   /* the tools promise that no cell beyond xi comes from an unverified replica */
   o.settle_cells = 1;
+  o.give_up = ft_give_up;
+  o.give_up_user = (void *)run;
 #ifdef TERRAFORT_HAVE_MPI
   MPI_Comm world = MPI_COMM_WORLD;
   if (s->job->nranks > 1) o.mpi_comm = &world;
@@ -293,10 +298,11 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
     status = run->device == TR_DEVICE_GPU ? tr_fail(&e, TR_EUSAGE, "--device gpu: --ft dual runs on the CPU")
                                           : ft_setup(s, &e);
   else status = tr_launcher_open(&s->launch, run, &job->inject, s->k, job->grid.tile, &e);
-  status = tr_dist_agree(status, &e);
+  status = tr_dist_agree(run, status, &e);
   if (!status && s->ft && ft_ctx_role(s->ft) == FT_ROLE_WORKER) {
     int rc = ft_serve(s->ft);
-    if (rc) status = tr_fail(&e, TR_EFT, "fault tolerance worker: %s", ft_strerror(rc));
+    if (rc && tr_dist_check(run, &e)) status = tr_dist_check(run, &e);
+    else if (rc) status = tr_fail(&e, TR_EFT, "fault tolerance worker: %s", ft_strerror(rc));
   } else if (!status) {
     if (job->rank == 0 && run->progress && !run->progress(0.0, NULL, run->progress_user))
       tr_sink_fail(&job->sink, tr_fail(&e, TR_EINTERRUPTED, "interrupted"), &e);
@@ -334,7 +340,7 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   tr_product prod = {s.k->out_type, s.k->bands, 0, 0, GDT_Unknown};
   tr_io_cache_default(64);
   st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   return run_job(&s, &prod, st, dst, err);
 }
 
@@ -355,6 +361,6 @@ int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_so
   if (s.params) memcpy(s.params, src->params, s.k->params_size);
   else st = tr_fail(err, TR_ENOMEM, "out of memory");
   tr_io_cache_default(64);
-  st = tr_dist_agree(st, err);
+  st = tr_dist_agree(run, st, err);
   return run_job(&s, &src->prod, st, dst, err);
 }

@@ -38,6 +38,7 @@
 #include <mpi.h>
 
 #include "coll.h"
+#include "dist.h"
 #endif
 
 struct tr_launcher {
@@ -188,13 +189,22 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
       int64_t v[NC + 1], sum[NC + 1], mx = r.relaunch_max, mxall = 0;
       for (int i = 0; i < NC; i++) v[i] = *c[i];
       double rs = r.replay_s, rsall = 0;
-      coll_ctx *cc = NULL;
+      /* the command's context, its waits bounded by the liveness monitor */
+      coll_opts co;
+      coll_opts_init(&co);
+      co.live = L->run->live;
+      co.cancel = L->run->cancelled;
+      co.cancel_user = L->run->progress_user;
+      coll_ctx *cc = L->run->coll;
+      const int own = cc == NULL;
       coll_op sumop = coll_op_builtin(COLL_SUM), maxop = coll_op_builtin(COLL_MAX);
-      if (coll_ctx_create_world(&cc, NULL) || coll_reduce(cc, v, sum, NC, COLL_INT64, &sumop, 0) ||
-          coll_reduce(cc, &mx, &mxall, 1, COLL_INT64, &maxop, 0) ||
-          coll_reduce(cc, &rs, &rsall, 1, COLL_DOUBLE, &sumop, 0))
-        st = tr_fail(err, TR_ECOLL, "fault-tolerance report: collecting the ranks' counters failed");
-      coll_ctx_destroy(cc);
+      if ((own ? coll_ctx_create_world(&cc, &co) : coll_ctx_set_opts(cc, &co)) ||
+          coll_reduce(cc, v, sum, NC, COLL_INT64, &sumop, 0) || coll_reduce(cc, &mx, &mxall, 1, COLL_INT64, &maxop, 0) ||
+          coll_reduce(cc, &rs, &rsall, 1, COLL_DOUBLE, &sumop, 0)) {
+        int lost = tr_dist_check(L->run, err);
+        st = lost ? lost : tr_fail(err, TR_ECOLL, "fault-tolerance report: collecting the ranks' counters failed");
+      }
+      if (own) coll_ctx_destroy(cc);
       if (!st && rank == 0) {
         for (int i = 0; i < NC; i++) *c[i] = sum[i];
         r.relaunch_max = mxall;

@@ -84,3 +84,12 @@ terrafort_add_test(cli_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu.c LIBS ter
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}
                    LABELS "cli;gpu")
 set_tests_properties(cli_gpu PROPERTIES FIXTURES_REQUIRED testdata SKIP_RETURN_CODE 77 TIMEOUT 900)
+# issue 12 / 14 item 4: a rank of an mpirun job really stopped or killed mid-run (slope, fill,
+# --stats): exit 10 within the rank timeout, every survivor naming the rank, no output.
+terrafort_add_test(cli_rank_loss SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rank_loss.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
+set_tests_properties(cli_rank_loss PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_rank_loss APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()

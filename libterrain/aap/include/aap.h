@@ -47,7 +47,8 @@ enum {
   TR_AAP_EPROGRAM = -3,  /* a program callback failed */
   TR_AAP_EDEADLOCK = -4, /* nothing can run but the run is not over (a schedule bug) */
   TR_AAP_ESYS = -5,      /* thread or MPI failure */
-  TR_AAP_ENOMPI = -6     /* built without MPI */
+  TR_AAP_ENOMPI = -6,    /* built without MPI */
+  TR_AAP_EABANDONED = -7 /* MPI: opts.give_up ended a wait (a rank lost, a signal) */
 };
 const char *tr_aap_strerror(int err);
 
@@ -90,6 +91,12 @@ typedef struct tr_aap_opts {
                          owning its fragments, as on a cluster); 0 = any thread */
   tr_aap_inject inject; /* faults for tests and benchmarks; tr_aap_opts_default: none */
   uint64_t seed;      /* random schedule and injected delays */
+  /* MPI back-end: asked while this rank waits for others (at most every few
+   * ms); nonzero ends the run with TR_AAP_EABANDONED, writing the reason
+   * into why. The engine's MPI state is then left as it is: the caller ends
+   * the job without MPI_Finalize. NULL: waits are unbounded. */
+  int (*give_up)(void *user, char *why, size_t n);
+  void *give_up_user;
 } tr_aap_opts;
 
 /* aap's default staleness: an SSP bound of 0 while a fragment and a neighbour differ in

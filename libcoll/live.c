@@ -1,0 +1,293 @@
+/*
+ * live.c - the liveness monitor (see coll_live.h).
+ *
+ * One background thread per rank: every period it posts one heartbeat to
+ * each peer (at most one in flight per peer, so a stopped peer whose queue
+ * fills costs nothing) and receives whatever heartbeats arrived, stamping
+ * last[r] with the monotonic time. A rank that sent BYE has finished its
+ * part of the job and is never counted as lost afterwards. Everything the
+ * other threads read (last, bye) is under one mutex.
+ *
+ * Closing (coll_live_stop): the thread is joined, BYE is sent to every
+ * peer, and every incoming message is received until each peer's BYE has
+ * come (MPI keeps one sender's messages in order, so after a peer's BYE
+ * nothing of it can follow) or the peer fell silent. Then the monitor's own
+ * sends are completed (the peers receive them in their own stop), so no
+ * message is left unmatched and no request live on success.
+ */
+#include "coll_live.h"
+#include "coll_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TERRAFORT_HAVE_MPI
+#include <pthread.h>
+
+enum { TAG_BEAT = 1, TAG_BYE = 2 };
+
+struct coll_live {
+  int active; /* 0: inert */
+  int rank, size;
+  int start_failed;
+  MPI_Comm comm;
+  pthread_t th;
+  int th_started;
+  pthread_mutex_t mu;
+  double timeout_ms;
+  double *last;  /* per rank: when last heard from (monotonic s) */
+  char *bye;     /* per rank: sent BYE */
+  int stopping;
+  MPI_Request *beat_req, *bye_req;
+  int beat_val;
+};
+
+static double period_s(const coll_live *l) {
+  double p = l->timeout_ms / 10.0;
+  if (p < 10) p = 10;
+  if (p > 500) p = 500;
+  return p * 1e-3;
+}
+
+/* Receives every waiting monitor message (caller holds nothing). */
+static void receive_all(coll_live *l) {
+  for (;;) {
+    int flag = 0, v = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, l->comm, &flag, &st);
+    if (!flag) return;
+    MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, l->comm, MPI_STATUS_IGNORE);
+    double now = coll_now();
+    pthread_mutex_lock(&l->mu);
+    l->last[st.MPI_SOURCE] = now;
+    if (st.MPI_TAG == TAG_BYE) l->bye[st.MPI_SOURCE] = 1;
+    pthread_mutex_unlock(&l->mu);
+  }
+}
+
+static void beat(coll_live *l) {
+  for (int r = 0; r < l->size; r++) {
+    if (r == l->rank) continue;
+    int done = 1;
+    if (l->beat_req[r] != MPI_REQUEST_NULL) MPI_Test(&l->beat_req[r], &done, MPI_STATUS_IGNORE);
+    if (done) MPI_Isend(&l->beat_val, 1, MPI_INT, r, TAG_BEAT, l->comm, &l->beat_req[r]);
+  }
+}
+
+static void *live_main(void *arg) {
+  coll_live *l = arg;
+  double last_beat = -1e9;
+  for (;;) {
+    pthread_mutex_lock(&l->mu);
+    int stop = l->stopping;
+    double per = period_s(l);
+    pthread_mutex_unlock(&l->mu);
+    if (stop) return NULL;
+    double now = coll_now();
+    /* against the current period: --rank-timeout may shorten it */
+    if (now >= last_beat + per) {
+      beat(l);
+      last_beat = now;
+    }
+    receive_all(l);
+    coll_sleep_ms(per * 1e3 < 10 ? per * 1e3 : 10);
+  }
+}
+
+static int lost_locked(const coll_live *l, double now, double *silent_ms) {
+  if (l->start_failed) return -2;
+  for (int r = 0; r < l->size; r++) {
+    if (r == l->rank || l->bye[r]) continue;
+    double s = (now - l->last[r]) * 1e3;
+    if (s > l->timeout_ms) {
+      if (silent_ms) *silent_ms = s;
+      return r;
+    }
+  }
+  return -1;
+}
+
+int coll_live_lost(const coll_live *l, double *silent_ms) {
+  if (!l || !l->active) return -1;
+  coll_live *m = (coll_live *)l;
+  pthread_mutex_lock(&m->mu);
+  int r = lost_locked(l, coll_now(), silent_ms);
+  pthread_mutex_unlock(&m->mu);
+  return r;
+}
+
+void coll_live_set_timeout(coll_live *l, double timeout_ms) {
+  if (!l || timeout_ms <= 0) return;
+  if (!l->active) {
+    l->timeout_ms = timeout_ms;
+    return;
+  }
+  pthread_mutex_lock(&l->mu);
+  l->timeout_ms = timeout_ms;
+  pthread_mutex_unlock(&l->mu);
+}
+
+double coll_live_timeout(const coll_live *l) { return l ? l->timeout_ms : COLL_LIVE_DEFAULT_TIMEOUT_MS; }
+
+int coll_live_start(coll_live **out, const void *mpi_comm, double timeout_ms) {
+  *out = NULL;
+  coll_live *l = calloc(1, sizeof *l);
+  if (!l) return COLL_ENOMEM;
+  l->timeout_ms = timeout_ms > 0 ? timeout_ms : COLL_LIVE_DEFAULT_TIMEOUT_MS;
+  *out = l;
+  int init = 0, fin = 0, level = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!mpi_comm || !init || fin) return COLL_LIVE_OK;
+  MPI_Query_thread(&level);
+  MPI_Comm user = *(const MPI_Comm *)mpi_comm;
+  MPI_Comm_size(user, &l->size);
+  MPI_Comm_rank(user, &l->rank);
+  if (l->size < 2 || level < MPI_THREAD_MULTIPLE) return COLL_LIVE_OK;
+  l->last = calloc((size_t)l->size, sizeof *l->last);
+  l->bye = calloc((size_t)l->size, 1);
+  l->beat_req = malloc((size_t)l->size * sizeof *l->beat_req);
+  l->bye_req = malloc((size_t)l->size * sizeof *l->bye_req);
+  if (!l->last || !l->bye || !l->beat_req || !l->bye_req) return COLL_ENOMEM;
+  for (int r = 0; r < l->size; r++) l->beat_req[r] = l->bye_req[r] = MPI_REQUEST_NULL;
+  pthread_mutex_init(&l->mu, NULL);
+  l->active = 1;
+  /* The duplicate is collective: bounded like every other wait. */
+  MPI_Request req;
+  if (MPI_Comm_idup(user, &l->comm, &req) != MPI_SUCCESS) {
+    l->start_failed = 1;
+    return COLL_LIVE_EMPI;
+  }
+  const double t0 = coll_now();
+  for (;;) {
+    int done = 0;
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    if ((coll_now() - t0) * 1e3 > l->timeout_ms) {
+      l->start_failed = 1;
+      return COLL_LIVE_LOST;
+    }
+    coll_sleep_ms(0.2);
+  }
+  const double now = coll_now();
+  for (int r = 0; r < l->size; r++) l->last[r] = now;
+  if (pthread_create(&l->th, NULL, live_main, l) != 0) {
+    l->active = 0; /* no thread: inert rather than declaring everybody lost */
+    return COLL_LIVE_OK;
+  }
+  l->th_started = 1;
+  return COLL_LIVE_OK;
+}
+
+int coll_live_wait(const coll_live *l, int n, void *reqs, coll_live_cancel_fn cancel, void *user, int *lost) {
+  MPI_Request *q = reqs;
+  double nap = 0.005;
+  for (int spins = 0;; spins++) {
+    int done = 0;
+    if (MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return COLL_LIVE_EMPI;
+    if (done) return COLL_LIVE_OK;
+    if (cancel && cancel(user)) return COLL_LIVE_CANCELED;
+    int r = coll_live_lost(l, NULL);
+    if (r != -1) {
+      if (lost) *lost = r;
+      return COLL_LIVE_LOST;
+    }
+    /* Spin briefly (tiles usually arrive back to back), then nap up to 1 ms. */
+    if (spins > 64) {
+      coll_sleep_ms(nap);
+      if (nap < 1.0) nap *= 2;
+    }
+  }
+}
+
+int coll_live_stop(coll_live *l, int *lost) {
+  if (!l) return COLL_LIVE_OK;
+  int rc = COLL_LIVE_OK;
+  if (l->active) {
+    if (l->th_started) {
+      pthread_mutex_lock(&l->mu);
+      l->stopping = 1;
+      pthread_mutex_unlock(&l->mu);
+      pthread_join(l->th, NULL);
+    }
+    if (!l->start_failed) {
+      for (int r = 0; r < l->size; r++)
+        if (r != l->rank) MPI_Isend(&l->beat_val, 1, MPI_INT, r, TAG_BYE, l->comm, &l->bye_req[r]);
+      /* Every peer's BYE, or its loss. */
+      for (;;) {
+        receive_all(l);
+        pthread_mutex_lock(&l->mu);
+        int all = 1;
+        for (int r = 0; r < l->size; r++) all &= r == l->rank || l->bye[r];
+        int who = lost_locked(l, coll_now(), NULL);
+        pthread_mutex_unlock(&l->mu);
+        if (all) break;
+        if (who != -1) {
+          if (lost) *lost = who;
+          rc = COLL_LIVE_LOST;
+          break;
+        }
+        coll_sleep_ms(1);
+      }
+      /* Our own sends: the peers receive them in their stop. */
+      const double t0 = coll_now();
+      while (rc == COLL_LIVE_OK) {
+        int d1 = 0, d2 = 0;
+        MPI_Testall(l->size, l->beat_req, &d1, MPI_STATUSES_IGNORE);
+        MPI_Testall(l->size, l->bye_req, &d2, MPI_STATUSES_IGNORE);
+        if (d1 && d2) break;
+        if ((coll_now() - t0) * 1e3 > l->timeout_ms) {
+          if (lost) *lost = -1;
+          rc = COLL_LIVE_LOST;
+          break;
+        }
+        coll_sleep_ms(0.2);
+      }
+      if (rc == COLL_LIVE_OK) MPI_Comm_free(&l->comm);
+    } else {
+      if (lost) *lost = -2;
+      rc = COLL_LIVE_LOST;
+    }
+    pthread_mutex_destroy(&l->mu);
+  }
+  free(l->last);
+  free(l->bye);
+  free(l->beat_req);
+  free(l->bye_req);
+  free(l);
+  return rc;
+}
+
+#else /* no MPI: an inert monitor */
+
+struct coll_live {
+  double timeout_ms;
+};
+
+int coll_live_start(coll_live **out, const void *mpi_comm, double timeout_ms) {
+  (void)mpi_comm;
+  *out = calloc(1, sizeof **out);
+  if (!*out) return COLL_ENOMEM;
+  (*out)->timeout_ms = timeout_ms > 0 ? timeout_ms : COLL_LIVE_DEFAULT_TIMEOUT_MS;
+  return COLL_LIVE_OK;
+}
+void coll_live_set_timeout(coll_live *l, double timeout_ms) {
+  if (l && timeout_ms > 0) l->timeout_ms = timeout_ms;
+}
+double coll_live_timeout(const coll_live *l) { return l ? l->timeout_ms : COLL_LIVE_DEFAULT_TIMEOUT_MS; }
+int coll_live_lost(const coll_live *l, double *silent_ms) {
+  (void)l;
+  (void)silent_ms;
+  return -1;
+}
+int coll_live_wait(const coll_live *l, int n, void *reqs, coll_live_cancel_fn cancel, void *user, int *lost) {
+  (void)l, (void)n, (void)reqs, (void)cancel, (void)user, (void)lost;
+  return COLL_LIVE_OK;
+}
+int coll_live_stop(coll_live *l, int *lost) {
+  (void)lost;
+  free(l);
+  return COLL_LIVE_OK;
+}
+
+#endif

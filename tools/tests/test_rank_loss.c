@@ -1,0 +1,292 @@
+/*
+ * test_rank_loss.c - late and lost ranks under mpirun. A late rank holds
+ * nobody but the writer (test_late_rank_stats). A rank really stopped (SIGSTOP) or
+ * killed (SIGKILL) by this test, mid-run: the run must end within the rank
+ * timeout with exit 10, every surviving rank saying which rank was lost, and
+ * no output file (issue 12, "every wait is bounded"; issue 14 item 4).
+ *
+ * How: mpirun is started as this test's child; its children are the ranks
+ * (each found by OMPI_COMM_WORLD_RANK in /proc/PID/environ). The victim is
+ * held mid-run by the injector (hold: before its first tile reaches the
+ * sink; delay: before its statistics contribution), and once rank 0's
+ * temporary output exists (the job is past start-up on every rank) the
+ * test sends the signal. Deadlines are short (--rank-timeout 2000) so the
+ * suite stays fast; the bound asserted is that timeout + 2 s + 2 s for
+ * mpirun to tear the job down on a loaded machine.
+ *
+ * A rank killed outright is first Open MPI's business: by default mpirun
+ * notices the death, names the rank and sends SIGTERM to the others, which
+ * delete their temporary and exit (mpirun's status 137). With
+ * `mpirun --enable-recovery` nothing ends them and terrafort's own
+ * deadline does (each survivor exits 10 naming the rank; mpirun itself then
+ * exits 0, Open MPI 4.1's choice). Both are tested.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc_check.h"
+#include "raster_check.h"
+#include "tr_test.h"
+
+static const char *dir, *tf;
+static char outdir[600], errfile[600];
+static const int timeout_ms = 2000;
+
+static void reset(const char *d) {
+  char c[1400];
+  snprintf(c, sizeof c, "rm -rf '%s' && mkdir -p '%s'", d, d);
+  if (system(c) != 0) fprintf(stderr, "cannot reset %s\n", d);
+}
+
+/* The pid of rank r among mpirun's children, 0 when not (yet) there. */
+static pid_t rank_pid(pid_t mpirun, int r) {
+  char p[128];
+  snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)mpirun, (int)mpirun);
+  const char *kids = rc_slurp(p);
+  char want[64];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", r);
+  for (const char *q = kids; *q;) {
+    char *end;
+    long k = strtol(q, &end, 10);
+    if (end == q) break;
+    q = end;
+    while (*q == ' ' || *q == '\n') q++;
+    snprintf(p, sizeof p, "/proc/%ld/environ", k);
+    FILE *f = fopen(p, "rb");
+    if (!f) continue;
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n;) {
+      if (!strcmp(buf + i, want)) return (pid_t)k;
+      i += strlen(buf + i) + 1;
+    }
+  }
+  return 0;
+}
+
+typedef struct {
+  pc_result r;
+  double after_signal; /* seconds from the signal to mpirun's end */
+  const char *err;     /* mpirun's stderr */
+} loss_run;
+
+/* Runs `mpirun [extra] -n 4 terrafort ARGS` with TERRAFORT_INJECT=inject
+ * from outdir, sends sig to rank victim once rank 0's temporary exists. */
+static int run_loss(const char *extra, const char *inject, const char *args, int victim, int sig, loss_run *out) {
+  reset(outdir);
+  char c[4096];
+  snprintf(c, sizeof c,
+           "cd '%s' && TERRAFORT_INJECT='%s' exec mpirun --allow-run-as-root --oversubscribe %s -n 4 '%s' %s "
+           "--rank-timeout %d",
+           outdir, inject, extra, tf, args, timeout_ms);
+  char *argv[] = {"/bin/sh", "-c", c, NULL};
+  pid_t mp = pc_spawn(argv, errfile, 0);
+  ASSERT(mp > 0);
+  ASSERT(pc_wait_for_entry(outdir, ".terrafort-", mp, 60));
+  pid_t v = 0;
+  for (int k = 0; k < 2000 && !(v = rank_pid(mp, victim)); k++) pc_sleep_ms(1);
+  ASSERT(v > 0);
+  ASSERT_EQ_INT(kill(v, sig), 0);
+  const double t0 = pc_now();
+  ASSERT_EQ_INT(pc_wait(mp, 60, &out->r), 0);
+  out->after_signal = pc_now() - t0;
+  out->err = rc_slurp(errfile);
+  printf("  %s: signal %d to rank %d: mpirun ended %.2f s later, status %d\n", args, sig, victim, out->after_signal,
+         out->r.code);
+  ASSERT(!out->r.timed_out);
+  return 0;
+}
+
+/* Every rank but the victim said "rank R: rank V stopped answering". */
+static int survivors_named(const loss_run *L, int victim) {
+  for (int r = 0; r < 4; r++) {
+    if (r == victim) continue;
+    char want[128];
+    snprintf(want, sizeof want, "rank %d: rank %d stopped answering", r, victim);
+    if (!strstr(L->err, want)) {
+      fprintf(stderr, "no line '%s' in:\n%s\n", want, L->err);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Nothing in outdir but a stopped rank 0's own temporary (it cannot delete
+ * it), which the next run in that folder removes (terrafort(1), FILES). */
+static int no_output(int victim) {
+  char o[700];
+  snprintf(o, sizeof o, "%s/o.tif", outdir);
+  ASSERT(access(o, F_OK) != 0);
+  /* mpirun's kill sequence continues a stopped rank 0 and sends SIGTERM,
+   * which usually lets it delete its own temporary first */
+  ASSERT(pc_count(outdir, ".terrafort-", NULL, 0) <= (victim == 0 ? 1 : 0));
+  if (victim == 0) {
+    char c[2048];
+    snprintf(c, sizeof c, "cd '%s' && '%s' slope -q '%s/plane.tif' p.tif", outdir, tf, dir);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT_EQ_INT(pc_count(outdir, ".terrafort-", NULL, 0), 0);
+  }
+  return 0;
+}
+
+static int bounded(const loss_run *L) {
+  ASSERT(L->after_signal < timeout_ms / 1000.0 + 4.0);
+  return 0;
+}
+
+static int stopped(const char *inject, const char *args, int victim) {
+  loss_run L;
+  if (run_loss("", inject, args, victim, SIGSTOP, &L)) return 1;
+  ASSERT_EQ_INT(L.r.code, 10);
+  if (bounded(&L) || survivors_named(&L, victim) || no_output(victim)) return 1;
+  return 0;
+}
+
+static char args_buf[8][1024];
+static const char *args(int k, const char *fmt) {
+  snprintf(args_buf[k], sizeof args_buf[k], fmt, dir, dir);
+  return args_buf[k];
+}
+
+/* slope: a worker rank stopped while delivering its tiles; then rank 0, the writer. */
+static int test_slope_stopped(void) {
+  if (stopped("hold:rank=2,ms=6000", args(0, "slope -q --threads 1 '%s/demo.tif' o.tif"), 2)) return 1;
+  return stopped("hold:rank=0,ms=6000", args(1, "slope -q --threads 1 '%s/demo.tif' o.tif"), 0);
+}
+
+/* fill (the AAP engine's exchange, then the sink). */
+static int test_fill_stopped(void) {
+  if (stopped("slow:worker=1,factor=40", args(0, "fill -q --threads 1 '%s/demo.tif' o.tif"), 1)) return 1;
+  return stopped("hold:rank=3,ms=6000", args(1, "fill -q --threads 1 '%s/demo.tif' o.tif"), 3);
+}
+
+/* --stats: stopped inside the statistics collective. */
+static int test_stats_stopped(void) {
+  return stopped("delay:rank=3,ms=6000", args(0, "slope -q --stats --threads 1 '%s/demo.tif' o.tif"), 3);
+}
+
+/* --ft dual: a worker rank (issue 14 item 4), then the master, stopped. */
+static int test_ft_dual_stopped(void) {
+  /* the victim (worker 1 = rank 2) is held mid-run by a stall of its own */
+  if (stopped("stall:worker=1,ms=6000,count=1", args(0, "slope -q --ft dual --ft-timeout 1000 --threads 1 '%s/demo.tif' o.tif"), 2))
+    return 1;
+  return stopped("hold:rank=0,ms=6000", args(1, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0);
+}
+
+/* kill -9, default mpirun: Open MPI ends the job, naming the rank; the
+ * survivors remove their temporary. */
+static int test_killed_default(void) {
+  loss_run L;
+  if (run_loss("", "hold:rank=3,ms=6000", args(0, "slope -q --stats --threads 1 '%s/demo.tif' o.tif"), 3, SIGKILL, &L))
+    return 1;
+  ASSERT(L.r.code != 0);
+  ASSERT(strstr(L.err, "rank 3") != NULL);
+  return bounded(&L) || no_output(3);
+}
+
+/* kill -9 under mpirun --enable-recovery: terrafort's own deadline. */
+static int test_killed_recovery(void) {
+  loss_run L;
+  if (run_loss("--enable-recovery", "hold:rank=1,ms=6000", args(0, "fill -q --threads 1 '%s/demo.tif' o.tif"), 1,
+               SIGKILL, &L))
+    return 1;
+  /* mpirun --enable-recovery exits 0 whatever its ranks' codes (Open MPI
+   * 4.1): the ranks' lines are the evidence */
+  return bounded(&L) || survivors_named(&L, 1) || no_output(1);
+}
+
+/* per_rank[r].wall_ms from a --stats-json report, -1 when absent. */
+static double wall_ms(const char *json, int r) {
+  const char *p = strstr(json, "\"per_rank\":[");
+  char key[64];
+  snprintf(key, sizeof key, "{\"rank\":%d,", r);
+  p = p ? strstr(p, key) : NULL;
+  p = p ? strstr(p, "\"wall_ms\":") : NULL;
+  return p ? strtod(p + 10, NULL) : -1;
+}
+
+/* The statistics part of a report (everything before "collective"). */
+static const char *stats_part(const char *json, char *buf, size_t n) {
+  const char *c = strstr(json, "\"collective\"");
+  size_t k = c ? (size_t)(c - json) : strlen(json);
+  if (k >= n) k = n - 1;
+  memcpy(buf, json, k);
+  buf[k] = 0;
+  return buf;
+}
+
+/* One rank 2 s late with its statistics (delay:): the ranks that do not
+ * write (1 and 2) finish as fast as with nobody late - their wall time,
+ * measured by each rank from its job start to its part being done, within
+ * 20% (+ 300 ms of slack for a loaded machine) of the run without a late
+ * rank - while the writer waits; the statistics are exactly those of a
+ * single process; and every rank ends with no message left unmatched (the
+ * command checks MPI_COMM_WORLD at finalize and fails otherwise). */
+static int test_late_rank_stats(void) {
+  reset(outdir);
+  char c[4096], ref[8192], a[8192], b[8192];
+  snprintf(c, sizeof c, "cd '%s' && '%s' slope -q --threads 1 --stats-json one.json '%s/demo.tif' one.tif", outdir, tf,
+           dir);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  stats_part(rc_slurp(strcat(strcpy(a, outdir), "/one.json")), ref, sizeof ref);
+  double base[4] = {0}, late[4] = {0};
+  for (int k = 0; k < 2; k++) {
+    snprintf(c, sizeof c,
+             "cd '%s' && TERRAFORT_INJECT='%s' mpirun --allow-run-as-root --oversubscribe -n 4 '%s' slope -q "
+             "--threads 1 --stats-json s%d.json '%s/demo.tif' s%d.tif",
+             outdir, k ? "delay:rank=3,ms=2000" : "", tf, k, dir, k);
+    ASSERT_EQ_INT(rc_run(c, errfile), 0);
+    char path[800];
+    snprintf(path, sizeof path, "%s/s%d.json", outdir, k);
+    const char *json = rc_slurp(path);
+    ASSERT(!strcmp(stats_part(json, k ? b : a, sizeof a), ref));
+    for (int r = 0; r < 4; r++) (k ? late : base)[r] = wall_ms(json, r);
+    if (k) ASSERT(strstr(json, "\"late_ranks\":[3]") != NULL);
+  }
+  printf("  wall ms, nobody late: %.0f %.0f %.0f %.0f; rank 3 late by 2 s: %.0f %.0f %.0f %.0f\n", base[0], base[1],
+         base[2], base[3], late[0], late[1], late[2], late[3]);
+  for (int r = 1; r <= 2; r++) {
+    ASSERT(base[r] > 0 && late[r] > 0);
+    ASSERT(late[r] <= 1.2 * base[r] + 300);
+  }
+  /* the writer did wait for the late rank's statistics */
+  ASSERT(late[0] >= 1900);
+  return 0;
+}
+
+/* The option itself. */
+static int test_rank_timeout_option(void) {
+  reset(outdir);
+  char c[2048];
+  snprintf(c, sizeof c, "cd '%s' && '%s' slope --rank-timeout 5 '%s/plane.tif' p.tif", outdir, tf, dir);
+  ASSERT_EQ_INT(rc_run(c, errfile), 2);
+  ASSERT(strstr(rc_slurp(errfile), "--rank-timeout"));
+  snprintf(c, sizeof c, "'%s' slope --help", tf);
+  ASSERT_EQ_INT(rc_run(c, errfile), 0);
+  snprintf(c, sizeof c, "'%s' slope --help > '%s'", tf, errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strstr(rc_slurp(errfile), "--rank-timeout MS"));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  dir = argv[1];
+  tf = argv[2];
+  snprintf(outdir, sizeof outdir, "%s/../rank_loss", dir);
+  snprintf(errfile, sizeof errfile, "%s/../rank_loss.stderr", dir);
+  if (rc_run("command -v mpirun >/dev/null", NULL) != 0) {
+    printf("skip: no mpirun\n");
+    return 0;
+  }
+  static const tr_test_case cases[] = {TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats),
+                                       TR_TEST(test_slope_stopped),
+                                       TR_TEST(test_fill_stopped),        TR_TEST(test_stats_stopped),
+                                       TR_TEST(test_ft_dual_stopped),
+                                       TR_TEST(test_killed_default),      TR_TEST(test_killed_recovery)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
