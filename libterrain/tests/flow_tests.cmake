@@ -9,6 +9,7 @@ set(TF_FLOW_SHARED_DATA ${PROJECT_SOURCE_DIR}/../shared/data)
 terrafort_add_test(flow_dir_taudem SOURCES ${_flow_t}/test_flow_dir_taudem.c LIBS terrain ARGS ${TF_FLOW_SHARED_DATA}
                    LABELS flow)
 set_tests_properties(flow_dir_taudem PROPERTIES SKIP_RETURN_CODE 77)
+set_property(TEST flow_dir_taudem APPEND PROPERTY LABELS peer) # Release tree only, see tools/tests/cli_tests.cmake
 # Under mpirun with 1, 2 and 3 ranks: the same reference.
 foreach(np 1 2 3)
   terrafort_add_mpi_test(flow_mpi NP ${np} SOURCES ${_flow_t}/test_flow_mpi.c ${_flow_ref} LIBS terrain aap LABELS flow)

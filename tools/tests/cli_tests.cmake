@@ -93,3 +93,15 @@ set_tests_properties(cli_rank_loss PROPERTIES FIXTURES_REQUIRED testdata
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_rank_loss APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# Every local mode on every DEM type: 1 thread vs 2 threads and small tiles give the same bytes.
+# The one test that runs every kernel under the sanitizers (the "peer" tests are Release-only).
+terrafort_add_test(cli_modes_threads SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_modes_threads.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
+                   LABELS cli)
+set_tests_properties(cli_modes_threads PROPERTIES FIXTURES_REQUIRED testdata)
+
+# Parity with a peer tool (values against gdaldem / gdal_grid / TauDEM): half their time is the
+# peer, which no sanitizer instruments, so scripts/test runs them in the Release tree only
+# (cli_modes_threads runs every kernel under the sanitizers instead).
+set_property(TEST cli_gdaldem_compat cli_color_relief cli_tri_tpi_roughness cli_hillshade APPEND PROPERTY LABELS peer)

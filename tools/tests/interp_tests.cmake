@@ -13,3 +13,4 @@ foreach(c gdal_grid brute same_bytes errors fill_voids)
     set_property(TEST interp_${c} APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
   endif()
 endforeach()
+set_property(TEST interp_gdal_grid APPEND PROPERTY LABELS peer) # Release tree only, see cli_tests.cmake
