@@ -50,6 +50,16 @@ const char *tf_common_help =
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
 
+/* For `terrafort batch` (tools.h, tf_io): the common and engine options
+ * above that take a value, and those whose value is a file written. Keep in
+ * step with tf_cli_common and tf_graph_flag. */
+const char *tf_common_values =
+    "-b --band -of --format -co --co --threads --tile-size --rank-timeout --coll-timeout --ft --ft-tolerance "
+    "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject";
+const char *tf_common_outputs = "--stats-json --ft-report";
+const char *tf_graph_values = "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up";
+const char *tf_graph_outputs = "--aap-stats";
+
 int tf_usage_error(tf_cli *cli, const char *fmt, ...) {
   /* under mpirun every rank parses the same line: rank 0 speaks */
   if (tr_rank() != 0) return tr_exit_code(TR_EUSAGE);
