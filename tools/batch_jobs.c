@@ -236,7 +236,7 @@ static int add_job(tf_jobs *jobs, words *w, const char *text, int line, const ch
     return 2;
   }
   if (!io->values) {
-    snprintf(err, len, "%s %d: a batch cannot run '%s'", where, line, cmd);
+    snprintf(err, len, "%s %d: '%s' cannot be a job of a batch (no recursion)", where, line, cmd);
     return 2;
   }
   tf_job *j = jobs_push(jobs);

@@ -93,3 +93,13 @@ set_tests_properties(cli_rank_loss PROPERTIES FIXTURES_REQUIRED testdata
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_rank_loss APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+# issue 12: terrafort batch: 20 jobs over mpirun -n 3 (one failing, one slow) byte-identical to each
+# job alone, handed out dynamically, resumed; one process; --dir; bad input; a signal; a rank lost.
+terrafort_add_test(cli_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
+                   LABELS "cli;mpi")
+set_tests_properties(cli_batch PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_batch APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
