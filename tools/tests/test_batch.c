@@ -336,30 +336,73 @@ static int test_bad_input(void) {
 }
 
 /* SIGTERM: the running jobs get it, the batch waits for them and exits 8;
- * no temporary left, the summary says not done. */
-static int test_signal(void) {
-  char d[P], jobs[P], sum[P], err[P];
-  fmt(d, sizeof d, "%s/signal", out);
+ * no temporary left, the summary says not done. Alone, then under mpirun
+ * with the signal to rank 0 (which stops the other ranks). */
+static int signal_case(int mpi) {
+  char d[P], jobs[P], sum[P], err[P], c[4 * P];
+  fmt(d, sizeof d, "%s/signal%d", out, mpi);
   reset(d);
   fmt(jobs, sizeof jobs, "%s/jobs.txt", d);
   fmt(sum, sizeof sum, "%s.summary.json", jobs);
-  fmt(err, sizeof err, "%s/signal.err", out);
+  fmt(err, sizeof err, "%s/signal%d.err", out, mpi);
   FILE *f = fopen(jobs, "w");
-  fprintf(f, "slope '%s/fractal.tif' '%s/a.tif' --inject hold:rank=0,ms=3000\n", dir, d);
-  fprintf(f, "slope '%s/cone.tif' '%s/b.tif' --inject hold:rank=0,ms=3000\n", dir, d);
+  for (int i = 0; i < 4; i++) fprintf(f, "slope '%s/fractal.tif' '%s/a%d.tif' --inject hold:rank=0,ms=3000\n", dir, d, i);
   fclose(f);
-  char *argv[] = {(char *)tf, "batch", "-q", "--jobs", "2", jobs, NULL};
+  fmt(c, sizeof c, "exec %s%s '%s' batch -q --jobs 2 '%s'", mpi ? mpirun : "", mpi ? " -n 2" : "", tf, jobs);
+  char *argv[] = {"/bin/sh", "-c", c, NULL};
   pid_t p = pc_spawn(argv, err, 0);
-  pc_sleep_ms(1200);
-  kill(p, SIGTERM);
+  ASSERT(p > 0);
+  const double t0 = pc_now();
+  while (pc_count(d, ".terrafort-", NULL, 0) < (mpi ? 4 : 2) && pc_now() - t0 < 60) pc_sleep_ms(5);
+  pid_t r0 = mpi ? pc_rank_pid(p, 0) : p;
+  ASSERT(r0 > 0);
+  ASSERT_EQ_INT(kill(r0, SIGTERM), 0);
   pc_result r;
   ASSERT_EQ_INT(pc_wait(p, 30.0, &r), 0);
   ASSERT(r.exited);
   ASSERT_EQ_INT(r.code, 8);
   summary s;
   ASSERT(read_summary(sum, &s) == 0);
-  ASSERT_EQ_INT(s.not_done, 2);
+  ASSERT_EQ_INT(s.exit, 8);
+  ASSERT_EQ_INT(s.not_done, 4);
   ASSERT_EQ_INT(rc_count_entries(d), 2); /* jobs.txt and its summary: no output, no temporary */
+  return 0;
+}
+
+static int test_signal(void) {
+  if (signal_case(0)) return 1;
+  if (mpirun[0] && signal_case(1)) return 1;
+  return 0;
+}
+
+/* Progress on a terminal (jobs done out of those to run), none with -q; a
+ * job that names no output (here `slope --help`) runs every time. */
+static int test_progress_and_no_outputs(void) {
+  if (rc_run("command -v script >/dev/null", NULL) != 0) {
+    printf("skip: no script(1)\n");
+    return 0;
+  }
+  char d[P], jobs[P], sum[P], err[P], c[4 * P];
+  fmt(d, sizeof d, "%s/progress", out);
+  reset(d);
+  fmt(jobs, sizeof jobs, "%s/jobs.txt", d);
+  fmt(sum, sizeof sum, "%s.summary.json", jobs);
+  fmt(err, sizeof err, "%s/progress.txt", out);
+  FILE *f = fopen(jobs, "w");
+  for (int i = 0; i < 4; i++) fprintf(f, "slope '%s/cone.tif' '%s/a%d.tif'\n", dir, d, i);
+  fprintf(f, "slope --help\n");
+  fclose(f);
+  fmt(c, sizeof c, "script -qec \"'%s' batch '%s'\" /dev/null > '%s'", tf, jobs, err);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strstr(rc_slurp(err), "0...10...20...30...40...50...60...70...80...90...100 - done."));
+  fmt(c, sizeof c, "script -qec \"'%s' batch -q '%s'\" /dev/null > '%s'", tf, jobs, err);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(!strstr(rc_slurp(err), "10..."));
+  summary s;
+  ASSERT(read_summary(sum, &s) == 0);
+  ASSERT_EQ_INT(s.skipped, 4);
+  ASSERT_EQ_INT(s.done, 1);
+  ASSERT_EQ_INT(s.state[4], 'd');
   return 0;
 }
 
@@ -428,6 +471,7 @@ int main(int argc, char **argv) {
     fmt(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
 #endif
   static const tr_test_case cases[] = {TR_TEST(test_bad_input),   TR_TEST(test_dir_template), TR_TEST(test_single_process),
-                                       TR_TEST(test_mpi_dynamic_resume), TR_TEST(test_signal), TR_TEST(test_rank_lost)};
+                                       TR_TEST(test_mpi_dynamic_resume), TR_TEST(test_signal), TR_TEST(test_rank_lost),
+                                       TR_TEST(test_progress_and_no_outputs)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
