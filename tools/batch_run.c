@@ -44,6 +44,7 @@
 #include <cpl_progress.h>
 
 #include "coll.h"
+#include "cli.h"
 #include "coll_live.h"
 #include "tools.h"
 
@@ -61,22 +62,9 @@ static void on_signal(int sig) {
   if (!got_signal) got_signal = sig;
 }
 
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU, SIGXFSZ, SIGPIPE};
-
 static int interrupted(void *user) {
   (void)user;
   return got_signal != 0;
-}
-
-static void catch_signals(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; k++) {
-    struct sigaction old;
-    if (sigaction(stop_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    sigaction(stop_signals[k], &sa, NULL);
-  }
 }
 
 static double now_s(void) {
@@ -166,7 +154,7 @@ static int child_start(runner *r, int job, char **argv, tf_job_result *res) {
   sigset_t def, none;
   sigemptyset(&def);
   sigemptyset(&none);
-  for (size_t k = 0; k < sizeof stop_signals / sizeof stop_signals[0]; k++) sigaddset(&def, stop_signals[k]);
+  for (size_t k = 0; k < TF_NCANCEL_SIGNALS; k++) sigaddset(&def, tf_cancel_signals[k]);
   posix_spawnattr_setsigdefault(&at, &def);
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setpgroup(&at, 0);
@@ -745,7 +733,7 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
   b.rank = tr_rank();
   b.nranks = coll_ctx_size(tf_coll());
   out->nranks = b.nranks;
-  catch_signals();
+  tf_catch_signals(on_signal);
   int verdict[2] = {startup, 0};
   if (b.rank == 0 && !verdict[0] && runner_init(&b.r, o)) {
     fprintf(stderr, "terrafort batch: cannot find this program (/proc/self/exe) or out of memory\n");

@@ -97,6 +97,29 @@ static void write_jobs(const char *path, const char *o, int hold) {
   fclose(f);
 }
 
+/* Empty folders NAME (the batch's outputs) and NAME_alone, and the jobs
+ * file (with the slow job held) in the first. */
+static void prepare(const char *name, char *o, char *alone, char *jobs) {
+  fmt(o, P, "%s/%s", out, name);
+  fmt(alone, P, "%s/%s_alone", out, name);
+  reset(o);
+  reset(alone);
+  fmt(jobs, P, "%s/jobs.txt", o);
+  write_jobs(jobs, o, 1);
+}
+
+/* An empty folder NAME for one case, with the paths of its jobs file, its
+ * summary and an stderr file beside the folder; returns the jobs file open
+ * for writing. */
+static FILE *case_dir(const char *name, char *d, char *jobs, char *sum, char *err) {
+  fmt(d, P, "%s/%s", out, name);
+  reset(d);
+  fmt(jobs, P, "%s/jobs.txt", d);
+  fmt(sum, P, "%s.summary.json", jobs);
+  fmt(err, P, "%s/%s.err", out, name);
+  return fopen(jobs, "w");
+}
+
 /* What the summary says, through a JSON parser. */
 typedef struct {
   int ok, total, done, failed, skipped, not_done, exit, lost;
@@ -177,13 +200,8 @@ static int test_mpi_dynamic_resume(void) {
     return 0;
   }
   char o[P], jobs[P], sum[P], c[4 * P], alone[P];
-  fmt(o, sizeof o, "%s/mpi", out);
-  fmt(alone, sizeof alone, "%s/alone", out);
-  reset(o);
-  reset(alone);
-  fmt(jobs, sizeof jobs, "%s/jobs.txt", o);
+  prepare("mpi", o, alone, jobs);
   fmt(sum, sizeof sum, "%s.summary.json", jobs);
-  write_jobs(jobs, o, 1);
   fmt(c, sizeof c, "%s -n 3 '%s' batch -q '%s' >/dev/null", mpirun, tf, jobs);
   int rc = rc_run(c, "/dev/null");
   ASSERT_EQ_INT(rc, 11); /* a job failed: terrafort(1), EXIT STATUS */
@@ -240,13 +258,8 @@ static int test_mpi_dynamic_resume(void) {
 /* One process, two jobs at a time: the same bytes as each job alone. */
 static int test_single_process(void) {
   char o[P], jobs[P], sum[P], c[4 * P], alone[P];
-  fmt(o, sizeof o, "%s/single", out);
-  fmt(alone, sizeof alone, "%s/alone1", out);
-  reset(o);
-  reset(alone);
-  fmt(jobs, sizeof jobs, "%s/jobs.txt", o);
+  prepare("single", o, alone, jobs);
   fmt(sum, sizeof sum, "%s/summary.json", out);
-  write_jobs(jobs, o, 1);
   fmt(c, sizeof c, "'%s' batch --jobs 2 --summary '%s' '%s'", tf, sum, jobs);
   ASSERT_EQ_INT(rc_run(c, "/dev/null"), 11);
   summary s;
@@ -298,21 +311,16 @@ static int test_dir_template(void) {
 
 /* Each: one line on stderr, its exit code, no summary and no output. */
 static int bad(const char *name, const char *content, int want, const char *says, int mpi) {
-  char d[P], jobs[P], err[P], c[4 * P];
-  fmt(d, sizeof d, "%s/bad_%s", out, name);
-  reset(d);
-  fmt(jobs, sizeof jobs, "%s/jobs.txt", d);
-  fmt(err, sizeof err, "%s/../bad_%s.err", d, name);
-  if (content) {
-    FILE *f = fopen(jobs, "w");
-    fputs(content, f);
-    fclose(f);
-  }
+  char d[P], jobs[P], sum[P], err[P], c[4 * P], n[P];
+  fmt(n, sizeof n, "bad_%s", name);
+  FILE *f = case_dir(n, d, jobs, sum, err);
+  if (content) fputs(content, f);
+  fclose(f);
+  if (!content) remove(jobs);
   fmt(c, sizeof c, "cd '%s' && %s%s '%s' batch '%s'", d, mpi ? mpirun : "", mpi ? " -n 2" : "", tf, jobs);
   int rc = rc_run(c, err);
   const char *e = rc_slurp(err);
-  int lines = 0;
-  for (const char *p = e; *p; p++) lines += *p == '\n';
+  const int lines = pc_lines(e);
   if (rc != want || !strstr(e, says) || (!mpi && lines != 1) || rc_count_entries(d) != (content ? 1 : 0)) {
     fprintf(stderr, "%s: exit %d (want %d), %d lines, %d files: %s", name, rc, want, lines, rc_count_entries(d), e);
     return 1;
@@ -340,12 +348,7 @@ static int test_bad_input(void) {
  * with the signal to rank 0 (which stops the other ranks). */
 static int signal_case(int mpi) {
   char d[P], jobs[P], sum[P], err[P], c[4 * P];
-  fmt(d, sizeof d, "%s/signal%d", out, mpi);
-  reset(d);
-  fmt(jobs, sizeof jobs, "%s/jobs.txt", d);
-  fmt(sum, sizeof sum, "%s.summary.json", jobs);
-  fmt(err, sizeof err, "%s/signal%d.err", out, mpi);
-  FILE *f = fopen(jobs, "w");
+  FILE *f = case_dir(mpi ? "signal_mpi" : "signal", d, jobs, sum, err);
   for (int i = 0; i < 4; i++) fprintf(f, "slope '%s/fractal.tif' '%s/a%d.tif' --inject hold:rank=0,ms=3000\n", dir, d, i);
   fclose(f);
   fmt(c, sizeof c, "exec %s%s '%s' batch -q --jobs 2 '%s'", mpi ? mpirun : "", mpi ? " -n 2" : "", tf, jobs);
@@ -383,12 +386,7 @@ static int test_progress_and_no_outputs(void) {
     return 0;
   }
   char d[P], jobs[P], sum[P], err[P], c[4 * P];
-  fmt(d, sizeof d, "%s/progress", out);
-  reset(d);
-  fmt(jobs, sizeof jobs, "%s/jobs.txt", d);
-  fmt(sum, sizeof sum, "%s.summary.json", jobs);
-  fmt(err, sizeof err, "%s/progress.txt", out);
-  FILE *f = fopen(jobs, "w");
+  FILE *f = case_dir("progress", d, jobs, sum, err);
   for (int i = 0; i < 4; i++) fprintf(f, "slope '%s/cone.tif' '%s/a%d.tif'\n", dir, d, i);
   fprintf(f, "slope --help\n");
   fclose(f);
@@ -414,12 +412,7 @@ static int test_rank_lost(void) {
     return 0;
   }
   char d[P], jobs[P], sum[P], err[P];
-  fmt(d, sizeof d, "%s/lost", out);
-  reset(d);
-  fmt(jobs, sizeof jobs, "%s/jobs.txt", d);
-  fmt(sum, sizeof sum, "%s.summary.json", jobs);
-  fmt(err, sizeof err, "%s/lost.err", out);
-  FILE *f = fopen(jobs, "w");
+  FILE *f = case_dir("lost", d, jobs, sum, err);
   for (int i = 0; i < 6; i++) fprintf(f, "slope '%s/fractal.tif' '%s/a%d.tif' --inject hold:rank=0,ms=4000\n", dir, d, i);
   fclose(f);
   char c[4 * P];
