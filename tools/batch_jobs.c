@@ -354,14 +354,62 @@ static void key_of(const char *path, char *key, size_t len) {
   else snprintf(key, len, "%s", path);
 }
 
-static int writes(const tf_jobs *jobs, int except, const char *path) {
-  char k[2 * PATH_MAX], o[2 * PATH_MAX];
-  key_of(path, k, sizeof k);
+/* Every output of a list by its key, sorted: who writes a file, found in
+ * log time (a batch may hold many thousands of jobs). */
+typedef struct {
+  char *key;
+  int job;
+} out_key;
+
+typedef struct {
+  out_key *v;
+  size_t n;
+} out_index;
+
+static int by_key(const void *a, const void *b) {
+  const out_key *x = a, *y = b;
+  const int c = strcmp(x->key, y->key);
+  return c ? c : x->job - y->job;
+}
+
+static void index_free(out_index *ix) {
+  for (size_t i = 0; i < ix->n; i++) free(ix->v[i].key);
+  free(ix->v);
+  memset(ix, 0, sizeof *ix);
+}
+
+static int index_build(const tf_jobs *jobs, out_index *ix) {
+  size_t n = 0;
+  for (int i = 0; i < jobs->n; i++) n += (size_t)jobs->v[i].nout;
+  ix->n = 0;
+  ix->v = calloc(n + 1, sizeof *ix->v);
+  if (!ix->v) return -1;
+  char k[2 * PATH_MAX];
   for (int i = 0; i < jobs->n; i++)
-    for (int m = 0; i != except && m < jobs->v[i].nout; m++) {
-      key_of(jobs->v[i].out[m], o, sizeof o);
-      if (!strcmp(k, o)) return i;
+    for (int m = 0; m < jobs->v[i].nout; m++) {
+      key_of(jobs->v[i].out[m], k, sizeof k);
+      if (!(ix->v[ix->n].key = strdup(k))) {
+        index_free(ix);
+        return -1;
+      }
+      ix->v[ix->n++].job = i;
     }
+  qsort(ix->v, ix->n, sizeof *ix->v, by_key);
+  return 0;
+}
+
+/* The first job other than `except` that writes path, -1: none. */
+static int index_writer(const out_index *ix, const char *path, int except) {
+  char k[2 * PATH_MAX];
+  key_of(path, k, sizeof k);
+  size_t lo = 0, hi = ix->n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(ix->v[mid].key, k) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  for (; lo < ix->n && !strcmp(ix->v[lo].key, k); lo++)
+    if (ix->v[lo].job != except) return ix->v[lo].job;
   return -1;
 }
 
@@ -421,12 +469,14 @@ int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const cha
   /* A file this template writes for another file is that job's output, not
    * an input: a second run must not take a_slope.tif for a new DEM. */
   char *drop = rc ? NULL : calloc((size_t)jobs->n + 1, 1);
-  if (!rc && !drop) rc = oom(err, len);
+  out_index ix = {0};
+  if (!rc && (!drop || index_build(jobs, &ix))) rc = oom(err, len);
   for (int i = 0; !rc && i < jobs->n; i++) {
-    char p[PATH_MAX];
+    char p[2 * PATH_MAX];
     snprintf(p, sizeof p, "%s/%s", dir, names.v[i]);
-    drop[i] = writes(jobs, i, p) >= 0;
+    drop[i] = index_writer(&ix, p, i) >= 0;
   }
+  index_free(&ix);
   int keep = 0;
   for (int i = 0; !rc && i < jobs->n; i++) {
     if (drop[i]) job_free(&jobs->v[i]);
@@ -444,39 +494,32 @@ int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const cha
 }
 
 int tf_jobs_check(const tf_jobs *jobs, char *err, size_t len) {
-  for (int i = 0; i < jobs->n; i++) {
+  out_index ix;
+  if (index_build(jobs, &ix)) return oom(err, len);
+  int rc = 0;
+  for (size_t i = 1; i < ix.n && !rc; i++) {
+    const out_key *a = &ix.v[i - 1], *b = &ix.v[i];
+    if (strcmp(a->key, b->key)) continue;
+    const tf_job *x = &jobs->v[a->job], *y = &jobs->v[b->job];
+    if (a->job == b->job) snprintf(err, len, "line %d writes '%s' twice", x->line, b->key);
+    else snprintf(err, len, "lines %d and %d both write '%s': two jobs cannot write one file", x->line, y->line, b->key);
+    rc = 2;
+  }
+  /* any other file name of a job that some job writes: that one would have to run first */
+  for (int i = 0; i < jobs->n && !rc; i++) {
     const tf_job *j = &jobs->v[i];
-    for (int m = 0; m < j->nout; m++) {
-      for (int k = 0; k < m; k++) {
-        char a[2 * PATH_MAX], b[2 * PATH_MAX];
-        key_of(j->out[m], a, sizeof a);
-        key_of(j->out[k], b, sizeof b);
-        if (!strcmp(a, b)) {
-          snprintf(err, len, "job of line %d writes '%s' twice", j->line, j->out[m]);
-          return 2;
-        }
-      }
-      int other = writes(jobs, i, j->out[m]);
-      if (other >= 0 && other < i) {
-        snprintf(err, len, "lines %d and %d both write '%s': two jobs cannot write one file", jobs->v[other].line,
-                 j->line, j->out[m]);
-        return 2;
-      }
-    }
-    /* any other word naming a file some job writes: that job would have to run first */
-    for (int w = 1; w < j->argc; w++) {
+    for (int w = 1; w < j->argc && !rc; w++) {
       int is_out = 0;
-      for (int m = 0; m < j->nout; m++) is_out |= j->out[m] == j->argv[w] || !strcmp(j->out[m], j->argv[w]);
-      int other = is_out || j->argv[w][0] == '-' ? -1 : writes(jobs, i, j->argv[w]);
-      if (other >= 0) {
-        snprintf(err, len,
-                 "line %d reads '%s', which line %d writes: jobs run in any order (put them in two batches)",
-                 j->line, j->argv[w], jobs->v[other].line);
-        return 2;
-      }
+      for (int m = 0; m < j->nout; m++) is_out |= !strcmp(j->out[m], j->argv[w]);
+      const int other = is_out || j->argv[w][0] == '-' ? -1 : index_writer(&ix, j->argv[w], i);
+      if (other < 0) continue;
+      snprintf(err, len, "line %d reads '%s', which line %d writes: jobs run in any order (put them in two batches)",
+               j->line, j->argv[w], jobs->v[other].line);
+      rc = 2;
     }
   }
-  return 0;
+  index_free(&ix);
+  return rc;
 }
 
 int tf_job_complete(const tf_job *j) {
