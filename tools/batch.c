@@ -136,7 +136,9 @@ static void write_summary(FILE *f, const batch_args *a, const tf_jobs *jobs, con
   }
   fprintf(f, ",\"ranks\":%d,\"jobs_per_rank\":%d,\"force\":%s,\"wall_s\":%.6f,\"lost_rank\":%d,\n", o->nranks,
           a->run.jobs_per_rank, a->force ? "true" : "false", o->wall_s, o->lost_rank);
-  fprintf(f, "\"per_rank\":[");
+  double busy = 0;
+  for (int r = 0; o->per_rank && r < o->nranks; r++) busy += o->per_rank[(size_t)r * TF_BATCH_RANK_FIELDS + TF_RANK_BUSY_S];
+  fprintf(f, "\"busy_s\":%.6f,\"per_rank\":[", busy);
   for (int r = 0; o->per_rank && r < o->nranks; r++) {
     const double *p = o->per_rank + (size_t)r * TF_BATCH_RANK_FIELDS;
     fprintf(f, "%s{\"rank\":%d,\"jobs\":%.0f,\"failed\":%.0f,\"busy_s\":%.6f,\"cpu_s\":%.6f,\"wall_s\":%.6f}",

@@ -459,7 +459,8 @@ static int dispatch(batch *b, tf_jobs *jobs) {
   for (int i = 0; i < jobs->n; i++) d.total += jobs->v[i].state == TF_JOB_PENDING;
   d.progress = !b->r.o->quiet && isatty(STDERR_FILENO);
   if (d.progress) GDALTermProgress(0.0, NULL, NULL);
-  const int n = b->nranks;
+  const int n = b->nranks; /* 1 without MPI */
+  (void)n;
 #ifdef TERRAFORT_HAVE_MPI
   if (n > 1) {
     d.rreq = calloc((size_t)n, sizeof *d.rreq);
