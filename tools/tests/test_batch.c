@@ -57,7 +57,8 @@ static void job_line(int i, const char *o, int hold, char *buf, size_t len) {
                d, o, i, o, i);
       return;
     case 9: fmt(buf, len, "color-relief '%s/%s.tif' '%s/ramp_basic.txt' '%s/j%02d.tif'", dir, d, src, o, i); return;
-    case 11: fmt(buf, len, "tri -alg Wilson '%s/%s.tif' '%s/j%02d.tif'", dir, d, o, i); return;
+    case 11: fmt(buf, len, "terrafort tri -alg Wilson '%s/%s.tif' '%s/j%02d.tif'", dir, d, o, i); return;
+    case 15: fmt(buf, len, "aspect %s/%s.tif %s/j\\%02d.tif", dir, d, o, i); return; /* a backslash: the next character */
     case 12: fmt(buf, len, "smooth --passes 3 '%s/%s.tif' '%s/j%02d.tif'", dir, d, o, i); return;
     case 13:
       fmt(buf, len, "slope '%s/%s.tif' '%s/j%02d.tif' -p --stats-json '%s/j%02d.json'", dir, d, o, i, o, i);
@@ -181,7 +182,8 @@ static int same_as_alone(const char *got, const char *alone) {
     char l[4 * P], c[4 * P], a[2][P], g[2][P];
     if (i == FAILING) continue;
     job_line(i, alone, 0, l, sizeof l);
-    fmt(c, sizeof c, "'%s' %s -q", tf, l);
+    /* the shell reads the line as the batch does; "terrafort" is the program here */
+    fmt(c, sizeof c, "'%s' %s -q", tf, strncmp(l, "terrafort ", 10) ? l : l + 10);
     if (rc_run(c, NULL) != 0) {
       fprintf(stderr, "job %d alone failed: %s\n", i, c);
       return 1;
@@ -283,13 +285,13 @@ static int test_dir_template(void) {
   fmt(d, sizeof d, "%s/dems", out);
   fmt(sum, sizeof sum, "%s/dir.json", out);
   reset(d);
-  fmt(c, sizeof c, "cp '%s/fractal.tif' '%s/cone.tif' '%s/gauss.tif' '%s/' && cd '%s' && "
+  fmt(c, sizeof c, "cp '%s/fractal.tif' '%s/cone.tif' '%s/gauss.tif' '%s/' && cp '%s/cone.tif' '%s/.hidden.tif' && cd '%s' && "
            "'%s' batch -q --dir '%s' --glob '*.tif' --cmd 'slope {} {stem}_slope.tif -s 1' --summary '%s'",
-           dir, dir, dir, d, out, tf, d, sum);
+           dir, dir, dir, d, dir, d, out, tf, d, sum);
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   summary s;
   ASSERT(read_summary(sum, &s) == 0);
-  ASSERT_EQ_INT(s.done, 3);
+  ASSERT_EQ_INT(s.done, 3); /* not .hidden.tif */
   static const char *const dems[] = {"cone", "fractal", "gauss"};
   for (int i = 0; i < 3; i++) {
     char a[P], g[P];
@@ -305,7 +307,7 @@ static int test_dir_template(void) {
   ASSERT(read_summary(sum, &s) == 0);
   ASSERT_EQ_INT(s.total, 3); /* not the *_slope.tif files */
   ASSERT_EQ_INT(s.skipped, 3);
-  ASSERT_EQ_INT(rc_count_entries(d), 6);
+  ASSERT_EQ_INT(rc_count_entries(d), 7);
   return 0;
 }
 
@@ -340,6 +342,14 @@ static int test_bad_input(void) {
   f |= bad("quote", "slope 'a.tif b.tif\n", 2, "unterminated quote", 0);
   f |= bad("depends", "fill a.tif f.tif\nslope f.tif s.tif\n", 2, "which line 1 writes", 0);
   if (mpirun[0]) f |= bad("duplicate_mpi", two, 2, "lines 1 and 2 both write", 1);
+  /* the job ran, but the summary cannot be written: exit 4 */
+  char d[P], jobs[P], sum[P], err[P], c[4 * P];
+  FILE *j = case_dir("bad_summary", d, jobs, sum, err);
+  fputs("slope --help\n", j);
+  fclose(j);
+  fmt(c, sizeof c, "'%s' batch -q --summary '%s/no/such/s.json' '%s'", tf, d, jobs);
+  ASSERT_EQ_INT(rc_run(c, err), 4);
+  ASSERT(strstr(rc_slurp(err), "cannot write the summary") != NULL);
   return f;
 }
 
