@@ -1,7 +1,7 @@
 /*
  * batch.h - `terrafort batch` inside the tools: the job list (batch_jobs.c),
  * running it over the ranks (batch_run.c) and the command with its summary
- * (batch.c).
+ * (batch.c), each job a child process (batch_child.c).
  *
  * A job is one terrafort command line. Rank 0 reads the list, knows which
  * files each job writes (main.c's tf_io rows), skips jobs whose outputs all
@@ -12,7 +12,9 @@
 #ifndef TF_BATCH_H
 #define TF_BATCH_H
 
+#include <limits.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* A job's words, packed NUL-separated, travel to its rank in one message. */
 #define TF_BATCH_ARGV_MAX 16384
@@ -84,6 +86,37 @@ typedef struct {
   int quiet;
   double kill_after_s; /* children still running this long after a forwarded signal get SIGKILL */
 } tf_batch_opts;
+
+/* batch_child.c: one rank's running jobs. */
+typedef struct {
+  pid_t pid;
+  int job;
+  int fd; /* its stdout and stderr */
+  double t0;
+} tf_child;
+
+typedef struct {
+  const tf_batch_opts *o;
+  char exe[PATH_MAX];
+  char **envp; /* this process's environment without the launcher's variables */
+  tf_child *kids;
+  int nkids;
+  int run, failed; /* jobs this rank ran, of which failed */
+  double busy_s, cpu_s;
+} tf_runner;
+
+int tf_runner_init(tf_runner *r, const tf_batch_opts *o);
+void tf_runner_free(tf_runner *r);
+/* Starts job `job` (words argv, NULL-terminated): 0, or -1 with res filled
+ * (the job could not start: a failure of its own). */
+int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res);
+/* Reaps child k if it ended (block: waits for it): 1 with its job and res,
+ * the child removed from the list; 0 while it runs. */
+int tf_child_reap(tf_runner *r, int k, int block, int *job, tf_job_result *res);
+/* Forwards sig to every child and waits for them (kill_after_s, then SIGKILL). */
+void tf_children_stop(tf_runner *r, int sig);
+double tf_now_s(void); /* CLOCK_MONOTONIC seconds */
+void tf_nap(void);     /* 2 ms: a polling loop's pause */
 
 /* Per-rank figures gathered on rank 0 at the end (libcoll's timeout reduce). */
 typedef struct {

@@ -1,14 +1,7 @@
 /*
- * batch_run.c - running a batch's jobs over the ranks, each job a child
- * process.
+ * batch_run.c - running a batch's jobs over the ranks.
  *
- * Every rank runs up to --jobs children at once, each this executable
- * (/proc/self/exe) with the job's words, without the MPI launcher's
- * variables (so it runs as a plain one-process terrafort: its output is the
- * one it gives run alone), in its own process group (a Ctrl-C reaches the
- * batch, which forwards it), stdout and stderr to an unlinked temporary file
- * whose last line is the job's error line.
- *
+ * Every rank runs up to --jobs children at once (batch_child.c).
  * Rank 0 is the dispatcher and runs jobs too. The other ranks ask for work:
  * each keeps at most one message to rank 0 in flight, "a slot is free"
  * and/or "this job ended so", and rank 0 answers every message with one
@@ -26,19 +19,12 @@
  */
 #include "batch.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
-#include <spawn.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cpl_progress.h>
@@ -52,8 +38,6 @@
 #include <mpi.h>
 #endif
 
-extern char **environ;
-
 /* ---- signals -------------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t got_signal; /* the first signal received */
@@ -65,196 +49,6 @@ static void on_signal(int sig) {
 static int interrupted(void *user) {
   (void)user;
   return got_signal != 0;
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void nap(void) {
-  struct timespec t = {0, 2000000};
-  nanosleep(&t, NULL);
-}
-
-/* ---- children ------------------------------------------------------------------------------- */
-
-typedef struct {
-  pid_t pid;
-  int job;
-  int fd; /* its stdout and stderr */
-  double t0;
-} child;
-
-typedef struct {
-  const tf_batch_opts *o;
-  char exe[PATH_MAX];
-  char **envp;
-  child *kids;
-  int nkids;
-  int run, failed; /* jobs this rank ran, of which failed */
-  double busy_s, cpu_s;
-} runner;
-
-/* The launcher's variables make a child think it is a rank of this job. */
-static int launcher_var(const char *e) {
-  static const char *const prefixes[] = {"OMPI_", "PMIX_", "PMI_", "MPI_LOCALNRANKS=", "MPI_LOCALRANKID="};
-  for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++)
-    if (!strncmp(e, prefixes[k], strlen(prefixes[k]))) return 1;
-  return 0;
-}
-
-static int runner_init(runner *r, const tf_batch_opts *o) {
-  memset(r, 0, sizeof *r);
-  r->o = o;
-  ssize_t n = readlink("/proc/self/exe", r->exe, sizeof r->exe - 1);
-  if (n <= 0) return -1;
-  r->exe[n] = 0;
-  size_t ne = 0;
-  while (environ[ne]) ne++;
-  r->envp = calloc(ne + 1, sizeof *r->envp);
-  r->kids = calloc((size_t)o->jobs_per_rank, sizeof *r->kids);
-  if (!r->envp || !r->kids) return -1;
-  for (size_t i = 0, k = 0; i < ne; i++)
-    if (!launcher_var(environ[i])) r->envp[k++] = environ[i];
-  return 0;
-}
-
-static void runner_free(runner *r) {
-  free(r->envp);
-  free(r->kids);
-}
-
-/* Starts job words argv; 0, or -1 with res filled (the job failed to start). */
-static int child_start(runner *r, int job, char **argv, tf_job_result *res) {
-  const char *tmp = getenv("TMPDIR");
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/terrafort-batch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(path);
-  if (fd < 0) {
-    memset(res, 0, sizeof *res);
-    res->exit = -1;
-    snprintf(res->error, sizeof res->error, "cannot create a temporary file for its messages in %s: %s",
-             tmp && *tmp ? tmp : "/tmp", strerror(errno));
-    return -1;
-  }
-  unlink(path);
-  fcntl(fd, F_SETFD, FD_CLOEXEC); /* only this job's child gets it, as its stdout and stderr */
-  int argc = 0;
-  while (argv[argc]) argc++;
-  char **cargv = calloc((size_t)argc + 2, sizeof *cargv);
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, fd, 2);
-  posix_spawnattr_init(&at);
-  sigset_t def, none;
-  sigemptyset(&def);
-  sigemptyset(&none);
-  for (size_t k = 0; k < TF_NCANCEL_SIGNALS; k++) sigaddset(&def, tf_cancel_signals[k]);
-  posix_spawnattr_setsigdefault(&at, &def);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-  pid_t pid = -1;
-  int rc = ENOMEM;
-  if (cargv) {
-    cargv[0] = "terrafort";
-    memcpy(cargv + 1, argv, (size_t)argc * sizeof *argv);
-    rc = posix_spawn(&pid, r->exe, &fa, &at, cargv, r->envp);
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
-  free(cargv);
-  if (rc != 0) {
-    close(fd);
-    memset(res, 0, sizeof *res);
-    res->exit = -1;
-    snprintf(res->error, sizeof res->error, "cannot start %.400s: %s", r->exe, strerror(rc));
-    return -1;
-  }
-  child *c = &r->kids[r->nkids++];
-  c->pid = pid;
-  c->job = job;
-  c->fd = fd;
-  c->t0 = now_s();
-  return 0;
-}
-
-/* The last non-empty line of what the child printed. */
-static void last_line(int fd, char *out, size_t len) {
-  out[0] = 0;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size <= 0) return;
-  const off_t want = st.st_size < 4096 ? st.st_size : 4096;
-  char buf[4097];
-  ssize_t n = pread(fd, buf, (size_t)want, st.st_size - want);
-  if (n <= 0) return;
-  buf[n] = 0;
-  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) buf[--n] = 0;
-  const char *p = strrchr(buf, '\n');
-  p = p ? p + 1 : buf;
-  const size_t k = strlen(p) < len ? strlen(p) : len - 1;
-  memcpy(out, p, k);
-  out[k] = 0;
-}
-
-/* Reaps child k if it ended (block: wait for it); 1 with its job and res
- * when it did, removing it from the list. */
-static int child_reap(runner *r, int k, int block, int *job, tf_job_result *res) {
-  child *c = &r->kids[k];
-  struct rusage ru;
-  int st;
-  pid_t p = wait4(c->pid, &st, block ? 0 : WNOHANG, &ru);
-  if (p == 0 || (p < 0 && errno == EINTR)) return 0;
-  memset(res, 0, sizeof *res);
-  res->wall_s = now_s() - c->t0;
-  if (p < 0) {
-    res->exit = -1;
-    snprintf(res->error, sizeof res->error, "lost track of its process: %s", strerror(errno));
-  } else {
-    res->exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    res->cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
-                 1e-6 * (double)ru.ru_stime.tv_usec;
-    res->max_rss_kb = ru.ru_maxrss;
-    if (res->exit != 0) last_line(c->fd, res->error, sizeof res->error);
-    if (WIFSIGNALED(st) && !res->error[0])
-      snprintf(res->error, sizeof res->error, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-  }
-  close(c->fd);
-  *job = c->job;
-  r->run++;
-  r->failed += res->exit != 0;
-  r->busy_s += res->wall_s;
-  r->cpu_s += res->cpu_s;
-  r->kids[k] = r->kids[--r->nkids];
-  return 1;
-}
-
-/* Forwards sig to every child, then waits for them: kill_after_s at most,
- * then SIGKILL. Their ends are reported to done(). */
-static void children_stop(runner *r, int sig, void (*done)(void *, int, tf_job_result *), void *user) {
-  for (int k = 0; k < r->nkids; k++) kill(r->kids[k].pid, sig);
-  const double until = now_s() + r->o->kill_after_s;
-  int killed = 0;
-  while (r->nkids) {
-    int job;
-    tf_job_result res;
-    int any = 0;
-    for (int k = r->nkids - 1; k >= 0; k--)
-      if (child_reap(r, k, killed, &job, &res)) {
-        any = 1;
-        if (done) done(user, job, &res);
-      }
-    if (!killed && now_s() > until) {
-      for (int k = 0; k < r->nkids; k++) kill(r->kids[k].pid, SIGKILL);
-      killed = 1;
-    }
-    if (!any) nap();
-  }
 }
 
 /* ---- messages ------------------------------------------------------------------------------- */
@@ -279,7 +73,7 @@ typedef struct {
 #define DOWN_HEAD ((int)offsetof(down_msg, argv))
 
 typedef struct {
-  runner r;
+  tf_runner r;
   int rank, nranks;
   double t0;
 #ifdef TERRAFORT_HAVE_MPI
@@ -349,7 +143,7 @@ static void record(dispatcher *d, int job, int rank, const tf_job_result *res) {
   tf_job *j = &d->jobs->v[job];
   if (j->state != TF_JOB_RUNNING || j->rank != rank) return;
   j->res = *res;
-  j->t_end = now_s() - d->b->t0;
+  j->t_end = tf_now_s() - d->b->t0;
   j->state = res->exit == 0 ? TF_JOB_DONE : TF_JOB_FAILED;
   d->ended++;
   if (j->state == TF_JOB_DONE) read_stats(j);
@@ -363,7 +157,7 @@ static void start(dispatcher *d, int job, int rank) {
   tf_job *j = &d->jobs->v[job];
   j->state = TF_JOB_RUNNING;
   j->rank = rank;
-  j->t_start = now_s() - d->b->t0;
+  j->t_start = tf_now_s() - d->b->t0;
 }
 
 /* Every job still running when the batch ends early is not done. */
@@ -480,7 +274,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
 #ifdef TERRAFORT_HAVE_MPI
       if (n > 1) stop_workers(&d, 8, -1);
 #endif
-      children_stop(&b->r, got_signal, NULL, NULL);
+      tf_children_stop(&b->r, got_signal);
       abandon(&d, "interrupted");
       rc = 8;
       break;
@@ -491,7 +285,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
 #ifdef TERRAFORT_HAVE_MPI
       if (n > 1) stop_workers(&d, 10, lost);
 #endif
-      children_stop(&b->r, SIGTERM, NULL, NULL);
+      tf_children_stop(&b->r, SIGTERM);
       abandon(&d, "the batch ended: a rank was lost");
       rc = 10;
       break;
@@ -514,7 +308,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
     for (int k = b->r.nkids - 1; k >= 0; k--) {
       int job;
       tf_job_result res;
-      if (child_reap(&b->r, k, 0, &job, &res)) {
+      if (tf_child_reap(&b->r, k, 0, &job, &res)) {
         busy = 1;
         record(&d, job, 0, &res);
       }
@@ -525,7 +319,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
       busy = 1;
       start(&d, j, 0);
       tf_job_result res;
-      if (child_start(&b->r, j, jobs->v[j].argv, &res)) {
+      if (tf_child_start(&b->r, j, jobs->v[j].argv, &res)) {
         b->r.run++;
         b->r.failed++;
         record(&d, j, 0, &res);
@@ -536,7 +330,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
     if (n > 1) pending |= workers_pending(&d);
 #endif
     if (!pending) break;
-    if (!busy) nap();
+    if (!busy) tf_nap();
   }
   /* jobs never started when the batch ends early */
   for (int i = 0; i < jobs->n; i++)
@@ -571,7 +365,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
 
 #ifdef TERRAFORT_HAVE_MPI
 static int work(batch *b) {
-  runner *r = &b->r;
+  tf_runner *r = &b->r;
   const int k = r->o->jobs_per_rank;
   down_msg *in = malloc(sizeof *in);
   up_msg *out = malloc(sizeof *out);
@@ -589,20 +383,20 @@ static int work(batch *b) {
     int busy = 0;
     if (got_signal) {
       fprintf(stderr, "terrafort batch: rank %d: interrupted (%s): stopping its jobs\n", b->rank, strsignal(got_signal));
-      children_stop(r, got_signal, NULL, NULL);
+      tf_children_stop(r, got_signal);
       rc = 8;
       break;
     }
     const int lost = coll_live_lost(tf_live(), NULL);
     if (lost != -1) {
       lost_line(b, lost);
-      children_stop(r, SIGTERM, NULL, NULL);
+      tf_children_stop(r, SIGTERM);
       rc = 10;
       break;
     }
     for (int c = r->nkids - 1; c >= 0; c--) {
       int job;
-      if (child_reap(r, c, 0, &job, &queue[nq].res)) {
+      if (tf_child_reap(r, c, 0, &job, &queue[nq].res)) {
         queue[nq].job = job;
         nq++;
         busy = 1;
@@ -616,7 +410,7 @@ static int work(batch *b) {
       if (in->kind == DOWN_STOP) {
         if (in->code == 10)
           fprintf(stderr, "terrafort batch: rank %d: stopped by rank 0: rank %d stopped answering\n", b->rank, in->job);
-        children_stop(r, SIGTERM, NULL, NULL);
+        tf_children_stop(r, SIGTERM);
         rc = in->code;
         break;
       }
@@ -624,7 +418,7 @@ static int work(batch *b) {
       if (in->kind == DOWN_ASSIGN) {
         char *argv[TF_BATCH_ARGV_MAX / 2 + 1];
         tf_job_unpack(in->argv, in->len, argv, (int)(sizeof argv / sizeof argv[0]));
-        if (child_start(r, in->job, argv, &queue[nq].res)) {
+        if (tf_child_start(r, in->job, argv, &queue[nq].res)) {
           r->run++;
           r->failed++;
           queue[nq++].job = in->job;
@@ -647,7 +441,7 @@ static int work(batch *b) {
       }
     }
     if (nojob && !waiting && !nq && !r->nkids) break;
-    if (!busy) nap();
+    if (!busy) tf_nap();
   }
   if (!rc) {
     /* nothing more comes from rank 0: withdraw the posted receive */
@@ -730,13 +524,13 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
   memset(&b, 0, sizeof b);
   memset(out, 0, sizeof *out);
   out->lost_rank = -1;
-  b.t0 = now_s();
+  b.t0 = tf_now_s();
   b.rank = tr_rank();
   b.nranks = coll_ctx_size(tf_coll());
   out->nranks = b.nranks;
   tf_catch_signals(on_signal);
   int verdict[2] = {startup, 0};
-  if (b.rank == 0 && !verdict[0] && runner_init(&b.r, o)) {
+  if (b.rank == 0 && !verdict[0] && tf_runner_init(&b.r, o)) {
     fprintf(stderr, "terrafort batch: cannot find this program (/proc/self/exe) or out of memory\n");
     verdict[0] = 7;
   }
@@ -752,13 +546,13 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
       w = coll_live_wait(tf_live(), 1, &q, interrupted, NULL, &lost);
     }
     if (w != COLL_LIVE_OK) {
-      runner_free(&b.r);
+      tf_runner_free(&b.r);
       if (w == COLL_LIVE_CANCELED) return 8;
       lost_line(&b, lost);
       out->lost_rank = lost;
       return 10;
     }
-    if (b.rank != 0 && !verdict[0] && runner_init(&b.r, o)) {
+    if (b.rank != 0 && !verdict[0] && tf_runner_init(&b.r, o)) {
       /* rank 0 cannot learn it now: it sees this rank lost (exit 10) */
       fprintf(stderr, "terrafort batch: rank %d: cannot find this program (/proc/self/exe) or out of memory\n", b.rank);
       fflush(NULL);
@@ -767,7 +561,7 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
   }
 #endif
   if (verdict[0]) {
-    runner_free(&b.r);
+    tf_runner_free(&b.r);
     return verdict[0];
   }
   int rc;
@@ -776,12 +570,12 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
 #else
   rc = dispatch(&b, jobs);
 #endif
-  out->wall_s = now_s() - b.t0;
+  out->wall_s = tf_now_s() - b.t0;
   if (rc == 10) out->lost_rank = coll_live_lost(tf_live(), NULL);
   if (!rc) rc = gather(&b, out->wall_s, out);
 #ifdef TERRAFORT_HAVE_MPI
   if (!rc && b.nranks > 1) MPI_Comm_free(&b.comm);
 #endif
-  runner_free(&b.r);
+  tf_runner_free(&b.r);
   return rc;
 }
