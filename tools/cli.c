@@ -50,6 +50,16 @@ const char *tf_common_help =
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
 
+/* For `terrafort batch` (tools.h, tf_io): the common and engine options
+ * above that take a value, and those whose value is a file written. Keep in
+ * step with tf_cli_common and tf_graph_flag. */
+const char *tf_common_values =
+    "-b --band -of --format -co --co --threads --tile-size --rank-timeout --coll-timeout --ft --ft-tolerance "
+    "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject";
+const char *tf_common_outputs = "--stats-json --ft-report";
+const char *tf_graph_values = "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up";
+const char *tf_graph_outputs = "--aap-stats";
+
 int tf_usage_error(tf_cli *cli, const char *fmt, ...) {
   /* under mpirun every rank parses the same line: rank 0 speaks */
   if (tr_rank() != 0) return tr_exit_code(TR_EUSAGE);
@@ -324,7 +334,20 @@ static void on_signal(int sig) {
   interrupted = 1;
 }
 
-static const int cancel_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU, SIGXFSZ, SIGPIPE};
+const int tf_cancel_signals[TF_NCANCEL_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,
+                                                   SIGUSR2, SIGALRM, SIGXCPU, SIGXFSZ, SIGPIPE};
+
+void tf_catch_signals(void (*fn)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fn;
+  for (size_t k = 0; k < TF_NCANCEL_SIGNALS; k++) {
+    struct sigaction old;
+    /* a signal ignored by whoever started us (nohup's SIGHUP) stays ignored */
+    if (sigaction(tf_cancel_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(tf_cancel_signals[k], &sa, NULL);
+  }
+}
 
 static int progress_quiet(double frac, const char *msg, void *user) {
   (void)frac;
@@ -344,15 +367,7 @@ static int progress_term(double frac, const char *msg, void *user) {
 }
 
 void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  for (size_t k = 0; k < sizeof cancel_signals / sizeof cancel_signals[0]; k++) {
-    struct sigaction old;
-    /* a signal ignored by whoever started us (nohup's SIGHUP) stays ignored */
-    if (sigaction(cancel_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    sigaction(cancel_signals[k], &sa, NULL);
-  }
+  tf_catch_signals(on_signal);
   /* Threads beyond 4 per core only cost stacks (and can make libgomp abort
    * under a memory limit); terrafort(1), --threads. */
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);

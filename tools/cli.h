@@ -54,6 +54,16 @@ int tf_report(tf_cli *cli, int status, const tr_error *err);
  * --cache-mb (fill: --z-cache-mb), --aap-stats): a TF_ARG_* code. */
 int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i);
 
+/* The signals that cancel a run (terrafort(1), SIGNALS), and installing a
+ * handler for them; a signal ignored by whoever started us stays ignored. */
+#define TF_NCANCEL_SIGNALS 10
+extern const int tf_cancel_signals[TF_NCANCEL_SIGNALS];
+void tf_catch_signals(void (*fn)(int));
+
+/* Option names for `terrafort batch` (cli.c): common and engine options
+ * that take a value, and those whose value is an output file. */
+extern const char *tf_common_values, *tf_common_outputs, *tf_graph_values, *tf_graph_outputs;
+
 /* Common option help, appended to each subcommand's --help. */
 extern const char *tf_common_help;
 

@@ -19,6 +19,21 @@ int tf_fill_main(int argc, char **argv);
 int tf_flowgraph_main(int argc, char **argv);
 int tf_interpolate_main(int argc, char **argv);
 int tf_smooth_main(int argc, char **argv);
+int tf_batch_main(int argc, char **argv);
+
+/* The words of a command's line that name files it writes, so that
+ * `terrafort batch` can skip a job whose outputs exist and refuse two jobs
+ * writing one file: its own options taking values, its output options, and
+ * whether its last file name is the output (main.c's command table; the
+ * common options are in cli.c). values == NULL: a command batch cannot run. */
+typedef struct {
+  const char *values;  /* "NAME NAME:COUNT ..." */
+  const char *outputs; /* "NAME ..."; "NAME?": an output only when a DEM is given */
+  int last_positional; /* the last of two or more file names is the output */
+  int graph;           /* the AAP engine's options (tf_graph_flag) apply */
+} tf_io;
+/* The row of a command, NULL for an unknown one. */
+const tf_io *tf_command_io(const char *name);
 
 /* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
  * value after argv[*i]; returns a TF_ARG_* code (cli.h). */

@@ -105,3 +105,14 @@ set_tests_properties(cli_modes_threads PROPERTIES FIXTURES_REQUIRED testdata)
 # peer, which no sanitizer instruments, so scripts/test runs them in the Release tree only
 # (cli_modes_threads runs every kernel under the sanitizers instead).
 set_property(TEST cli_gdaldem_compat cli_color_relief cli_tri_tpi_roughness cli_hillshade APPEND PROPERTY LABELS peer)
+
+# issue 12: terrafort batch: 20 jobs over mpirun -n 3 (one failing, one slow) byte-identical to each
+# job alone, handed out dynamically, resumed; one process; --dir; bad input; a signal; a rank lost.
+terrafort_add_test(cli_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
+                   LABELS "cli;mpi")
+set_tests_properties(cli_batch PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_batch APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()

@@ -120,6 +120,38 @@ static inline int pc_wait_for_entry(const char *dir, const char *needle, pid_t p
   return 0;
 }
 
+/* The pid of rank r among mpirun's children (found by
+ * OMPI_COMM_WORLD_RANK in /proc/PID/environ), 0 when not (yet) there. */
+static inline pid_t pc_rank_pid(pid_t mpirun, int r) {
+  char p[128], kids[8192];
+  snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)mpirun, (int)mpirun);
+  FILE *f = fopen(p, "rb");
+  size_t nk = f ? fread(kids, 1, sizeof kids - 1, f) : 0;
+  if (f) fclose(f);
+  kids[nk] = 0;
+  char want[64];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", r);
+  for (const char *q = kids; *q;) {
+    char *end;
+    long k = strtol(q, &end, 10);
+    if (end == q) break;
+    q = end;
+    while (*q == ' ' || *q == '\n') q++;
+    snprintf(p, sizeof p, "/proc/%ld/environ", k);
+    f = fopen(p, "rb");
+    if (!f) continue;
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    for (size_t i = 0; i < n;) {
+      if (!strcmp(buf + i, want)) return (pid_t)k;
+      i += strlen(buf + i) + 1;
+    }
+  }
+  return 0;
+}
+
 /* Lines in a string. */
 static inline int pc_lines(const char *s) {
   int n = 0;

@@ -41,33 +41,6 @@ static void reset(const char *d) {
   if (system(c) != 0) fprintf(stderr, "cannot reset %s\n", d);
 }
 
-/* The pid of rank r among mpirun's children, 0 when not (yet) there. */
-static pid_t rank_pid(pid_t mpirun, int r) {
-  char p[128];
-  snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)mpirun, (int)mpirun);
-  const char *kids = rc_slurp(p);
-  char want[64];
-  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", r);
-  for (const char *q = kids; *q;) {
-    char *end;
-    long k = strtol(q, &end, 10);
-    if (end == q) break;
-    q = end;
-    while (*q == ' ' || *q == '\n') q++;
-    snprintf(p, sizeof p, "/proc/%ld/environ", k);
-    FILE *f = fopen(p, "rb");
-    if (!f) continue;
-    char buf[65536];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    for (size_t i = 0; i < n;) {
-      if (!strcmp(buf + i, want)) return (pid_t)k;
-      i += strlen(buf + i) + 1;
-    }
-  }
-  return 0;
-}
-
 typedef struct {
   pc_result r;
   double after_signal; /* seconds from the signal to mpirun's end */
@@ -88,7 +61,7 @@ static int run_loss(const char *extra, const char *inject, const char *args, int
   ASSERT(mp > 0);
   ASSERT(pc_wait_for_entry(outdir, ".terrafort-", mp, 60));
   pid_t v = 0;
-  for (int k = 0; k < 2000 && !(v = rank_pid(mp, victim)); k++) pc_sleep_ms(1);
+  for (int k = 0; k < 2000 && !(v = pc_rank_pid(mp, victim)); k++) pc_sleep_ms(1);
   ASSERT(v > 0);
   ASSERT_EQ_INT(kill(v, sig), 0);
   const double t0 = pc_now();
