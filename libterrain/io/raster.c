@@ -228,8 +228,8 @@ int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, in
      * into +-Inf) become NaN: every kernel treats NaN as nodata. */
     for (int64_t r = 0; r < r1 - r0; r++) {
       float *q = p + r * stride;
-      for (int64_t k = 0; k < c1 - c0; k++)
-        if (isinf(q[k])) q[k] = NAN;
+      /* a select, not a conditional store, so that the loop vectorises */
+      for (int64_t k = 0; k < c1 - c0; k++) q[k] = fabsf(q[k]) == INFINITY ? NAN : q[k];
     }
   }
   return TR_OK;
