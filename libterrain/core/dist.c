@@ -91,7 +91,9 @@ static int coll_rc_status(const tr_run_opts *run, int rc, tr_error *err) {
 
 /* The agreement as one libcoll allreduce of a vote on the command's
  * context (bounded by its monitor). */
-static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
+/* Sets the command's context up for a vote (bounded by the monitor, no
+ * injected delay) and fills this rank's ballot. */
+static void vote_begin(const tr_run_opts *run, int status, const tr_error *err, vote *mine) {
   coll_opts co;
   coll_ctx_get_opts(run->coll, &co);
   co.live = run->live;
@@ -102,11 +104,15 @@ static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
   co.inject.delay_mask = 0;
   co.inject.delay_ms = 0;
   coll_ctx_set_opts(run->coll, &co);
+  memset(mine, 0, sizeof *mine);
+  mine->rank = status ? tr_rank() : INT_MAX;
+  mine->status = status;
+  if (status && err) memcpy(mine->msg, err->msg, sizeof mine->msg);
+}
+
+static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
   vote mine, all;
-  memset(&mine, 0, sizeof mine);
-  mine.rank = status ? tr_rank() : INT_MAX;
-  mine.status = status;
-  if (status && err) memcpy(mine.msg, err->msg, sizeof mine.msg);
+  vote_begin(run, status, err, &mine);
   coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
   int rc = coll_allreduce(run->coll, &mine, &all, 1, COLL_UINT8, &op);
   if (rc) return coll_rc_status(run, rc, err);
@@ -118,20 +124,8 @@ static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
 int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
   if (!run || !run->coll || !coll_ctx_is_mpi(run->coll)) return tr_dist_agree(run, status, err);
-  coll_opts co;
-  coll_ctx_get_opts(run->coll, &co);
-  co.live = run->live;
-  co.cancel = run->cancelled;
-  co.cancel_user = run->progress_user;
-  co.inject.delay_rank = -1;
-  co.inject.delay_mask = 0;
-  co.inject.delay_ms = 0;
-  coll_ctx_set_opts(run->coll, &co);
   vote mine, all;
-  memset(&mine, 0, sizeof mine);
-  mine.rank = status ? tr_rank() : INT_MAX;
-  mine.status = status;
-  if (status && err) memcpy(mine.msg, err->msg, sizeof mine.msg);
+  vote_begin(run, status, err, &mine);
   all = mine;
   /* a reduce to rank 0 over a one-level tree: the others send and go on */
   coll_ta_opts ta;
