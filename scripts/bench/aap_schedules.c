@@ -13,6 +13,10 @@
  * max), total work (cells popped), rounds, DS total, and worker 0's rounds, work, busy and
  * idle time (the slow one in the straggler setting) and worker 1's idle time.
  * --stats-json FILE writes each run's engine statistics (tr_aap_stats_json) as well.
+ * --sim 1 runs the same cases on the engine's virtual-clock simulator instead (rounds cost
+ * 0.2 ms + 0.1 us per cell popped, worker w owns fragments f % threads in every setting,
+ * messages take 10 us; one run each, deterministic): the schedules compared without the
+ * noise of a loaded machine. The program itself runs for real, outputs compared as above.
  * Finally it times a full 8000 x 8000 fill on 2 threads with the default options (the
  * `terrafort fill` target is ~7 s) and checks it against no reference (see the tests).
  * scripts/bench/aap_schedules runs it and writes the table of scripts/bench/RESULTS.md.
@@ -20,7 +24,7 @@
  * Usage: bench_aap_schedules [--size N] [--tile T] [--big N|0] [--threads T] [--repeat N]
  *                            [--only balanced|straggler|skewed] [--schedules aap,bsp,...]
  *                            [--ds-rel X] [--aap-staleness C] [--straggler-ratio R]
- *                            [--stats-json FILE]
+ *                            [--stats-json FILE] [--sim 1]
  * (--aap-staleness sets the bound of the plain aap row only.)
  */
 #include <math.h>
@@ -148,12 +152,12 @@ static void print_case(const char *setting, const char *sched_name, const tr_fil
     if (runs[r].makespan < lo) lo = runs[r].makespan;
     if (runs[r].makespan > hi) hi = runs[r].makespan;
   }
-  printf("{\"setting\":\"%s\",\"schedule\":\"%s\",\"rows\":%lld,\"threads\":%d,\"runs\":%d,"
+  printf("{\"setting\":\"%s\",\"schedule\":\"%s\",\"backend\":\"%s\",\"rows\":%lld,\"threads\":%d,\"runs\":%d,"
          "\"makespan_s\":%.4f,\"makespan_min_s\":%.4f,\"makespan_max_s\":%.4f,\"wall_s\":%.4f,"
          "\"work\":%.0f,\"work_per_cell\":%.3f,\"rounds\":%.0f,\"max_round\":%.0f,\"ds_s\":%.4f,"
          "\"w0_rounds\":%.0f,\"w0_work\":%.0f,\"w0_busy_s\":%.4f,\"w0_idle_s\":%.4f,"
          "\"w1_idle_s\":%.4f}\n",
-         setting, sched_name, (long long)o->rows, o->aap.threads, n, m.makespan, lo, hi, m.wall,
+         setting, sched_name, o->backend == TR_FILL_SIM ? "sim" : "threads", (long long)o->rows, o->aap.threads, n, m.makespan, lo, hi, m.wall,
          m.work, m.work / (double)(o->rows * o->cols), m.rounds, m.max_round, m.ds, m.w0_rounds,
          m.w0_work, m.w0_busy, m.w0_idle, m.w1_idle);
   fflush(stdout);
@@ -168,12 +172,14 @@ int main(int argc, char **argv) {
   const char *only = NULL; /* one setting: balanced, straggler or skewed */
   const char *scheds = NULL; /* comma-separated subset of the schedules' names */
   FILE *stats_out = NULL;
+  int sim = 0; /* --sim 1: the virtual-clock simulator instead of threads */
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--size")) n = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--tile")) tile = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--big")) big = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--sim")) sim = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
     else if (!strcmp(argv[i], "--schedules")) scheds = argv[i + 1];
     else if (!strcmp(argv[i], "--ds-rel")) ds_rel = atof(argv[i + 1]);
@@ -199,6 +205,21 @@ int main(int argc, char **argv) {
       /* aap with the opt-in straggler bound, its default until 2026-11-23 */
       {TR_AAP_SCHED_AAP, TR_AAP_STALENESS_AUTO, "aap_auto"}};
   enum { NSCHED = sizeof sc / sizeof sc[0] };
+  /* the simulator's costs: about what a round of this fill costs on the development
+     machine (a fixed part for the snapshot, tile load and outbox, then per cell popped);
+     worker w owns fragments f % threads (as pinned threads), slow_factor applies */
+  double round_time[1024];
+  for (int i = 0; i < 1024; i++) round_time[i] = 2e-4;
+  tr_aap_sim_opts so;
+  memset(&so, 0, sizeof so);
+  so.workers = threads;
+  so.round_time = round_time;
+  so.time_per_work = 1e-7;
+  so.latency = 1e-5;
+  if (sim) {
+    repeat = 1; /* deterministic */
+    if (threads < 1 || threads > 1024) return 2;
+  }
   if (n > 0) {
     float *z = malloc((size_t)(n * n) * sizeof(float)), *w = malloc((size_t)(n * n) * sizeof(float));
     float *ref = malloc((size_t)(n * n) * sizeof(float));
@@ -241,6 +262,10 @@ int main(int argc, char **argv) {
           o[k].aap.inject.slow_factor = 3;
         }
         if (setting == 2) o[k].layout = &skew;
+        if (sim) {
+          o[k].backend = TR_FILL_SIM;
+          o[k].sim = &so;
+        }
       }
       /* the repeats go round the schedules, so a change of load while the benchmark runs
          falls on every schedule alike */
