@@ -29,10 +29,9 @@
  *             (~1.36 cells per cell against ap's ~1.7) but not the makespan. The slow
  *             worker owns many fragments (32 in the benchmark) and is never idle under
  *             any schedule, so the makespan is its own work plus the rounds left after
- *             its last one; the fast
- *             fragments running ahead cost nothing (their worker idles anyway), hand the
- *             slow one fresher halo values (less re-flooding there) and leave fewer
- *             rounds after it. Held to r_min they lengthen that tail, and where tiles of
+ *             its last one; the fast fragments running ahead cost nothing (their
+ *             worker idles anyway), hand the slow one fresher halo values (less
+ *             re-flooding there) and leave fewer rounds after it. Held to r_min they lengthen that tail, and where tiles of
  *             different sizes look like stragglers (skewed tiles, balanced runs with
  *             noisy timings) the bound leaves workers idle as bsp does. Measured in
  *             scripts/bench/RESULTS.md (aap_schedules);
