@@ -23,8 +23,8 @@ static const char *usage =
     "  --staleness C          ssp: how many rounds a fragment may run ahead (default 1)\n"
     "  --ds-max MS            aap: longest delay stretch before a round\n"
     "  --l-bottom N, --l-up N aap: clamp of the messages a fragment waits for\n"
-    "  --straggler-ratio R    aap: a neighbour R times slower per cell (default 2) holds\n"
-    "                         fragments to its round instead of letting them re-flood\n"
+    "  --straggler-ratio R    aap: hold fragments to the round of a neighbour R times\n"
+    "                         slower per cell (less work, not faster; off by default)\n"
     "  --z-cache-mb MB        elevation tiles kept in memory (default 16)\n"
     "  --aap-stats FILE       per-worker engine statistics as JSON\n";
 

@@ -20,20 +20,21 @@
  *   random  DS = u * DS_max with u uniform in [0,1) from hash(seed, i, r_i); the threads
  *           back-end also picks among ready fragments at random.
  *   aap     the project's default rule (specs/aap-engine.md):
- *           - held back (r_i - r_min > c): DS = inf. c = opts.staleness when >= 0, no
- *             bound when -1; the default TR_AAP_STALENESS_AUTO adapts c to the spread of
- *             measured speeds: c = 0 while i's time per cell (moving-average round time /
- *             (moving-average work per round + 1)) and some neighbour's differ by more
- *             than straggler_ratio (default 2x), else no bound. Why: with one slow worker, the
- *             fast fragments restarted on every single batch (L_i, counted from the
- *             short overlapping rounds, was ~1), redoing floods on values the slow
- *             worker had not sent yet: ~1.7 cells of work per cell and twice BSP's
- *             rounds for no makespan gain, since the slow worker's work sets the
- *             makespan and the fast one idles anyway. Holding the fast ones to the
- *             slowest busy round costs them only idle time they had anyway and gives
- *             BSP's work (~1.36). Time per cell, not per round, so that a big tile next
- *             to a small one is not taken for a straggler. With equal speeds the rule
- *             below runs unbounded, as before;
+ *           - held back (r_i - r_min > c): DS = inf. c = opts.staleness when >= 0; no
+ *             bound when -1 (the default); TR_AAP_STALENESS_AUTO (opt-in) sets c = 0
+ *             while i's time per cell (moving-average round time / (moving-average work
+ *             per round + 1)) and some neighbour's differ by more than straggler_ratio,
+ *             else no bound. AUTO was the default once: with one slow worker it holds
+ *             the fast fragments to the straggler's round, which cuts the total work
+ *             (~1.36 cells per cell against ap's ~1.7) but not the makespan. The slow
+ *             worker owns many fragments (32 in the benchmark) and is never idle under
+ *             any schedule, so the makespan is its own work plus the rounds left after
+ *             its last one; the fast fragments running ahead cost nothing (their
+ *             worker idles anyway), hand the slow one fresher halo values (less
+ *             re-flooding there) and leave fewer rounds after it. Held to r_min they lengthen that tail, and where tiles of
+ *             different sizes look like stragglers (skewed tiles, balanced runs with
+ *             noisy timings) the bound leaves workers idle as bsp does. Measured in
+ *             scripts/bench/RESULTS.md (aap_schedules);
  *           - eta_i >= L_i: DS = 0. L_i = neighbour rounds that overlapped i's previous
  *             round (the batches it can expect), clamped to [L_bottom, L_up];
  *           - else DS = min(DS_max, max(0, T^ - T_idle)) where T_idle = now - end of i's

@@ -187,7 +187,11 @@ static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_e
   if (g->staleness >= 0) a->staleness = g->staleness;
   if (a->schedule == TR_AAP_SCHED_SSP && a->staleness < 0) a->staleness = 1;
   if (g->ds_max_ms > 0) a->ds_max = g->ds_max_ms / 1000.0;
-  if (g->straggler_ratio > 0) a->straggler_ratio = g->straggler_ratio;
+  /* the straggler bound is opt-in: it saves work, not time (libterrain/aap/schedule.c) */
+  if (g->straggler_ratio > 0) {
+    a->straggler_ratio = g->straggler_ratio;
+    if (a->schedule == TR_AAP_SCHED_AAP && g->staleness < 0) a->staleness = TR_AAP_STALENESS_AUTO;
+  }
   if (g->l_bottom > 0) a->L_bottom = g->l_bottom;
   if (g->l_up > 0) a->L_up = g->l_up;
   if (a->L_bottom > a->L_up)

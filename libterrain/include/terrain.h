@@ -260,8 +260,8 @@ typedef struct {
   int staleness;            /* ssp's c; -1: default */
   double ds_max_ms;         /* longest delay stretch; 0: engine default */
   int l_bottom, l_up;       /* clamp of the messages a fragment expects; 0: default */
-  double straggler_ratio;   /* aap: a neighbour this much slower per cell holds fragments
-                               to its round; 0: default (2) */
+  double straggler_ratio;   /* aap: > 1 turns on the bound that holds fragments to the
+                               round of a neighbour this much slower per cell; 0: off */
   double cache_mb;          /* input tiles kept by the tile store; < 0: 16 MB */
   const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
 } tr_graph_opts;

@@ -9,7 +9,8 @@
  * DEMs: random pits, large flats, NoData holes (a value and NaN), a spiral maze whose
  * corridor crosses tile borders many times, and a DEM with no depression (W == Z).
  * Layouts: 1, 2, 4 uneven, 7 uneven non-grid rectangles, many small tiles, 1-row strips.
- * Every schedule (aap, bsp, ap, ssp(1), ssp(2), random with several seeds), 1..4 threads.
+ * Every schedule (aap, aap with its opt-in straggler bound, bsp, ap, ssp(1), ssp(2), random
+ * with several seeds), 1..4 threads.
  * The simulator and the threads back-end with randomised message delays (termination
  * with messages in flight) must also give the reference, for many seeds.
  */
@@ -47,7 +48,8 @@ static const sched_case scheds[] = {
     {TR_AAP_SCHED_AAP, -1, 1, "aap"},     {TR_AAP_SCHED_BSP, 0, 1, "bsp"},
     {TR_AAP_SCHED_AP, 0, 1, "ap"},        {TR_AAP_SCHED_SSP, 1, 1, "ssp1"},
     {TR_AAP_SCHED_SSP, 2, 1, "ssp2"},     {TR_AAP_SCHED_RANDOM, 0, 7, "random7"},
-    {TR_AAP_SCHED_RANDOM, 0, 99, "random99"}, {TR_AAP_SCHED_AAP, 2, 1, "aap-c2"}};
+    {TR_AAP_SCHED_RANDOM, 0, 99, "random99"}, {TR_AAP_SCHED_AAP, 2, 1, "aap-c2"},
+    {TR_AAP_SCHED_AAP, TR_AAP_STALENESS_AUTO, 1, "aap-auto"}};
 #define NSCHED ((int)(sizeof scheds / sizeof scheds[0]))
 
 static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int threads,

@@ -2,17 +2,30 @@
  * aap_schedules.c - benchmark (not a test) of the AAP schedules on the depression fill.
  *
  * On a generated DEM with many closed depressions (default 2000 x 2000, tiles 250) it runs
- * each schedule (aap, bsp, ap, ssp(1), ssp(2)) in three settings and prints one JSON line
- * per case with the makespan (s), total work (cells popped), rounds and DS total:
+ * each schedule (aap, bsp, ap, ssp(1), ssp(2), and aap_auto: aap with the opt-in straggler
+ * bound, its default until 2026-11-23) in three settings:
  *   balanced  2 threads, fragments pinned to threads (f % 2), as two workers owning tiles;
  *   straggler the same with worker 0 sleeping 2x its round time after each round;
  *   skewed    uneven tiles (row and column cuts growing geometrically), not pinned.
+ * Each case runs --repeat times, the repeats going round the schedules (so a change of load
+ * falls on all of them), and every run's output must equal the first one's byte for byte.
+ * One JSON line per case gives medians over the repeats: makespan (s, with its min and
+ * max), total work (cells popped), rounds, DS total, and worker 0's rounds, work, busy and
+ * idle time (the slow one in the straggler setting) and worker 1's idle time.
+ * --stats-json FILE writes each run's engine statistics (tr_aap_stats_json) as well.
+ * --sim 1 runs the same cases on the engine's virtual-clock simulator instead (rounds cost
+ * 0.2 ms + 0.1 us per cell popped, worker w owns fragments f % threads in every setting,
+ * messages take 10 us; one run each, deterministic): the schedules compared without the
+ * noise of a loaded machine. The program itself runs for real, outputs compared as above.
  * Finally it times a full 8000 x 8000 fill on 2 threads with the default options (the
  * `terrafort fill` target is ~7 s) and checks it against no reference (see the tests).
+ * scripts/bench/aap_schedules runs it and writes the table of scripts/bench/RESULTS.md.
  *
- * Usage: bench_aap_schedules [--size N] [--tile T] [--big N|0] [--threads T]
- *                            [--only balanced|straggler|skewed] [--ds-rel X]
- *                            [--aap-staleness C] [--straggler-ratio R]
+ * Usage: bench_aap_schedules [--size N] [--tile T] [--big N|0] [--threads T] [--repeat N]
+ *                            [--only balanced|straggler|skewed] [--schedules aap,bsp,...]
+ *                            [--ds-rel X] [--aap-staleness C] [--straggler-ratio R]
+ *                            [--stats-json FILE] [--sim 1]
+ * (--aap-staleness sets the bound of the plain aap row only.)
  */
 #include <math.h>
 #include <stdint.h>
@@ -44,8 +57,34 @@ static void make_dem(float *z, int64_t n, uint64_t seed) {
     }
 }
 
-static void run_case(const char *setting, const char *sched_name, const tr_fill_opts *o,
-                     const float *z, float *w) {
+/* One run's figures; a case's line gives the median of each over its repeats. */
+typedef struct {
+  double makespan, wall, ds, w0_busy, w0_idle, w1_idle;
+  double work, rounds, max_round, w0_rounds, w0_work;
+} sample;
+enum { NFIELDS = 11 };
+
+static double *field(sample *s, int k) {
+  double *f[NFIELDS] = {&s->makespan, &s->wall,      &s->ds,        &s->w0_busy,
+                        &s->w0_idle,  &s->w1_idle,   &s->work,      &s->rounds,
+                        &s->max_round, &s->w0_rounds, &s->w0_work};
+  return f[k];
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Runs one case once; its engine statistics (per worker: rounds, busy, idle, DS, work)
+ * go to stats_out as one JSON line when given. Returns 0 or -1. */
+static int run_once(const char *setting, const char *sched_name, int rep, const tr_fill_opts *o,
+                    const float *z, float *w, FILE *stats_out, sample *out) {
   tr_aap_stats st;
   char err[256] = "";
   double t0 = now_s();
@@ -53,51 +92,139 @@ static void run_case(const char *setting, const char *sched_name, const tr_fill_
   double t1 = now_s();
   if (rc) {
     fprintf(stderr, "%s/%s failed: %s\n", setting, sched_name, err);
-    return;
+    return -1;
   }
-  int64_t work = 0, rounds = 0;
-  double ds = 0;
+  memset(out, 0, sizeof *out);
   for (int i = 0; i < st.nworkers; i++) {
-    work += st.w[i].work;
-    rounds += st.w[i].rounds;
-    ds += st.w[i].ds_s;
+    out->work += (double)st.w[i].work;
+    out->rounds += (double)st.w[i].rounds;
+    out->ds += st.w[i].ds_s;
   }
-  /* worker 0 separately: in the straggler setting it is the slow one, and its rounds
-     and work are what the makespan is made of */
-  printf("{\"setting\":\"%s\",\"schedule\":\"%s\",\"rows\":%lld,\"threads\":%d,"
-         "\"makespan_s\":%.4f,\"wall_s\":%.4f,\"work\":%lld,\"work_per_cell\":%.3f,"
-         "\"rounds\":%lld,\"max_round\":%lld,\"ds_s\":%.4f,\"w0_rounds\":%lld,"
-         "\"w0_work\":%lld}\n",
-         setting, sched_name, (long long)o->rows, o->aap.threads, st.makespan_s, t1 - t0,
-         (long long)work, (double)work / (double)(o->rows * o->cols), (long long)rounds,
-         (long long)st.max_round, ds, (long long)st.w[0].rounds, (long long)st.w[0].work);
-  fflush(stdout);
+  out->makespan = st.makespan_s;
+  out->wall = t1 - t0;
+  out->max_round = (double)st.max_round;
+  /* worker 0 separately: in the straggler setting it is the slow one, and its rounds,
+     work and idle time are what the makespan is made of */
+  out->w0_rounds = (double)st.w[0].rounds;
+  out->w0_work = (double)st.w[0].work;
+  out->w0_busy = st.w[0].busy_s;
+  out->w0_idle = st.w[0].idle_s;
+  out->w1_idle = st.nworkers > 1 ? st.w[1].idle_s : 0;
+  if (stats_out) {
+    char *js = NULL;
+    size_t jn = 0;
+    FILE *mem = open_memstream(&js, &jn);
+    int ok = mem && tr_aap_stats_json(&st, mem) == 0;
+    if (mem && fclose(mem) != 0) ok = 0;
+    if (ok && jn > 0) {
+      js[jn - 1] = 0; /* drop its newline: the object goes inside ours */
+      fprintf(stats_out, "{\"setting\":\"%s\",\"schedule\":\"%s\",\"rep\":%d,\"stats\":%s}\n",
+              setting, sched_name, rep, js);
+      fflush(stats_out);
+    }
+    free(js);
+  }
   tr_aap_stats_free(&st);
+  return 0;
+}
+
+/* 1 when name is one of the comma-separated words of list */
+static int in_list(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    size_t len = strcspn(p, ",");
+    if (len == n && !strncmp(p, name, n)) return 1;
+    p += len + (p[len] == ',');
+  }
+  return 0;
+}
+
+/* One JSON line per case: medians over its n runs, and the makespan's min and max. */
+static void print_case(const char *setting, const char *sched_name, const tr_fill_opts *o,
+                       sample *runs, int n) {
+  sample m;
+  double v[256], lo = INFINITY, hi = -INFINITY;
+  for (int k = 0; k < NFIELDS; k++) {
+    for (int r = 0; r < n; r++) v[r] = *field(&runs[r], k);
+    *field(&m, k) = median(v, n);
+  }
+  for (int r = 0; r < n; r++) {
+    if (runs[r].makespan < lo) lo = runs[r].makespan;
+    if (runs[r].makespan > hi) hi = runs[r].makespan;
+  }
+  printf("{\"setting\":\"%s\",\"schedule\":\"%s\",\"backend\":\"%s\",\"rows\":%lld,\"threads\":%d,\"runs\":%d,"
+         "\"makespan_s\":%.4f,\"makespan_min_s\":%.4f,\"makespan_max_s\":%.4f,\"wall_s\":%.4f,"
+         "\"work\":%.0f,\"work_per_cell\":%.3f,\"rounds\":%.0f,\"max_round\":%.0f,\"ds_s\":%.4f,"
+         "\"w0_rounds\":%.0f,\"w0_work\":%.0f,\"w0_busy_s\":%.4f,\"w0_idle_s\":%.4f,"
+         "\"w1_idle_s\":%.4f}\n",
+         setting, sched_name, o->backend == TR_FILL_SIM ? "sim" : "threads", (long long)o->rows, o->aap.threads, n, m.makespan, lo, hi, m.wall,
+         m.work, m.work / (double)(o->rows * o->cols), m.rounds, m.max_round, m.ds, m.w0_rounds,
+         m.w0_work, m.w0_busy, m.w0_idle, m.w1_idle);
+  fflush(stdout);
 }
 
 int main(int argc, char **argv) {
   int64_t n = 2000, tile = 250, big = 8000;
-  int threads = 2;
+  int threads = 2, repeat = 1;
   double ds_rel = -1; /* < 0: the engine's default */
   int aap_c = -99;    /* aap's SSP bound; -99: the engine's default */
   double ratio = -1;  /* aap's straggler ratio; < 0: the engine's default */
   const char *only = NULL; /* one setting: balanced, straggler or skewed */
+  const char *scheds = NULL; /* comma-separated subset of the schedules' names */
+  FILE *stats_out = NULL;
+  int sim = 0; /* --sim 1: the virtual-clock simulator instead of threads */
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--size")) n = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--tile")) tile = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--big")) big = atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--sim")) sim = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+    else if (!strcmp(argv[i], "--schedules")) scheds = argv[i + 1];
     else if (!strcmp(argv[i], "--ds-rel")) ds_rel = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--aap-staleness")) aap_c = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--straggler-ratio")) ratio = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--stats-json")) {
+      if (!(stats_out = fopen(argv[i + 1], "w"))) {
+        perror(argv[i + 1]);
+        return 1;
+      }
+    } else {
+      fprintf(stderr, "bench_aap_schedules: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (repeat < 1 || repeat > 256) {
+    fprintf(stderr, "bench_aap_schedules: --repeat takes 1..256\n");
+    return 2;
   }
   struct { tr_aap_schedule s; int c; const char *name; } sc[] = {
-      {TR_AAP_SCHED_AAP, -1, "aap"}, {TR_AAP_SCHED_BSP, 0, "bsp"}, {TR_AAP_SCHED_AP, 0, "ap"},
-      {TR_AAP_SCHED_SSP, 1, "ssp1"}, {TR_AAP_SCHED_SSP, 2, "ssp2"}};
+      {TR_AAP_SCHED_AAP, -99, "aap"}, {TR_AAP_SCHED_BSP, 0, "bsp"}, {TR_AAP_SCHED_AP, 0, "ap"},
+      {TR_AAP_SCHED_SSP, 1, "ssp1"}, {TR_AAP_SCHED_SSP, 2, "ssp2"},
+      /* aap with the opt-in straggler bound, its default until 2026-11-23 */
+      {TR_AAP_SCHED_AAP, TR_AAP_STALENESS_AUTO, "aap_auto"}};
+  enum { NSCHED = sizeof sc / sizeof sc[0] };
+  /* the simulator's costs: about what a round of this fill costs on the development
+     machine (a fixed part for the snapshot, tile load and outbox, then per cell popped);
+     worker w owns fragments f % threads (as pinned threads), slow_factor applies */
+  double round_time[1024];
+  for (int i = 0; i < 1024; i++) round_time[i] = 2e-4;
+  tr_aap_sim_opts so;
+  memset(&so, 0, sizeof so);
+  so.workers = threads;
+  so.round_time = round_time;
+  so.time_per_work = 1e-7;
+  so.latency = 1e-5;
+  if (sim) {
+    repeat = 1; /* deterministic */
+    if (threads < 1 || threads > 1024) return 2;
+  }
   if (n > 0) {
     float *z = malloc((size_t)(n * n) * sizeof(float)), *w = malloc((size_t)(n * n) * sizeof(float));
-    if (!z || !w) return 1;
+    float *ref = malloc((size_t)(n * n) * sizeof(float));
+    sample *runs = malloc((size_t)NSCHED * (size_t)repeat * sizeof *runs);
+    if (!z || !w || !ref || !runs) return 1;
     make_dem(z, n, 1);
     /* skewed tiles: cuts growing by 1.5x */
     int64_t cuts[64];
@@ -110,34 +237,57 @@ int main(int argc, char **argv) {
     }
     tr_aap_layout skew;
     if (tr_aap_layout_cuts(&skew, n, n, nc - 1, cuts, nc - 1, cuts)) return 1;
-    for (int setting = 0; setting < 3; setting++)
-      for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
-        tr_fill_opts o;
-        tr_fill_opts_default(&o);
-        o.rows = o.cols = n;
-        o.tile_rows = o.tile_cols = tile;
-        o.aap.threads = threads;
-        o.aap.schedule = sc[k].s;
-        if (sc[k].s != TR_AAP_SCHED_AAP) o.aap.staleness = sc[k].c;
-        else if (aap_c != -99) o.aap.staleness = aap_c;
-        if (ds_rel >= 0) o.aap.ds_rel = ds_rel;
-        if (ratio > 0) o.aap.straggler_ratio = ratio;
-        o.z_cache_bytes = (size_t)(n * n) * 2; /* half the input */
-        const char *name = "balanced";
-        if (setting == 0) o.aap.pin = 1;
+    const char *setting_names[] = {"balanced", "straggler", "skewed"};
+    for (int setting = 0; setting < 3; setting++) {
+      const char *name = setting_names[setting];
+      if (only && strcmp(only, name)) continue;
+      tr_fill_opts o[NSCHED];
+      int use[NSCHED];
+      for (int k = 0; k < NSCHED; k++) {
+        use[k] = !scheds || in_list(scheds, sc[k].name);
+        tr_fill_opts_default(&o[k]);
+        o[k].rows = o[k].cols = n;
+        o[k].tile_rows = o[k].tile_cols = tile;
+        o[k].aap.threads = threads;
+        o[k].aap.schedule = sc[k].s;
+        if (sc[k].c != -99) o[k].aap.staleness = sc[k].c; /* -99: aap as the engine has it */
+        else if (aap_c != -99) o[k].aap.staleness = aap_c;
+        if (ds_rel >= 0) o[k].aap.ds_rel = ds_rel;
+        if (ratio > 0) o[k].aap.straggler_ratio = ratio;
+        o[k].z_cache_bytes = (size_t)(n * n) * 2; /* half the input */
+        if (setting == 0) o[k].aap.pin = 1;
         if (setting == 1) {
-          o.aap.pin = 1;
-          o.aap.inject.slow_worker = 0;
-          o.aap.inject.slow_factor = 3;
-          name = "straggler";
+          o[k].aap.pin = 1;
+          o[k].aap.inject.slow_worker = 0;
+          o[k].aap.inject.slow_factor = 3;
         }
-        if (setting == 2) {
-          o.layout = &skew;
-          name = "skewed";
+        if (setting == 2) o[k].layout = &skew;
+        if (sim) {
+          o[k].backend = TR_FILL_SIM;
+          o[k].sim = &so;
         }
-        if (!only || !strcmp(only, name)) run_case(name, sc[k].name, &o, z, w);
       }
+      /* the repeats go round the schedules, so a change of load while the benchmark runs
+         falls on every schedule alike */
+      int first = 1;
+      for (int r = 0; r < repeat; r++)
+        for (int k = 0; k < NSCHED; k++) {
+          if (!use[k]) continue;
+          if (run_once(name, sc[k].name, r, &o[k], z, w, stats_out, &runs[k * repeat + r])) return 1;
+          /* every schedule must give the same bytes: a faster wrong answer is no result */
+          if (first) memcpy(ref, w, (size_t)(n * n) * sizeof(float));
+          else if (memcmp(ref, w, (size_t)(n * n) * sizeof(float))) {
+            fprintf(stderr, "%s/%s: output differs from the first schedule's\n", name, sc[k].name);
+            return 1;
+          }
+          first = 0;
+        }
+      for (int k = 0; k < NSCHED; k++)
+        if (use[k]) print_case(name, sc[k].name, &o[k], &runs[k * repeat], repeat);
+    }
     tr_aap_layout_free(&skew);
+    free(runs);
+    free(ref);
     free(z);
     free(w);
   }
@@ -150,12 +300,15 @@ int main(int argc, char **argv) {
     o.rows = o.cols = big;
     o.aap.threads = threads;
     o.z_cache_bytes = (size_t)(big * big) * 2;
-    run_case("full", "aap", &o, z, w);
+    sample one;
+    if (run_once("full", "aap", 0, &o, z, w, stats_out, &one)) return 1;
+    print_case("full", tr_aap_schedule_name(o.aap.schedule), &o, &one, 1);
     int64_t raised = 0;
     for (int64_t i = 0; i < big * big; i++) raised += w[i] > z[i];
     printf("{\"full_raised_cells\":%lld}\n", (long long)raised);
     free(z);
     free(w);
   }
+  if (stats_out) fclose(stats_out);
   return 0;
 }

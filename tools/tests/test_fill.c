@@ -116,12 +116,13 @@ static int test_equals_reference(void) {
 
 static int test_same_for_threads_tiles_schedules(void) {
   const char *inputs[] = {"fractal.tif", "demo.tif"};
-  const char *scheds[] = {"aap", "bsp", "ap", "ssp", "random"};
+  /* the last: aap with its opt-in straggler bound */
+  const char *scheds[] = {"aap", "bsp", "ap", "ssp", "random", "aap --straggler-ratio 1.5"};
   const int tiles[] = {512, 37, 100, 333, 4096};
   for (int d = 0; d < 2; d++) {
     int rows, cols;
     float *ref = reference(inputs[d], 0, &rows, &cols);
-    for (int s = 0; s < 5; s++)
+    for (int s = 0; s < (int)(sizeof scheds / sizeof scheds[0]); s++)
       for (int t = 0; t < 5; t++) {
         char flags[256];
         snprintf(flags, sizeof flags, "--schedule %s --tile-size %d --threads %d", scheds[s], tiles[t], 1 + (s + t) % 3);

@@ -75,9 +75,9 @@ typedef struct tr_aap_inject {
 
 typedef struct tr_aap_opts {
   tr_aap_schedule schedule;
-  int staleness;      /* ssp: c >= 0; aap: optional bound, -1 = none,
+  int staleness;      /* ssp: c >= 0; aap: optional bound, -1 = none (default),
                          TR_AAP_STALENESS_AUTO = bound 0 only where measured speeds differ
-                         (schedule.c) */
+                         (opt-in; schedule.c) */
   int L_bottom, L_up; /* clamp of L_i, the messages a fragment expects (aap) */
   double ds_max;      /* longest DS for a fragment with messages, seconds (sim: time units);
                          0 = adaptive: ds_rel x the measured round time (below) */
@@ -99,11 +99,12 @@ typedef struct tr_aap_opts {
   void *give_up_user;
 } tr_aap_opts;
 
-/* aap's default staleness: an SSP bound of 0 while a fragment and a neighbour differ in
- * measured time per cell by more than straggler_ratio (a straggler), none otherwise. */
+/* aap's opt-in staleness: an SSP bound of 0 while a fragment and a neighbour differ in
+ * measured time per cell by more than straggler_ratio (a straggler), none otherwise. Less
+ * total work with a straggler, not a shorter run (schedule.c), hence not the default. */
 #define TR_AAP_STALENESS_AUTO (-2)
 
-/* Defaults: aap, staleness TR_AAP_STALENESS_AUTO, L in [1, 8], ds_max 0 (adaptive) with ds_rel 2 (DS_max =
+/* Defaults: aap, no staleness bound (-1), L in [1, 8], ds_max 0 (adaptive) with ds_rel 2 (DS_max =
  * twice the measured round time), 1 thread, nothing injected. */
 void tr_aap_opts_default(tr_aap_opts *o);
 
