@@ -214,8 +214,25 @@ void ft_report_get(ft_ctx *ctx, ft_report *r) {
   pthread_mutex_unlock(&ctx->lock);
 }
 
+double ft_trace_cpu(const ft_ctx *ctx) {
+  if (!ctx->trace) return 0.0;
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double ft_trace_run_delay(const ft_ctx *ctx) {
+  if (!ctx->trace) return -1.0;
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (!f) return -1.0;
+  unsigned long long run_ns = 0, delay_ns = 0;
+  int n = fscanf(f, "%llu %llu", &run_ns, &delay_ns);
+  fclose(f);
+  return n == 2 ? 1e-9 * (double)delay_ns : -1.0;
+}
+
 void ft_trace_add(ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int slot, int worker,
-                  double t0, double t1) {
+                  const ft_trace_times *tt) {
   if (!ctx->trace || ctx->trace_n >= ctx->opts.trace_capacity) return;
   ft_event *e = &ctx->trace[ctx->trace_n++];
   e->kind = kind;
@@ -223,8 +240,11 @@ void ft_trace_add(ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int s
   e->sub = sub;
   e->slot = slot;
   e->worker = worker;
-  e->t0 = t0;
-  e->t1 = t1;
+  e->t0 = tt->t0;
+  e->t1 = tt->t1;
+  e->ready = tt->ready;
+  e->cpu_s = tt->cpu_s;
+  e->core_wait_s = tt->core_wait_s;
 }
 
 size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap) {
