@@ -2,7 +2,9 @@
  * ctx.c - the context: options, creation and destruction, error strings,
  * clocks, the report and the trace.
  */
+#define _GNU_SOURCE /* sched_getcpu, for the trace */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +223,8 @@ double ft_trace_cpu(const ft_ctx *ctx) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int ft_trace_on_cpu(const ft_ctx *ctx) { return ctx->trace ? sched_getcpu() : -1; }
+
 double ft_trace_run_delay(const ft_ctx *ctx) {
   if (!ctx->trace) return -1.0;
   FILE *f = fopen("/proc/thread-self/schedstat", "r");
@@ -245,6 +249,8 @@ void ft_trace_add(ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int s
   e->ready = tt->ready;
   e->cpu_s = tt->cpu_s;
   e->core_wait_s = tt->core_wait_s;
+  e->cpu_at = tt->cpu_at;
+  e->cpu_end = tt->cpu_end;
 }
 
 size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap) {

@@ -312,7 +312,7 @@ int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_
         pthread_mutex_lock(&ctx->lock);
         ctx->rep.detect_s += t1 - t0;
         ft_trace_add(ctx, FT_EV_COMPARE, blk->id, s, 1, -1,
-                     &(ft_trace_times){t0, t1, sb->last_in, cpu, -1.0});
+                     &(ft_trace_times){t0, t1, sb->last_in, cpu, -1.0, -1, -1});
         sb->agree[0][1] = sb->agree[1][0] = (int8_t)ok;
         if (ok) {
           if (!exact) ctx->rep.tolerated_sub_blocks++;
@@ -337,7 +337,7 @@ int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_
         ctx->rep.votes++;
         ctx->rep.detect_s += t1 - t0;
         ft_trace_add(ctx, FT_EV_VOTE, blk->id, s, x, -1,
-                     &(ft_trace_times){t0, t1, sb->last_in, cpu, -1.0});
+                     &(ft_trace_times){t0, t1, sb->last_in, cpu, -1.0, -1, -1});
         int win = -1;
         for (int a = 0; a <= x && win < 0; a++)
           for (int b = a + 1; b <= x; b++)

@@ -117,7 +117,10 @@ void ft_cond_init_mono(pthread_cond_t *c);
 void ft_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, double deadline);
 typedef struct ft_trace_times {
   double t0, t1, ready, cpu_s, core_wait_s;
+  int cpu_at, cpu_end;
 } ft_trace_times;
+/* The CPU the calling thread runs on when ctx keeps a trace; -1 otherwise. */
+int ft_trace_on_cpu(const struct ft_ctx *ctx);
 void ft_trace_add(struct ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int slot,
                   int worker, const ft_trace_times *tt);
 /* CPU time of the calling thread in seconds, only when ctx keeps a trace

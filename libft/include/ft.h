@@ -330,13 +330,16 @@ typedef enum {
  * /proc/thread-self/schedstat) from its previous hand-over to this one, so it
  * covers the wait to start, the computation and the hand-over; it tells
  * waiting for a core apart from waiting for something else. -1 where
- * unknown (MPI workers; no schedstat). All cost nothing without a trace. */
+ * unknown (MPI workers; no schedstat). `cpu_at` is the CPU the thread
+ * started and `cpu_end` the one it ended on (-1 unknown), to see two
+ * replicas sharing a core. All cost nothing without a trace. */
 typedef struct ft_event {
   ft_event_kind kind;
   int64_t block;
   int sub, slot, worker;
   double t0, t1;
   double ready, cpu_s, core_wait_s;
+  int cpu_at, cpu_end;
 } ft_event;
 
 /* Copies up to cap recorded events into ev (in recording order) and returns

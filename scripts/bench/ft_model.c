@@ -29,7 +29,9 @@
  * were runnable without a core (wall - CPU), time they waited to start
  * (queued behind other work on their worker, or to be woken), hand-overs,
  * the master's reaction and comparisons, dispatches. The parts add up to the
- * block's latency exactly. Without --trace no trace is kept.
+ * block's latency exactly; and the share of sub-blocks whose two replicas
+ * started on the same CPU (then they share one core). Without --trace no
+ * trace is kept.
  * --latency-workers N: workers in the latency phase (default 3).
  * --latency-only: skip the throughput phase.
  *
@@ -185,6 +187,9 @@ typedef struct {
   double lat, head, cpu, core_wait, queue, compute_wall, handover, react, decide, dispatch, tail;
   double rc_queue, rc_core_wait, rc_wall; /* every recompute, on the path or not */
   double rep_core_wait;                   /* both replicas, whole block */
+  double lat_p10, lat_p50; /* full blocks' latency quantiles: p10 is what the
+                            * method gets when other processes leave it be */
+  int64_t pairs, pairs_same_cpu; /* replica sub-block pairs; started on one CPU */
   double own_excess; /* time-volume of our computations beyond the cores: the
                       * most of the core waits that our own threads can cause */
   int64_t n_rc;
@@ -282,6 +287,17 @@ static double own_excess(const block_ev *B, int cores) {
   return sum;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The q-quantile of v[0..n) (sorts v). */
+static double quantile(double *v, int64_t n, double q) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[(int64_t)(q * (double)(n - 1))];
+}
+
 static const char *EV_NAME[] = {"?", "compute", "compare", "vote"};
 
 /* Writes the case's events to the trace file and adds up its blocks' paths. */
@@ -306,11 +322,11 @@ static void trace_case(const tracer *T, const raster *R, const char *name, int b
     fprintf(T->f,
             "{\"case\":\"%s\",\"ev\":\"%s\",\"block\":%ld,\"sub\":%d,\"slot\":%d,"
             "\"worker\":%d,\"ready_ms\":%.4f,\"t0_ms\":%.4f,\"t1_ms\":%.4f,\"cpu_ms\":%.4f,"
-            "\"core_wait_ms\":%.4f}\n",
+            "\"core_wait_ms\":%.4f,\"cpu_at\":%d,\"cpu_end\":%d}\n",
             name, EV_NAME[e->kind <= 3 ? e->kind : 0], (long)e->block, e->sub, e->slot, e->worker,
             1e3 * (e->ready - base), 1e3 * (e->t0 - base), 1e3 * (e->t1 - base),
             e->cpu_s >= 0 ? 1e3 * e->cpu_s : -1.0,
-            e->core_wait_s >= 0 ? 1e3 * e->core_wait_s : -1.0);
+            e->core_wait_s >= 0 ? 1e3 * e->core_wait_s : -1.0, e->cpu_at, e->cpu_end);
     if (e->kind == FT_EV_COMPUTE) {
       double wait = wait_of(e);
       if (e->slot >= 2) {
@@ -323,19 +339,32 @@ static void trace_case(const tracer *T, const raster *R, const char *name, int b
       }
     }
   }
+  double *lat = malloc((size_t)R->nblocks * sizeof *lat);
+  int64_t nfull = 0;
   for (int64_t id = 0; id < R->nblocks; id++) {
+    ft_block b = block_of(R, id);
+    if (b.rows == R->tile && b.cols == R->tile) lat[nfull++] = T->bt[2 * id + 1] - T->bt[2 * id];
     fprintf(T->f, "{\"case\":\"%s\",\"ev\":\"block\",\"block\":%ld,\"t0_ms\":%.4f,\"t1_ms\":%.4f}\n",
             name, (long)id, 1e3 * (T->bt[2 * id] - base), 1e3 * (T->bt[2 * id + 1] - base));
     walk_block(&B[id], T->bt[2 * id], T->bt[2 * id + 1], basic, P);
     P->own_excess += own_excess(&B[id], T->cores);
+    for (int sb = 0; sb < 4; sb++)
+      if (B[id].comp[0][sb] && B[id].comp[1][sb] && B[id].comp[0][sb]->cpu_at >= 0) {
+        P->pairs++;
+        P->pairs_same_cpu += B[id].comp[0][sb]->cpu_at == B[id].comp[1][sb]->cpu_at;
+      }
   }
+  P->lat_p10 = nfull ? quantile(lat, nfull, 0.1) : 0.0;
+  P->lat_p50 = nfull ? quantile(lat, nfull, 0.5) : 0.0;
+  free(lat);
   free(B);
 }
 
 /* Per block, ms and in C: the path's computations split into CPU time, wait
  * for a core (run-queue delay) and the rest of their workers' time (woken
  * late, lock, hand-over); then the master's part of the path. */
-static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks, double C) {
+static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks, double C,
+                            double C_p10) {
   double k = 1.0 / (double)nblocks;
   double worker_span = P->queue + P->compute_wall + P->handover;
   double other = worker_span - P->cpu - P->core_wait;
@@ -345,14 +374,16 @@ static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks
          "\"path_queue\":%.4f,\"path_handover\":%.4f,\"path_react\":%.4f,"
          "\"path_compare_vote\":%.4f,\"path_dispatch\":%.4f,\"head_tail\":%.4f,"
          "\"recompute_queue\":%.4f,\"recompute_core_wait\":%.4f,\"recompute_wall\":%.4f,"
-         "\"replicas_core_wait\":%.4f,\"own_excess\":%.4f},\"in_C\":{\"latency\":%.3f,\"path_cpu\":%.3f,"
+         "\"replicas_core_wait\":%.4f,\"own_excess\":%.4f,\"p10\":%.4f,\"p50\":%.4f},\"p10_over_C_p10\":%.3f,\"replicas_same_cpu\":%.3f,\"in_C\":{\"latency\":%.3f,\"path_cpu\":%.3f,"
          "\"path_core_wait\":%.3f,\"path_worker_other\":%.3f,\"path_master\":%.3f}}\n",
          name, 1e3 * k * P->lat, 1e3 * k * P->cpu, 1e3 * k * P->core_wait, 1e3 * k * other,
          1e3 * k * P->queue, 1e3 * k * P->handover, 1e3 * k * P->react, 1e3 * k * P->decide,
          1e3 * k * P->dispatch, 1e3 * k * (P->head + P->tail),
          P->n_rc ? 1e3 * P->rc_queue / (double)P->n_rc : 0.0,
          P->n_rc ? 1e3 * P->rc_core_wait / (double)P->n_rc : 0.0,
-         P->n_rc ? 1e3 * P->rc_wall / (double)P->n_rc : 0.0, 1e3 * k * P->rep_core_wait, 1e3 * k * P->own_excess,
+         P->n_rc ? 1e3 * P->rc_wall / (double)P->n_rc : 0.0, 1e3 * k * P->rep_core_wait, 1e3 * k * P->own_excess, 1e3 * P->lat_p10,
+         1e3 * P->lat_p50, P->lat_p10 / C_p10,
+         P->pairs ? (double)P->pairs_same_cpu / (double)P->pairs : -1.0,
          k * P->lat / C, k * P->cpu / C, k * P->core_wait / C, k * other / C, k * master / C);
 }
 
@@ -447,15 +478,22 @@ int main(int argc, char **argv) {
   /* latency phase: C, D, then one block at a time with a free third worker */
   double C = run_raster(&R, NULL, 1, ref) / (double)R.nblocks;
   double C_cpu = 0; /* the same work's CPU time: what C is on an unloaded core */
+  double C_p10 = 0; /* 10th percentile of a full block's time: C when left alone */
   {
     float *tile = malloc((size_t)(R.tile * R.tile) * 4);
+    double *tb = malloc((size_t)R.nblocks * sizeof *tb);
+    int64_t nfull = 0; /* full tile x tile blocks only: edge blocks are smaller */
     struct timespec a, b;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
     for (int64_t id = 0; id < R.nblocks; id++) {
       ft_block b0 = block_of(&R, id);
+      double t0 = now_s();
       slope_kernel(&R.kp, &b0, 0, b0.rows, tile);
+      if (b0.rows == R.tile && b0.cols == R.tile) tb[nfull++] = now_s() - t0;
     }
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    C_p10 = nfull ? quantile(tb, nfull, 0.1) : 0.0;
+    free(tb);
     C_cpu = ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec)) /
             (double)R.nblocks;
     free(tile);
@@ -481,9 +519,9 @@ int main(int argc, char **argv) {
     free(b2);
     if (k) return 1;
   }
-  printf("{\"phase\":\"model\",\"C_block_s\":%.6f,\"C_cpu_block_s\":%.6f,\"D_block_s\":%.6f,"
-         "\"D_over_C\":%.4f}\n",
-         C, C_cpu, D, D / C);
+  printf("{\"phase\":\"model\",\"C_block_s\":%.6f,\"C_cpu_block_s\":%.6f,\"C_p10_block_s\":%.6f,"
+         "\"D_block_s\":%.6f,\"D_over_C\":%.4f}\n",
+         C, C_cpu, C_p10, D, D / C);
   double model[NCASES] = {C + 0.25 * D, C, C + 0.25 * D, 1.25 * C + 0.25 * D, -1, C + D,
                           1.25 * C + D};
   tracer T = {NULL, NULL, 0, NULL, (int)sysconf(_SC_NPROCESSORS_ONLN)}, *Tp = NULL;
@@ -512,7 +550,7 @@ int main(int argc, char **argv) {
     if (model[i] > 0) printf("\"model_s\":%.6f,\"model_ratio_to_C\":%.3f,", model[i], model[i] / C);
     printf("\"identical\":%s,\"recomputes\":%ld}\n",
            memcmp(ref, out, bytes) == 0 ? "true" : "false", (long)rep.recomputes);
-    if (Tp) print_breakdown(CASES[i].name, &P, R.nblocks, C);
+    if (Tp) print_breakdown(CASES[i].name, &P, R.nblocks, C, C_p10);
     fflush(stdout);
   }
   if (Tp) {
