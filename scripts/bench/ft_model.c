@@ -34,13 +34,19 @@
  * trace is kept.
  * --latency-workers N: workers in the latency phase (default 3).
  * --latency-only: skip the throughput phase.
+ * --pin: in the latency phase, worker thread i runs on CPU i only (i below
+ * the CPU count; the others float): two replicas on workers 0 and 1 then
+ * never share a core.
  *
- * Usage: bench_ft_model [--trace FILE] [--latency-workers N] [--latency-only]
+ * Usage: bench_ft_model [--trace FILE] [--latency-workers N] [--latency-only] [--pin]
  *                       [size] [tile] [iters] [callers] [workers]
  * Prints one JSON object per line.
  */
+#define _GNU_SOURCE /* sched_setaffinity, for --pin */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -387,8 +393,37 @@ static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks
          k * P->lat / C, k * P->cpu / C, k * P->core_wait / C, k * other / C, k * master / C);
 }
 
+/* --pin: the context's worker threads (every thread but this one, right
+ * after ft_ctx_create), in creation order, on CPU 0, 1, ...: one per CPU,
+ * the ones beyond the CPU count left free. An experiment: does placing two
+ * replicas on one core cost what the trace says? */
+static int tid_cmp(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+static void pin_workers(int cores) {
+  long tids[256];
+  int n = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d)) && n < 256;) {
+    long tid = atol(e->d_name);
+    if (tid > 0 && tid != (long)getpid()) tids[n++] = tid;
+  }
+  closedir(d);
+  qsort(tids, (size_t)n, sizeof *tids, tid_cmp);
+  for (int i = 0; i < n && i < cores; i++) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(i, &set);
+    if (sched_setaffinity((pid_t)tids[i], sizeof set, &set) != 0) perror("bench_ft_model: pin");
+  }
+}
+
 static double run_case_traced(const raster *R, const bcase *c, int workers, int callers,
-                              float *out, ft_report *rep, const tracer *T, path_sum *P) {
+                              float *out, ft_report *rep, const tracer *T, path_sum *P,
+                              int pin) {
   ft_opts o;
   ft_opts_init(&o);
   o.mode = c->mode;
@@ -406,6 +441,7 @@ static double run_case_traced(const raster *R, const bcase *c, int workers, int 
     fprintf(stderr, "bench_ft_model: %s\n", err);
     return -1;
   }
+  if (pin) pin_workers((int)sysconf(_SC_NPROCESSORS_ONLN));
   double t = run_raster_bt(R, ctx, callers, out, T ? T->bt : NULL);
   ft_report_get(ctx, rep);
   if (T && t > 0) trace_case(T, R, c->name, c->mode == FT_MODE_DUAL_BASIC, ctx, P);
@@ -415,17 +451,18 @@ static double run_case_traced(const raster *R, const bcase *c, int workers, int 
 
 static double run_case(const raster *R, const bcase *c, int workers, int callers, float *out,
                        ft_report *rep) {
-  return run_case_traced(R, c, workers, callers, out, rep, NULL, NULL);
+  return run_case_traced(R, c, workers, callers, out, rep, NULL, NULL, 0);
 }
 
 int main(int argc, char **argv) {
   const char *trace_path = NULL;
-  int lat_workers = 3, latency_only = 0;
+  int lat_workers = 3, latency_only = 0, pin = 0;
   int na = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
     else if (!strcmp(argv[i], "--latency-workers") && i + 1 < argc) lat_workers = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--latency-only")) latency_only = 1;
+    else if (!strcmp(argv[i], "--pin")) pin = 1;
     else argv[na++] = argv[i];
   }
   argc = na;
@@ -438,7 +475,7 @@ int main(int argc, char **argv) {
   int workers = argc > 5 ? atoi(argv[5]) : 0;
   if (R.n < 8 || R.tile < 4 || callers < 1 || callers > 64 || lat_workers < 2) {
     fprintf(stderr, "usage: bench_ft_model [--trace FILE] [--latency-workers N>=2] "
-                    "[--latency-only] [size] [tile] [iters] [callers] [workers]\n");
+                    "[--latency-only] [--pin] [size] [tile] [iters] [callers] [workers]\n");
     return 2;
   }
   R.nb_c = (R.n + R.tile - 1) / R.tile;
@@ -541,7 +578,7 @@ int main(int argc, char **argv) {
     ft_report rep;
     path_sum P;
     memset(&P, 0, sizeof P);
-    double t = run_case_traced(&R, &CASES[i], lat_workers, 1, out, &rep, Tp, &P) /
+    double t = run_case_traced(&R, &CASES[i], lat_workers, 1, out, &rep, Tp, &P, pin) /
                (double)R.nblocks;
     if (i == 0) lclean = t;
     printf("{\"phase\":\"latency\",\"case\":\"%s\",\"workers\":%d,\"block_s\":%.6f,"
