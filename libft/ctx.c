@@ -238,19 +238,9 @@ double ft_trace_run_delay(const ft_ctx *ctx) {
 void ft_trace_add(ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int slot, int worker,
                   const ft_trace_times *tt) {
   if (!ctx->trace || ctx->trace_n >= ctx->opts.trace_capacity) return;
-  ft_event *e = &ctx->trace[ctx->trace_n++];
-  e->kind = kind;
-  e->block = block;
-  e->sub = sub;
-  e->slot = slot;
-  e->worker = worker;
-  e->t0 = tt->t0;
-  e->t1 = tt->t1;
-  e->ready = tt->ready;
-  e->cpu_s = tt->cpu_s;
-  e->core_wait_s = tt->core_wait_s;
-  e->cpu_at = tt->cpu_at;
-  e->cpu_end = tt->cpu_end;
+  ctx->trace[ctx->trace_n++] = (ft_event){kind,       block,     sub,          slot,
+                                          worker,     tt->t0,    tt->t1,       tt->ready,
+                                          tt->cpu_s,  tt->core_wait_s, tt->cpu_at, tt->cpu_end};
 }
 
 size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap) {

@@ -29,7 +29,8 @@
  * were runnable without a core (wall - CPU), time they waited to start
  * (queued behind other work on their worker, or to be woken), hand-overs,
  * the master's reaction and comparisons, dispatches. The parts add up to the
- * block's latency exactly; and the share of sub-blocks whose two replicas
+ * block's latency exactly; how many blocks' worth of sub-block computations
+ * lie on the path (the model's 1 or 1.25); and the share of sub-blocks whose two replicas
  * started on the same CPU (then they share one core). Without --trace no
  * trace is kept.
  * --latency-workers N: workers in the latency phase (default 3).
@@ -195,6 +196,7 @@ typedef struct {
   double rep_core_wait;                   /* both replicas, whole block */
   double lat_p10, lat_p50; /* full blocks' latency quantiles: p10 is what the
                             * method gets when other processes leave it be */
+  int64_t path_subs;              /* computations on the paths */
   int64_t pairs, pairs_same_cpu; /* replica sub-block pairs; started on one CPU */
   double own_excess; /* time-volume of our computations beyond the cores: the
                       * most of the core waits that our own threads can cause */
@@ -243,6 +245,7 @@ static void walk_block(const block_ev *B, double start, double end, int basic, p
     D = NULL;
     while (X) {
       P->cpu += cpu_of(X);
+      P->path_subs++;
       /* the run-queue delay is counted from the worker's previous hand-over,
        * which may lie before this piece was ready: clip it to its span */
       double span = (X->t1 - X->ready) + (X->slot < 2 && X->sub < 3 && B->comp[X->slot][X->sub + 1]
@@ -380,7 +383,7 @@ static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks
          "\"path_queue\":%.4f,\"path_handover\":%.4f,\"path_react\":%.4f,"
          "\"path_compare_vote\":%.4f,\"path_dispatch\":%.4f,\"head_tail\":%.4f,"
          "\"recompute_queue\":%.4f,\"recompute_core_wait\":%.4f,\"recompute_wall\":%.4f,"
-         "\"replicas_core_wait\":%.4f,\"own_excess\":%.4f,\"p10\":%.4f,\"p50\":%.4f},\"p10_over_C_p10\":%.3f,\"replicas_same_cpu\":%.3f,\"in_C\":{\"latency\":%.3f,\"path_cpu\":%.3f,"
+         "\"replicas_core_wait\":%.4f,\"own_excess\":%.4f,\"p10\":%.4f,\"p50\":%.4f},\"p10_over_C_p10\":%.3f,\"replicas_same_cpu\":%.3f,\"path_blocks\":%.3f,\"in_C\":{\"latency\":%.3f,\"path_cpu\":%.3f,"
          "\"path_core_wait\":%.3f,\"path_worker_other\":%.3f,\"path_master\":%.3f}}\n",
          name, 1e3 * k * P->lat, 1e3 * k * P->cpu, 1e3 * k * P->core_wait, 1e3 * k * other,
          1e3 * k * P->queue, 1e3 * k * P->handover, 1e3 * k * P->react, 1e3 * k * P->decide,
@@ -390,6 +393,7 @@ static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks
          P->n_rc ? 1e3 * P->rc_wall / (double)P->n_rc : 0.0, 1e3 * k * P->rep_core_wait, 1e3 * k * P->own_excess, 1e3 * P->lat_p10,
          1e3 * P->lat_p50, P->lat_p10 / C_p10,
          P->pairs ? (double)P->pairs_same_cpu / (double)P->pairs : -1.0,
+         (double)P->path_subs / (4.0 * (double)nblocks),
          k * P->lat / C, k * P->cpu / C, k * P->core_wait / C, k * other / C, k * master / C);
 }
 
