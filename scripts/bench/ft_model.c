@@ -19,20 +19,19 @@
  * with C = time to compute one block directly and D = time to compare two
  * results of one block, both measured here.
  *
- *
  * --trace FILE keeps libft's trace in the latency phase and writes one JSON
  * line per event to FILE (per block: the caller's start/end; per sub-block:
  * each replica's and recompute's ready/start/end/CPU time on which worker,
  * each compare and vote). It also prints, per case, where each block's time
  * went along its critical path (the chain of events that ended it, walked
- * back from the last decision): CPU time of the computations on it, time they
- * were runnable without a core (wall - CPU), time they waited to start
+ * back from the last decision): CPU time of the computations on it, time their
+ * workers were runnable without a core (run-queue delay), time they waited to start
  * (queued behind other work on their worker, or to be woken), hand-overs,
  * the master's reaction and comparisons, dispatches. The parts add up to the
  * block's latency exactly; how many blocks' worth of sub-block computations
- * lie on the path (the model's 1 or 1.25); and the share of sub-blocks whose two replicas
- * started on the same CPU (then they share one core). Without --trace no
- * trace is kept.
+ * lie on the path (the model's 1 or 1.25); and the share of sub-blocks whose
+ * two replicas started on the same CPU (then they share one core). Without
+ * --trace no trace is kept.
  * --latency-workers N: workers in the latency phase (default 3).
  * --latency-only: skip the throughput phase.
  * --pin: in the latency phase, worker thread i runs on CPU i only (i below
