@@ -2,7 +2,9 @@
  * ctx.c - the context: options, creation and destruction, error strings,
  * clocks, the report and the trace.
  */
+#define _GNU_SOURCE /* sched_getcpu, for the trace */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,17 +216,31 @@ void ft_report_get(ft_ctx *ctx, ft_report *r) {
   pthread_mutex_unlock(&ctx->lock);
 }
 
+double ft_trace_cpu(const ft_ctx *ctx) {
+  if (!ctx->trace) return 0.0;
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int ft_trace_on_cpu(const ft_ctx *ctx) { return ctx->trace ? sched_getcpu() : -1; }
+
+double ft_trace_run_delay(const ft_ctx *ctx) {
+  if (!ctx->trace) return -1.0;
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (!f) return -1.0;
+  unsigned long long run_ns = 0, delay_ns = 0;
+  int n = fscanf(f, "%llu %llu", &run_ns, &delay_ns);
+  fclose(f);
+  return n == 2 ? 1e-9 * (double)delay_ns : -1.0;
+}
+
 void ft_trace_add(ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int slot, int worker,
-                  double t0, double t1) {
+                  const ft_trace_times *tt) {
   if (!ctx->trace || ctx->trace_n >= ctx->opts.trace_capacity) return;
-  ft_event *e = &ctx->trace[ctx->trace_n++];
-  e->kind = kind;
-  e->block = block;
-  e->sub = sub;
-  e->slot = slot;
-  e->worker = worker;
-  e->t0 = t0;
-  e->t1 = t1;
+  ctx->trace[ctx->trace_n++] = (ft_event){kind,       block,     sub,          slot,
+                                          worker,     tt->t0,    tt->t1,       tt->ready,
+                                          tt->cpu_s,  tt->core_wait_s, tt->cpu_at, tt->cpu_end};
 }
 
 size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap) {

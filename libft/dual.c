@@ -103,7 +103,7 @@ static ft_task *task_new(ft_ctx *ctx, ft_job *j, int slot, int s0, int s1, int w
   t->live = 1;
   t->jnext = j->live;
   j->live = t;
-  t->since = ft_now();
+  t->since = t->ready = ft_now();
   ctx->workers[worker].load += s1 - s0;
 #ifdef TERRAFORT_HAVE_MPI
   if (ctx->mpi) {
@@ -115,11 +115,12 @@ static ft_task *task_new(ft_ctx *ctx, ft_job *j, int slot, int s0, int s1, int w
   return t;
 }
 
-void ft_deliver(ft_ctx *ctx, ft_task *t, int sub, void *buf, int ninj, int kerr, double t0,
-                double t1) {
+void ft_deliver(ft_ctx *ctx, ft_task *t, int sub, void *buf, int ninj, int kerr,
+                ft_trace_times tt) {
   ft_job *j = t->job;
   ft_worker *w = &ctx->workers[t->worker];
-  w->last_activity = ft_now();
+  tt.ready = t->ready;
+  w->last_activity = t->ready = ft_now();
   w->suspect = 0;
   if (t->cancelled || sub != t->sub_next) {
     free(buf);
@@ -127,10 +128,11 @@ void ft_deliver(ft_ctx *ctx, ft_task *t, int sub, void *buf, int ninj, int kerr,
   }
   w->load--;
   t->sub_next++;
-  if (t->slot < 2) ctx->rep.compute_s += t1 - t0;
-  else ctx->rep.recompute_s += t1 - t0;
-  ft_trace_add(ctx, FT_EV_COMPUTE, j->blk.id, sub, t->slot, t->worker, t0, t1);
+  if (t->slot < 2) ctx->rep.compute_s += tt.t1 - tt.t0;
+  else ctx->rep.recompute_s += tt.t1 - tt.t0;
+  ft_trace_add(ctx, FT_EV_COMPUTE, j->blk.id, sub, t->slot, t->worker, &tt);
   ft_sub *s = &j->sub[sub];
+  s->last_in = t->ready;
   if (kerr) {
     if (!j->kernel_err) j->kernel_err = kerr;
     free(buf);
@@ -303,13 +305,14 @@ int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_
       if (sb->state == SUB_WAIT && sb->res[0] && sb->res[1] && (!basic || all_in)) {
         acted = 1;
         pthread_mutex_unlock(&ctx->lock);
-        double t0 = ft_now();
+        double c0 = ft_trace_cpu(ctx), t0 = ft_now();
         int ok = results_agree(ctx, j, s, sb->res[0], sb->res[1]);
         int exact = ok && memcmp(sb->res[0], sb->res[1], j->sub_bytes[s]) == 0;
-        double t1 = ft_now();
+        double t1 = ft_now(), cpu = ft_trace_cpu(ctx) - c0;
         pthread_mutex_lock(&ctx->lock);
         ctx->rep.detect_s += t1 - t0;
-        ft_trace_add(ctx, FT_EV_COMPARE, blk->id, s, 1, -1, t0, t1);
+        ft_trace_add(ctx, FT_EV_COMPARE, blk->id, s, 1, -1,
+                     &(ft_trace_times){t0, t1, sb->last_in, cpu, -1.0, -1, -1});
         sb->agree[0][1] = sb->agree[1][0] = (int8_t)ok;
         if (ok) {
           if (!exact) ctx->rep.tolerated_sub_blocks++;
@@ -324,16 +327,17 @@ int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_
         acted = 1;
         int x = sb->nslots - 1;
         pthread_mutex_unlock(&ctx->lock);
-        double t0 = ft_now();
+        double c0 = ft_trace_cpu(ctx), t0 = ft_now();
         for (int y = 0; y < x; y++)
           if (sb->res[y])
             sb->agree[x][y] = sb->agree[y][x] = (int8_t)results_agree(ctx, j, s, sb->res[x], sb->res[y]);
-        double t1 = ft_now();
+        double t1 = ft_now(), cpu = ft_trace_cpu(ctx) - c0;
         pthread_mutex_lock(&ctx->lock);
         sb->judged = x;
         ctx->rep.votes++;
         ctx->rep.detect_s += t1 - t0;
-        ft_trace_add(ctx, FT_EV_VOTE, blk->id, s, x, -1, t0, t1);
+        ft_trace_add(ctx, FT_EV_VOTE, blk->id, s, x, -1,
+                     &(ft_trace_times){t0, t1, sb->last_in, cpu, -1.0, -1, -1});
         int win = -1;
         for (int a = 0; a <= x && win < 0; a++)
           for (int b = a + 1; b <= x; b++)

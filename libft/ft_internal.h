@@ -38,6 +38,7 @@ struct ft_task {
   int cancelled;
   int live;            /* still on the job's live list */
   double since;        /* dispatch time, for the timeout */
+  double ready;        /* trace: dispatch or last hand-over time */
   ft_task *qnext;      /* back-end queue link */
   ft_task *jnext;      /* job live-list link */
 };
@@ -50,6 +51,7 @@ typedef struct ft_sub {
   int8_t agree[FT_MAX_SLOTS][FT_MAX_SLOTS]; /* -1 unknown, 0/1 */
   int nslots;          /* slots used so far (2 + recompute attempts) */
   int judged;          /* highest slot already weighed */
+  double last_in;      /* trace: when its latest result was handed over */
   ft_sub_state state;
 } ft_sub;
 
@@ -85,6 +87,7 @@ typedef struct ft_worker {
   ft_task *urgent_head, *urgent_tail;
   ft_task *normal_head, *normal_tail;
   int64_t nresults;
+  double run_delay;    /* trace: run-queue delay at its last hand-over */
   int dead;
   int index;
   struct ft_ctx *ctx;
@@ -112,8 +115,20 @@ double ft_now(void);
 void ft_cond_init_mono(pthread_cond_t *c);
 /* Waits on c until signalled or `deadline` (ft_now() seconds). */
 void ft_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, double deadline);
+typedef struct ft_trace_times {
+  double t0, t1, ready, cpu_s, core_wait_s;
+  int cpu_at, cpu_end;
+} ft_trace_times;
+/* The CPU the calling thread runs on when ctx keeps a trace; -1 otherwise. */
+int ft_trace_on_cpu(const struct ft_ctx *ctx);
 void ft_trace_add(struct ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int slot,
-                  int worker, double t0, double t1);
+                  int worker, const ft_trace_times *tt);
+/* CPU time of the calling thread in seconds, only when ctx keeps a trace
+ * (0 otherwise: the untraced path makes no extra clock call). */
+double ft_trace_cpu(const struct ft_ctx *ctx);
+/* Run-queue delay of the calling thread so far in seconds when ctx keeps a
+ * trace and the kernel reports it; -1 otherwise. */
+double ft_trace_run_delay(const struct ft_ctx *ctx);
 const ft_kernel *ft_kernel_lookup(const struct ft_ctx *ctx, const char *name);
 void ft_task_unref(ft_task *t);
 void ft_job_unref(ft_job *j);
@@ -128,9 +143,11 @@ int ft_inject_stall_ms(const ft_inject *inj, int worker, int64_t n);
 int ft_inject_killed(const ft_inject *inj, int worker, int64_t n);
 
 /* dual.c: hands a computed result to its job (lock held). Takes ownership of
- * buf. compute_s is the worker's compute time; t0/t1 trace times. */
+ * buf. tt: when the worker computed it (t0, t1) and, for the trace, the CPU
+ * time it used meanwhile and its wait for a core (-1 unknown); `ready` is
+ * filled in here. */
 void ft_deliver(struct ft_ctx *ctx, ft_task *t, int sub, void *buf, int ninj, int kerr,
-                double t0, double t1);
+                ft_trace_times tt);
 
 /* pool.c: thread back-end */
 int ft_pool_start(struct ft_ctx *ctx, char *err, size_t errlen);

@@ -200,7 +200,8 @@ static int recv_results(ft_ctx *ctx, ft_mpi *m, int deliver) {
     }
     ft_task *t = m->pending;
     while (t && t->id != h.task_id) t = t->qnext;
-    if (t) ft_deliver(ctx, t, h.sub, buf, h.ninj, h.kerr, now - h.seconds, now);
+    if (t) ft_deliver(ctx, t, h.sub, buf, h.ninj, h.kerr,
+                          (ft_trace_times){now - h.seconds, now, 0, -1.0, -1.0, -1, -1});
     else free(buf);
     prune_pending(m);
     pthread_mutex_unlock(&ctx->lock);

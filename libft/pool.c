@@ -46,6 +46,7 @@ static void *worker_main(void *arg) {
   ft_worker *w = arg;
   ft_ctx *ctx = w->ctx;
   const ft_inject *inj = &ctx->opts.inject;
+  w->run_delay = ft_trace_run_delay(ctx);
   pthread_mutex_lock(&ctx->lock);
   for (;;) {
     while (!ctx->shutdown && !w->urgent_head && !w->normal_head)
@@ -72,9 +73,14 @@ static void *worker_main(void *arg) {
 
     void *buf = malloc(bytes);
     int ninj = 0;
-    double t0 = ft_now();
+    int on0 = ft_trace_on_cpu(ctx);
+    double c0 = ft_trace_cpu(ctx), t0 = ft_now();
     int kerr = buf ? ft_compute_sub(fn, kctx, &blk, sub, t->slot, inj, buf, &ninj) : FT_ERR_NOMEM;
-    double t1 = ft_now();
+    double t1 = ft_now(), cpu = ft_trace_cpu(ctx) - c0;
+    int on1 = ft_trace_on_cpu(ctx);
+    double rd = ft_trace_run_delay(ctx); /* w->run_delay is this thread's own */
+    double waited = rd >= 0 && w->run_delay >= 0 ? rd - w->run_delay : -1.0;
+    w->run_delay = rd;
 
     pthread_mutex_lock(&ctx->lock);
     if (--j->active == 0) pthread_cond_broadcast(&j->cond);
@@ -86,7 +92,7 @@ static void *worker_main(void *arg) {
     }
     int ms = ft_inject_stall_ms(inj, w->index, n);
     if (ms > 0) stall(ctx, w, ms);
-    ft_deliver(ctx, t, sub, buf, ninj, kerr, t0, t1);
+    ft_deliver(ctx, t, sub, buf, ninj, kerr, (ft_trace_times){t0, t1, 0, cpu, waited, on0, on1});
     if (urgent || t->cancelled || t->sub_next >= t->sub_end) {
       queue_remove(head, tail, t);
       ft_task_unref(t);

@@ -318,12 +318,28 @@ typedef enum {
 } ft_event_kind;
 
 /* Times are seconds on CLOCK_MONOTONIC of the master's process (MPI:
- * compute start is the receive time minus the worker's measured duration). */
+ * compute start is the receive time minus the worker's measured duration).
+ * `ready` is when the piece could have started: for a computation, when its
+ * task was dispatched (first sub-block) or its worker handed over the task's
+ * previous sub-block, so t0 - ready is time spent queued behind other work
+ * on that worker or waiting to be woken; for a comparison or a vote, when
+ * its last result was handed over, so t0 - ready is the master's reaction
+ * time. `cpu_s` is the CPU time the computing (or comparing) thread used in
+ * [t0, t1]. `core_wait_s` (computations only) is the time the worker
+ * thread spent runnable but without a core (the kernel's run-queue delay,
+ * /proc/thread-self/schedstat) from its previous hand-over to this one, so it
+ * covers the wait to start, the computation and the hand-over; it tells
+ * waiting for a core apart from waiting for something else. -1 where
+ * unknown (MPI workers; no schedstat). `cpu_at` is the CPU the thread
+ * started and `cpu_end` the one it ended on (-1 unknown), to see two
+ * replicas sharing a core. All cost nothing without a trace. */
 typedef struct ft_event {
   ft_event_kind kind;
   int64_t block;
   int sub, slot, worker;
   double t0, t1;
+  double ready, cpu_s, core_wait_s;
+  int cpu_at, cpu_end;
 } ft_event;
 
 /* Copies up to cap recorded events into ev (in recording order) and returns

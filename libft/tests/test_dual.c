@@ -200,6 +200,14 @@ static int overlap_case(ft_mode mode, int expect_overlap) {
   ft_event ev[1024];
   size_t n = ft_trace_get(ctx, ev, 1024);
   ASSERT_EQ_INT(n, 8 + 4); /* 4 sub-blocks x 2 replicas + 4 compares */
+  for (size_t i = 0; i < n; i++) {
+    /* the trace's queueing and CPU figures: a piece starts after it was
+     * ready, a thread uses at most its wall time (1 ms of clock slack), and a
+     * computation's wait for a core is measured (schedstat) or -1 */
+    ASSERT(ev[i].ready > 0 && ev[i].ready <= ev[i].t0 + 1e-6);
+    ASSERT(ev[i].cpu_s >= 0 && ev[i].cpu_s <= ev[i].t1 - ev[i].t0 + 1e-3);
+    if (ev[i].kind == FT_EV_COMPUTE) ASSERT(ev[i].core_wait_s >= 0 || ev[i].core_wait_s == -1.0);
+  }
   int overlaps = 0;
   for (int j = 0; j < 3; j++) {
     const ft_event *cmp = NULL;

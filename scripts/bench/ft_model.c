@@ -19,17 +19,41 @@
  * with C = time to compute one block directly and D = time to compare two
  * results of one block, both measured here.
  *
- * Usage: bench_ft_model [size] [tile] [iters] [callers] [workers]
+ * --trace FILE keeps libft's trace in the latency phase and writes one JSON
+ * line per event to FILE (per block: the caller's start/end; per sub-block:
+ * each replica's and recompute's ready/start/end/CPU time on which worker,
+ * each compare and vote). It also prints, per case, where each block's time
+ * went along its critical path (the chain of events that ended it, walked
+ * back from the last decision): CPU time of the computations on it, time their
+ * workers were runnable without a core (run-queue delay), time they waited to start
+ * (queued behind other work on their worker, or to be woken), hand-overs,
+ * the master's reaction and comparisons, dispatches. The parts add up to the
+ * block's latency exactly; how many blocks' worth of sub-block computations
+ * lie on the path (the model's 1 or 1.25); and the share of sub-blocks whose
+ * two replicas started on the same CPU (then they share one core). Without
+ * --trace no trace is kept.
+ * --latency-workers N: workers in the latency phase (default 3).
+ * --latency-only: skip the throughput phase.
+ * --pin: in the latency phase, worker thread i runs on CPU i only (i below
+ * the CPU count; the others float): two replicas on workers 0 and 1 then
+ * never share a core.
+ *
+ * Usage: bench_ft_model [--trace FILE] [--latency-workers N] [--latency-only] [--pin]
+ *                       [size] [tile] [iters] [callers] [workers]
  * Prints one JSON object per line.
  */
+#define _GNU_SOURCE /* sched_setaffinity, for --pin */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ft.h"
 
@@ -98,6 +122,7 @@ typedef struct {
   float *out;  /* n x n */
   atomic_long next;
   atomic_int errors;
+  double *bt;  /* NULL, or 2 per block: ft_run_block's start and end (trace) */
 } run_state;
 
 static void *caller_main(void *a) {
@@ -108,8 +133,10 @@ static void *caller_main(void *a) {
     long id = atomic_fetch_add(&S->next, 1);
     if (id >= R->nblocks) break;
     ft_block b = block_of(R, id);
+    if (S->bt) S->bt[2 * id] = now_s();
     int rc = S->ctx ? ft_run_block(S->ctx, &KERNEL, &R->kp, sizeof R->kp, &b, tile, NULL)
                     : slope_kernel(&R->kp, &b, 0, b.rows, tile);
+    if (S->bt) S->bt[2 * id + 1] = now_s();
     if (rc) atomic_fetch_add(&S->errors, 1);
     for (int64_t r = 0; r < b.rows; r++)
       memcpy(S->out + (b.row_off + r) * R->n + b.col_off, tile + r * b.cols, (size_t)b.cols * 4);
@@ -119,14 +146,18 @@ static void *caller_main(void *a) {
 }
 
 /* Runs the raster once; returns seconds, or -1 on an error. */
-static double run_raster(const raster *R, ft_ctx *ctx, int callers, float *out) {
-  run_state S = {R, ctx, out, 0, 0};
+static double run_raster_bt(const raster *R, ft_ctx *ctx, int callers, float *out, double *bt) {
+  run_state S = {R, ctx, out, 0, 0, bt};
   pthread_t th[64];
   double t0 = now_s();
   for (int i = 0; i < callers; i++) pthread_create(&th[i], NULL, caller_main, &S);
   for (int i = 0; i < callers; i++) pthread_join(th[i], NULL);
   double t = now_s() - t0;
   return atomic_load(&S.errors) ? -1.0 : t;
+}
+
+static double run_raster(const raster *R, ft_ctx *ctx, int callers, float *out) {
+  return run_raster_bt(R, ctx, callers, out, NULL);
 }
 
 typedef struct {
@@ -147,13 +178,261 @@ static const bcase CASES[] = {
 };
 #define NCASES (int)(sizeof CASES / sizeof CASES[0])
 
-static double run_case(const raster *R, const bcase *c, int workers, int callers, float *out,
-                       ft_report *rep) {
+/* ---- the trace: events out, and each block's critical path ---------------- */
+
+typedef struct {
+  FILE *f;         /* NULL: no trace */
+  ft_event *ev;    /* capacity cap */
+  size_t cap;
+  double *bt;      /* 2 per block */
+  int cores;       /* online CPUs */
+} tracer;
+
+/* Where a block's time went along its critical path, seconds. */
+typedef struct {
+  double lat, head, cpu, core_wait, queue, compute_wall, handover, react, decide, dispatch, tail;
+  double rc_queue, rc_core_wait, rc_wall; /* every recompute, on the path or not */
+  double rep_core_wait;                   /* both replicas, whole block */
+  double lat_p10, lat_p50; /* full blocks' latency quantiles: p10 is what the
+                            * method gets when other processes leave it be */
+  int64_t path_subs;              /* computations on the paths */
+  int64_t pairs, pairs_same_cpu; /* replica sub-block pairs; started on one CPU */
+  double own_excess; /* time-volume of our computations beyond the cores: the
+                      * most of the core waits that our own threads can cause */
+  int64_t n_rc;
+} path_sum;
+
+#define TR_SLOTS 16
+typedef struct {
+  const ft_event *comp[TR_SLOTS][4], *cmp[4], *vote[4][TR_SLOTS];
+} block_ev;
+
+static double cpu_of(const ft_event *e) { return e->cpu_s >= 0 ? e->cpu_s : e->t1 - e->t0; }
+static double wait_of(const ft_event *e) { return e->core_wait_s >= 0 ? e->core_wait_s : 0.0; }
+
+/* Walks back from the block's last decision (lock-free: the trace is a
+ * finished copy). Each step adds the gap before an event and the event
+ * itself, so the parts telescope to end - start. */
+static void walk_block(const block_ev *B, double start, double end, int basic, path_sum *P) {
+  const ft_event *D = NULL;
+  for (int s = 0; s < 4; s++) {
+    if (B->cmp[s] && (!D || B->cmp[s]->t1 > D->t1)) D = B->cmp[s];
+    for (int x = 0; x < TR_SLOTS; x++)
+      if (B->vote[s][x] && (!D || B->vote[s][x]->t1 > D->t1)) D = B->vote[s][x];
+  }
+  if (!D) return;
+  P->lat += end - start;
+  P->tail += end - D->t1;
+  for (int guard = 0; D && guard < 64; guard++) {
+    P->decide += D->t1 - D->t0;
+    const ft_event *X = NULL;
+    if (D->kind == FT_EV_COMPARE) {
+      /* FAST waits for this sub-block's two results, BASIC for all eight */
+      for (int s = basic ? 0 : D->sub; s <= (basic ? 3 : D->sub); s++)
+        for (int x = 0; x < 2; x++)
+          if (B->comp[x][s] && (!X || B->comp[x][s]->t1 > X->t1)) X = B->comp[x][s];
+    } else {
+      X = B->comp[D->slot][D->sub];
+    }
+    if (!X) return;
+    if (X->sub == D->sub) {
+      P->handover += D->ready - X->t1;
+      P->react += D->t0 - D->ready;
+    } else { /* BASIC: D->ready is its own sub-block's; X's hand-over counts as the master's */
+      P->react += D->t0 - X->t1;
+    }
+    D = NULL;
+    while (X) {
+      P->cpu += cpu_of(X);
+      P->path_subs++;
+      /* the run-queue delay is counted from the worker's previous hand-over,
+       * which may lie before this piece was ready: clip it to its span */
+      double span = (X->t1 - X->ready) + (X->slot < 2 && X->sub < 3 && B->comp[X->slot][X->sub + 1]
+                                              ? B->comp[X->slot][X->sub + 1]->ready - X->t1
+                                              : 0.0);
+      P->core_wait += wait_of(X) < span ? wait_of(X) : span;
+      P->compute_wall += X->t1 - X->t0;
+      P->queue += X->t0 - X->ready;
+      if (X->slot < 2 && X->sub > 0 && B->comp[X->slot][X->sub - 1]) {
+        const ft_event *Y = B->comp[X->slot][X->sub - 1];
+        P->handover += X->ready - Y->t1;
+        X = Y;
+      } else if (X->slot >= 2) {
+        D = X->slot == 2 ? B->cmp[X->sub] : B->vote[X->sub][X->slot - 1];
+        if (D) P->dispatch += X->ready - D->t1;
+        X = NULL;
+      } else {
+        P->head += X->ready - start;
+        X = NULL;
+      }
+    }
+  }
+}
+
+/* Integral over time of max(0, computations in progress - cores) for one
+ * block: when no more of our threads compute than there are cores, a wait
+ * for a core is caused by other processes. */
+static double own_excess(const block_ev *B, int cores) {
+  double t[2 * TR_SLOTS * 4];
+  int d[2 * TR_SLOTS * 4], n = 0;
+  for (int x = 0; x < TR_SLOTS; x++)
+    for (int s = 0; s < 4; s++)
+      if (B->comp[x][s]) {
+        t[n] = B->comp[x][s]->t0, d[n++] = 1;
+        t[n] = B->comp[x][s]->t1, d[n++] = -1;
+      }
+  for (int i = 1; i < n; i++) /* insertion sort: a few dozen points */
+    for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
+      double tt = t[k]; t[k] = t[k - 1]; t[k - 1] = tt;
+      int dd = d[k]; d[k] = d[k - 1]; d[k - 1] = dd;
+    }
+  double sum = 0;
+  int live = 0;
+  for (int i = 0; i < n; i++) {
+    if (i > 0 && live > cores) sum += (double)(live - cores) * (t[i] - t[i - 1]);
+    live += d[i];
+  }
+  return sum;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The q-quantile of v[0..n) (sorts v). */
+static double quantile(double *v, int64_t n, double q) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[(int64_t)(q * (double)(n - 1))];
+}
+
+static const char *EV_NAME[] = {"?", "compute", "compare", "vote"};
+
+/* Writes the case's events to the trace file and adds up its blocks' paths. */
+static void trace_case(const tracer *T, const raster *R, const char *name, int basic,
+                       ft_ctx *ctx, path_sum *P) {
+  size_t n = ft_trace_get(ctx, T->ev, T->cap);
+  if (n > T->cap) {
+    fprintf(stderr, "bench_ft_model: trace of %s truncated (%zu events)\n", name, n);
+    n = T->cap;
+  }
+  double base = T->bt[0];
+  block_ev *B = calloc((size_t)R->nblocks, sizeof *B);
+  for (size_t i = 0; i < n; i++) {
+    const ft_event *e = &T->ev[i];
+    if (e->block < 0 || e->block >= R->nblocks || e->sub < 0 || e->sub > 3 || e->slot < 0 ||
+        e->slot >= TR_SLOTS)
+      continue;
+    block_ev *b = &B[e->block];
+    if (e->kind == FT_EV_COMPUTE) b->comp[e->slot][e->sub] = e;
+    else if (e->kind == FT_EV_COMPARE) b->cmp[e->sub] = e;
+    else if (e->kind == FT_EV_VOTE) b->vote[e->sub][e->slot] = e;
+    fprintf(T->f,
+            "{\"case\":\"%s\",\"ev\":\"%s\",\"block\":%ld,\"sub\":%d,\"slot\":%d,"
+            "\"worker\":%d,\"ready_ms\":%.4f,\"t0_ms\":%.4f,\"t1_ms\":%.4f,\"cpu_ms\":%.4f,"
+            "\"core_wait_ms\":%.4f,\"cpu_at\":%d,\"cpu_end\":%d}\n",
+            name, EV_NAME[e->kind <= 3 ? e->kind : 0], (long)e->block, e->sub, e->slot, e->worker,
+            1e3 * (e->ready - base), 1e3 * (e->t0 - base), 1e3 * (e->t1 - base),
+            e->cpu_s >= 0 ? 1e3 * e->cpu_s : -1.0,
+            e->core_wait_s >= 0 ? 1e3 * e->core_wait_s : -1.0, e->cpu_at, e->cpu_end);
+    if (e->kind == FT_EV_COMPUTE) {
+      double wait = wait_of(e);
+      if (e->slot >= 2) {
+        P->rc_queue += e->t0 - e->ready;
+        P->rc_core_wait += wait;
+        P->rc_wall += e->t1 - e->t0;
+        P->n_rc++;
+      } else {
+        P->rep_core_wait += wait;
+      }
+    }
+  }
+  double *lat = malloc((size_t)R->nblocks * sizeof *lat);
+  int64_t nfull = 0;
+  for (int64_t id = 0; id < R->nblocks; id++) {
+    ft_block b = block_of(R, id);
+    if (b.rows == R->tile && b.cols == R->tile) lat[nfull++] = T->bt[2 * id + 1] - T->bt[2 * id];
+    fprintf(T->f, "{\"case\":\"%s\",\"ev\":\"block\",\"block\":%ld,\"t0_ms\":%.4f,\"t1_ms\":%.4f}\n",
+            name, (long)id, 1e3 * (T->bt[2 * id] - base), 1e3 * (T->bt[2 * id + 1] - base));
+    walk_block(&B[id], T->bt[2 * id], T->bt[2 * id + 1], basic, P);
+    P->own_excess += own_excess(&B[id], T->cores);
+    for (int sb = 0; sb < 4; sb++)
+      if (B[id].comp[0][sb] && B[id].comp[1][sb] && B[id].comp[0][sb]->cpu_at >= 0) {
+        P->pairs++;
+        P->pairs_same_cpu += B[id].comp[0][sb]->cpu_at == B[id].comp[1][sb]->cpu_at;
+      }
+  }
+  P->lat_p10 = nfull ? quantile(lat, nfull, 0.1) : 0.0;
+  P->lat_p50 = nfull ? quantile(lat, nfull, 0.5) : 0.0;
+  free(lat);
+  free(B);
+}
+
+/* Per block, ms and in C: the path's computations split into CPU time, wait
+ * for a core (run-queue delay) and the rest of their workers' time (woken
+ * late, lock, hand-over); then the master's part of the path. */
+static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks, double C,
+                            double C_p10) {
+  double k = 1.0 / (double)nblocks;
+  double worker_span = P->queue + P->compute_wall + P->handover;
+  double other = worker_span - P->cpu - P->core_wait;
+  double master = P->react + P->decide + P->dispatch + P->head + P->tail;
+  printf("{\"phase\":\"breakdown\",\"case\":\"%s\",\"per_block_ms\":{\"latency\":%.4f,"
+         "\"path_cpu\":%.4f,\"path_core_wait\":%.4f,\"path_worker_other\":%.4f,"
+         "\"path_queue\":%.4f,\"path_handover\":%.4f,\"path_react\":%.4f,"
+         "\"path_compare_vote\":%.4f,\"path_dispatch\":%.4f,\"head_tail\":%.4f,"
+         "\"recompute_queue\":%.4f,\"recompute_core_wait\":%.4f,\"recompute_wall\":%.4f,"
+         "\"replicas_core_wait\":%.4f,\"own_excess\":%.4f,\"p10\":%.4f,\"p50\":%.4f},\"p10_over_C_p10\":%.3f,\"replicas_same_cpu\":%.3f,\"path_blocks\":%.3f,\"in_C\":{\"latency\":%.3f,\"path_cpu\":%.3f,"
+         "\"path_core_wait\":%.3f,\"path_worker_other\":%.3f,\"path_master\":%.3f}}\n",
+         name, 1e3 * k * P->lat, 1e3 * k * P->cpu, 1e3 * k * P->core_wait, 1e3 * k * other,
+         1e3 * k * P->queue, 1e3 * k * P->handover, 1e3 * k * P->react, 1e3 * k * P->decide,
+         1e3 * k * P->dispatch, 1e3 * k * (P->head + P->tail),
+         P->n_rc ? 1e3 * P->rc_queue / (double)P->n_rc : 0.0,
+         P->n_rc ? 1e3 * P->rc_core_wait / (double)P->n_rc : 0.0,
+         P->n_rc ? 1e3 * P->rc_wall / (double)P->n_rc : 0.0, 1e3 * k * P->rep_core_wait, 1e3 * k * P->own_excess, 1e3 * P->lat_p10,
+         1e3 * P->lat_p50, P->lat_p10 / C_p10,
+         P->pairs ? (double)P->pairs_same_cpu / (double)P->pairs : -1.0,
+         (double)P->path_subs / (4.0 * (double)nblocks),
+         k * P->lat / C, k * P->cpu / C, k * P->core_wait / C, k * other / C, k * master / C);
+}
+
+/* --pin: the context's worker threads (every thread but this one, right
+ * after ft_ctx_create), in creation order, on CPU 0, 1, ...: one per CPU,
+ * the ones beyond the CPU count left free. An experiment: does placing two
+ * replicas on one core cost what the trace says? */
+static int tid_cmp(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+static void pin_workers(int cores) {
+  long tids[256];
+  int n = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d)) && n < 256;) {
+    long tid = atol(e->d_name);
+    if (tid > 0 && tid != (long)getpid()) tids[n++] = tid;
+  }
+  closedir(d);
+  qsort(tids, (size_t)n, sizeof *tids, tid_cmp);
+  for (int i = 0; i < n && i < cores; i++) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(i, &set);
+    if (sched_setaffinity((pid_t)tids[i], sizeof set, &set) != 0) perror("bench_ft_model: pin");
+  }
+}
+
+static double run_case_traced(const raster *R, const bcase *c, int workers, int callers,
+                              float *out, ft_report *rep, const tracer *T, path_sum *P,
+                              int pin) {
   ft_opts o;
   ft_opts_init(&o);
   o.mode = c->mode;
   o.workers = workers;
   o.inject.seed = 2024;
+  o.trace_capacity = T ? T->cap : 0;
   o.inject.flip_p = c->p;
   if (c->sub >= 0) {
     o.inject.n_exact = 1;
@@ -165,13 +444,31 @@ static double run_case(const raster *R, const bcase *c, int workers, int callers
     fprintf(stderr, "bench_ft_model: %s\n", err);
     return -1;
   }
-  double t = run_raster(R, ctx, callers, out);
+  if (pin) pin_workers((int)sysconf(_SC_NPROCESSORS_ONLN));
+  double t = run_raster_bt(R, ctx, callers, out, T ? T->bt : NULL);
   ft_report_get(ctx, rep);
+  if (T && t > 0) trace_case(T, R, c->name, c->mode == FT_MODE_DUAL_BASIC, ctx, P);
   ft_ctx_destroy(ctx);
   return t;
 }
 
+static double run_case(const raster *R, const bcase *c, int workers, int callers, float *out,
+                       ft_report *rep) {
+  return run_case_traced(R, c, workers, callers, out, rep, NULL, NULL, 0);
+}
+
 int main(int argc, char **argv) {
+  const char *trace_path = NULL;
+  int lat_workers = 3, latency_only = 0, pin = 0;
+  int na = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
+    else if (!strcmp(argv[i], "--latency-workers") && i + 1 < argc) lat_workers = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--latency-only")) latency_only = 1;
+    else if (!strcmp(argv[i], "--pin")) pin = 1;
+    else argv[na++] = argv[i];
+  }
+  argc = na;
   raster R;
   R.n = argc > 1 ? atol(argv[1]) : 4000;
   R.tile = argc > 2 ? atol(argv[2]) : 512;
@@ -179,8 +476,9 @@ int main(int argc, char **argv) {
   R.kp.iters = argc > 3 ? atoi(argv[3]) : 0;
   int callers = argc > 4 ? atoi(argv[4]) : 2;
   int workers = argc > 5 ? atoi(argv[5]) : 0;
-  if (R.n < 8 || R.tile < 4 || callers < 1 || callers > 64) {
-    fprintf(stderr, "usage: bench_ft_model [size] [tile] [iters] [callers] [workers]\n");
+  if (R.n < 8 || R.tile < 4 || callers < 1 || callers > 64 || lat_workers < 2) {
+    fprintf(stderr, "usage: bench_ft_model [--trace FILE] [--latency-workers N>=2] "
+                    "[--latency-only] [--pin] [size] [tile] [iters] [callers] [workers]\n");
     return 2;
   }
   R.nb_c = (R.n + R.tile - 1) / R.tile;
@@ -205,7 +503,7 @@ int main(int argc, char **argv) {
          "\"callers\":%d,\"seconds\":%.4f}\n",
          (long)R.n, (long)R.tile, (long)R.nblocks, callers, off);
   double clean = 0;
-  for (int i = 0; i < NCASES; i++) {
+  for (int i = 0; i < NCASES && !latency_only; i++) {
     ft_report rep;
     double t = run_case(&R, &CASES[i], workers, callers, out, &rep);
     if (i == 0) clean = t;
@@ -219,6 +517,27 @@ int main(int argc, char **argv) {
 
   /* latency phase: C, D, then one block at a time with a free third worker */
   double C = run_raster(&R, NULL, 1, ref) / (double)R.nblocks;
+  double C_cpu = 0; /* the same work's CPU time: what C is on an unloaded core */
+  double C_p10 = 0; /* 10th percentile of a full block's time: C when left alone */
+  {
+    float *tile = malloc((size_t)(R.tile * R.tile) * 4);
+    double *tb = malloc((size_t)R.nblocks * sizeof *tb);
+    int64_t nfull = 0; /* full tile x tile blocks only: edge blocks are smaller */
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    for (int64_t id = 0; id < R.nblocks; id++) {
+      ft_block b0 = block_of(&R, id);
+      double t0 = now_s();
+      slope_kernel(&R.kp, &b0, 0, b0.rows, tile);
+      if (b0.rows == R.tile && b0.cols == R.tile) tb[nfull++] = now_s() - t0;
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    C_p10 = nfull ? quantile(tb, nfull, 0.1) : 0.0;
+    free(tb);
+    C_cpu = ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec)) /
+            (double)R.nblocks;
+    free(tile);
+  }
   double D = 0;
   {
     float *a = malloc((size_t)(R.tile * R.tile) * 4), *b2 = malloc((size_t)(R.tile * R.tile) * 4);
@@ -240,21 +559,44 @@ int main(int argc, char **argv) {
     free(b2);
     if (k) return 1;
   }
-  printf("{\"phase\":\"model\",\"C_block_s\":%.6f,\"D_block_s\":%.6f,\"D_over_C\":%.4f}\n", C, D, D / C);
+  printf("{\"phase\":\"model\",\"C_block_s\":%.6f,\"C_cpu_block_s\":%.6f,\"C_p10_block_s\":%.6f,"
+         "\"D_block_s\":%.6f,\"D_over_C\":%.4f}\n",
+         C, C_cpu, C_p10, D, D / C);
   double model[NCASES] = {C + 0.25 * D, C, C + 0.25 * D, 1.25 * C + 0.25 * D, -1, C + D,
                           1.25 * C + D};
+  tracer T = {NULL, NULL, 0, NULL, (int)sysconf(_SC_NPROCESSORS_ONLN)}, *Tp = NULL;
+  if (trace_path) {
+    T.f = fopen(trace_path, "w");
+    T.cap = (size_t)R.nblocks * 32;
+    T.ev = malloc(T.cap * sizeof *T.ev);
+    T.bt = malloc((size_t)R.nblocks * 2 * sizeof *T.bt);
+    if (!T.f || !T.ev || !T.bt) {
+      fprintf(stderr, "bench_ft_model: cannot trace to %s\n", trace_path);
+      return 1;
+    }
+    Tp = &T;
+  }
   double lclean = 0;
   for (int i = 0; i < NCASES; i++) {
     ft_report rep;
-    double t = run_case(&R, &CASES[i], 3, 1, out, &rep) / (double)R.nblocks;
+    path_sum P;
+    memset(&P, 0, sizeof P);
+    double t = run_case_traced(&R, &CASES[i], lat_workers, 1, out, &rep, Tp, &P, pin) /
+               (double)R.nblocks;
     if (i == 0) lclean = t;
-    printf("{\"phase\":\"latency\",\"case\":\"%s\",\"workers\":3,\"block_s\":%.6f,"
+    printf("{\"phase\":\"latency\",\"case\":\"%s\",\"workers\":%d,\"block_s\":%.6f,"
            "\"ratio_to_C\":%.3f,\"ratio_to_clean_dual\":%.3f,",
-           CASES[i].name, t, t / C, t / lclean);
+           CASES[i].name, lat_workers, t, t / C, t / lclean);
     if (model[i] > 0) printf("\"model_s\":%.6f,\"model_ratio_to_C\":%.3f,", model[i], model[i] / C);
     printf("\"identical\":%s,\"recomputes\":%ld}\n",
            memcmp(ref, out, bytes) == 0 ? "true" : "false", (long)rep.recomputes);
+    if (Tp) print_breakdown(CASES[i].name, &P, R.nblocks, C, C_p10);
     fflush(stdout);
+  }
+  if (Tp) {
+    fclose(T.f);
+    free(T.ev);
+    free(T.bt);
   }
   free(R.grid);
   free(ref);
