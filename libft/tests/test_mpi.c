@@ -29,16 +29,19 @@ static void case_opts(int c, ft_opts *o, const MPI_Comm *comm) {
       o->inject.exact[0] = (ft_fault_at){FT_FAULT_FLIP, 3, 2, -1};
       break;
     case C_KILL:
-      o->timeout_ms = 300;
+      /* long enough that a live worker descheduled on a loaded machine (this
+       * suite runs beside other mpirun tests on 2 cores) is not taken for
+       * the killed one: 300 ms once left no responsive worker */
+      o->timeout_ms = 1500;
       o->inject.kill = 1;
       o->inject.kill_worker = nranks - 2; /* the last worker rank */
       o->inject.kill_after = 3;
       break;
     case C_STALL:
-      o->timeout_ms = 200;
+      o->timeout_ms = 1000; /* as for C_KILL; the stall stays well beyond it */
       o->inject.stall = 1;
       o->inject.stall_worker = 0;
-      o->inject.stall_ms = 700;
+      o->inject.stall_ms = 2500;
       o->inject.stall_after = 2;
       o->inject.stall_count = 2;
       break;

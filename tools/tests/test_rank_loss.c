@@ -114,6 +114,8 @@ static int bounded(const loss_run *L) {
 static int stopped(const char *inject, const char *args, int victim) {
   loss_run L;
   if (run_loss("", inject, args, victim, SIGSTOP, &L)) return 1;
+  /* mpirun's own lines say which rank ended how: kept for a failure's diagnosis */
+  if (L.r.code != 10) fprintf(stderr, "mpirun's stderr:\n%s\n", L.err);
   ASSERT_EQ_INT(L.r.code, 10);
   if (bounded(&L) || survivors_named(&L, victim) || no_output(victim)) return 1;
   return 0;
