@@ -12,6 +12,7 @@
 #include "coll_live.h"
 
 #include <cpl_progress.h>
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -57,7 +58,8 @@ const char *tf_common_values =
     "-b --band -of --format -co --co --threads --tile-size --rank-timeout --coll-timeout --ft --ft-tolerance "
     "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject";
 const char *tf_common_outputs = "--stats-json --ft-report";
-const char *tf_graph_values = "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up";
+const char *tf_graph_values =
+    "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up --mem --tmp";
 const char *tf_graph_outputs = "--aap-stats";
 
 int tf_usage_error(tf_cli *cli, const char *fmt, ...) {
@@ -85,6 +87,27 @@ int tf_parse_int(tf_cli *cli, const char *opt, const char *s, long lo, long hi, 
     return -1;
   }
   *out = v;
+  return 0;
+}
+
+int tf_parse_size(tf_cli *cli, const char *opt, const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  const double v = strtod(s, &end);
+  static const char units[] = "BKMGT";
+  const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+  double scale = 1 << 20; /* a plain number is MiB, as GDAL_CACHEMAX */
+  if (u && *u) {
+    scale = pow(1024.0, (double)(u - units));
+    end++;
+    if (u != units && (*end == 'i' || *end == 'I')) end++;
+    if (u != units && (*end == 'b' || *end == 'B')) end++;
+  }
+  if (!s[0] || end == s || *end || errno || !isfinite(v) || v <= 0 || v * scale >= 9.0e18) {
+    tf_usage_error(cli, "%s: '%s' is not a size (a positive number with B, K, M, G or T; plain numbers are MiB)", opt, s);
+    return -1;
+  }
+  *out = (int64_t)(v * scale);
   return 0;
 }
 
@@ -429,6 +452,11 @@ int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i) 
   } else if (!strcmp(a, "--aap-stats")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     g->aap_stats = v;
+  } else if (!strcmp(a, "--mem")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_size(cli, a, v, &g->mem)) return TF_ARG_ERROR;
+  } else if (!strcmp(a, "--tmp")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    g->tmp_dir = v;
   } else {
     return TF_ARG_UNKNOWN;
   }

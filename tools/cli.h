@@ -27,6 +27,9 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i);
 
 /* Strict number parsing: the whole string must be a number in range. */
 int tf_parse_int(tf_cli *cli, const char *opt, const char *s, long lo, long hi, long *out);
+/* A size for --mem: a positive number with B, K, M, G or T (powers of 1024);
+ * a plain number is MiB. 0, or -1 after a usage error. */
+int tf_parse_size(tf_cli *cli, const char *opt, const char *s, int64_t *out);
 int tf_parse_double(tf_cli *cli, const char *opt, const char *s, double *out);
 /* The value after an option, or an error if it is missing. */
 const char *tf_value(tf_cli *cli, int argc, char **argv, int *i);

@@ -26,6 +26,9 @@ static const char *usage =
     "  --straggler-ratio R    aap: hold fragments to the round of a neighbour R times\n"
     "                         slower per cell (less work, not faster; off by default)\n"
     "  --z-cache-mb MB        elevation tiles kept in memory (default 16)\n"
+    "  --mem SIZE             memory a run (each rank) may keep, e.g. 512M, 4G (default:\n"
+    "                         3/4 of what it may have); tile state beyond it is spilled\n"
+    "  --tmp DIR              folder for the spilled state (default: the output's)\n"
     "  --aap-stats FILE       per-worker engine statistics as JSON\n";
 
 /* What fill parses besides the common options; -z and -fel land here too. */

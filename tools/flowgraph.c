@@ -44,7 +44,9 @@ static const char *usage =
     "  --filled-in FILE, -fel FILE elevations for strmDrop and Slope (else the DEM, if given)\n"
     "  -nf DRIVER             OGR driver of --network\n"
     "Engine (as fill): --schedule, --staleness, --ds-max, --l-bottom, --l-up,\n"
-    "  --straggler-ratio, --cache-mb, --aap-stats\n";
+    "  --straggler-ratio, --cache-mb, --aap-stats\n"
+    "Memory (as fill): --mem SIZE (each stage, each rank; tile state beyond it is spilled\n"
+    "  to disk), --tmp DIR (the spill folder; default: the output's)\n";
 
 typedef struct {
   tr_flowgraph_opts o;

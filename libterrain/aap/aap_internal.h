@@ -98,6 +98,9 @@ int aap_stats_alloc(tr_aap_stats *s, const char *backend, const tr_aap_opts *o, 
 /* schedule.c */
 /* Earliest time f may start given the current state: now, a later time, or INFINITY. */
 double aap_start_time(const aap_core *c, int64_t f, double now);
+/* Among fragments allowed to start, whether f goes before best (-1: none yet):
+ * in memory before on disk (tr_aap_program.resident), then the lower round. */
+int aap_prefer(const aap_core *c, int64_t f, int64_t best);
 int64_t aap_rmin(const aap_core *c);
 uint64_t aap_mix(uint64_t x);
 

@@ -424,7 +424,7 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
     for (int64_t f = x->me; f < c->nf; f += x->size) {
       double t = aap_start_time(c, f, now);
       if (t <= now) {
-        if (best < 0 || c->f[f].round < c->f[best].round) best = f;
+        if (aap_prefer(c, f, best)) best = f;
       } else if (t < next) {
         next = t;
       }

@@ -156,3 +156,12 @@ double aap_start_time(const aap_core *c, int64_t f, double now) {
   if (T < base) return base;
   return T < deadline ? T : deadline;
 }
+
+int aap_prefer(const aap_core *c, int64_t f, int64_t best) {
+  if (best < 0) return 1;
+  if (c->p->resident) {
+    const int rf = c->p->resident(c->p->user, f) != 0, rb = c->p->resident(c->p->user, best) != 0;
+    if (rf != rb) return rf;
+  }
+  return c->f[f].round < c->f[best].round;
+}

@@ -138,7 +138,7 @@ int tr_aap_run_sim(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
           if (o->schedule == TR_AAP_SCHED_RANDOM) {
             rng = aap_mix(rng);
             if ((double)(rng >> 11) * (1.0 / 9007199254740992.0) * (double)nready < 1.0) best = f;
-          } else if (best < 0 || c.f[f].round < c.f[best].round) {
+          } else if (aap_prefer(&c, f, best)) {
             best = f;
           }
         } else if (st < INFINITY && c.f[f].wake_at != st) {

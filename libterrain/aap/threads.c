@@ -116,7 +116,7 @@ static void *worker(void *arg) {
         nready++;
         if (c->o.schedule == TR_AAP_SCHED_RANDOM) {
           if (urand(x) * (double)nready < 1.0) best = f; /* reservoir sampling */
-        } else if (best < 0 || c->f[f].round < c->f[best].round) {
+        } else if (aap_prefer(c, f, best)) {
           best = f;
         }
       } else if (t < next) {

@@ -187,7 +187,13 @@ static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   else s->vd = malloc((size_t)n * sizeof *s->vd), s->con = calloc((size_t)n, 1);
   if (x->prm.product == TR_UP_ORDER) s->ord = calloc((size_t)n, 1);
   int64_t *q = malloc((size_t)(g.h * g.w) * sizeof *q);
-  float *z = q && s->dir ? tr_graph_window(x->env, f) : NULL;
+  /* every per-cell array, so an out-of-core run may spill it between rounds (graph.h) */
+  const int kept = !tr_graph_keep(x->env, f, &s->dir, (size_t)n, NULL) &&
+                   !tr_graph_keep(x->env, f, &s->vu, (size_t)n * sizeof *s->vu, NULL) &&
+                   !tr_graph_keep(x->env, f, &s->vd, (size_t)n * sizeof *s->vd, NULL) &&
+                   !tr_graph_keep(x->env, f, &s->con, (size_t)n, NULL) &&
+                   !tr_graph_keep(x->env, f, &s->ord, (size_t)n, NULL);
+  float *z = q && s->dir && kept ? tr_graph_window(x->env, f) : NULL;
   if (!(s->vu || (s->vd && s->con)) || (x->prm.product == TR_UP_ORDER && !s->ord) || !z) {
     if (z) tr_graph_window_done(x->env, f, z);
     free(q);

@@ -93,7 +93,11 @@ static int basin_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
   s->lab = malloc((size_t)n * sizeof *s->lab);
   int64_t *q = malloc((size_t)(g.h * g.w) * sizeof *q);
   float *z = tr_graph_window(x->env, f);
-  int rc = !s->dir || !s->lab || !q || !z ? -1 : 0;
+  /* the per-cell arrays, so an out-of-core run may spill them between rounds (graph.h) */
+  int rc = !s->dir || !s->lab || !q || !z || tr_graph_keep(x->env, f, &s->dir, (size_t)n, NULL) ||
+                   tr_graph_keep(x->env, f, &s->lab, (size_t)n * sizeof *s->lab, NULL)
+               ? -1
+               : 0;
   if (!rc) rc = tr_d8_decode(x->env, f, &g, &x->lut, x->prm.encoding, x->prm.src, z, s->dir);
   for (int64_t i = 0; !rc && i < n; i++) s->lab[i] = UNKNOWN;
   int64_t nq = 0;

@@ -78,6 +78,10 @@ typedef struct tr_fill_opts {
   int has_nodata;               /* NaN is always NoData; this adds the value below */
   float nodata;
   size_t z_cache_bytes;         /* LRU cache of Z windows; 0 = reload every round */
+  int64_t state_budget;         /* out of core: W beyond this many bytes is spilled to a
+                                   file in spill_dir (graph.h); 0 = all in memory */
+  const char *spill_dir;
+  tr_state_store_stats *spill_stats; /* filled when given */
 } tr_fill_opts;
 
 /* Defaults: tiles 512 x 512, threads back-end, aap defaults, flat fill, no nodata value,

@@ -109,7 +109,9 @@ static int fill_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_rou
   fill_state *st = calloc(1, sizeof *st);
   if (!st) return -1;
   st->W = malloc((size_t)(pw * ph) * sizeof(float));
-  float *Z = st->W ? tr_graph_window(x->env, f) : NULL;
+  float *Z = st->W && !tr_graph_keep(x->env, f, &st->W, (size_t)(pw * ph) * sizeof(float), NULL)
+                 ? tr_graph_window(x->env, f)
+                 : NULL;
   fill_queues *q = Z ? q_get(x) : NULL;
   if (!q) {
     if (Z) tr_graph_window_done(x->env, f, Z);

@@ -126,6 +126,7 @@ typedef struct {
   field dl, dh;       /* per flat cell, by slot */
   uint8_t *eq;        /* per flat cell: bit k - 1 set when neighbour k is level with it */
   int32_t *ring_dl, *ring_dh; /* the halo ring, by ring_at() */
+  size_t nflat;       /* flat cells */
 } fd_state;
 
 typedef struct {
@@ -262,6 +263,7 @@ static fd_state *state_new(const tr_aap_frag *f, const float *Z) {
     s->rank[i] = acc;
     acc += (uint32_t)popcount64(s->bits[i]);
   }
+  s->nflat = acc;
   s->dl.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
   s->dh.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
   s->eq = malloc((size_t)acc + 1);
@@ -336,13 +338,33 @@ static int emit(tr_aap_round *rd, const fd_ctx *x, const tr_aap_frag *f, int64_t
   return tr_aap_emit(rd, (f->row0 + r - 1) * x->env->cols + (f->col0 + c - 1), &v);
 }
 
+/* Registers every array of s with the runner, so an out-of-core run may
+ * spill them between rounds (graph.h); the overflow tables by their
+ * capacity, which grows. 0 or -1. */
+static int state_keep(tr_graph_env *env, const tr_aap_frag *f, fd_state *s) {
+  const size_t nwords = (size_t)((s->h * s->w + 63) / 64), nring = (size_t)(2 * s->pw + 2 * s->h);
+  field *fl[2] = {&s->dl, &s->dh};
+  for (int k = 0; k < 2; k++)
+    if (tr_graph_keep(env, f, &fl[k]->a, (s->nflat + 1) * sizeof(uint16_t), NULL) ||
+        tr_graph_keep(env, f, &fl[k]->key, sizeof(uint32_t), &fl[k]->cap) ||
+        tr_graph_keep(env, f, &fl[k]->val, sizeof(int32_t), &fl[k]->cap))
+      return -1;
+  return tr_graph_keep(env, f, &s->bits, nwords * sizeof *s->bits, NULL) ||
+                 tr_graph_keep(env, f, &s->rank, nwords * sizeof *s->rank, NULL) ||
+                 tr_graph_keep(env, f, &s->eq, s->nflat + 1, NULL) ||
+                 tr_graph_keep(env, f, &s->ring_dl, nring * sizeof(int32_t), NULL) ||
+                 tr_graph_keep(env, f, &s->ring_dh, nring * sizeof(int32_t), NULL)
+             ? -1
+             : 0;
+}
+
 static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
   fd_ctx *x = user;
   float *Z = tr_graph_window(x->env, f);
   if (!Z) return -1;
   fd_state *s = state_new(f, Z);
   qvec sl = {0}, sh = {0}, fifo = {0};
-  int rc = s ? 0 : -1;
+  int rc = s && !state_keep(x->env, f, s) ? 0 : -1;
   const int64_t pw = f->cols + 2;
   for (int64_t r = 1; !rc && r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {

@@ -11,6 +11,7 @@
  */
 #include "graph.h"
 
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "dist.h"
 #include "memory.h"
@@ -53,6 +55,7 @@ void tr_graph_window_in_done(tr_graph_env *env, int k, const tr_aap_frag *f, flo
 
 typedef struct {
   tr_sink *sink;
+  tr_state_store *states; /* out of core: the programs' state beyond the budget; NULL: none */
   int64_t last_put;   /* the last fragment put, -1 before any */
   pthread_mutex_t mu; /* the program's failure below */
   int64_t fail_frag;  /* lowest fragment that reported a failure, -1 none */
@@ -73,6 +76,11 @@ int tr_graph_fail(tr_graph_env *env, const tr_aap_frag *f, int status, const cha
   }
   pthread_mutex_unlock(&ps->mu);
   return -1;
+}
+
+int tr_graph_keep(tr_graph_env *env, const tr_aap_frag *f, void *pp, size_t bytes, const size_t *count) {
+  put_state *ps = env->runner;
+  return ps->states ? tr_state_store_keep(ps->states, f->id, pp, bytes, count) : 0;
 }
 
 static int env_put(tr_graph_env *env, const tr_aap_frag *f, const void *cells) {
@@ -106,6 +114,96 @@ static int engine_run(const tr_aap_program *p, const tr_aap_layout *L, const tr_
   return TR_AAP_EINVAL;
 }
 
+/* ------------------------------------------------------- out of core */
+
+/* The program as the engine sees it in an out-of-core run: each callback
+ * pins its fragment's state in the state store around the program's own
+ * (restoring it from disk when it was spilled) and unpins it after (which
+ * may spill the least recently used fragments). The engine's state of a
+ * fragment is a box naming it; the program's state is inside. Assemble
+ * frees the program's state at once (the engine frees a fragment's state
+ * only after every fragment is assembled), so assembling does not read every
+ * spilled fragment back into memory at the same time. */
+typedef struct {
+  tr_aap_program in;
+  tr_state_store *ss;
+} ooc_prog;
+
+typedef struct {
+  int64_t f;
+  void *st;
+  int done;
+} ooc_box;
+
+static int ooc_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
+  ooc_prog *w = user;
+  ooc_box *b = calloc(1, sizeof *b);
+  if (!b) return -1;
+  b->f = f->id;
+  *state = b;
+  if (tr_state_store_pin(w->ss, f->id)) return -1;
+  const int rc = w->in.peval(w->in.user, f, &b->st, rd);
+  const int rc2 = tr_state_store_unpin(w->ss, f->id);
+  return rc ? rc : rc2;
+}
+
+static int ooc_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, const int64_t *cells,
+                       const void *values, tr_aap_round *rd) {
+  ooc_prog *w = user;
+  ooc_box *b = state;
+  if (tr_state_store_pin(w->ss, f->id)) return -1;
+  const int rc = w->in.inceval(w->in.user, f, b->st, n, cells, values, rd);
+  const int rc2 = tr_state_store_unpin(w->ss, f->id);
+  return rc ? rc : rc2;
+}
+
+static int ooc_assemble(void *user, const tr_aap_frag *f, void *state) {
+  ooc_prog *w = user;
+  ooc_box *b = state;
+  if (tr_state_store_pin(w->ss, f->id)) return -1;
+  const int rc = w->in.assemble ? w->in.assemble(w->in.user, f, b->st) : 0;
+  tr_state_store_drop(w->ss, f->id);
+  if (b->st && w->in.destroy) w->in.destroy(w->in.user, b->st);
+  b->st = NULL;
+  b->done = 1;
+  return rc;
+}
+
+static void ooc_destroy(void *user, void *state) {
+  ooc_prog *w = user;
+  ooc_box *b = state;
+  if (!b->done) {
+    /* a failed run: the arrays on disk are forgotten, the program frees the rest */
+    tr_state_store_drop(w->ss, b->f);
+    if (b->st && w->in.destroy) w->in.destroy(w->in.user, b->st);
+  }
+  free(b);
+}
+
+static int ooc_aggr(void *user, void *acc, const void *value) {
+  ooc_prog *w = user;
+  return w->in.aggr(w->in.user, acc, value);
+}
+
+static int ooc_resident(void *user, int64_t frag) {
+  ooc_prog *w = user;
+  return tr_state_store_resident(w->ss, frag);
+}
+
+static tr_aap_program ooc_wrap(ooc_prog *w) {
+  tr_aap_program p;
+  memset(&p, 0, sizeof p);
+  p.value_size = w->in.value_size;
+  p.user = w;
+  p.peval = ooc_peval;
+  p.inceval = ooc_inceval;
+  p.assemble = ooc_assemble;
+  p.destroy = ooc_destroy;
+  p.aggr = ooc_aggr;
+  p.resident = ooc_resident;
+  return p;
+}
+
 int tr_graph_exec(const tr_graph_program *prog, const void *params, const tr_aap_layout *L, tr_tile_store *store,
                   tr_sink *sink, const tr_graph_engine *eng, tr_aap_stats *stats, char *err, size_t errlen) {
   return tr_graph_exec_inputs(prog, params, L, &store, 1, sink, eng, stats, err, errlen, NULL);
@@ -114,12 +212,32 @@ int tr_graph_exec(const tr_graph_program *prog, const void *params, const tr_aap
 int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const tr_aap_layout *L,
                          tr_tile_store *const *stores, int nstores, tr_sink *sink, const tr_graph_engine *eng,
                          tr_aap_stats *stats, char *err, size_t errlen, int *prog_status) {
-  put_state ps = {sink, -1, PTHREAD_MUTEX_INITIALIZER, -1, 0, {{0}}};
+  put_state ps = {sink, NULL, -1, PTHREAD_MUTEX_INITIALIZER, -1, 0, {{0}}};
   tr_graph_env env = {L->rows, L->cols, L, stores[0], stores, nstores, sink->prod.has_nodata, sink->prod.nodata,
                       env_put, &ps};
   tr_aap_program p;
+  memset(&p, 0, sizeof p);
   int rc = prog->init(&p, &env, params) ? TR_AAP_ENOMEM : TR_AAP_OK;
-  if (!rc) rc = engine_run(&p, L, eng, stats, err, errlen);
+  ooc_prog w = {p, NULL};
+  if (!rc && eng->state_budget > 0) {
+    ps.states = w.ss = tr_state_store_create(L->nfrags, eng->state_budget, eng->spill_dir);
+    if (!ps.states) rc = TR_AAP_ENOMEM;
+  }
+  if (!rc) {
+    tr_aap_program run = ps.states ? ooc_wrap(&w) : p;
+    rc = engine_run(&run, L, eng, stats, err, errlen);
+  }
+  if (ps.states) {
+    /* the store's own failure (a full disk) is the cause of the round's */
+    const char *why = tr_state_store_error(ps.states);
+    if (rc && why[0] && ps.fail_frag < 0) {
+      set_err(err, errlen, why);
+      ps.fail_frag = L->nfrags;
+      ps.fail_status = strstr(why, strerror(ENOSPC)) ? TR_ENOSPC : TR_EOUTPUT;
+      snprintf(ps.fail.msg, sizeof ps.fail.msg, "%s", why);
+    }
+    if (eng->spill_stats) tr_state_store_get_stats(ps.states, eng->spill_stats);
+  }
   if (!rc && sink->status) rc = TR_AAP_EPROGRAM;
   if (prog_status) *prog_status = ps.fail_frag >= 0 ? ps.fail_status : 0;
   if (ps.fail_frag >= 0) set_err(err, errlen, ps.fail.msg);
@@ -134,6 +252,7 @@ int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const
       if (sink->mode != TR_SINK_SPREAD || tr_grid_owner(i, sink->nranks) == sink->rank) tr_sink_put(sink, i, st, &e, NULL);
   }
   prog->release(&p);
+  tr_state_store_destroy(ps.states);
   pthread_mutex_destroy(&ps.mu);
   return rc;
 }
@@ -202,20 +321,86 @@ static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_e
   return TR_OK;
 }
 
-/* What this rank keeps while program `prog` runs over its tiles of `job`: the
- * program's state over each owned fragment's padded window, the engine's
- * per-fragment message rings (about the perimeter in cells, each with its
- * value, cell index, dirty mark and snapshot), the tile store and GDAL
- * caches, and a fixed allowance for the process (libraries, MPI, threads). */
-static int64_t graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
+/* What this rank keeps while program `prog` runs over its tiles of `job`:
+ * fixed, the engine's per-fragment message rings (about the perimeter in
+ * cells, each with its value, cell index, dirty mark and snapshot), the tile
+ * store and GDAL caches, and an allowance for the process (libraries, MPI,
+ * threads); state, the program's state over each owned fragment's padded
+ * window, of which frag_max is the largest fragment's. */
+typedef struct {
+  int64_t fixed, state, frag_max;
+} graph_need;
+
+static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
   const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t vs = GDALGetDataTypeSizeBytes(prog->cell_type);
-  int64_t need = (int64_t)((cache_mb + 16.0) * (1 << 20)) + ((int64_t)64 << 20);
+  graph_need n = {(int64_t)((cache_mb + 16.0) * (1 << 20)) + ((int64_t)64 << 20), 0, 0};
   for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
-    need += (t.rows + 2) * (t.cols + 2) * cell + (2 * (t.rows + t.cols) + 4) * (2 * vs + 24) + 512;
+    const int64_t st = (t.rows + 2) * (t.cols + 2) * cell;
+    n.fixed += (2 * (t.rows + t.cols) + 4) * (2 * vs + 24) + 512;
+    n.state += st;
+    if (st > n.frag_max) n.frag_max = st;
   }
-  return need;
+  return n;
+}
+
+static double mib(int64_t b) { return (double)b / (1 << 20); }
+
+/* The out-of-core plan (man terrafort-fill, MEMORY): with everything in
+ * --mem, no state store (budget 0); else the budget of state kept in memory
+ * beside the fragments the engine is running (`pinned`), after checking that
+ * one round's working set fits and that the spill folder has room for the
+ * rest. The spill folder is --tmp or the output's. */
+static int memory_plan(const tr_graph_opts *g, const graph_need *need, int pinned, const char *dst, const char *what,
+                       char *spill_dir, size_t dirlen, int64_t *budget, tr_error *err) {
+  *budget = 0;
+  const int64_t mem = g->mem > 0 ? g->mem : tr_mem_available() / 4 * 3;
+  if (need->fixed + need->state <= mem) return TR_OK;
+  /* the rounds running, and room for one more fragment to be read back */
+  const int64_t min = need->fixed + (int64_t)(pinned + 1) * need->frag_max;
+  if (mem < min)
+    return tr_fail(err, TR_ENOMEM,
+                   "%s needs at least %.0f MiB of memory per process (%d round%s at once of tiles of %.1f MiB of "
+                   "state, and %.0f MiB of buffers), more than %s %.0f MiB: give more --mem, fewer --threads or "
+                   "a smaller --tile-size",
+                   what, mib(min), pinned, pinned == 1 ? "" : "s", mib(need->frag_max), mib(need->fixed),
+                   g->mem > 0 ? "--mem" : "the default --mem (3/4 of what this process may have),", mib(mem));
+  *budget = mem - need->fixed - (int64_t)pinned * need->frag_max;
+  if (g->tmp_dir && g->tmp_dir[0]) {
+    snprintf(spill_dir, dirlen, "%s", g->tmp_dir);
+  } else {
+    const char *slash = strrchr(dst, '/');
+    if (!slash) snprintf(spill_dir, dirlen, ".");
+    else if (slash == dst) snprintf(spill_dir, dirlen, "/");
+    else snprintf(spill_dir, dirlen, "%.*s", (int)(slash - dst), dst);
+  }
+  struct statvfs vs;
+  if (statvfs(spill_dir, &vs) != 0)
+    return tr_fail(err, TR_EOUTPUT, "cannot use '%s' for the state that does not fit in --mem: %s", spill_dir,
+                   strerror(errno));
+  const int64_t spill = need->state - *budget, avail = (int64_t)vs.f_bavail * (int64_t)vs.f_frsize;
+  if (spill > avail)
+    return tr_fail(err, TR_ENOSPC,
+                   "%s: %.2f GiB of state does not fit in %.0f MiB of memory and the rest, up to %.2f GiB, does "
+                   "not fit in '%s' either (%.2f GiB free): give more --mem or a --tmp folder with room",
+                   what, (double)need->state / (1 << 30), mib(mem), (double)spill / (1 << 30), spill_dir,
+                   (double)avail / (1 << 30));
+  return TR_OK;
+}
+
+/* The state store's figures as a second JSON line of --aap-stats. */
+static int state_stats_json(const tr_graph_engine *eng, const graph_need *need, const tr_state_store_stats *s,
+                            FILE *f) {
+  return fprintf(f,
+                 "{\"state_store\":{\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
+                 "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
+                 (long long)need->state, (long long)need->fixed, (long long)need->frag_max,
+                 (long long)eng->state_budget, (long long)s->peak_resident, (long long)s->spills,
+                 (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
+                 (long long)s->raw_written) < 0
+             ? -1
+             : 0;
 }
 
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
@@ -279,10 +464,15 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   void *params = calloc(1, prog->params_size ? prog->params_size : 1);
   tr_product prod = {prog->cell_type, 1, 0, 0, GDT_Unknown};
   st = params ? prepare(&job.in, opts, params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
+  char spill_dir[4096] = ".";
+  graph_need need = {0, 0, 0};
   if (!st) {
     char what[160];
     snprintf(what, sizeof what, "%s of a %lld x %lld raster", name, (long long)job.in.rows, (long long)job.in.cols);
-    st = tr_mem_check(graph_memory(prog, &job, cache_mb), what, err);
+    need = graph_memory(prog, &job, cache_mb);
+    st = memory_plan(g, &need, job.nranks > 1 ? 1 : eng.aap.threads, dst, what, spill_dir, sizeof spill_dir,
+                     &eng.state_budget, err);
+    eng.spill_dir = spill_dir;
   }
   st = tr_dist_agree(run, st, err);
   if (!st) st = tr_job_create(&job, dst, &prod, TR_SINK_SPREAD, 0.5, err);
@@ -323,6 +513,9 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     status = tr_fail(&e, TR_EINTERRUPTED, "interrupted");
   tr_aap_stats astats;
   memset(&astats, 0, sizeof astats);
+  tr_state_store_stats sstats;
+  memset(&sstats, 0, sizeof sstats);
+  eng.spill_stats = &sstats;
   /* all ranks run the engine or none does: one missing would leave the
    * others waiting */
   status = tr_dist_agree(run, status, &e);
@@ -351,7 +544,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
                        msg[0] ? msg : tr_aap_strerror(rc));
     if (!status && job.rank == 0 && g->aap_stats) {
       FILE *f = fopen(g->aap_stats, "w");
-      if (!f || tr_aap_stats_json(&astats, f) != 0)
+      if (!f || tr_aap_stats_json(&astats, f) != 0 || state_stats_json(&eng, &need, &sstats, f) != 0)
         status = tr_fail(&e, TR_EOUTPUT, "cannot write engine statistics '%s'", g->aap_stats);
       if (f) fclose(f);
     }

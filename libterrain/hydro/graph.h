@@ -20,6 +20,7 @@
 #include "aap.h"
 #include "raster.h"
 #include "sink.h"
+#include "state_store.h"
 #include "tile_store.h"
 
 typedef struct tr_graph_env tr_graph_env;
@@ -44,6 +45,16 @@ struct tr_graph_env {
  * line does not depend on the schedule. The callback then returns -1. */
 int tr_graph_fail(tr_graph_env *env, const tr_aap_frag *f, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Registers an array of fragment f's state (*pp: a malloc'd pointer of
+ * `bytes` bytes, or NULL) from inside one of f's rounds, so that an
+ * out-of-core run may spill it to disk between rounds (io/state_store.h):
+ * the runner then frees it and sets *pp to NULL, and restores it (at a new
+ * address) before f's next round. Programs keep per-fragment arrays only
+ * behind registered pointers and read them afresh in every round. With count
+ * non-NULL the size is elem x *count, read at each spill (an array that
+ * grows; bytes is then elem). 0, or -1 when out of memory. */
+int tr_graph_keep(tr_graph_env *env, const tr_aap_frag *f, void *pp, size_t bytes, const size_t *count);
 
 /* The padded input window of fragment f ((rows + 2) x (cols + 2), NaN for
  * NoData and outside), or NULL; give it back when the round ends. */
@@ -79,6 +90,12 @@ typedef struct {
   tr_graph_backend backend;
   const tr_aap_sim_opts *sim;    /* TR_GRAPH_SIM */
   void *mpi_comm;                /* TR_GRAPH_MPI: pointer to an MPI_Comm */
+  /* Out of core: fragments' registered state beyond state_budget bytes is
+   * spilled to a file in spill_dir (NULL: "."); 0: all kept in memory. The
+   * output's bytes do not depend on it. */
+  int64_t state_budget;
+  const char *spill_dir;
+  tr_state_store_stats *spill_stats; /* filled when given */
 } tr_graph_engine;
 
 /* Runs program `prog` with `params` over layout L on the chosen back-end;

@@ -264,6 +264,13 @@ typedef struct {
                                round of a neighbour this much slower per cell; 0: off */
   double cache_mb;          /* input tiles kept by the tile store; < 0: 16 MB */
   const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
+  /* Out of core (terrafort-fill(1), MEMORY): what a run (each rank under
+   * mpirun) may keep in memory; fragments' state beyond it is spilled to a
+   * file in tmp_dir. mem <= 0: 3/4 of the memory this rank may have
+   * (physical, cgroup, ulimit -v, shared by the node's ranks). tmp_dir NULL:
+   * the output's folder. */
+  int64_t mem;
+  const char *tmp_dir;
 } tr_graph_opts;
 
 void tr_graph_opts_init(tr_graph_opts *o);

@@ -76,10 +76,25 @@ static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int t
   o.nodata = nd;
   o.epsilon = epsilon;
   o.z_cache_bytes = (threads % 2) ? 0 : (size_t)1 << 20; /* both cache paths */
+  /* every other run out of core: W beyond 8 KiB spilled between rounds
+   * (most fragments on disk most of the time), which must not change a bit */
+  static int nrun;
+  const int spill = nrun++ % 2;
+  tr_state_store_stats ss = {0};
+  if (spill) {
+    o.state_budget = 8192;
+    o.spill_dir = ".";
+    o.spill_stats = &ss;
+  }
   char err[256] = "";
   for (int64_t i = 0; i < R * C; i++) w[i] = -12345.0f;
   int rc = tr_fill_array(&o, z, w, NULL, err, sizeof err);
   if (rc) fprintf(stderr, "fill failed: %d %s\n", rc, err);
+  if (!rc && spill && L->nfrags > 2 && (ss.spills == 0 || ss.restores == 0)) {
+    fprintf(stderr, "fill with a state budget of 8 KiB over %lld fragments spilled %lld and restored %lld\n",
+            (long long)L->nfrags, (long long)ss.spills, (long long)ss.restores);
+    return -1;
+  }
   return rc;
 }
 

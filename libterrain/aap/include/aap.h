@@ -165,6 +165,13 @@ typedef struct tr_aap_program {
   void (*destroy)(void *user, void *state);
   /* f_aggr: acc = aggr(acc, value). Returns 1 when acc changed, else 0. */
   int (*aggr)(void *user, void *acc, const void *value);
+  /* Optional: 0 when fragment frag's state is not in memory (spilled to disk
+   * by an out-of-core runner). Among fragments allowed to start, the engine
+   * runs those in memory first: one on disk waits while another can run (its
+   * delay stretch then has that reason), so the runner does not thrash. Called
+   * often and under the engine's lock: it must be cheap and take no lock the
+   * callbacks hold. NULL: all in memory. */
+  int (*resident)(void *user, int64_t frag);
 } tr_aap_program;
 
 /* ---- statistics --------------------------------------------------------------------- */
