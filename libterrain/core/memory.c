@@ -1,5 +1,5 @@
 /*
- * memory.c - what a rank may use, and the check before a run (see memory.h).
+ * memory.c - what a rank may use (see memory.h).
  */
 #include "memory.h"
 
@@ -25,6 +25,12 @@ static int64_t cgroup_limit(void) {
   return -1;
 }
 
+int tr_node_ranks(void) {
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const long n = local ? strtol(local, NULL, 10) : 1;
+  return n > 1 && n < 1000000 ? (int)n : 1;
+}
+
 int64_t tr_mem_available(void) {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   int64_t total = pages > 0 && page > 0 ? (int64_t)pages * page : (int64_t)1 << 32;
@@ -33,17 +39,7 @@ int64_t tr_mem_available(void) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (int64_t)rl.rlim_cur < total)
     total = (int64_t)rl.rlim_cur;
-  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  const long n = local ? strtol(local, NULL, 10) : 1;
-  if (n > 1) total /= n;
+  total /= tr_node_ranks();
   const int64_t floor = (int64_t)64 << 20;
   return total > floor ? total : floor;
-}
-
-int tr_mem_check(int64_t need, const char *what, tr_error *err) {
-  const int64_t have = tr_mem_available();
-  if (need <= have) return TR_OK;
-  const double gib = 1024.0 * 1024.0 * 1024.0;
-  return tr_fail(err, TR_ENOMEM, "%s needs about %.1f GiB of memory per rank; this rank may use %.1f GiB", what,
-                 (double)need / gib, (double)have / gib);
 }

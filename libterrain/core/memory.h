@@ -1,12 +1,11 @@
 /*
- * memory.h - how much memory a run may use, and the refusal when it needs more
- * (internal to libterrain).
+ * memory.h - how much memory a rank may use (internal to libterrain).
  *
  * A graph program keeps state for every cell its rank owns (fill: one float of
- * W per cell), so a DEM larger than memory would otherwise grow until the
- * kernel kills the process, or swap for hours. The runner asks first: the
- * estimate of what the run keeps against what this rank may have, and a run
- * that does not fit ends at once with TR_ENOMEM (exit 7) and both figures.
+ * W per cell). The graph runner plans a run against what this rank may have
+ * (hydro/graph.c): all in memory when it fits, else the state beyond --mem
+ * spilled to disk (io/state_store.h), and a refusal with the minimum when not
+ * even the rounds running fit.
  *
  * What a rank may have: the machine's physical memory, or the cgroup's limit
  * when a container sets a lower one, or the address-space limit (ulimit -v)
@@ -18,13 +17,11 @@
 
 #include <stdint.h>
 
-#include "error.h"
+/* Ranks of this job on this node (1 outside mpirun): they share its memory
+ * and its disks. */
+int tr_node_ranks(void);
 
 /* Bytes this process may use: see above. Never 0 (a floor of 64 MiB). */
 int64_t tr_mem_available(void);
-
-/* TR_OK when `need` bytes fit in tr_mem_available(); otherwise TR_ENOMEM with
- * a line naming `what`, the need and what is available, both in GiB. */
-int tr_mem_check(int64_t need, const char *what, tr_error *err);
 
 #endif

@@ -379,11 +379,13 @@ static int memory_plan(const tr_graph_opts *g, const graph_need *need, int pinne
   if (statvfs(spill_dir, &vs) != 0)
     return tr_fail(err, TR_EOUTPUT, "cannot use '%s' for the state that does not fit in --mem: %s", spill_dir,
                    strerror(errno));
-  const int64_t spill = need->state - *budget, avail = (int64_t)vs.f_bavail * (int64_t)vs.f_frsize;
+  /* the node's ranks share the folder's disk as they share its memory */
+  const int64_t spill = need->state - *budget,
+                avail = (int64_t)vs.f_bavail * (int64_t)vs.f_frsize / tr_node_ranks();
   if (spill > avail)
     return tr_fail(err, TR_ENOSPC,
                    "%s: %.2f GiB of state does not fit in %.0f MiB of memory and the rest, up to %.2f GiB, does "
-                   "not fit in '%s' either (%.2f GiB free): give more --mem or a --tmp folder with room",
+                   "not fit in '%s' either (%.2f GiB free for this rank): give more --mem or a --tmp folder with room",
                    what, (double)need->state / (1 << 30), mib(mem), (double)spill / (1 << 30), spill_dir,
                    (double)avail / (1 << 30));
   return TR_OK;
