@@ -135,6 +135,8 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         break;
       }
       out->aap.delay_max = ms / 1000.0;
+    } else if (!strcmp(kind, "spill-fail")) {
+      out->spill_fail = (int64_t)(after < 0 ? 0 : after) + 1;
     } else if (!strcmp(kind, "flip-launch") || !strcmp(kind, "touch")) {
       tr_launch_inject *li = &out->launch;
       const int touch = kind[0] == 't';
@@ -157,7 +159,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "flip-launch, touch)",
+                   "spill-fail, flip-launch, touch)",
                    kind);
     }
   }

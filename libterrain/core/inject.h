@@ -14,6 +14,8 @@
  *   hold:rank=R,ms=M                  rank R waits M ms before handing its first tile to the sink
  *   slow:worker=W,factor=F            graph runs: worker W takes F times as long per round
  *   msg-delay:ms=M                    graph runs on threads: each message batch waits up to M ms
+ *   spill-fail:after=K                graph runs out of core (--mem): the spill after K spills fails
+ *                                     as an I/O error would (a disk gone bad mid-run)
  *   flip-launch:tile=T[,launch=L][,silent=1]   --ft replay: flip one bit of the output of launch L
  *                                     (0-based within tile T; default 0; tile -1: every tile) and
  *                                     report it, as ECC would; silent=1: do not report it (only
@@ -58,6 +60,7 @@ typedef struct tr_inject {
   tr_aap_inject aap;
   int delay_rank, delay_ms; /* delay_rank -1: none */
   int hold_rank, hold_ms;   /* hold_rank -1: none */
+  int64_t spill_fail;       /* the spill that fails, 1-based; 0: none */
 } tr_inject;
 
 /* Parses spec (NULL or "" injects nothing). */

@@ -89,7 +89,7 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
   }
 #endif
   tr_graph_engine eng = {o->aap,         (tr_graph_backend)o->backend, o->sim, o->mpi_comm,
-                         o->state_budget, o->spill_dir,                 o->spill_stats};
+                         o->state_budget, o->spill_dir,                 o->spill_stats, 0};
   tr_product prod = {GDT_Float32, 1, o->has_nodata, o->has_nodata ? o->nodata : NAN, GDT_Unknown};
   tr_sink sink;
   tr_error e = {{0}};

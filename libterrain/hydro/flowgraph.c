@@ -170,9 +170,19 @@ static void scratch_name(char name[4096], const char *path, const char *tag) {
 
 static int products(const tr_flowgraph_opts *o, const char *dir, const char *elev, tr_error *err);
 
-int tr_flowgraph(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
-  int st = check_opts(o, dem, err);
+int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
+  int st = check_opts(opts, dem, err);
   if (st) return st;
+  /* --aap-stats: every stage's lines, in order, in one file made afresh */
+  tr_flowgraph_opts oc = *opts;
+  const tr_flowgraph_opts *o = &oc;
+  if (oc.graph.aap_stats) {
+    if (tr_rank() == 0) {
+      FILE *f = fopen(oc.graph.aap_stats, "w");
+      if (f) fclose(f);
+    }
+    oc.graph.aap_stats_append = 1;
+  }
   if (o->dir_in) return products(o, o->dir_in, o->filled_in ? o->filled_in : dem, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,

@@ -222,6 +222,7 @@ int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const
   if (!rc && eng->state_budget > 0) {
     ps.states = w.ss = tr_state_store_create(L->nfrags, eng->state_budget, eng->spill_dir);
     if (!ps.states) rc = TR_AAP_ENOMEM;
+    else tr_state_store_inject_fail(ps.states, eng->spill_fail);
   }
   if (!rc) {
     tr_aap_program run = ps.states ? ooc_wrap(&w) : p;
@@ -392,12 +393,12 @@ static int memory_plan(const tr_graph_opts *g, const graph_need *need, int pinne
 }
 
 /* The state store's figures as a second JSON line of --aap-stats. */
-static int state_stats_json(const tr_graph_engine *eng, const graph_need *need, const tr_state_store_stats *s,
-                            FILE *f) {
+static int state_stats_json(const char *name, const tr_graph_engine *eng, const graph_need *need,
+                            const tr_state_store_stats *s, FILE *f) {
   return fprintf(f,
-                 "{\"state_store\":{\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
+                 "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
                  "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
-                 (long long)need->state, (long long)need->fixed, (long long)need->frag_max,
+                 name, (long long)need->state, (long long)need->fixed, (long long)need->frag_max,
                  (long long)eng->state_budget, (long long)s->peak_resident, (long long)s->spills,
                  (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
                  (long long)s->raw_written) < 0
@@ -460,6 +461,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   if (st) return tr_job_finish(&job, st, err);
   tr_io_cache_default(16);
   eng.aap.inject = job.inject.aap;
+  eng.spill_fail = job.inject.spill_fail;
   eng.aap.give_up = engine_give_up;
   eng.aap.give_up_user = (void *)run;
   const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
@@ -545,8 +547,8 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
       status = tr_fail(&e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", name, src,
                        msg[0] ? msg : tr_aap_strerror(rc));
     if (!status && job.rank == 0 && g->aap_stats) {
-      FILE *f = fopen(g->aap_stats, "w");
-      if (!f || tr_aap_stats_json(&astats, f) != 0 || state_stats_json(&eng, &need, &sstats, f) != 0)
+      FILE *f = fopen(g->aap_stats, g->aap_stats_append ? "a" : "w");
+      if (!f || tr_aap_stats_json(&astats, f) != 0 || state_stats_json(name, &eng, &need, &sstats, f) != 0)
         status = tr_fail(&e, TR_EOUTPUT, "cannot write engine statistics '%s'", g->aap_stats);
       if (f) fclose(f);
     }

@@ -96,6 +96,7 @@ typedef struct {
   int64_t state_budget;
   const char *spill_dir;
   tr_state_store_stats *spill_stats; /* filled when given */
+  int64_t spill_fail;            /* injected: this spill fails (1-based); 0: none */
 } tr_graph_engine;
 
 /* Runs program `prog` with `params` over layout L on the chosen back-end;

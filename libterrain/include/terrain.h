@@ -264,6 +264,7 @@ typedef struct {
                                round of a neighbour this much slower per cell; 0: off */
   double cache_mb;          /* input tiles kept by the tile store; < 0: 16 MB */
   const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
+  int aap_stats_append;     /* runs of several programs (flowgraph): each appends its lines */
   /* Out of core (terrafort-fill(1), MEMORY): what a run (each rank under
    * mpirun) may keep in memory; fragments' state beyond it is spilled to a
    * file in tmp_dir. mem <= 0: 3/4 of the memory this rank may have

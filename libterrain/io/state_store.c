@@ -45,6 +45,7 @@ struct tr_state_store {
   st_frag *f;
   atomic_uchar *on_disk;  /* the engine's hint, read without the lock */
   uint64_t clock;
+  int64_t fail_at, attempts; /* injected: spill number fail_at fails (0: none) */
   tr_state_store_stats st;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -331,9 +332,10 @@ int tr_state_store_unpin(tr_state_store *s, int64_t f) {
     }
     V->busy = 1;
     atomic_store_explicit(&s->on_disk[v], 1, memory_order_relaxed);
+    const int injected = ++s->attempts == s->fail_at;
     pthread_mutex_unlock(&s->mu);
     int64_t written = 0, raw = 0;
-    rc = spill_arrays(s, V, &written, &raw);
+    rc = injected ? (errno = EIO, -1) : spill_arrays(s, V, &written, &raw);
     const int e = errno;
     pthread_mutex_lock(&s->mu);
     V->busy = 0;
@@ -371,6 +373,12 @@ void tr_state_store_drop(tr_state_store *s, int64_t f) {
 
 int tr_state_store_resident(const tr_state_store *s, int64_t f) {
   return !atomic_load_explicit(&s->on_disk[f], memory_order_relaxed);
+}
+
+void tr_state_store_inject_fail(tr_state_store *s, int64_t nth) {
+  pthread_mutex_lock(&s->mu);
+  s->fail_at = nth;
+  pthread_mutex_unlock(&s->mu);
 }
 
 void tr_state_store_get_stats(tr_state_store *s, tr_state_store_stats *st) {

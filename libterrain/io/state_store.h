@@ -70,6 +70,10 @@ void tr_state_store_drop(tr_state_store *s, int64_t f);
  * hint for the engine's schedule, read without a lock. */
 int tr_state_store_resident(const tr_state_store *s, int64_t f);
 
+/* Fault injection (TERRAFORT_INJECT spill-fail): spill number nth (1-based;
+ * 0: none) fails as an I/O error would. */
+void tr_state_store_inject_fail(tr_state_store *s, int64_t nth);
+
 void tr_state_store_get_stats(tr_state_store *s, tr_state_store_stats *st);
 /* The first failure's line ("" when none). */
 const char *tr_state_store_error(tr_state_store *s);

@@ -116,3 +116,13 @@ set_tests_properties(cli_batch PROPERTIES FIXTURES_REQUIRED testdata
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_batch APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# out of core (--mem, --tmp): fill and every flowgraph product byte-identical to
+# the in-memory run with 1/4 and 1/16 of the state in memory; failures leave nothing.
+terrafort_add_test(cli_outofcore SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_outofcore.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap")
+set_tests_properties(cli_outofcore PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_outofcore APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()

@@ -1,0 +1,360 @@
+/*
+ * test_outofcore.c - fill and flowgraph with --mem below what they keep in
+ * memory (issue 13): the tile state beyond --mem is spilled to a file in
+ * --tmp and read back, and the outputs must be the same bytes as the run
+ * that kept everything in memory, for threads, tile sizes and ranks. The
+ * spill file is unlinked when made, so the --tmp folder is empty during and
+ * after every run, also one failed by an injected spill error or stopped by
+ * SIGTERM. Too little --mem is refused at once with the minimum, too little
+ * disk with the figures.
+ *
+ * --mem is set from the in-memory run's own figures (--aap-stats writes each
+ * program's "state_store" line: the state it keeps and the fixed part):
+ * fixed + state / 4 and fixed + state / 16, so a quarter and a sixteenth of
+ * the state fits. The figures of the spilling runs show that it spilled and
+ * read back, and that the state in memory stayed within the budget plus the
+ * fragments running.
+ */
+#include <gdal.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raster_check.h"
+#include "tr_test.h"
+
+static const char *dir, *tf;
+static char outdir[512], tmpdir[600], mpirun[256];
+
+static const char *opath(const char *name) {
+  static char p[8][1024];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
+  return p[k];
+}
+
+/* One "state_store" line of --aap-stats. */
+typedef struct {
+  char prog[32];
+  long long state, fixed, frag, budget, peak, spills, restores;
+} ss_line;
+
+static long long field(const char *line, const char *key) {
+  char k[64];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(line, k);
+  return p ? atoll(p + strlen(k)) : -1;
+}
+
+/* The state-store lines of stats file `path`; their count, or -1. */
+static int read_stats(const char *path, ss_line *out, int max) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[65536];
+  int n = 0;
+  while (n < max && fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, "\"state_store\":{\"program\":\"");
+    if (!p) continue;
+    ss_line *l = &out[n++];
+    p += strlen("\"state_store\":{\"program\":\"");
+    size_t len = strcspn(p, "\"");
+    snprintf(l->prog, sizeof l->prog, "%.*s", (int)len, p);
+    l->state = field(line, "state_bytes");
+    l->fixed = field(line, "fixed_bytes");
+    l->frag = field(line, "frag_max_bytes");
+    l->budget = field(line, "budget");
+    l->peak = field(line, "peak_resident");
+    l->spills = field(line, "spills");
+    l->restores = field(line, "restores");
+  }
+  fclose(f);
+  return n;
+}
+
+/* --mem so that 1/div of every stage's state fits beside its fixed part. */
+static long long mem_for(const ss_line *l, int n, int div) {
+  long long m = 0;
+  for (int i = 0; i < n; i++)
+    if (l[i].fixed + l[i].state / div > m) m = l[i].fixed + l[i].state / div;
+  return m;
+}
+
+/* A spilling run's figures: every line of a program in `must` spilled and
+ * read back, within budget + (pinned + 1) fragments. */
+static int check_spilled(const ss_line *l, int n, const char *must, int pinned, const char *what) {
+  int seen = 0;
+  for (int i = 0; i < n; i++) {
+    if (!strstr(must, l[i].prog)) continue;
+    seen++;
+    if (l[i].budget <= 0 || l[i].spills <= 0 || l[i].restores <= 0 ||
+        l[i].peak > l[i].budget + (long long)(pinned + 1) * l[i].frag) {
+      fprintf(stderr, "%s: %s: budget %lld, spills %lld, restores %lld, peak %lld (fragment %lld)\n", what,
+              l[i].prog, l[i].budget, l[i].spills, l[i].restores, l[i].peak, l[i].frag);
+      return 0;
+    }
+  }
+  if (!seen) fprintf(stderr, "%s: no state-store line of %s\n", what, must);
+  return seen > 0;
+}
+
+static int tmp_empty(const char *what) {
+  const int n = rc_count_entries(tmpdir);
+  if (n != 0) fprintf(stderr, "%s: %d entries left in %s\n", what, n, tmpdir);
+  return n == 0;
+}
+
+/* fill of the demo DEM: in memory, then with a quarter and a sixteenth of W
+ * in memory, for 1 and 2 threads, even and uneven tiles, and 2 ranks. */
+static int test_fill_same_bytes(void) {
+  const int threads[] = {1, 2}, tiles[] = {128, 100};
+  for (int t = 0; t < 2; t++)
+    for (int s = 0; s < 2; s++) {
+      char c[4096];
+      snprintf(c, sizeof c, "'%s' fill -q --threads %d --tile-size %d --aap-stats '%s' '%s/demo.tif' '%s'", tf,
+               threads[t], tiles[s], opath("ref.json"), dir, opath("ref.tif"));
+      ASSERT_EQ_INT(rc_run(c, NULL), 0);
+      ss_line l[8];
+      const int n = read_stats(opath("ref.json"), l, 8);
+      ASSERT_EQ_INT(n, 1);
+      ASSERT(l[0].budget == 0 && l[0].spills == 0); /* the default --mem holds it */
+      for (int div = 4; div <= 16; div *= 4) {
+        snprintf(c, sizeof c,
+                 "'%s' fill -q --threads %d --tile-size %d --mem %lldB --tmp '%s' --aap-stats '%s' '%s/demo.tif' "
+                 "'%s'",
+                 tf, threads[t], tiles[s], mem_for(l, n, div), tmpdir, opath("ooc.json"), dir, opath("ooc.tif"));
+        ASSERT_EQ_INT(rc_run(c, NULL), 0);
+        char what[128];
+        snprintf(what, sizeof what, "fill, %d threads, tiles of %d, 1/%d of W in memory", threads[t], tiles[s], div);
+        ss_line o[8];
+        ASSERT(read_stats(opath("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", threads[t], what));
+        if (!rc_same_file(opath("ref.tif"), opath("ooc.tif"))) {
+          fprintf(stderr, "%s: not the in-memory bytes\n", what);
+          return 1;
+        }
+        ASSERT(tmp_empty(what));
+      }
+    }
+  if (mpirun[0]) {
+    /* each rank spills its own fragments: --mem is per rank */
+    char c[4096];
+    ss_line l[8];
+    snprintf(c, sizeof c, "'%s' fill -q --threads 1 --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", tf,
+             opath("ref.json"), dir, opath("ref.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT_EQ_INT(read_stats(opath("ref.json"), l, 8), 1);
+    snprintf(c, sizeof c,
+             "%s -n 2 '%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --aap-stats '%s' "
+             "'%s/demo.tif' '%s'",
+             mpirun, tf, mem_for(l, 1, 16), tmpdir, opath("ooc.json"), dir, opath("ooc.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ss_line o[8];
+    ASSERT(read_stats(opath("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", 1, "fill, mpirun -n 2"));
+    ASSERT(rc_same_file(opath("ref.tif"), opath("ooc.tif")));
+    ASSERT(tmp_empty("fill, mpirun -n 2"));
+  }
+  return 0;
+}
+
+/* The network as text, to compare two runs' features. */
+static int network_csv(const char *gpkg, const char *csv) {
+  char c[4096];
+  unlink(csv);
+  snprintf(c, sizeof c, "ogr2ogr -f CSV '%s' '%s' -lco GEOMETRY=AS_WKT", csv, gpkg);
+  return rc_run(c, NULL);
+}
+
+static const char *const products[] = {"dir", "acc", "src", "ord", "w"};
+#define NPRODUCTS 5
+
+static int flowgraph(const char *prefix, const char *tag, const char *flags) {
+  char c[8192];
+  snprintf(c, sizeof c,
+           "%s '%s' flowgraph -q --tile-size 128 --cache-mb 0 %s '%s/demo.tif' --dir '%s' --acc '%s' --streams '%s' "
+           "--order '%s' "
+           "--basins '%s' --network '%s' --aap-stats '%s'",
+           prefix, tf, flags, dir, opath("dir.tif"), opath("acc.tif"), opath("src.tif"), opath("ord.tif"),
+           opath("w.tif"), opath("net.gpkg"), opath("fg.json"));
+  const int rc = rc_run(c, NULL);
+  if (rc) return rc;
+  for (int i = 0; i < NPRODUCTS; i++) {
+    char a[64], b[64];
+    snprintf(a, sizeof a, "%s.tif", products[i]);
+    snprintf(b, sizeof b, "%s_%s.tif", products[i], tag);
+    if (rename(opath(a), opath(b))) return -1;
+  }
+  char csv[64];
+  snprintf(csv, sizeof csv, "net_%s.csv", tag);
+  return network_csv(opath("net.gpkg"), opath(csv)) ? -1 : 0;
+}
+
+static int same_products(const char *a, const char *b, const char *what) {
+  for (int i = 0; i < NPRODUCTS; i++) {
+    char x[64], y[64];
+    snprintf(x, sizeof x, "%s_%s.tif", products[i], a);
+    snprintf(y, sizeof y, "%s_%s.tif", products[i], b);
+    if (!rc_same_file(opath(x), opath(y))) {
+      fprintf(stderr, "%s: %s differs\n", what, products[i]);
+      return 0;
+    }
+  }
+  char x[64], y[64];
+  snprintf(x, sizeof x, "net_%s.csv", a);
+  snprintf(y, sizeof y, "net_%s.csv", b);
+  if (!rc_same_file(opath(x), opath(y))) {
+    fprintf(stderr, "%s: the network differs\n", what);
+    return 0;
+  }
+  return 1;
+}
+
+/* Every flowgraph product from the raw DEM (fill, flats, directions, then
+ * accumulation, streams, order, basins, network): the same bytes with a
+ * quarter and a sixteenth of each stage's state in memory, on 2 threads and
+ * on 2 ranks; fill's and the accumulation's state really spilled. (No input
+ * tile cache, so that every stage's fixed part is about the same and one
+ * --mem leaves each stage about its share.) */
+static int test_flowgraph_same_bytes(void) {
+  ASSERT_EQ_INT(flowgraph("", "ref", "--threads 2"), 0);
+  ss_line l[16];
+  const int n = read_stats(opath("fg.json"), l, 16);
+  ASSERT(n >= 4); /* fill, flowdir, then the products' programs */
+  for (int div = 4; div <= 16; div *= 4) {
+    char flags[1024], tag[16], what[128];
+    snprintf(flags, sizeof flags, "--threads 2 --mem %lldB --tmp '%s'", mem_for(l, n, div), tmpdir);
+    snprintf(tag, sizeof tag, "d%d", div);
+    snprintf(what, sizeof what, "flowgraph, 1/%d of the state in memory", div);
+    ASSERT_EQ_INT(flowgraph("", tag, flags), 0);
+    ss_line o[16];
+    const int m = read_stats(opath("fg.json"), o, 16);
+    ASSERT_EQ_INT(m, n);
+    ASSERT(check_spilled(o, m, "fill d8_up", 2, what));
+    ASSERT(same_products("ref", tag, what));
+    ASSERT(tmp_empty(what));
+  }
+  if (mpirun[0]) {
+    char prefix[512], flags[1024];
+    snprintf(prefix, sizeof prefix, "%s -n 2", mpirun);
+    snprintf(flags, sizeof flags, "--threads 1 --mem %lldB --tmp '%s'", mem_for(l, n, 16), tmpdir);
+    ASSERT_EQ_INT(flowgraph(prefix, "mpi", flags), 0);
+    ASSERT(same_products("ref", "mpi", "flowgraph, mpirun -n 2, 1/16 in memory"));
+    ASSERT(tmp_empty("flowgraph, mpirun -n 2"));
+  }
+  return 0;
+}
+
+/* A spill that fails mid-run (an injected I/O error), and SIGTERM mid-run:
+ * a clear error, no output, nothing in --tmp. */
+static int test_failures_leave_nothing(void) {
+  char c[4096], err[1024];
+  snprintf(err, sizeof err, "%s/ooc.stderr", outdir);
+  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", tf,
+           opath("ref.json"), dir, opath("ref.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ss_line l[8];
+  ASSERT_EQ_INT(read_stats(opath("ref.json"), l, 8), 1);
+  const long long mem = mem_for(l, 1, 16);
+  unlink(opath("bad.tif"));
+  snprintf(c, sizeof c,
+           "'%s' fill --threads 2 --tile-size 128 --mem %lldB --tmp '%s' --inject spill-fail:after=5 '%s/demo.tif' "
+           "'%s'",
+           tf, mem, tmpdir, dir, opath("bad.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 4);
+  ASSERT(strstr(rc_slurp(err), "cannot spill state") != NULL);
+  ASSERT(access(opath("bad.tif"), F_OK) != 0);
+  ASSERT(tmp_empty("fill, failed spill"));
+
+  /* flowgraph: the failure in its accumulation stage leaves none of the products */
+  snprintf(c, sizeof c,
+           "'%s' flowgraph --threads 2 --tile-size 128 --mem %lldB --tmp '%s' --inject spill-fail:after=40 "
+           "'%s/demo.tif' --acc '%s' --basins '%s'",
+           tf, mem, tmpdir, dir, opath("bad_acc.tif"), opath("bad_w.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 4);
+  ASSERT(strstr(rc_slurp(err), "cannot spill state") != NULL);
+  ASSERT(access(opath("bad_acc.tif"), F_OK) != 0 && access(opath("bad_w.tif"), F_OK) != 0);
+  ASSERT(tmp_empty("flowgraph, failed spill"));
+
+  /* SIGTERM mid-run (its one worker slowed down 40 times, so the run lasts
+   * seconds; a shell's background job ignores SIGINT, so SIGTERM, which
+   * terrafort handles the same way): exit 8, and the folder was empty while
+   * it ran */
+  unlink(opath("int.tif"));
+  snprintf(c, sizeof c,
+           "'%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
+           "'%s/demo.tif' '%s' & pid=$!; sleep 1.5; n=$(ls -A '%s' | wc -l); kill -TERM $pid; wait $pid; rc=$?; "
+           "[ \"$n\" -eq 0 ] || rc=99; exit $rc",
+           tf, mem, tmpdir, dir, opath("int.tif"), tmpdir);
+  ASSERT_EQ_INT(rc_run(c, err), 8);
+  ASSERT(access(opath("int.tif"), F_OK) != 0);
+  ASSERT(tmp_empty("fill, SIGTERM"));
+  return 0;
+}
+
+/* Too little --mem for the rounds running: exit 7 at once, with the
+ * minimum. A --tmp that is not a folder, or too small for the spill (a
+ * 64 KiB tmpfs; needs root, skipped otherwise): exit 4 with the figures. */
+static int test_refusals(void) {
+  char c[4096], err[1024];
+  snprintf(err, sizeof err, "%s/ooc.stderr", outdir);
+  snprintf(c, sizeof c, "'%s' fill --mem 1M '%s/demo.tif' '%s'", tf, dir, opath("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 7);
+  ASSERT(strstr(rc_slurp(err), "needs at least") && strstr(rc_slurp(err), "--mem 1 MiB"));
+  ASSERT(access(opath("small.tif"), F_OK) != 0);
+  snprintf(c, sizeof c, "'%s' fill --mem 0x '%s/demo.tif' '%s'", tf, dir, opath("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 2);
+  ASSERT(strstr(rc_slurp(err), "is not a size") != NULL);
+
+  snprintf(c, sizeof c, "'%s' fill -q --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", tf, opath("ref.json"),
+           dir, opath("ref.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ss_line l[8];
+  ASSERT_EQ_INT(read_stats(opath("ref.json"), l, 8), 1);
+  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s/none' '%s/demo.tif' '%s'", tf,
+           mem_for(l, 1, 16), outdir, dir, opath("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 4);
+  ASSERT(strstr(rc_slurp(err), "cannot use") != NULL);
+  ASSERT(access(opath("small.tif"), F_OK) != 0);
+
+  char mnt[700];
+  snprintf(mnt, sizeof mnt, "%s/mnt_small", outdir);
+  mkdir(mnt, 0755);
+  if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+    printf("skip: cannot mount a tmpfs here\n");
+    return 0;
+  }
+  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s' '%s/demo.tif' '%s'", tf, mem_for(l, 1, 16),
+           mnt, dir, opath("small.tif"));
+  const int rc = rc_run(c, err);
+  const int entries = rc_count_entries(mnt);
+  umount(mnt);
+  const char *e = rc_slurp(err);
+  if (rc != 4 || !strstr(e, "does not fit in") || !strstr(e, "GiB free") || entries != 0) {
+    fprintf(stderr, "small --tmp: exit %d, %d entries, stderr: %s\n", rc, entries, e);
+    return 1;
+  }
+  ASSERT(access(opath("small.tif"), F_OK) != 0);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  dir = argv[1];
+  tf = argv[2];
+  GDALAllRegister();
+  signal(SIGPIPE, SIG_IGN);
+  snprintf(outdir, sizeof outdir, "%s/../out_outofcore", dir);
+  mkdir(outdir, 0755);
+  snprintf(tmpdir, sizeof tmpdir, "%s/spill", outdir);
+  mkdir(tmpdir, 0755);
+#ifdef TERRAFORT_HAVE_MPI
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
+    snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
+#endif
+  static const tr_test_case cases[] = {TR_TEST(test_fill_same_bytes), TR_TEST(test_flowgraph_same_bytes),
+                                       TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
