@@ -291,6 +291,23 @@ static int test_failures_leave_nothing(void) {
   ASSERT_EQ_INT(rc_run(c, err), 8);
   ASSERT(access(opath("int.tif"), F_OK) != 0);
   ASSERT(tmp_empty("fill, SIGTERM"));
+
+  /* SIGINT, as Ctrl-C sends it (from a parent that does not ignore it, as
+   * a shell's background job would), and SIGKILL, which nothing can catch:
+   * the spill file was never in the folder */
+  const char *sigs[] = {"INT", "KILL"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(c, sizeof c,
+             "/usr/bin/python3 -c \"import subprocess, signal, sys, time, os\n"
+             "p = subprocess.Popen(sys.argv[1:])\ntime.sleep(1.5)\nn = len(os.listdir('%s'))\n"
+             "p.send_signal(signal.SIG%s)\nrc = p.wait()\nsys.exit(99 if n else (128 - rc if rc < 0 else rc))\" "
+             "'%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
+             "'%s/demo.tif' '%s'",
+             tmpdir, sigs[k], tf, mem, tmpdir, dir, opath("int.tif"));
+    ASSERT_EQ_INT(rc_run(c, err), k ? 128 + SIGKILL : 8);
+    ASSERT(access(opath("int.tif"), F_OK) != 0);
+    ASSERT(tmp_empty(sigs[k]));
+  }
   return 0;
 }
 
