@@ -31,6 +31,8 @@ const char *tf_common_help =
     "  -q, --quiet             no progress line\n"
     "  --threads N             worker threads, 1..4096, at most 4 per core (default: all cores)\n"
     "  --tile-size N           cells per tile side (default 512)\n"
+    "  --mem SIZE              memory the run (each rank) may keep, e.g. 512M, 4G (default:\n"
+    "                          3/4 of what it may have); fill and flowgraph spill beyond it\n"
     "  --stats                 write min/max/mean/stddev as band metadata\n"
     "  --stats-json FILE       write the statistics and the collective's report as JSON\n"
     "  --coll-timeout MS       timeout-aggregation threshold for statistics\n"
@@ -55,11 +57,11 @@ const char *tf_common_help =
  * above that take a value, and those whose value is a file written. Keep in
  * step with tf_cli_common and tf_graph_flag. */
 const char *tf_common_values =
-    "-b --band -of --format -co --co --threads --tile-size --rank-timeout --coll-timeout --ft --ft-tolerance "
+    "-b --band -of --format -co --co --threads --tile-size --mem --rank-timeout --coll-timeout --ft --ft-tolerance "
     "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject";
 const char *tf_common_outputs = "--stats-json --ft-report";
 const char *tf_graph_values =
-    "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up --mem --tmp";
+    "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up --tmp";
 const char *tf_graph_outputs = "--aap-stats";
 
 int tf_usage_error(tf_cli *cli, const char *fmt, ...) {
@@ -195,6 +197,10 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
   if (is(cli, a, "--threads")) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--threads", v, 1, 4096, &n)) return TF_ARG_ERROR;
     run->threads = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--mem")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_size(cli, "--mem", v, &run->mem)) return TF_ARG_ERROR;
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--tile-size")) {
@@ -452,8 +458,6 @@ int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i) 
   } else if (!strcmp(a, "--aap-stats")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     g->aap_stats = v;
-  } else if (!strcmp(a, "--mem")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_size(cli, a, v, &g->mem)) return TF_ARG_ERROR;
   } else if (!strcmp(a, "--tmp")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     g->tmp_dir = v;

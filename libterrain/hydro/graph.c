@@ -353,10 +353,11 @@ static double mib(int64_t b) { return (double)b / (1 << 20); }
  * beside the fragments the engine is running (`pinned`), after checking that
  * one round's working set fits and that the spill folder has room for the
  * rest. The spill folder is --tmp or the output's. */
-static int memory_plan(const tr_graph_opts *g, const graph_need *need, int pinned, const char *dst, const char *what,
-                       char *spill_dir, size_t dirlen, int64_t *budget, tr_error *err) {
+static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const graph_need *need, int pinned,
+                       const char *dst, const char *what, char *spill_dir, size_t dirlen, int64_t *budget,
+                       tr_error *err) {
   *budget = 0;
-  const int64_t mem = g->mem > 0 ? g->mem : tr_mem_available() / 4 * 3;
+  const int64_t mem = run->mem > 0 ? run->mem : tr_mem_available() / 4 * 3;
   if (need->fixed + need->state <= mem) return TR_OK;
   /* the rounds running, and room for one more fragment to be read back */
   const int64_t min = need->fixed + (int64_t)(pinned + 1) * need->frag_max;
@@ -366,7 +367,7 @@ static int memory_plan(const tr_graph_opts *g, const graph_need *need, int pinne
                    "state, and %.0f MiB of buffers), more than %s %.0f MiB: give more --mem, fewer --threads or "
                    "a smaller --tile-size",
                    what, mib(min), pinned, pinned == 1 ? "" : "s", mib(need->frag_max), mib(need->fixed),
-                   g->mem > 0 ? "--mem" : "the default --mem (3/4 of what this process may have),", mib(mem));
+                   run->mem > 0 ? "--mem" : "the default --mem (3/4 of what this process may have),", mib(mem));
   *budget = mem - need->fixed - (int64_t)pinned * need->frag_max;
   if (g->tmp_dir && g->tmp_dir[0]) {
     snprintf(spill_dir, dirlen, "%s", g->tmp_dir);
@@ -474,7 +475,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     char what[160];
     snprintf(what, sizeof what, "%s of a %lld x %lld raster", name, (long long)job.in.rows, (long long)job.in.cols);
     need = graph_memory(prog, &job, cache_mb);
-    st = memory_plan(g, &need, job.nranks > 1 ? 1 : eng.aap.threads, dst, what, spill_dir, sizeof spill_dir,
+    st = memory_plan(run, g, &need, job.nranks > 1 ? 1 : eng.aap.threads, dst, what, spill_dir, sizeof spill_dir,
                      &eng.state_budget, err);
     eng.spill_dir = spill_dir;
   }

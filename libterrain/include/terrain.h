@@ -86,6 +86,13 @@ typedef struct {
   const char *const *creation_options; /* NULL-terminated "KEY=VALUE" list */
   int threads;              /* 0: all cores */
   int tile_size;            /* cells per tile side; 0: default (512) */
+  /* What this run (each rank under mpirun) may keep in memory, bytes. Local
+   * kernels stream tiles: a run that cannot fit its tile buffers is refused,
+   * and the GDAL cache shrinks to fit. Graph programs spill tile state beyond
+   * it to disk (tr_graph_opts.tmp_dir). 0: 3/4 of what this rank may have
+   * (physical memory, or a cgroup's or ulimit -v's limit, shared by the
+   * node's ranks). */
+  int64_t mem;
   tr_progress_fn progress;  /* may be NULL */
   void *progress_user;
   /* Global statistics of the output (libcoll): written as STATISTICS_*
@@ -265,12 +272,9 @@ typedef struct {
   double cache_mb;          /* input tiles kept by the tile store; < 0: 16 MB */
   const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
   int aap_stats_append;     /* runs of several programs (flowgraph): each appends its lines */
-  /* Out of core (terrafort-fill(1), MEMORY): what a run (each rank under
-   * mpirun) may keep in memory; fragments' state beyond it is spilled to a
-   * file in tmp_dir. mem <= 0: 3/4 of the memory this rank may have
-   * (physical, cgroup, ulimit -v, shared by the node's ranks). tmp_dir NULL:
-   * the output's folder. */
-  int64_t mem;
+  /* Out of core (terrafort-fill(1), MEMORY): graph programs' tile state
+   * beyond run->mem is spilled to a file in tmp_dir (NULL: the output's
+   * folder). */
   const char *tmp_dir;
 } tr_graph_opts;
 

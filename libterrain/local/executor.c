@@ -20,7 +20,8 @@
  * Memory: per thread (tile + 2 halo)^2 floats in, 2 x threads slots of
  * tile^2 cells out, one
  * receive buffer on rank 0, statistics partials per tile, and the GDAL block
- * cache; nothing grows with the raster.
+ * cache; nothing grows with the raster. --mem checks that against its cap
+ * and shrinks the cache to fit (local_memory).
  *
  * A source run (tr_run_kernel_source: interpolation) is the same loop with
  * one difference at the read: the tile's input is the bytes the source
@@ -30,6 +31,7 @@
  */
 #include "executor.h"
 
+#include <gdal.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +327,34 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
   return st;
 }
 
+/* --mem for a local run: what the tile loop keeps (above: per thread the
+ * input window and, with --ft dual, a second replica's buffers; 2 slots per
+ * thread of output; rank 0's receive buffer) and a fixed allowance for the
+ * process (libraries, MPI) must fit, or the run is refused with the minimum;
+ * GDAL's block cache gets what is left, up to its default 64 MB and at least
+ * 8 MB. Without --mem: the default cache. */
+static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel *k, const tr_product *prod,
+                        tr_error *err) {
+  if (run->mem <= 0) {
+    tr_io_cache_default(64);
+    return TR_OK;
+  }
+  const int64_t tile = j->grid.tile, h = k->halo, th = j->threads, mib = (int64_t)1 << 20;
+  const int64_t cell = (int64_t)GDALGetDataTypeSizeBytes(prod->type) * (prod->bands > 0 ? prod->bands : 1);
+  const int64_t win = (tile + 2 * h) * (tile + 2 * h) * (int64_t)sizeof(float), out = tile * tile * cell;
+  const int reps = run->ft == TR_FT_DUAL ? 2 : 1;
+  const int64_t loop = th * reps * (win + out) + 2 * th * out + out + 64 * mib;
+  if (run->mem < loop + 8 * mib)
+    return tr_fail(err, TR_ENOMEM,
+                   "%s needs at least %.0f MiB of memory per process with %lld thread%s and tiles of %lld cells "
+                   "(--mem is %.0f MiB): give more --mem, fewer --threads or a smaller --tile-size",
+                   k->name, (double)(loop + 8 * mib) / (double)mib, (long long)th, th == 1 ? "" : "s",
+                   (long long)tile, (double)run->mem / (double)mib);
+  const int64_t cache = run->mem - loop;
+  tr_io_cache_default((int)((cache < 64 * mib ? cache : 64 * mib) / mib));
+  return TR_OK;
+}
+
 int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prepare, const void *opts,
                   const char *src, const char *dst, tr_error *err) {
   run_state s;
@@ -338,8 +368,8 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   s.job = &job;
   s.params = calloc(1, s.k->params_size ? s.k->params_size : 1);
   tr_product prod = {s.k->out_type, s.k->bands, 0, 0, GDT_Unknown};
-  tr_io_cache_default(64);
   st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
+  if (!st) st = local_memory(run, &job, s.k, &prod, err);
   st = tr_dist_agree(run, st, err);
   return run_job(&s, &prod, st, dst, err);
 }
@@ -360,7 +390,7 @@ int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_so
   s.params = malloc(s.k->params_size ? s.k->params_size : 1);
   if (s.params) memcpy(s.params, src->params, s.k->params_size);
   else st = tr_fail(err, TR_ENOMEM, "out of memory");
-  tr_io_cache_default(64);
+  if (!st) st = local_memory(run, &job, s.k, &src->prod, err);
   st = tr_dist_agree(run, st, err);
   return run_job(&s, &src->prod, st, dst, err);
 }

@@ -311,8 +311,9 @@ static int test_failures_leave_nothing(void) {
   return 0;
 }
 
-/* Too little --mem for the rounds running: exit 7 at once, with the
- * minimum. A --tmp that is not a folder, or too small for the spill (a
+/* Too little --mem for the rounds running (or a local kernel's tile
+ * buffers): exit 7 at once, with the minimum; a local kernel within --mem
+ * gives the same bytes. A --tmp that is not a folder, or too small for the spill (a
  * 64 KiB tmpfs; needs root, skipped otherwise): exit 4 with the figures. */
 static int test_refusals(void) {
   char c[4096], err[1024];
@@ -321,6 +322,15 @@ static int test_refusals(void) {
   ASSERT_EQ_INT(rc_run(c, err), 7);
   ASSERT(strstr(rc_slurp(err), "needs at least") && strstr(rc_slurp(err), "--mem 1 MiB"));
   ASSERT(access(opath("small.tif"), F_OK) != 0);
+  /* a local kernel streams its tiles: --mem only has to hold the tile buffers */
+  snprintf(c, sizeof c, "'%s' slope --mem 1M '%s/demo.tif' '%s'", tf, dir, opath("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 7);
+  ASSERT(strstr(rc_slurp(err), "needs at least") && strstr(rc_slurp(err), "--mem is 1 MiB"));
+  ASSERT(access(opath("small.tif"), F_OK) != 0);
+  snprintf(c, sizeof c, "'%s' slope -q '%s/demo.tif' '%s' && '%s' slope -q --mem 90M '%s/demo.tif' '%s'", tf, dir,
+           opath("slope_a.tif"), tf, dir, opath("slope_b.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(rc_same_file(opath("slope_a.tif"), opath("slope_b.tif")));
   snprintf(c, sizeof c, "'%s' fill --mem 0x '%s/demo.tif' '%s'", tf, dir, opath("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 2);
   ASSERT(strstr(rc_slurp(err), "is not a size") != NULL);
