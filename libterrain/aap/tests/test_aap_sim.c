@@ -263,5 +263,44 @@ static int test_bad_options(void) {
   return 0;
 }
 
-TR_MAIN(TR_TEST(test_figure1_bsp), TR_TEST(test_figure1_ssp1), TR_TEST(test_figure1_ap_stale),
+/* The engine runs fragments whose state is in memory first (the out-of-core
+ * runner's hint, tr_aap_program.resident): six fragments ready at once, odd
+ * ones "on disk", one worker; the order of their first rounds. */
+typedef struct {
+  int order[8], n;
+} pref_rec;
+
+static int pref_peval(void *u, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
+  (void)rd;
+  pref_rec *r = u;
+  r->order[r->n++] = (int)f->id;
+  *state = NULL;
+  return 0;
+}
+
+static int pref_resident(void *u, int64_t f) {
+  (void)u;
+  return f % 2 == 0;
+}
+
+static int test_resident_first(void) {
+  tr_aap_layout L;
+  ASSERT_EQ_INT(tr_aap_layout_grid(&L, 1, 6, 1, 1), 0);
+  for (int hint = 0; hint < 2; hint++) {
+    pref_rec rec = {{0}, 0};
+    tr_aap_program p = {4, &rec, pref_peval, fig_inceval, NULL, NULL, fig_max, hint ? pref_resident : NULL};
+    tr_aap_opts o;
+    tr_aap_opts_default(&o);
+    o.threads = 1;
+    char err[128] = "";
+    ASSERT_EQ_INT(tr_aap_run_threads(&p, &L, &o, NULL, err, sizeof err), 0);
+    ASSERT_EQ_INT(rec.n, 6);
+    static const int want[2][6] = {{0, 1, 2, 3, 4, 5}, {0, 2, 4, 1, 3, 5}};
+    for (int i = 0; i < 6; i++) ASSERT_EQ_INT(rec.order[i], want[hint][i]);
+  }
+  tr_aap_layout_free(&L);
+  return 0;
+}
+
+TR_MAIN(TR_TEST(test_resident_first), TR_TEST(test_figure1_bsp), TR_TEST(test_figure1_ssp1), TR_TEST(test_figure1_ap_stale),
         TR_TEST(test_figure1_aap), TR_TEST(test_layout_checks), TR_TEST(test_bad_options))
