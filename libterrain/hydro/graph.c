@@ -143,8 +143,13 @@ static int ooc_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_roun
   *state = b;
   if (tr_state_store_pin(w->ss, f->id)) return -1;
   const int rc = w->in.peval(w->in.user, f, &b->st, rd);
-  const int rc2 = tr_state_store_unpin(w->ss, f->id);
-  return rc ? rc : rc2;
+  if (rc) {
+    /* a failed PEval may have freed what it registered: forget it (what it
+     * kept, destroy frees) */
+    tr_state_store_drop(w->ss, f->id);
+    return rc;
+  }
+  return tr_state_store_unpin(w->ss, f->id);
 }
 
 static int ooc_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, const int64_t *cells,
