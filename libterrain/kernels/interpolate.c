@@ -44,11 +44,13 @@
 #include "executor.h"
 #include "grid.h"
 #include "grid_alg.h"
+#include "idw2_block.h"
 #include "kernel.h"
 #include "point_index.h"
 #include "points.h"
 
 #define LINEAR_EPS 1e-10
+#define IDW2_TILE 128 /* all-points invdist's default tile side */
 
 typedef struct {
   tr_grid_params g;
@@ -133,6 +135,14 @@ static int interp_kernel(const void *params, const tr_window *w, int64_t row0, i
   if (p->g.alg == TR_GRID_LINEAR) return linear_rows(p, w, tri, ah->ntri, &v, row0, nrows, o);
   tr_grid_scratch s = TR_GRID_SCRATCH_INIT;
   int rc = 0;
+  if (tr_idw2_applies(&p->g)) {
+    const tr_node_grid g = {p->xmin, p->dx, p->ymax, p->dy};
+    tr_idw2_scratch fs = TR_IDW2_SCRATCH_INIT;
+    rc = tr_idw2_block(&p->g, &v, &g, w->grow0 + row0, nrows, w->gcol0, w->cols, o, &fs, &s);
+    tr_idw2_scratch_free(&fs);
+    tr_grid_scratch_free(&s);
+    return rc;
+  }
   for (int64_t r = row0; r < row0 + nrows && !rc; r++) {
     const double y = node_y(p, w->grow0 + r);
     for (int64_t c = 0; c < w->cols && !rc; c++)
@@ -415,6 +425,11 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
       st = tr_fail(err, TR_EUSAGE, "-a_srs: '%s' is not a coordinate reference system", o->a_srs);
     OSRDestroySpatialReference(srs);
   }
+  /* all-points invdist costs the same for every node: smaller tiles than
+   * the default keep every thread busy to the end (any tiling gives the
+   * same bytes) */
+  tr_run_opts run = o->run;
+  if (!run.tile_size && tr_idw2_applies(&s.ip.g)) run.tile_size = IDW2_TILE;
   if (!st && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n)) st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
   if (!st) {
     const double w = pts.xmax - pts.xmin, h = pts.ymax - pts.ymin;
@@ -422,7 +437,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     s.x = pts.x;
     s.y = pts.y;
     s.z = pts.z;
-    tr_grid_init(&s.tiles, rows, cols, o->run.tile_size ? o->run.tile_size : TR_DEFAULT_TILE);
+    tr_grid_init(&s.tiles, rows, cols, run.tile_size ? run.tile_size : TR_DEFAULT_TILE);
     if (s.ip.g.alg == TR_GRID_LINEAR) st = plan_triangles(&s, pts.n, err);
   }
   /* every rank goes on or stops together (the disk check is rank 0's) */
@@ -432,7 +447,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,
                      .gt = {s.ip.xmin, s.ip.dx, 0, s.ip.ymax, 0, -s.ip.dy}, .wkt = srs_wkt ? srs_wkt : pts.wkt};
     tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input};
-    st = tr_run_kernel_source(&o->run, "interpolate", &source, dst, err);
+    st = tr_run_kernel_source(&run, "interpolate", &source, dst, err);
   }
   if (s.tri) GDALTriangulationFree(s.tri);
   free(s.tri_start);
