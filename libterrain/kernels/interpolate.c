@@ -50,7 +50,7 @@
 #include "points.h"
 
 #define LINEAR_EPS 1e-10
-#define IDW2_TILE 128 /* all-points invdist's default tile side */
+#define EVEN_TILE 128 /* default tile side where every node costs alike */
 
 typedef struct {
   tr_grid_params g;
@@ -80,6 +80,38 @@ static inline int tri_holds(const aux_tri *t, double x, double y, double l[3]) {
   return l[0] >= -LINEAR_EPS && l[1] >= -LINEAR_EPS && l[2] >= -LINEAR_EPS;
 }
 
+/* Narrows [*c0, *c1] (block columns) to those whose nodes on the row at y
+ * may lie in t: along a row each barycentric coordinate is linear in x,
+ * l_k = a_k (x - cx) + b_k, so l_k >= -LINEAR_EPS is a half-line. The span
+ * is widened by 1e-9 in l and one node each side, so it keeps every node
+ * tri_holds accepts (which still decides each node: the same nodes as a
+ * test of the whole bounding box, in half the tests). */
+static void row_span(const interp_params *p, const tr_window *w, const aux_tri *t, double y, int64_t *c0,
+                     int64_t *c1) {
+  const double tol = LINEAR_EPS + 1e-9, b0 = t->m1y * (y - t->cy), b1 = t->m2y * (y - t->cy);
+  const double a[3] = {t->m1x, t->m2x, -(t->m1x + t->m2x)}, b[3] = {b0, b1, 1.0 - b0 - b1};
+  double lo = -INFINITY, hi = INFINITY; /* in x - cx */
+  for (int k = 0; k < 3; k++) {
+    const double u = (-tol - b[k]) / a[k];
+    if (a[k] > 0) lo = u > lo ? u : lo;
+    else if (a[k] < 0) hi = u < hi ? u : hi;
+    else if (b[k] < -tol) lo = INFINITY; /* a row parallel to the edge, outside it */
+  }
+  if (!(lo <= hi)) {
+    *c1 = *c0 - 1;
+    return;
+  }
+  const double f = (t->cx - p->xmin) / p->dx - 0.5 - (double)w->gcol0;
+  if (isfinite(lo)) {
+    const double c = floor(f + lo / p->dx) - 1;
+    if (c > (double)*c0) *c0 = c > (double)*c1 ? *c1 + 1 : (int64_t)c;
+  }
+  if (isfinite(hi)) {
+    const double c = ceil(f + hi / p->dx) + 1;
+    if (c < (double)*c1) *c1 = c < (double)*c0 ? *c0 - 1 : (int64_t)c;
+  }
+}
+
 /* linear over rows [row0, row0 + nrows) of the block: each triangle, in
  * order, claims the unclaimed nodes it holds; the rest fall back. */
 static int linear_rows(const interp_params *p, const tr_window *w, const aux_tri *tri, int64_t ntri,
@@ -102,7 +134,9 @@ static int linear_rows(const interp_params *p, const tr_window *w, const aux_tri
     if (r1 > row0 + nrows - 1) r1 = row0 + nrows - 1;
     for (int64_t r = r0; r <= r1; r++) {
       const double y = node_y(p, w->grow0 + r);
-      for (int64_t c = c0; c <= c1; c++) {
+      int64_t ca = c0, cb = c1;
+      row_span(p, w, t, y, &ca, &cb);
+      for (int64_t c = ca; c <= cb; c++) {
         const int64_t at = (r - row0) * cols + c;
         if (set[at]) continue;
         double l[3];
@@ -425,11 +459,11 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
       st = tr_fail(err, TR_EUSAGE, "-a_srs: '%s' is not a coordinate reference system", o->a_srs);
     OSRDestroySpatialReference(srs);
   }
-  /* all-points invdist costs the same for every node: smaller tiles than
-   * the default keep every thread busy to the end (any tiling gives the
-   * same bytes) */
+  /* all-points invdist and linear cost about the same for every node:
+   * smaller tiles than the default keep every thread busy to the end (any
+   * tiling gives the same bytes) */
   tr_run_opts run = o->run;
-  if (!run.tile_size && tr_idw2_applies(&s.ip.g)) run.tile_size = IDW2_TILE;
+  if (!run.tile_size && (tr_idw2_applies(&s.ip.g) || s.ip.g.alg == TR_GRID_LINEAR)) run.tile_size = EVEN_TILE;
   if (!st && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n)) st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
   if (!st) {
     const double w = pts.xmax - pts.xmin, h = pts.ymax - pts.ymin;
