@@ -50,7 +50,7 @@
 #include "points.h"
 
 #define LINEAR_EPS 1e-10
-#define EVEN_TILE 128 /* default tile side where every node costs alike */
+#define EVEN_TILE 128 /* all-points invdist's default tile side */
 
 typedef struct {
   tr_grid_params g;
@@ -459,11 +459,13 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
       st = tr_fail(err, TR_EUSAGE, "-a_srs: '%s' is not a coordinate reference system", o->a_srs);
     OSRDestroySpatialReference(srs);
   }
-  /* all-points invdist and linear cost about the same for every node:
-   * smaller tiles than the default keep every thread busy to the end (any
-   * tiling gives the same bytes) */
+  /* all-points invdist costs the same for every node, and far more than
+   * copying every point to each tile: smaller tiles than the default keep
+   * every thread busy to the end (any tiling gives the same bytes). Not
+   * linear: a tile on the hull's edge copies every point (its fallback
+   * search is unbounded), which more tiles would multiply. */
   tr_run_opts run = o->run;
-  if (!run.tile_size && (tr_idw2_applies(&s.ip.g) || s.ip.g.alg == TR_GRID_LINEAR)) run.tile_size = EVEN_TILE;
+  if (!run.tile_size && tr_idw2_applies(&s.ip.g)) run.tile_size = EVEN_TILE;
   if (!st && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n)) st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
   if (!st) {
     const double w = pts.xmax - pts.xmin, h = pts.ymax - pts.ymin;

@@ -131,25 +131,16 @@ static void kd_query(const kdtree *t, int64_t lo, int64_t hi, double x, double y
     return;
   }
   const int64_t mid = (lo + hi) / 2;
-  if (!t->axis[mid]) { /* left: x <= split, right: x >= split */
-    const double m = t->split[mid];
-    if (x < m) {
-      kd_query(t, lo, mid, x, y, bx0, by0, m, by1, s);
-      kd_query(t, mid, hi, x, y, m, by0, bx1, by1, s);
-    } else {
-      kd_query(t, mid, hi, x, y, m, by0, bx1, by1, s);
-      kd_query(t, lo, mid, x, y, bx0, by0, m, by1, s);
-    }
-  } else {
-    const double m = t->split[mid];
-    if (y < m) {
-      kd_query(t, lo, mid, x, y, bx0, by0, bx1, m, s);
-      kd_query(t, mid, hi, x, y, bx0, m, bx1, by1, s);
-    } else {
-      kd_query(t, mid, hi, x, y, bx0, m, bx1, by1, s);
-      kd_query(t, lo, mid, x, y, bx0, by0, bx1, m, s);
-    }
-  }
+  /* the children's boxes: the node's cut at the split (left: key <= split) */
+  const double m = t->split[mid];
+  double L[4] = {bx0, by0, bx1, by1}, R[4] = {bx0, by0, bx1, by1};
+  const int ax = t->axis[mid];
+  L[2 + ax] = m;
+  R[ax] = m;
+  const int left_first = (ax ? y : x) < m;
+  const double *A = left_first ? L : R, *B = left_first ? R : L;
+  kd_query(t, left_first ? lo : mid, left_first ? mid : hi, x, y, A[0], A[1], A[2], A[3], s);
+  kd_query(t, left_first ? mid : lo, left_first ? hi : mid, x, y, B[0], B[1], B[2], B[3], s);
 }
 
 /* ------------------------------------------------------------- driver */
