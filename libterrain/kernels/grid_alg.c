@@ -32,7 +32,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define GRID_TINY 0.0000000000001 /* GDAL's "node on a point" threshold */
 
 /* --------------------------------------------------------------- parsing */
 
@@ -254,11 +253,11 @@ static int invdist_all(const tr_grid_params *p, const tr_pview *v, double x, dou
       mn = r2 < mn ? r2 : mn;
     }
   }
-  if (mn < GRID_TINY) { /* on a point: the first such point in input order */
+  if (mn < TR_GRID_TINY) { /* on a point: the first such point in input order */
     int64_t hit = -1;
     for (int64_t i = 0; i < n; i++) {
       const double dx = pt[i].x - x, dy = pt[i].y - y, r2 = dx * dx + dy * dy + s2;
-      if (r2 < GRID_TINY && (hit < 0 || pt[i].id < pt[hit].id)) hit = i;
+      if (r2 < TR_GRID_TINY && (hit < 0 || pt[i].id < pt[hit].id)) hit = i;
     }
     *out = pt[hit].z;
     return 0;
@@ -312,7 +311,7 @@ static int invdist_ellipse(const tr_grid_params *p, const tr_pview *v, double x,
   for (int64_t j = 0; j < m; j++) {
     const tr_ipoint *q = &v->pt[ids[2 * j + 1]];
     const double dx = q->x - x, dy = q->y - y, r2 = dx * dx + dy * dy + s2;
-    if (r2 < GRID_TINY) {
+    if (r2 < TR_GRID_TINY) {
       *out = q->z;
       free(ids);
       return 0;
@@ -366,7 +365,7 @@ static int invdistnn(const tr_grid_params *p, const tr_pview *v, double x, doubl
   if (p->max_points > 0) {
     if (scratch_need(s, p->max_points)) return -1;
     n = knn_hinted(v, x, y, p->max_points, p->radius, 0, s);
-    if (n > 0 && s->d2[0] + s2 < GRID_TINY) {
+    if (n > 0 && s->d2[0] + s2 < TR_GRID_TINY) {
       *out = v->pt[s->idx[0]].z;
       return 0;
     }
@@ -401,7 +400,7 @@ static int invdistnn(const tr_grid_params *p, const tr_pview *v, double x, doubl
       }
     }
     if (m > 1) qsort(list, (size_t)m, sizeof *list, cmp_near);
-    if (m > 0 && list[0].d2 + s2 < GRID_TINY) {
+    if (m > 0 && list[0].d2 + s2 < TR_GRID_TINY) {
       *out = v->pt[list[0].at].z;
       free(list);
       return 0;

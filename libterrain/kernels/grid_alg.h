@@ -17,6 +17,8 @@
 #include "point_index.h"
 #include "terrain.h"
 
+#define TR_GRID_TINY 0.0000000000001 /* GDAL's "node on a point" threshold */
+
 /* The parsed -a string and what the search needs from it (plain data). */
 typedef struct {
   int32_t alg;            /* tr_grid_alg */

@@ -44,11 +44,13 @@
 #include "executor.h"
 #include "grid.h"
 #include "grid_alg.h"
+#include "idw2_block.h"
 #include "kernel.h"
 #include "point_index.h"
 #include "points.h"
 
 #define LINEAR_EPS 1e-10
+#define EVEN_TILE 128 /* all-points invdist's default tile side */
 
 typedef struct {
   tr_grid_params g;
@@ -78,13 +80,49 @@ static inline int tri_holds(const aux_tri *t, double x, double y, double l[3]) {
   return l[0] >= -LINEAR_EPS && l[1] >= -LINEAR_EPS && l[2] >= -LINEAR_EPS;
 }
 
+/* Narrows [*c0, *c1] (block columns) to those whose nodes on the row at y
+ * may lie in t: along a row each barycentric coordinate is linear in x,
+ * l_k = a_k (x - cx) + b_k, so l_k >= -LINEAR_EPS is a half-line. The span
+ * is widened by 1e-9 in l (and 1e-6 of a column), so it keeps every node
+ * tri_holds accepts (which still decides each node: the same nodes as a
+ * test of the whole bounding box, in a quarter of the tests). */
+static void row_span(const interp_params *p, const tr_window *w, const aux_tri *t, double y, int64_t *c0,
+                     int64_t *c1) {
+  const double tol = LINEAR_EPS + 1e-9, b0 = t->m1y * (y - t->cy), b1 = t->m2y * (y - t->cy);
+  const double a[3] = {t->m1x, t->m2x, -(t->m1x + t->m2x)}, b[3] = {b0, b1, 1.0 - b0 - b1};
+  double lo = -INFINITY, hi = INFINITY; /* in x - cx */
+  for (int k = 0; k < 3; k++) {
+    const double u = (-tol - b[k]) / a[k];
+    if (a[k] > 0) lo = u > lo ? u : lo;
+    else if (a[k] < 0) hi = u < hi ? u : hi;
+    else if (b[k] < -tol) lo = INFINITY; /* a row parallel to the edge, outside it */
+  }
+  if (!(lo <= hi)) {
+    *c1 = *c0 - 1;
+    return;
+  }
+  const double f = (t->cx - p->xmin) / p->dx - 0.5 - (double)w->gcol0;
+  /* 1e-6 of a column: far beyond the rounding of these few operations */
+  if (isfinite(lo)) {
+    const double c = ceil(f + lo / p->dx - 1e-6);
+    if (c > (double)*c0) *c0 = c > (double)*c1 ? *c1 + 1 : (int64_t)c;
+  }
+  if (isfinite(hi)) {
+    const double c = floor(f + hi / p->dx + 1e-6);
+    if (c < (double)*c1) *c1 = c < (double)*c0 ? *c0 - 1 : (int64_t)c;
+  }
+}
+
 /* linear over rows [row0, row0 + nrows) of the block: each triangle, in
  * order, claims the unclaimed nodes it holds; the rest fall back. */
 static int linear_rows(const interp_params *p, const tr_window *w, const aux_tri *tri, int64_t ntri,
                        const tr_pview *v, int64_t row0, int64_t nrows, double *out) {
   const int64_t cols = w->cols;
-  unsigned char *set = calloc((size_t)(nrows * cols), 1);
-  if (!set) return -1;
+  /* per node: 1 + the facet that holds it, 0 none yet. Triangles come in
+   * top-down order (plan_triangles), so the writes run down the block; the
+   * lowest facet index wins, as in the triangulation's own order */
+  uint32_t *own = calloc((size_t)(nrows * cols), sizeof *own);
+  if (!own) return -1;
   for (int64_t k = 0; k < ntri; k++) {
     const aux_tri *t = &tri[k];
     const double txmin = fmin(t->x[0], fmin(t->x[1], t->x[2])), txmax = fmax(t->x[0], fmax(t->x[1], t->x[2]));
@@ -100,13 +138,15 @@ static int linear_rows(const interp_params *p, const tr_window *w, const aux_tri
     if (r1 > row0 + nrows - 1) r1 = row0 + nrows - 1;
     for (int64_t r = r0; r <= r1; r++) {
       const double y = node_y(p, w->grow0 + r);
-      for (int64_t c = c0; c <= c1; c++) {
+      int64_t ca = c0, cb = c1;
+      row_span(p, w, t, y, &ca, &cb);
+      for (int64_t c = ca; c <= cb; c++) {
         const int64_t at = (r - row0) * cols + c;
-        if (set[at]) continue;
+        if (own[at] && own[at] <= (uint32_t)t->id + 1u) continue;
         double l[3];
         if (!tri_holds(t, node_x(p, w->gcol0 + c), y, l)) continue;
         out[at] = l[0] * t->z[0] + l[1] * t->z[1] + l[2] * t->z[2];
-        set[at] = 1;
+        own[at] = (uint32_t)t->id + 1u;
       }
     }
   }
@@ -115,11 +155,11 @@ static int linear_rows(const interp_params *p, const tr_window *w, const aux_tri
     const double y = node_y(p, w->grow0 + r);
     for (int64_t c = 0; c < cols; c++) {
       const int64_t at = (r - row0) * cols + c;
-      if (!set[at]) out[at] = tr_grid_linear_outside(&p->g, v, node_x(p, w->gcol0 + c), y, &s);
+      if (!own[at]) out[at] = tr_grid_linear_outside(&p->g, v, node_x(p, w->gcol0 + c), y, &s);
     }
   }
   tr_grid_scratch_free(&s);
-  free(set);
+  free(own);
   return 0;
 }
 
@@ -133,6 +173,14 @@ static int interp_kernel(const void *params, const tr_window *w, int64_t row0, i
   if (p->g.alg == TR_GRID_LINEAR) return linear_rows(p, w, tri, ah->ntri, &v, row0, nrows, o);
   tr_grid_scratch s = TR_GRID_SCRATCH_INIT;
   int rc = 0;
+  if (tr_idw2_applies(&p->g)) {
+    const tr_node_grid g = {p->xmin, p->dx, p->ymax, p->dy};
+    tr_idw2_scratch fs = TR_IDW2_SCRATCH_INIT;
+    rc = tr_idw2_block(&p->g, &v, &g, w->grow0 + row0, nrows, w->gcol0, w->cols, o, &fs, &s);
+    tr_idw2_scratch_free(&fs);
+    tr_grid_scratch_free(&s);
+    return rc;
+  }
   for (int64_t r = row0; r < row0 + nrows && !rc; r++) {
     const double y = node_y(p, w->grow0 + r);
     for (int64_t c = 0; c < w->cols && !rc; c++)
@@ -332,6 +380,18 @@ static int check_space(const tr_interpolate_opts *o, const char *dst, int64_t ro
   return TR_OK;
 }
 
+typedef struct {
+  double key1, key2; /* -top, left */
+  int f;
+} tri_key;
+
+static int cmp_tri_key(const void *a, const void *b) {
+  const tri_key *x = a, *y = b;
+  if (x->key1 != y->key1) return x->key1 < y->key1 ? -1 : 1;
+  if (x->key2 != y->key2) return x->key2 < y->key2 ? -1 : 1;
+  return (x->f > y->f) - (x->f < y->f);
+}
+
 /* linear: the triangulation and, per tile, the triangles meeting it. */
 static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
   if (n < 3) return tr_fail(err, TR_EINPUT, "linear needs at least 3 points, got %lld", (long long)n);
@@ -355,6 +415,17 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
   s->tri_start = calloc((size_t)ntiles + 1, sizeof *s->tri_start);
   if (!s->tri_start) return tr_fail(err, TR_ENOMEM, "out of memory");
   const interp_params *p = &s->ip;
+  /* the facets top row first (then left), for the fill pass: each tile's
+   * list runs down the tile, so linear_rows' writes do too */
+  const int nf = s->tri->nFacets;
+  tri_key *order = malloc((size_t)nf * sizeof *order);
+  if (!order) return tr_fail(err, TR_ENOMEM, "out of memory for the triangles' order");
+  for (int f = 0; f < nf; f++) {
+    const int *v = s->tri->pasFacets[f].anVertexIdx;
+    order[f] = (tri_key){-fmax(s->y[v[0]], fmax(s->y[v[1]], s->y[v[2]])),
+                         fmin(s->x[v[0]], fmin(s->x[v[1]], s->x[v[2]])), f};
+  }
+  qsort(order, (size_t)nf, sizeof *order, cmp_tri_key);
   /* two passes over the facets: count per tile, then fill */
   for (int pass = 0; pass < 2; pass++) {
     int64_t *fillat = NULL;
@@ -364,11 +435,13 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
       fillat = malloc((size_t)ntiles * sizeof *fillat);
       if (!s->tri_list || !fillat) {
         free(fillat);
+        free(order);
         return tr_fail(err, TR_ENOMEM, "out of memory for the triangles' tiles");
       }
       memcpy(fillat, s->tri_start, (size_t)ntiles * sizeof *fillat);
     }
-    for (int f = 0; f < s->tri->nFacets; f++) {
+    for (int k = 0; k < nf; k++) {
+      const int f = order[k].f;
       const int *v = s->tri->pasFacets[f].anVertexIdx;
       const double txmin = fmin(s->x[v[0]], fmin(s->x[v[1]], s->x[v[2]]));
       const double txmax = fmax(s->x[v[0]], fmax(s->x[v[1]], s->x[v[2]]));
@@ -391,6 +464,7 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
     }
     free(fillat);
   }
+  free(order);
   return TR_OK;
 }
 
@@ -415,6 +489,13 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
       st = tr_fail(err, TR_EUSAGE, "-a_srs: '%s' is not a coordinate reference system", o->a_srs);
     OSRDestroySpatialReference(srs);
   }
+  /* all-points invdist costs the same for every node, and far more than
+   * copying every point to each tile: smaller tiles than the default keep
+   * every thread busy to the end (any tiling gives the same bytes). Not
+   * linear: a tile on the hull's edge copies every point (its fallback
+   * search is unbounded), which more tiles would multiply. */
+  tr_run_opts run = o->run;
+  if (!run.tile_size && tr_idw2_applies(&s.ip.g)) run.tile_size = EVEN_TILE;
   if (!st && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n)) st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
   if (!st) {
     const double w = pts.xmax - pts.xmin, h = pts.ymax - pts.ymin;
@@ -422,7 +503,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     s.x = pts.x;
     s.y = pts.y;
     s.z = pts.z;
-    tr_grid_init(&s.tiles, rows, cols, o->run.tile_size ? o->run.tile_size : TR_DEFAULT_TILE);
+    tr_grid_init(&s.tiles, rows, cols, run.tile_size ? run.tile_size : TR_DEFAULT_TILE);
     if (s.ip.g.alg == TR_GRID_LINEAR) st = plan_triangles(&s, pts.n, err);
   }
   /* every rank goes on or stops together (the disk check is rank 0's) */
@@ -432,7 +513,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,
                      .gt = {s.ip.xmin, s.ip.dx, 0, s.ip.ymax, 0, -s.ip.dy}, .wkt = srs_wkt ? srs_wkt : pts.wkt};
     tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input};
-    st = tr_run_kernel_source(&o->run, "interpolate", &source, dst, err);
+    st = tr_run_kernel_source(&run, "interpolate", &source, dst, err);
   }
   if (s.tri) GDALTriangulationFree(s.tri);
   free(s.tri_start);

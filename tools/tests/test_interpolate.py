@@ -168,6 +168,14 @@ def case_gdal_grid():
             run(["gdal_grid", "-q", "--config", "GDAL_USE_AVX", "NO", "--config", "GDAL_USE_SSE", "NO", "-a", a,
                  "-zfield", "elev"] + grid + [pts, ref])
             compare(read(ours), read(ref), -9999, "%s %s" % (name, alg))
+        # all-points power-2 invdist on a grid many 32-node blocks wide: there terrafort
+        # interpolates the far points' sums (idw2_block.c); gdal_grid sums every term
+        for a in ("invdist:power=2:nodata=-9999", "invdist:power=2:smoothing=3:nodata=-9999"):
+            grid = ["-txe", "%.6f" % gx0, "%.6f" % gx1, "-tye", "%.6f" % gy0, "%.6f" % gy1, "-outsize", "330", "250"]
+            run([TF, "interpolate", "-q", "-a", a, "-zfield", "elev"] + grid + [pts, ours])
+            run(["gdal_grid", "-q", "--config", "GDAL_USE_AVX", "NO", "--config", "GDAL_USE_SSE", "NO", "-a", a,
+                 "-zfield", "elev"] + grid + [pts, ref])
+            compare(read(ours), read(ref), -9999, "%s %s 330x250" % (name, a))
     # average_distance_pts where gdal_grid takes its quadtree path (equal radii, no angle,
     # > 100 points): it divides the same sum of pair distances by P + m - d (P pairs of
     # distinct points, m points, d 0 or 1) where terrafort divides by P; shown cell by cell
@@ -211,6 +219,17 @@ def case_gdal_grid():
 def brute(alg, xs, ys, zs, nx, ny, x0, x1, y0, y1, r=None, k=None):
     dx, dy = (x1 - x0) / nx, (y1 - y0) / ny
     out = np.full((ny, nx), -9999.0)
+    if alg == "invdist" and nx * ny > 5000:  # a row at a time (the loop below is per node)
+        x = x0 + (np.arange(nx) + 0.5) * dx
+        for row in range(ny):
+            y = y1 - (row + 0.5) * dy
+            d2 = (xs[None, :] - x[:, None]) ** 2 + (ys[None, :] - y) ** 2
+            on = d2 < 1e-13
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[row] = np.sum(zs / d2, axis=1) / np.sum(1 / d2, axis=1)
+            hit = on.any(axis=1)
+            out[row, hit] = zs[np.argmax(on[hit], axis=1)]
+        return out
     for row in range(ny):
         y = y1 - (row + 0.5) * dy
         for col in range(nx):
@@ -266,6 +285,18 @@ def case_brute():
         compare(got, ref, -9999, "brute " + alg)
         if alg in ("invdistnn", "average"):
             check((ref == -9999).any(), "brute %s: some search windows are empty" % alg)
+    # all-points invdist on a grid many 32-node blocks wide (far sums interpolated,
+    # idw2_block.c), with values of both signs (nodes near zero are recomputed exactly)
+    # and a node exactly on a point
+    xs, ys = np.append(xs, 101.0), np.append(ys, 101.25)  # node (row 179, col 75)
+    for tag, zz in (("positive", np.append(zs, 7.0)), ("signed", rng.uniform(-10, 10, xs.size))):
+        write_points(pts, xs, ys, zz)
+        nx, ny = 300, 240
+        out = os.path.join(WORK, "b.tif")
+        run([TF, "interpolate", "-q", "--tile-size", "100", "-a", "invdist:nodata=-9999", "-zfield", "elev", "-txe",
+             "-50", "550", "-tye", "-50", "550", "-outsize", str(nx), str(ny), pts, out])
+        ref = brute("invdist", xs, ys, zz, nx, ny, -50.0, 550.0, -50.0, 550.0)
+        compare(read(out), ref, -9999, "brute invdist %dx%d %s" % (nx, ny, tag))
 
 
 def raster_bytes(path):
