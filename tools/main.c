@@ -123,6 +123,11 @@ static int mpi_stop(int started, int rc) {
     }
   }
   if (rc == 10 || rc == 8) {
+    /* Whatever gave up left requests posted on released memory: from here
+     * no thread makes MPI progress that could complete them (the monitor's
+     * polling during the nap below once wrote a tile header into a dead
+     * stack frame: SIGSEGV instead of exit 10). */
+    coll_live_quiesce(live);
     fflush(NULL);
     /* The other survivors see the loss within about a heartbeat period of
      * this rank: let them say so before mpirun, seeing this exit, ends them. */
