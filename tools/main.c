@@ -14,6 +14,7 @@
 
 #include "tools.h"
 
+#include "batch.h"
 #include "coll.h"
 #include "coll_live.h"
 
@@ -223,7 +224,17 @@ static int launcher_rank0(void) {
   return 1;
 }
 
+/* A job of a batch (batch.h, TF_BATCH_PARENT_ENV): the pid of the rank
+ * that started it, 0 otherwise. Once that rank is gone - even killed
+ * outright, when nobody can signal this job - its parent is another
+ * process, and the run cancels itself (cli.c) as on a signal: no output. */
+static long batch_rank;
+
+int tf_batch_rank_gone(void) { return batch_rank > 0 && (long)getppid() != batch_rank; }
+
 int main(int argc, char **argv) {
+  const char *br = getenv(TF_BATCH_PARENT_ENV);
+  batch_rank = br ? atol(br) : 0;
   if (argc < 2) {
     if (launcher_rank0()) usage(stderr);
     return 2;
