@@ -34,6 +34,7 @@
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <pthread.h>
+#include <stdatomic.h>
 
 enum { TAG_BEAT = 1, TAG_BYE = 2 };
 
@@ -49,7 +50,7 @@ struct coll_live {
   double *last;  /* per rank: when last heard from (monotonic s) */
   char *bye;     /* per rank: sent BYE */
   int stopping;
-  int quiet;       /* quiesced: no MPI call from the monitor any more */
+  atomic_int quiet; /* quiesced: no MPI call any more (a plain load: waits ask before each progress) */
   int lost_rank;   /* the loss found first (latched), -1: none */
   pthread_mutex_t join_mu; /* one joiner of the thread */
   int joined;
@@ -94,7 +95,7 @@ static void *live_main(void *arg) {
   double last_beat = -1e9;
   for (;;) {
     pthread_mutex_lock(&l->mu);
-    int stop = l->stopping || l->quiet;
+    int stop = l->stopping || atomic_load(&l->quiet);
     double per = period_s(l);
     pthread_mutex_unlock(&l->mu);
     if (stop) return NULL;
@@ -141,19 +142,13 @@ static void join_thread(coll_live *l) {
 void coll_live_quiesce(const coll_live *cl) {
   if (!cl || !cl->active) return;
   coll_live *l = (coll_live *)cl; /* const for the callers that only wait */
-  pthread_mutex_lock(&l->mu);
-  l->quiet = 1;
-  pthread_mutex_unlock(&l->mu);
+  atomic_store(&l->quiet, 1);
   join_thread(l);
 }
 
 int coll_live_quiescent(const coll_live *l) {
   if (!l || !l->active) return 0;
-  coll_live *m = (coll_live *)l;
-  pthread_mutex_lock(&m->mu);
-  int q = m->quiet;
-  pthread_mutex_unlock(&m->mu);
-  return q;
+  return atomic_load(&((coll_live *)l)->quiet);
 }
 
 int coll_live_lost(const coll_live *l, double *silent_ms) {
@@ -271,7 +266,7 @@ int coll_live_stop(coll_live *l, int *lost) {
   if (l->active) {
     pthread_mutex_lock(&l->mu);
     l->stopping = 1;
-    const int quiet = l->quiet;
+    const int quiet = atomic_load(&l->quiet);
     pthread_mutex_unlock(&l->mu);
     join_thread(l);
     if (quiet) {
