@@ -37,6 +37,10 @@ struct tf_done {
 
 enum { AS_IS, ESCAPED, ESCAPED_SPACES };
 
+/* Each escaped character and the letter after its backslash; the last
+ * (space) only in the words. */
+static const char esc_from[] = "\\\t\n\r ", esc_to[] = "\\tnrs";
+
 /* Appends s to *buf (growing) as `how` says; 0, -1 out of memory. */
 static int put(char **buf, size_t *len, size_t *cap, const char *s, int how) {
   for (;; s++) {
@@ -48,12 +52,10 @@ static int put(char **buf, size_t *len, size_t *cap, const char *s, int how) {
       *cap = c;
     }
     if (!*s) break;
-    const char *e = how == AS_IS ? NULL
-                  : *s == '\\' ? "\\\\" : *s == '\t' ? "\\t" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r"
-                  : how == ESCAPED_SPACES && *s == ' ' ? "\\s" : NULL;
-    if (e) {
-      memcpy(*buf + *len, e, 2);
-      *len += 2;
+    const char *e = how == AS_IS ? NULL : strchr(esc_from, *s);
+    if (e && (*s != ' ' || how == ESCAPED_SPACES)) {
+      (*buf)[(*len)++] = '\\';
+      (*buf)[(*len)++] = esc_to[e - esc_from];
     } else {
       (*buf)[(*len)++] = *s;
     }
@@ -92,9 +94,10 @@ static int relative_names(const tf_job *j, const char *then) {
 static void unesc(char *s) {
   char *o = s;
   for (; *s; s++) {
-    if (*s == '\\' && s[1]) {
+    const char *e = *s == '\\' && s[1] ? strchr(esc_to, s[1]) : NULL;
+    if (e) {
+      *o++ = esc_from[e - esc_to];
       s++;
-      *o++ = *s == 't' ? '\t' : *s == 'n' ? '\n' : *s == 'r' ? '\r' : *s == 's' ? ' ' : *s;
     } else {
       *o++ = *s;
     }

@@ -417,36 +417,6 @@ static int test_progress_and_no_outputs(void) {
   return 0;
 }
 
-/* The children of process p's main thread (a batch rank's jobs). */
-static int children_of(pid_t p, pid_t *out, int max) {
-  char path[128], kids[4096];
-  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)p, (int)p);
-  FILE *f = fopen(path, "rb");
-  size_t nk = f ? fread(kids, 1, sizeof kids - 1, f) : 0;
-  if (f) fclose(f);
-  kids[nk] = 0;
-  int n = 0;
-  for (char *q = kids, *end; n < max; q = end) {
-    long k = strtol(q, &end, 10);
-    if (end == q) break;
-    out[n++] = (pid_t)k;
-  }
-  return n;
-}
-
-/* Process pid has ended (gone, or a zombie nobody reaps). */
-static int ended(pid_t pid) {
-  char path[64], buf[256];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 1;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  const char *c = strrchr(buf, ')');
-  return c && (c[2] == 'Z' || c[2] == 'X');
-}
-
 /* A rank killed mid-batch: the survivors end within the rank timeout with
  * exit 10 naming it, its job not done in rank 0's summary. */
 static int test_rank_lost(void) {
@@ -469,7 +439,7 @@ static int test_rank_lost(void) {
   pid_t victim = pc_rank_pid(m, 2);
   ASSERT(victim > 0);
   pid_t orphans[8];
-  const int norphans = children_of(victim, orphans, 8);
+  const int norphans = pc_children(victim, orphans, 8);
   ASSERT(norphans >= 1); /* its job, about to lose its parent */
   ASSERT_EQ_INT(kill(victim, SIGKILL), 0);
   pc_result r;
@@ -492,8 +462,8 @@ static int test_rank_lost(void) {
    * written its file - none of them is there */
   for (int k = 0; k < norphans; k++) {
     const double t1 = pc_now();
-    while (!ended(orphans[k]) && pc_now() - t1 < 60) pc_sleep_ms(20);
-    ASSERT(ended(orphans[k]));
+    while (!pc_ended(orphans[k]) && pc_now() - t1 < 60) pc_sleep_ms(20);
+    ASSERT(pc_ended(orphans[k]));
   }
   for (int i = 0; i < 6; i++) {
     char o[P];
