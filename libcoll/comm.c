@@ -157,7 +157,12 @@ int coll_ctx_gone(coll_ctx *c) {
   int lost = coll_live_lost(c->opts.live, NULL);
   if (lost != -1) return coll_fail(c, COLL_ELOST, "rank %d stopped answering (silent beyond %.0f ms)", lost,
                                    coll_live_timeout(c->opts.live));
-  if (c->opts.cancel && c->opts.cancel(c->opts.cancel_user)) return coll_fail(c, COLL_ECANCELED, "cancelled");
+  if (c->opts.cancel && c->opts.cancel(c->opts.cancel_user)) {
+    /* the caller gives up what is posted: no progress after this */
+    coll_live_quiesce(c->opts.live);
+    return coll_fail(c, COLL_ECANCELED, "cancelled");
+  }
+  if (coll_live_quiescent(c->opts.live)) return coll_fail(c, COLL_ECANCELED, "this process has stopped communicating");
   return 0;
 }
 
@@ -184,7 +189,7 @@ void coll_ctx_destroy(coll_ctx *c) {
   if (c->use_mpi) {
     /* Bounded: a rank lost (or a cancel) leaves the context's MPI state to
      * the process's end, which then must not call MPI_Finalize. */
-    int gone = 0;
+    int gone = coll_ctx_gone(c);
     while (!gone && coll_ta_reap_sends(c) > 0) {
       drain_once(c);
       gone = coll_ctx_gone(c);

@@ -50,6 +50,7 @@
  * non-overtaking order matches segment j with segment j.
  */
 #include "coll_internal.h"
+#include "coll_live.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,9 @@ static int waitn(coll_ctx *c, int n, MPI_Request *q) {
   if (!c->opts.live && !c->opts.cancel)
     return MPI_Waitall(n, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? COLL_OK : coll_fail(c, COLL_EMPI, "MPI_Waitall failed");
   for (int spins = 0;; spins++) {
+    /* asked before any progress: once quiesced, none (coll_live_quiesce;
+     * finding a loss quiesces first, so the cheap flag is enough here) */
+    if (coll_live_quiescent(c->opts.live)) return coll_ctx_gone(c);
     int done = 0;
     if (MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return coll_fail(c, COLL_EMPI, "MPI_Testall failed");
     if (done) return COLL_OK;

@@ -14,6 +14,17 @@
  * nothing of it can follow) or the peer fell silent. Then the monitor's own
  * sends are completed (the peers receive them in their own stop), so no
  * message is left unmatched and no request live on success.
+ *
+ * Quiescing (coll_live_quiesce): a wait that gives up leaves its requests
+ * posted, and their buffers are then released (a returned stack frame, a
+ * freed tile). Any later MPI call of this process - above all this thread's
+ * polling, every few ms until the process exits - drives Open MPI's
+ * progress engine, which would complete such a receive into that memory
+ * when a surviving rank's message arrives (seen: a sink header written into
+ * a dead frame of recv_tile, then SIGSEGV). So the first loss found, the
+ * first cancel seen by a wait, or a caller's word quiesces the monitor: its
+ * thread is joined (it makes no MPI call after that), the loss is latched,
+ * and every later wait returns at once without touching MPI.
  */
 #include "coll_live.h"
 #include "coll_internal.h"
@@ -23,6 +34,7 @@
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <pthread.h>
+#include <stdatomic.h>
 
 enum { TAG_BEAT = 1, TAG_BYE = 2 };
 
@@ -38,6 +50,10 @@ struct coll_live {
   double *last;  /* per rank: when last heard from (monotonic s) */
   char *bye;     /* per rank: sent BYE */
   int stopping;
+  atomic_int quiet; /* quiesced: no MPI call any more (a plain load: waits ask before each progress) */
+  int lost_rank;   /* the loss found first (latched), -1: none */
+  pthread_mutex_t join_mu; /* one joiner of the thread */
+  int joined;
   MPI_Request *beat_req, *bye_req;
   int beat_val;
 };
@@ -79,7 +95,7 @@ static void *live_main(void *arg) {
   double last_beat = -1e9;
   for (;;) {
     pthread_mutex_lock(&l->mu);
-    int stop = l->stopping;
+    int stop = l->stopping || atomic_load(&l->quiet);
     double per = period_s(l);
     pthread_mutex_unlock(&l->mu);
     if (stop) return NULL;
@@ -94,25 +110,57 @@ static void *live_main(void *arg) {
   }
 }
 
+/* The rank silent longest beyond the timeout: a rank that has quiesced
+ * (and so stopped beating) after seeing the real loss is silent for less
+ * time than the rank it saw lost, and is not named instead of it. */
 static int lost_locked(const coll_live *l, double now, double *silent_ms) {
   if (l->start_failed) return -2;
+  int who = -1;
+  double most = l->timeout_ms;
   for (int r = 0; r < l->size; r++) {
     if (r == l->rank || l->bye[r]) continue;
     double s = (now - l->last[r]) * 1e3;
-    if (s > l->timeout_ms) {
-      if (silent_ms) *silent_ms = s;
-      return r;
+    if (s > most) {
+      most = s;
+      who = r;
     }
   }
-  return -1;
+  if (who >= 0 && silent_ms) *silent_ms = most;
+  return who;
+}
+
+/* Joins the thread once, whoever asks first (never the thread itself). */
+static void join_thread(coll_live *l) {
+  pthread_mutex_lock(&l->join_mu);
+  if (l->th_started && !l->joined) {
+    pthread_join(l->th, NULL);
+    l->joined = 1;
+  }
+  pthread_mutex_unlock(&l->join_mu);
+}
+
+void coll_live_quiesce(const coll_live *cl) {
+  if (!cl || !cl->active) return;
+  coll_live *l = (coll_live *)cl; /* const for the callers that only wait */
+  atomic_store(&l->quiet, 1);
+  join_thread(l);
+}
+
+int coll_live_quiescent(const coll_live *l) {
+  if (!l || !l->active) return 0;
+  return atomic_load(&((coll_live *)l)->quiet);
 }
 
 int coll_live_lost(const coll_live *l, double *silent_ms) {
   if (!l || !l->active) return -1;
   coll_live *m = (coll_live *)l;
   pthread_mutex_lock(&m->mu);
-  int r = lost_locked(l, coll_now(), silent_ms);
+  if (m->lost_rank == -1) m->lost_rank = lost_locked(l, coll_now(), silent_ms);
+  else if (silent_ms) *silent_ms = (coll_now() - m->last[m->lost_rank]) * 1e3;
+  int r = m->lost_rank;
   pthread_mutex_unlock(&m->mu);
+  /* a loss found ends this process's part of the job: its waits give up */
+  if (r != -1) coll_live_quiesce(m);
   return r;
 }
 
@@ -151,6 +199,8 @@ int coll_live_start(coll_live **out, const void *mpi_comm, double timeout_ms) {
   if (!l->last || !l->bye || !l->beat_req || !l->bye_req) return COLL_ENOMEM;
   for (int r = 0; r < l->size; r++) l->beat_req[r] = l->bye_req[r] = MPI_REQUEST_NULL;
   pthread_mutex_init(&l->mu, NULL);
+  pthread_mutex_init(&l->join_mu, NULL);
+  l->lost_rank = -1;
   l->active = 1;
   /* The duplicate is collective: bounded like every other wait. */
   MPI_Request req;
@@ -184,9 +234,19 @@ int coll_live_wait(const coll_live *l, int n, void *reqs, coll_live_cancel_fn ca
   double nap = 0.005;
   for (int spins = 0;; spins++) {
     int done = 0;
+    /* quiesced: no progress at all (see the top of the file) */
+    if (coll_live_quiescent(l)) {
+      int r = coll_live_lost(l, NULL);
+      if (r == -1) return COLL_LIVE_CANCELED;
+      if (lost) *lost = r;
+      return COLL_LIVE_LOST;
+    }
     if (MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return COLL_LIVE_EMPI;
     if (done) return COLL_LIVE_OK;
-    if (cancel && cancel(user)) return COLL_LIVE_CANCELED;
+    if (cancel && cancel(user)) {
+      coll_live_quiesce(l);
+      return COLL_LIVE_CANCELED;
+    }
     int r = coll_live_lost(l, NULL);
     if (r != -1) {
       if (lost) *lost = r;
@@ -204,13 +264,16 @@ int coll_live_stop(coll_live *l, int *lost) {
   if (!l) return COLL_LIVE_OK;
   int rc = COLL_LIVE_OK;
   if (l->active) {
-    if (l->th_started) {
-      pthread_mutex_lock(&l->mu);
-      l->stopping = 1;
-      pthread_mutex_unlock(&l->mu);
-      pthread_join(l->th, NULL);
-    }
-    if (!l->start_failed) {
+    pthread_mutex_lock(&l->mu);
+    l->stopping = 1;
+    const int quiet = atomic_load(&l->quiet);
+    pthread_mutex_unlock(&l->mu);
+    join_thread(l);
+    if (quiet) {
+      /* requests were given up: no handshake, no MPI_Finalize */
+      if (lost) *lost = coll_live_lost(l, NULL);
+      rc = COLL_LIVE_LOST;
+    } else if (!l->start_failed) {
       for (int r = 0; r < l->size; r++)
         if (r != l->rank) MPI_Isend(&l->beat_val, 1, MPI_INT, r, TAG_BYE, l->comm, &l->bye_req[r]);
       /* Every peer's BYE, or its loss. */
@@ -249,6 +312,7 @@ int coll_live_stop(coll_live *l, int *lost) {
       rc = COLL_LIVE_LOST;
     }
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->join_mu);
   }
   free(l->last);
   free(l->bye);
@@ -279,6 +343,11 @@ int coll_live_lost(const coll_live *l, double *silent_ms) {
   (void)l;
   (void)silent_ms;
   return -1;
+}
+void coll_live_quiesce(const coll_live *l) { (void)l; }
+int coll_live_quiescent(const coll_live *l) {
+  (void)l;
+  return 0;
 }
 int coll_live_wait(const coll_live *l, int n, void *reqs, coll_live_cancel_fn cancel, void *user, int *lost) {
   (void)l, (void)n, (void)reqs, (void)cancel, (void)user, (void)lost;

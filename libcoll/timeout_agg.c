@@ -543,6 +543,8 @@ static int run_tree(ta_op *t) {
   const double fallback = t->t_start + (2 * o->deadline_ms + 4 * coll_ta_threshold_ms(o, t->n, 0) +
                                         t->cap + 1000) * 1e-3;
   while (!rc && !t->done) {
+    /* before any progress: once gone, none (coll_live_quiesce) */
+    if ((rc = coll_ctx_gone(c)) != 0) break;
     int got = poll_one(t, &rc);
     if (rc) break;
     double now = coll_now();
@@ -578,7 +580,6 @@ static int run_tree(ta_op *t) {
         break;
       }
     }
-    if ((rc = coll_ctx_gone(c)) != 0) break;
     if (now >= fallback) {
       rc = coll_fail(c, COLL_ETIMEDOUT,
                      "timeout aggregation op %llu: no result or error from the root or TAN %d",

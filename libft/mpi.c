@@ -78,10 +78,11 @@ static int given_up(const ft_ctx *ctx) { return ctx->opts.give_up && ctx->opts.g
 /* Completes n requests unless the caller gives up first (FT_ERR_MPI). */
 static int wait_reqs(const ft_ctx *ctx, int n, MPI_Request *q) {
   for (int spins = 0;; spins++) {
+    /* asked first: after giving up, no MPI progress (coll_live_quiesce) */
+    if (given_up(ctx)) return FT_ERR_MPI;
     int done = 0;
     MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE);
     if (done) return 0;
-    if (given_up(ctx)) return FT_ERR_MPI;
     if (spins > 64) nap_us(200);
   }
 }

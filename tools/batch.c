@@ -3,10 +3,11 @@
  * to mpirun's ranks (or run by one process), resumable, with a JSON summary.
  *
  * This file parses the command's options, builds the job list on rank 0
- * (batch_jobs.c), marks the jobs whose outputs already exist as skipped,
- * runs the rest (batch_run.c) and writes the summary: one record per job
- * (state, exit code, rank, times, error line, the job's own statistics) and
- * the per-rank figures gathered at the end.
+ * (batch_jobs.c), marks as skipped the jobs an earlier run did whose files
+ * are all still there (the done list, batch_done.c), runs the rest
+ * (batch_run.c) and writes the summary: one record per job (state, exit
+ * code, rank, times, error line, the files it reported writing, the job's
+ * own statistics) and the per-rank figures gathered at the end.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -29,10 +30,11 @@ static const char *usage =
     "and {dir} DIR (e.g. --cmd 'slope {} {stem}_slope.tif').\n"
     "Under mpirun, rank 0 hands the jobs out one at a time to whichever rank is free (rank 0\n"
     "runs jobs too); each job runs as a child process, exactly as it would alone. A failing job\n"
-    "is reported and the batch goes on. Jobs whose output files all exist are skipped, so a\n"
-    "second run resumes a batch.\n\n"
+    "is reported and the batch goes on. Each job reports the files it writes; the jobs done are\n"
+    "kept in SUMMARY.done as they end, and a job found there whose files all still exist is\n"
+    "skipped, so a second run resumes a batch (even one killed outright).\n\n"
     "  --jobs K             jobs at once on each rank (default 1)\n"
-    "  --force              run every job, even when its outputs exist\n"
+    "  --force              run every job, even one done before\n"
     "  --summary FILE       the JSON summary (default: JOBS_FILE.summary.json; with --dir:\n"
     "                       terrafort-batch.summary.json here; '-': standard output)\n"
     "  --rank-timeout MS    under mpirun: a rank silent this long ends the batch, exit 10 (10000)\n"
@@ -158,9 +160,9 @@ static void write_summary(FILE *f, const batch_args *a, const tf_jobs *jobs, con
       jstr(f, j->argv[w]);
     }
     fprintf(f, "],\"outputs\":[");
-    for (int m = 0; m < j->nout; m++) {
+    for (int m = 0; m < j->nwrote; m++) {
       if (m) fputc(',', f);
-      jstr(f, j->out[m]);
+      jstr(f, j->wrote[m]);
     }
     fprintf(f, "],\"state\":\"%s\"", state_name(j->state));
     if (j->state != TF_JOB_SKIPPED && j->state != TF_JOB_PENDING)
@@ -211,18 +213,25 @@ int tf_batch_main(int argc, char **argv) {
   if (parse(&cli, &a, argc, argv, &code)) return code;
 
   tf_jobs jobs = {0};
-  char summary[PATH_MAX + 32];
+  char summary[PATH_MAX + 32], done_list[PATH_MAX + 40];
   int startup = 0;
   if (tr_rank() == 0) {
     char err[1024] = "";
     startup = a.file ? tf_jobs_read(&jobs, a.file, err, sizeof err)
                      : tf_jobs_from_dir(&jobs, a.dir, a.glob, a.cmd, err, sizeof err);
     if (!startup) startup = tf_jobs_check(&jobs, err, sizeof err);
+    const char *dflt = a.file ? a.file : "terrafort-batch";
     if (a.summary) snprintf(summary, sizeof summary, "%s", a.summary);
-    else if (a.file) snprintf(summary, sizeof summary, "%s.summary.json", a.file);
-    else snprintf(summary, sizeof summary, "terrafort-batch.summary.json");
-    for (int i = 0; !startup && i < jobs.n; i++)
-      if (!a.force && tf_job_complete(&jobs.v[i])) jobs.v[i].state = TF_JOB_SKIPPED;
+    else snprintf(summary, sizeof summary, "%s.summary.json", dflt);
+    /* beside the summary, or where it would be when it goes to stdout */
+    if (strcmp(summary, "-")) snprintf(done_list, sizeof done_list, "%s.done", summary);
+    else snprintf(done_list, sizeof done_list, "%s.summary.json.done", dflt);
+    a.run.done_list = done_list;
+    tf_done *done = startup || a.force ? NULL : tf_done_load(done_list);
+    if (!startup && !a.force && !done) startup = 7, snprintf(err, sizeof err, "out of memory");
+    for (int i = 0; done && i < jobs.n; i++)
+      if (tf_done_complete(done, &jobs.v[i])) jobs.v[i].state = TF_JOB_SKIPPED;
+    tf_done_free(done);
     if (startup) fprintf(stderr, "terrafort batch: %s\n", err);
   }
   tf_batch_outcome out;

@@ -10,6 +10,12 @@
  * job's error line. posix_spawn, not fork: the rank is a threaded MPI
  * process. Children are reaped with wait4 (their CPU time and peak memory)
  * and never waited for without a bound.
+ *
+ * Each job also gets, in its environment, TR_OUTPUTS_ENV naming a temporary
+ * file of its own, to which it appends every file it writes (terrain.h);
+ * read back when it is reaped, that is the job's list of outputs. And
+ * TF_BATCH_PARENT_ENV: the job cancels itself should this process die
+ * (main.c). A signal for the jobs goes to each one's process group.
  */
 #include "batch.h"
 
@@ -28,6 +34,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "terrain.h"
 
 extern char **environ;
 
@@ -42,9 +49,11 @@ void tf_nap(void) {
   nanosleep(&t, NULL);
 }
 
-/* The launcher's variables make a child think it is a rank of this job. */
+/* The launcher's variables make a child think it is a rank of this job;
+ * the two set per child (below) are not inherited. */
 static int launcher_var(const char *e) {
-  static const char *const prefixes[] = {"OMPI_", "PMIX_", "PMI_", "MPI_LOCALNRANKS=", "MPI_LOCALRANKID="};
+  static const char *const prefixes[] = {"OMPI_", "PMIX_", "PMI_", "MPI_LOCALNRANKS=", "MPI_LOCALRANKID=",
+                                         TR_OUTPUTS_ENV "=", TF_BATCH_PARENT_ENV "="};
   for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++)
     if (!strncmp(e, prefixes[k], strlen(prefixes[k]))) return 1;
   return 0;
@@ -58,11 +67,16 @@ int tf_runner_init(tf_runner *r, const tf_batch_opts *o) {
   r->exe[n] = 0;
   size_t ne = 0;
   while (environ[ne]) ne++;
-  r->envp = calloc(ne + 1, sizeof *r->envp);
+  r->envp = calloc(ne + 3, sizeof *r->envp);
   r->kids = calloc((size_t)o->jobs_per_rank, sizeof *r->kids);
   if (!r->envp || !r->kids) return -1;
-  for (size_t i = 0, k = 0; i < ne; i++)
+  size_t k = 0;
+  for (size_t i = 0; i < ne; i++)
     if (!launcher_var(environ[i])) r->envp[k++] = environ[i];
+  /* the two slots of each child's own variables */
+  snprintf(r->env_parent, sizeof r->env_parent, "%s=%ld", TF_BATCH_PARENT_ENV, (long)getpid());
+  r->envp[k] = r->env_parent;
+  r->envp[k + 1] = r->env_out;
   return 0;
 }
 
@@ -71,21 +85,36 @@ void tf_runner_free(tf_runner *r) {
   free(r->kids);
 }
 
-/* Starts job words argv; 0, or -1 with res filled (the job failed to start). */
-int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
+/* A temporary file in TMPDIR (or /tmp), not inherited by children: its
+ * descriptor, the path in path; -1 with res filled. */
+static int temp_file(char *path, size_t len, const char *what, tf_job_result *res) {
   const char *tmp = getenv("TMPDIR");
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/terrafort-batch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  snprintf(path, len, "%s/terrafort-batch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   int fd = mkstemp(path);
   if (fd < 0) {
     memset(res, 0, sizeof *res);
     res->exit = -1;
-    snprintf(res->error, sizeof res->error, "cannot create a temporary file for its messages in %s: %s",
+    snprintf(res->error, sizeof res->error, "cannot create a temporary file for its %s in %s: %s", what,
              tmp && *tmp ? tmp : "/tmp", strerror(errno));
     return -1;
   }
-  unlink(path);
-  fcntl(fd, F_SETFD, FD_CLOEXEC); /* only this job's child gets it, as its stdout and stderr */
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
+}
+
+/* Starts job words argv; 0, or -1 with res filled (the job failed to start). */
+int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
+  char path[PATH_MAX], out_path[PATH_MAX];
+  int fd = temp_file(path, sizeof path, "messages", res);
+  if (fd < 0) return -1;
+  unlink(path); /* only this job's child gets it, as its stdout and stderr */
+  /* the job opens this one by name (TR_OUTPUTS_ENV): removed once reaped */
+  int out_fd = temp_file(out_path, sizeof out_path, "list of outputs", res);
+  if (out_fd < 0) {
+    close(fd);
+    return -1;
+  }
+  snprintf(r->env_out, sizeof r->env_out, "%s=%s", TR_OUTPUTS_ENV, out_path);
   int argc = 0;
   while (argv[argc]) argc++;
   char **cargv = calloc((size_t)argc + 2, sizeof *cargv);
@@ -116,6 +145,8 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
   free(cargv);
   if (rc != 0) {
     close(fd);
+    close(out_fd);
+    unlink(out_path);
     memset(res, 0, sizeof *res);
     res->exit = -1;
     snprintf(res->error, sizeof res->error, "cannot start %.400s: %s", r->exe, strerror(rc));
@@ -125,8 +156,18 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
   c->pid = pid;
   c->job = job;
   c->fd = fd;
+  c->out_fd = out_fd;
+  snprintf(c->out_path, sizeof c->out_path, "%s", out_path);
   c->t0 = tf_now_s();
   return 0;
+}
+
+/* What the child reported writing, whole or not at all (too long: none). */
+static void read_outputs(tf_child *c, char *out, size_t len) {
+  out[0] = 0;
+  ssize_t n = pread(c->out_fd, out, len, 0);
+  if (n < 0 || (size_t)n >= len) n = 0;
+  out[n] = 0;
 }
 
 /* The last non-empty line of what the child printed. */
@@ -169,7 +210,10 @@ int tf_child_reap(tf_runner *r, int k, int block, int *job, tf_job_result *res) 
     if (WIFSIGNALED(st) && !res->error[0])
       snprintf(res->error, sizeof res->error, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
   }
+  read_outputs(c, res->outputs, sizeof res->outputs);
   close(c->fd);
+  close(c->out_fd);
+  unlink(c->out_path);
   *job = c->job;
   r->run++;
   r->failed += res->exit != 0;
@@ -179,10 +223,11 @@ int tf_child_reap(tf_runner *r, int k, int block, int *job, tf_job_result *res) 
   return 1;
 }
 
-/* Forwards sig to every child, then waits for them: kill_after_s at most,
- * then SIGKILL (a child that ignores the signal cannot hold the batch). */
+/* Forwards sig to every child's process group (whatever a job started goes
+ * too), then waits for them: kill_after_s at most, then SIGKILL (a child
+ * that ignores the signal cannot hold the batch). */
 void tf_children_stop(tf_runner *r, int sig) {
-  for (int k = 0; k < r->nkids; k++) kill(r->kids[k].pid, sig);
+  for (int k = 0; k < r->nkids; k++) kill(-r->kids[k].pid, sig);
   const double until = tf_now_s() + r->o->kill_after_s;
   int killed = 0;
   while (r->nkids) {
@@ -190,7 +235,7 @@ void tf_children_stop(tf_runner *r, int sig) {
     tf_job_result res;
     for (int k = r->nkids - 1; k >= 0; k--) any |= tf_child_reap(r, k, killed, &job, &res);
     if (!killed && tf_now_s() > until) {
-      for (int k = 0; k < r->nkids; k++) kill(r->kids[k].pid, SIGKILL);
+      for (int k = 0; k < r->nkids; k++) kill(-r->kids[k].pid, SIGKILL);
       killed = 1;
     }
     if (!any) tf_nap();

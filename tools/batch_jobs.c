@@ -1,7 +1,7 @@
 /*
  * batch_jobs.c - the job list of `terrafort batch`: a jobs file or a
  * directory with a command template, split into words, and the files each
- * job writes.
+ * job's options name as its outputs.
  *
  * Words are split as a POSIX shell splits a simple command, without any
  * expansion: blanks separate words, '...' is literal, "..." keeps \" \\ \$
@@ -9,13 +9,15 @@
  * and a '#' that starts a word starts a comment. So a line can be pasted from
  * a shell script and mean the same.
  *
- * Outputs are found from main.c's tf_io row of the job's command and the
- * common option lists of cli.c: the options that take values are skipped
- * with their values, so that what is left are the file names, and the output
- * options and (for most commands) the last file name are the files written.
- * A batch refuses before any job runs when two jobs would write one file, or
- * a job would read a file another job writes: jobs run in any order, on any
- * rank, at the same time.
+ * The outputs a job's options name are found from main.c's tf_io row of its
+ * command and the common option lists of cli.c: the options that take
+ * values are skipped with their values, so that what is left are the file
+ * names, and the output options and (for most commands) the last file name
+ * are the files written. They serve only the checks made before any job
+ * runs: a batch refuses when two jobs would write one file, or a job would
+ * read a file another job writes (jobs run in any order, on any rank, at
+ * the same time), and --dir does not take them for inputs. What a job did
+ * write, for resuming and the summary, it reports itself (batch.h).
  */
 #include "batch.h"
 
@@ -416,8 +418,10 @@ static int index_writer(const out_index *ix, const char *path, int except) {
 static void job_free(tf_job *j) {
   for (int i = 0; i < j->argc; i++) free(j->argv[i]);
   for (int i = 0; i < j->nout; i++) free(j->out[i]);
+  for (int i = 0; i < j->nwrote; i++) free(j->wrote[i]);
   free(j->argv);
   free(j->out);
+  free(j->wrote);
   free(j->text);
   free(j->stats);
 }
@@ -522,13 +526,24 @@ int tf_jobs_check(const tf_jobs *jobs, char *err, size_t len) {
   return rc;
 }
 
-int tf_job_complete(const tf_job *j) {
-  if (j->nout == 0) return 0;
-  for (int m = 0; m < j->nout; m++) {
-    struct stat st;
-    if (stat(j->out[m], &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+int tf_job_set_wrote(tf_job *j, const char *lines) {
+  words w = {0};
+  for (const char *p = lines; p && *p;) {
+    const char *e = strchr(p, '\n');
+    const size_t n = e ? (size_t)(e - p) : strlen(p);
+    int seen = 0; /* a file written twice (--stats-json of each product) is listed once */
+    for (int i = 0; i < w.n && !seen; i++) seen = strlen(w.v[i]) == n && !strncmp(w.v[i], p, n);
+    if (n && !seen && words_add(&w, p, n)) {
+      words_free(&w);
+      return -1;
+    }
+    p += n + (e != NULL);
   }
-  return 1;
+  for (int i = 0; i < j->nwrote; i++) free(j->wrote[i]);
+  free(j->wrote);
+  j->wrote = w.v;
+  j->nwrote = w.n;
+  return 0;
 }
 
 void tf_jobs_free(tf_jobs *jobs) {

@@ -19,6 +19,7 @@
  */
 #include "batch.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -146,7 +147,14 @@ static void record(dispatcher *d, int job, int rank, const tf_job_result *res) {
   j->t_end = tf_now_s() - d->b->t0;
   j->state = res->exit == 0 ? TF_JOB_DONE : TF_JOB_FAILED;
   d->ended++;
+  /* what it reported writing (a failed job may have written some) */
+  if (tf_job_set_wrote(j, res->outputs))
+    fprintf(stderr, "terrafort batch: line %d: out of memory for its list of outputs\n", j->line);
   if (j->state == TF_JOB_DONE) read_stats(j);
+  const char *done = d->b->r.o->done_list;
+  if (j->state == TF_JOB_DONE && done && tf_done_append(done, j))
+    fprintf(stderr, "terrafort batch: cannot add line %d to the done list '%s': %s\n", j->line, done,
+            strerror(errno));
   if (d->progress) GDALTermProgress(d->total ? (double)d->ended / d->total : 1.0, NULL, NULL);
   if (j->state == TF_JOB_FAILED)
     fprintf(stderr, "terrafort batch: line %d failed (exit %d on rank %d): %s\n", j->line, res->exit, rank,
@@ -348,7 +356,11 @@ static int dispatch(batch *b, tf_jobs *jobs) {
       if (rc == 10) lost_line(b, lost);
       for (int k = 0; k < d.nsend; k++) free(d.sbuf[k]);
     }
-    /* on an early end the requests stay live: the command exits without MPI_Finalize */
+    /* On an early end the requests stay live, receives posted on d.rbuf
+     * among them: this process makes no MPI progress any more, so none
+     * completes into it once freed (coll_live_quiesce); it exits without
+     * MPI_Finalize. */
+    if (rc == 8 || rc == 10) coll_live_quiesce(tf_live());
     free(d.sreq);
     free(d.sbuf);
     free(d.rreq);
@@ -453,6 +465,8 @@ static int work(batch *b) {
       if (rc == 10) lost_line(b, lost);
     }
   }
+  /* an early end leaves the receive posted on `in`: no progress after this */
+  if (rc == 8 || rc == 10) coll_live_quiesce(tf_live());
   free(in);
   free(out);
   free(queue);

@@ -8,6 +8,7 @@
  */
 #include "cli.h"
 #include "tools.h"
+#include "batch.h"
 
 #include "coll_live.h"
 
@@ -378,20 +379,23 @@ void tf_catch_signals(void (*fn)(int)) {
   }
 }
 
+/* A signal, or (a job of a batch) the batch's rank gone: batch.h. */
+static int stop_asked(void) { return interrupted || tf_batch_rank_gone(); }
+
 static int progress_quiet(double frac, const char *msg, void *user) {
   (void)frac;
   (void)msg;
   (void)user;
-  return !interrupted;
+  return !stop_asked();
 }
 
 static int cancelled(void *user) {
   (void)user;
-  return interrupted;
+  return stop_asked();
 }
 
 static int progress_term(double frac, const char *msg, void *user) {
-  if (interrupted) return 0;
+  if (stop_asked()) return 0;
   return GDALTermProgress(frac, msg, user);
 }
 

@@ -14,6 +14,7 @@
 
 #include "tools.h"
 
+#include "batch.h"
 #include "coll.h"
 #include "coll_live.h"
 
@@ -123,6 +124,11 @@ static int mpi_stop(int started, int rc) {
     }
   }
   if (rc == 10 || rc == 8) {
+    /* Whatever gave up left requests posted on released memory: from here
+     * no thread makes MPI progress that could complete them (the monitor's
+     * polling during the nap below once wrote a tile header into a dead
+     * stack frame: SIGSEGV instead of exit 10). */
+    coll_live_quiesce(live);
     fflush(NULL);
     /* The other survivors see the loss within about a heartbeat period of
      * this rank: let them say so before mpirun, seeing this exit, ends them. */
@@ -218,7 +224,17 @@ static int launcher_rank0(void) {
   return 1;
 }
 
+/* A job of a batch (batch.h, TF_BATCH_PARENT_ENV): the pid of the rank
+ * that started it, 0 otherwise. Once that rank is gone - even killed
+ * outright, when nobody can signal this job - its parent is another
+ * process, and the run cancels itself (cli.c) as on a signal: no output. */
+static long batch_rank;
+
+int tf_batch_rank_gone(void) { return batch_rank > 0 && (long)getppid() != batch_rank; }
+
 int main(int argc, char **argv) {
+  const char *br = getenv(TF_BATCH_PARENT_ENV);
+  batch_rank = br ? atol(br) : 0;
   if (argc < 2) {
     if (launcher_rank0()) usage(stderr);
     return 2;

@@ -118,10 +118,13 @@ typedef struct coll_inject {
 } coll_inject;
 
 typedef struct coll_opts {
+  /* The pipelining defaults (2 segments per step, none under 512 KiB) are
+   * kept, not chosen by measurement: the segment sweep in
+   * scripts/bench/RESULTS.md cannot tell 1, 2, 4 or 8 segments apart on a
+   * 2-core machine (medians within 2%, single runs moving by up to 0.3). */
   int segments;              /* S: segments per halving step (default 2) */
   size_t min_segment_bytes;  /* >0: fewer segments so none is below this
-                                (default 512 KiB, measured: smaller segments
-                                cost more synchronisation than they overlap) */
+                                (default 512 KiB) */
   size_t max_segment_bytes;  /* >0: more segments so none exceeds this
                                 (default 0; wins over min_segment_bytes) */
   size_t small_bytes;        /* allreduce/reduce of fewer bytes use recursive

@@ -53,11 +53,23 @@ int coll_live_start(coll_live **out, const void *mpi_comm, double timeout_ms);
 void coll_live_set_timeout(coll_live *l, double timeout_ms);
 double coll_live_timeout(const coll_live *l);
 
-/* The lowest rank not heard from for longer than the timeout (and not
- * closed with BYE), -1 when every peer is alive, -2 when the monitor could
- * not even start on every rank. NULL monitor: -1. *silent_ms (may be NULL)
- * gets how long that rank has been silent. */
+/* The rank not heard from for longest, beyond the timeout (and not closed
+ * with BYE), -1 when every peer is alive, -2 when the monitor could not
+ * even start on every rank. NULL monitor: -1. *silent_ms (may be NULL)
+ * gets how long that rank has been silent. A loss, once found, is latched
+ * (the same rank every later call) and quiesces the monitor (below). */
 int coll_live_lost(const coll_live *l, double *silent_ms);
+
+/* After this, nothing of the monitor calls MPI again: its thread is joined
+ * and every coll_live_wait returns at once (COLL_LIVE_LOST, or
+ * COLL_LIVE_CANCELED when no rank is lost). For a process that gives up
+ * requests it leaves posted: any later MPI progress would complete them
+ * into buffers already released (a returned stack frame, freed memory).
+ * Done by coll_live_lost on a loss and coll_live_wait on a cancel; the
+ * caller adds its own causes. Such a process then makes no MPI call of its
+ * own and ends without MPI_Finalize. */
+void coll_live_quiesce(const coll_live *l);
+int coll_live_quiescent(const coll_live *l);
 
 /* A function the waits call to learn that the caller wants to stop (a
  * signal); nonzero: stop. */
@@ -66,8 +78,9 @@ typedef int (*coll_live_cancel_fn)(void *user);
 /* Waits for n MPI requests (MPI_Request *, as void * so that this header
  * needs no mpi.h): COLL_LIVE_OK when all completed, COLL_LIVE_LOST (with
  * *lost) when a peer fell silent first, COLL_LIVE_CANCELED when cancel
- * (may be NULL) said so. The requests are left live on failure: the caller
- * must then end the job without MPI_Finalize. A NULL monitor waits without
+ * (may be NULL) said so. The requests are left live on failure and the
+ * monitor is quiesced: the caller must then end the job without
+ * MPI_Finalize, making no further MPI call. A NULL monitor waits without
  * a bound (but still honours cancel). */
 int coll_live_wait(const coll_live *l, int n, void *reqs, coll_live_cancel_fn cancel, void *user, int *lost);
 

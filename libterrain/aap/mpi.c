@@ -90,10 +90,11 @@ static int abandoned(mpi_ctx *x) {
 /* Completes n requests unless the caller gives up first. */
 static int wait_reqs(mpi_ctx *x, int n, MPI_Request *q) {
   for (int spins = 0;; spins++) {
+    /* asked first: after giving up, no MPI progress (coll_live_quiesce) */
+    if (abandoned(x)) return TR_AAP_EABANDONED;
     int done = 0;
     MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE);
     if (done) return TR_AAP_OK;
-    if (abandoned(x)) return TR_AAP_EABANDONED;
     if (spins > 64) {
       struct timespec t = {0, 200000};
       nanosleep(&t, NULL);
@@ -344,9 +345,9 @@ static void flush_all(mpi_ctx *x) {
   while (got < x->size - 1) {
     MPI_Status st;
     int flag = 0;
+    if (abandoned(x)) return;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &flag, &st);
     if (!flag) {
-      if (abandoned(x)) return;
       struct timespec t = {0, 100000};
       nanosleep(&t, NULL);
       continue;
@@ -412,6 +413,8 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
   x->t0 = MPI_Wtime();
   aap_core *c = &x->c;
   while (!x->terminated) {
+    /* asked before any progress: after giving up, none (coll_live_quiesce) */
+    if (abandoned(x)) break;
     drain(x);
     reap(x, 0);
     if (x->terminated) break;
@@ -481,7 +484,6 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
         }
       }
     }
-    if (abandoned(x)) break;
     double idle0 = now_s(x);
     nap(next - now);
     x->ws.idle_s += now_s(x) - idle0;
@@ -498,7 +500,9 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
   }
   rc = worst;
   if (rc == TR_AAP_EABANDONED) {
-    /* MPI state left live on purpose (see give_up) */
+    /* MPI state left live on purpose (see give_up): requests posted on x
+     * and on this frame, never completed because giving up quiesced the
+     * process (coll_live_quiesce) */
     aap_core_free(c);
     free(x->inactive);
     free(x);

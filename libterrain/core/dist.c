@@ -62,9 +62,16 @@ int tr_dist_wait(const tr_run_opts *run, int n, void *reqs, tr_error *err) {
 
 int tr_dist_check(const tr_run_opts *run, tr_error *err) {
   if (!run) return TR_OK;
-  if (run->cancelled && run->cancelled(run->progress_user)) return live_status(run, COLL_LIVE_CANCELED, -1, err);
+  /* a loss found quiesces the monitor (coll_live_lost); so does a cancel:
+   * the caller gives up what it has posted, and no MPI progress may follow
+   * (coll_live_quiesce) */
+  if (run->cancelled && run->cancelled(run->progress_user)) {
+    coll_live_quiesce(run->live);
+    return live_status(run, COLL_LIVE_CANCELED, -1, err);
+  }
   int lost = coll_live_lost(run->live, NULL);
-  return lost == -1 ? TR_OK : live_status(run, COLL_LIVE_LOST, lost, err);
+  if (lost != -1) return live_status(run, COLL_LIVE_LOST, lost, err);
+  return coll_live_quiescent(run->live) ? live_status(run, COLL_LIVE_CANCELED, -1, err) : TR_OK;
 }
 
 /* One rank's vote: its rank and status (INT_MAX: it succeeded), its line. */
@@ -121,8 +128,19 @@ static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
   return all.status;
 }
 
+/* A rank that has given up (a loss found, a cancel) makes no MPI call
+ * again (coll_live_quiesce): it knows the outcome on its own. */
+static int given_up(const tr_run_opts *run, tr_error *err) {
+  tr_error w;
+  int st = tr_dist_check(run, &w);
+  if (st && err) *err = w;
+  return st;
+}
+
 int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
+  const int gone = given_up(run, err);
+  if (gone) return gone;
   if (!run || !run->coll || !coll_ctx_is_mpi(run->coll)) return tr_dist_agree(run, status, err);
   vote mine, all;
   vote_begin(run, status, err, &mine);
@@ -146,6 +164,8 @@ int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
 
 int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
+  const int gone = given_up(run, err);
+  if (gone) return gone;
   if (run && run->coll && coll_ctx_is_mpi(run->coll)) return agree_coll(run, status, err);
   /* A lost rank or a signal is this rank's own failure: it joins the vote. */
   int me = status ? tr_rank() : INT_MAX, first = INT_MAX;

@@ -24,6 +24,7 @@
 #include "dist.h"
 #include "memory.h"
 #include "run.h"
+#include "written.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -556,7 +557,9 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
       FILE *f = fopen(g->aap_stats, g->aap_stats_append ? "a" : "w");
       if (!f || tr_aap_stats_json(&astats, f) != 0 || state_stats_json(name, &eng, &need, &sstats, f) != 0)
         status = tr_fail(&e, TR_EOUTPUT, "cannot write engine statistics '%s'", g->aap_stats);
-      if (f) fclose(f);
+      if (f && fclose(f) && !status)
+        status = tr_fail(&e, TR_EOUTPUT, "cannot write engine statistics '%s'", g->aap_stats);
+      if (f && !status) tr_output_written(g->aap_stats);
     }
   }
   tr_aap_stats_free(&astats);

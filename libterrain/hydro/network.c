@@ -37,6 +37,7 @@
 #include "flow.h"
 #include "gradient.h"
 #include "raster.h"
+#include "written.h"
 
 #define BAND_ROWS 256
 
@@ -344,6 +345,7 @@ static int move_out(const char *tmp, const char *dir, tr_error *err) {
     if (na < 0 || nb < 0 || (size_t)na >= sizeof a || (size_t)nb >= sizeof b)
       st = tr_fail(err, TR_EOUTPUT, "path too long in '%s'", dir);
     else if (rename(a, b)) st = tr_fail(err, TR_EOUTPUT, "cannot rename '%s' to '%s': %s", a, b, strerror(errno));
+    else tr_output_written(b);
   }
   closedir(d);
   return st;

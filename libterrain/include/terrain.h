@@ -30,6 +30,10 @@ extern "C" {
 
 #define TR_VERSION "0.1.0"
 
+/* When set, the name of a file to which a run appends the absolute path of
+ * every final file it writes, one per line (terrafort(1), ENVIRONMENT). */
+#define TR_OUTPUTS_ENV "TERRAFORT_OUTPUTS_FILE"
+
 /* Status codes. tr_exit_code() maps them to the documented exit codes. */
 typedef enum {
   TR_OK = 0,

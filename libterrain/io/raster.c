@@ -16,6 +16,7 @@
  * temporaries whose process is gone (same host tag, no such PID).
  */
 #include "raster.h"
+#include "written.h"
 
 #include <cpl_conv.h>
 #include <cpl_error.h>
@@ -280,7 +281,7 @@ static GDALDriverH pick_driver(const char *path, const char *format, tr_error *e
 
 /* ------------------------------------------------------ temporary names */
 
-#define TMP_MARK ".terrafort-"
+#define TMP_MARK TR_TMP_MARK
 
 static uint32_t fnv1a(const char *s) {
   uint32_t h = 2166136261u;
@@ -672,6 +673,7 @@ int tr_output_commit(tr_output *out, tr_error *err) {
   }
   remove_ours(out->tmp_path);
   remove_ours(out->copy_tmp_path);
+  tr_output_written(out->final_path);
   free(out->final_path);
   free(out->tmp_path);
   free(out->copy_tmp_path);

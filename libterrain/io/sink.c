@@ -11,6 +11,9 @@
  * Every transfer is non-blocking and completed through tr_dist_wait, so a
  * killed or stopped rank ends the protocol within the rank timeout (the
  * sink then fails with TR_ERANK and stops talking) instead of hanging it.
+ * A transfer given up stays posted on its buffer; that is safe only
+ * because giving up quiesces the process (coll_live_quiesce): no MPI
+ * progress completes it later into a released frame or tile.
  */
 #include "sink.h"
 
@@ -111,11 +114,17 @@ static void write_tile(tr_sink *s, const tr_tile *t, const void *cells) {
 /* One bounded transfer (tr_dist_wait); a lost rank or a signal becomes the
  * sink's failure and ends its traffic. */
 static int transfer(tr_sink *s, int recv, void *buf, size_t n, int peer, int tag) {
-  MPI_Request q;
-  if (recv) MPI_Irecv(buf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q);
-  else MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q);
   tr_error e;
-  int st = tr_dist_wait(s->run, 1, &q, &e);
+  /* a rank that gave up posts nothing more: a failure's headers included */
+  int st = tr_dist_check(s->run, &e);
+  if (!st) {
+    MPI_Request q;
+    if (recv) MPI_Irecv(buf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q);
+    else MPI_Isend(buf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q);
+    /* on failure q stays posted on buf (h below: this frame's); the wait
+     * has quiesced the process, so nothing completes it any more */
+    st = tr_dist_wait(s->run, 1, &q, &e);
+  }
   if (st) {
     /* a lost rank or a signal outranks a tile's failure */
     s->status = 0;

@@ -42,6 +42,7 @@
 #include "launch.h"
 #include "reorder.h"
 #include "run.h"
+#include "written.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -274,7 +275,9 @@ static int ft_finish(run_state *s, tr_error *err) {
     FILE *f = fopen(s->run->ft_report, "w");
     if (!f || ft_report_json(&r, f) != 0)
       st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", s->run->ft_report);
-    if (f) fclose(f);
+    if (f && fclose(f) && !st)
+      st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", s->run->ft_report);
+    if (f && !st) tr_output_written(s->run->ft_report);
   }
   ft_ctx_destroy(s->ft);
   s->ft = NULL;

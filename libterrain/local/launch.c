@@ -33,6 +33,7 @@
 #include "device.h"
 #include "error.h"
 #include "ft.h"
+#include "written.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -223,6 +224,7 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
       if (f && fclose(f) && !st)
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
+      if (f && !st) tr_output_written(L->run->ft_report);
     }
     ft_tracker_destroy(L->trk);
   }

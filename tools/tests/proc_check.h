@@ -120,25 +120,47 @@ static inline int pc_wait_for_entry(const char *dir, const char *needle, pid_t p
   return 0;
 }
 
-/* The pid of rank r among mpirun's children (found by
- * OMPI_COMM_WORLD_RANK in /proc/PID/environ), 0 when not (yet) there. */
-static inline pid_t pc_rank_pid(pid_t mpirun, int r) {
-  char p[128], kids[8192];
-  snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)mpirun, (int)mpirun);
-  FILE *f = fopen(p, "rb");
+/* The children of process p's main thread, at most max of them. */
+static inline int pc_children(pid_t p, pid_t *out, int max) {
+  char path[128], kids[8192];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)p, (int)p);
+  FILE *f = fopen(path, "rb");
   size_t nk = f ? fread(kids, 1, sizeof kids - 1, f) : 0;
   if (f) fclose(f);
   kids[nk] = 0;
-  char want[64];
-  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", r);
-  for (const char *q = kids; *q;) {
-    char *end;
+  int n = 0;
+  for (char *q = kids, *end; n < max; q = end) {
     long k = strtol(q, &end, 10);
     if (end == q) break;
-    q = end;
-    while (*q == ' ' || *q == '\n') q++;
+    out[n++] = (pid_t)k;
+  }
+  return n;
+}
+
+/* Process pid has ended (gone, or a zombie nobody reaps). */
+static inline int pc_ended(pid_t pid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 1;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *c = strrchr(buf, ')');
+  return c && (c[2] == 'Z' || c[2] == 'X');
+}
+
+/* The pid of rank r among mpirun's children (found by
+ * OMPI_COMM_WORLD_RANK in /proc/PID/environ), 0 when not (yet) there. */
+static inline pid_t pc_rank_pid(pid_t mpirun, int r) {
+  pid_t kids[1024];
+  const int nk = pc_children(mpirun, kids, 1024);
+  char want[64], p[128];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", r);
+  for (int i = 0; i < nk; i++) {
+    const long k = kids[i];
     snprintf(p, sizeof p, "/proc/%ld/environ", k);
-    f = fopen(p, "rb");
+    FILE *f = fopen(p, "rb");
     if (!f) continue;
     char buf[65536];
     size_t n = fread(buf, 1, sizeof buf - 1, f);

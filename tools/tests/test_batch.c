@@ -5,7 +5,10 @@
  * a second run skips the 19 completed jobs without touching them and reruns
  * only the failing one; the same bytes without mpirun; --dir with a
  * template; bad input (one line, its exit code, nothing left); a signal
- * (exit 8, no temporary left); a rank killed mid-batch (exit 10 naming it).
+ * (exit 8, no temporary left); a rank killed mid-batch (exit 10 naming it,
+ * and none of its jobs writing afterwards); each job's outputs as the job
+ * reported them - flowgraph's four products and a shapefile's side files -
+ * resuming from them.
  *
  * The summary is read with Python's json module (a real parser: the file
  * must be valid JSON), which prints the facts this test asserts.
@@ -435,6 +438,9 @@ static int test_rank_lost(void) {
   while (pc_count(d, ".terrafort-", NULL, 0) < 3 && pc_now() - t0 < 60) pc_sleep_ms(5);
   pid_t victim = pc_rank_pid(m, 2);
   ASSERT(victim > 0);
+  pid_t orphans[8];
+  const int norphans = pc_children(victim, orphans, 8);
+  ASSERT(norphans >= 1); /* its job, about to lose its parent */
   ASSERT_EQ_INT(kill(victim, SIGKILL), 0);
   pc_result r;
   ASSERT_EQ_INT(pc_wait(m, 60.0, &r), 0);
@@ -450,6 +456,84 @@ static int test_rank_lost(void) {
   ASSERT_EQ_INT(s.lost, 2);
   for (int i = 0; i < 6; i++)
     if (s.rank[i] == 2) ASSERT_EQ_INT(s.state[i], 'n');
+  /* the jobs given up write nothing later: the killed rank's own job (its
+   * parent gone, it cancels itself) as the survivors' (stopped by them).
+   * Once the killed rank's job has ended - past its 4 s hold it would have
+   * written its file - none of them is there */
+  for (int k = 0; k < norphans; k++) {
+    const double t1 = pc_now();
+    while (!pc_ended(orphans[k]) && pc_now() - t1 < 60) pc_sleep_ms(20);
+    ASSERT(pc_ended(orphans[k]));
+  }
+  for (int i = 0; i < 6; i++) {
+    char o[P];
+    fmt(o, sizeof o, "%s/a%d.tif", d, i);
+    if (s.state[i] == 'n' && access(o, F_OK) == 0) {
+      fprintf(stderr, "job %d (rank %d) was given up but wrote %s\n", i, s.rank[i], o);
+      return 1;
+    }
+  }
+  char left[P] = "";
+  if (pc_count(d, ".terrafort-", left, sizeof left) != 0) {
+    fprintf(stderr, "a temporary left: %s\n", left);
+    return 1;
+  }
+  return 0;
+}
+
+/* What a job wrote is what it reported, all of it: flowgraph with four
+ * products, its network as a shapefile (side files no option names); the
+ * summary lists exactly the files that appeared. The done list then lets a
+ * second run skip it, and a third rerun it once one side file is gone -
+ * a file known only from the job's own report. */
+static int outputs_case(const char *d, const char *sum, int *n) {
+  char c[4 * P], facts[P];
+  fmt(facts, sizeof facts, "%s.facts", sum);
+  fmt(c, sizeof c,
+      "/usr/bin/python3 -c 'import json,os,sys\n"
+      "d=json.load(open(sys.argv[1]))\n"
+      "j=d[\"jobs\"][0]\n"
+      "got=sorted(j[\"outputs\"])\n"
+      "keep={\"jobs.txt\"}\n"
+      "want=sorted(os.path.join(sys.argv[2],f) for f in os.listdir(sys.argv[2]) if f not in keep)\n"
+      "print(j[\"state\"][0], len(got), int(got==want))\n"
+      "got==want or print(got, want, file=sys.stderr)' '%s' '%s' > '%s'",
+      sum, d, facts);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  char state = 0;
+  int same = 0;
+  FILE *f = fopen(facts, "r");
+  ASSERT(f && fscanf(f, " %c %d %d", &state, n, &same) == 3);
+  fclose(f);
+  return same ? state : -state;
+}
+
+static int test_reported_outputs(void) {
+  char d[P], jobs[P], sum[P], err[P], c[4 * P], real[P];
+  FILE *f = case_dir("outputs", d, jobs, sum, err);
+  fprintf(f, "flowgraph '%s/cone.tif' --dir '%s/p.tif' --acc '%s/ad8.tif' --streams '%s/src.tif' --threshold 20 "
+             "--network '%s/net.shp' -q\n", dir, d, d, d, d);
+  fclose(f);
+  ASSERT(realpath(d, real) != NULL);
+  /* the summary and its done list outside the folder: the folder holds the job's files alone */
+  fmt(sum, sizeof sum, "%s/outputs.json", out);
+  fmt(c, sizeof c, "'%s' batch -q --summary '%s' '%s'", tf, sum, jobs);
+  ASSERT_EQ_INT(rc_run(c, err), 0);
+  int n = 0;
+  ASSERT_EQ_INT(outputs_case(real, sum, &n), 'd');
+  printf("  flowgraph reported %d files\n", n);
+  ASSERT(n >= 3 + 3); /* three rasters, and .shp .shx .dbf at least */
+  char done[P];
+  fmt(done, sizeof done, "%s.done", sum);
+  ASSERT(access(done, F_OK) == 0);
+  ASSERT_EQ_INT(rc_run(c, err), 0);
+  ASSERT_EQ_INT(outputs_case(real, sum, &n), 's');
+  char dbf[P];
+  fmt(dbf, sizeof dbf, "%s/net.dbf", d);
+  ASSERT_EQ_INT(remove(dbf), 0);
+  ASSERT_EQ_INT(rc_run(c, err), 0);
+  ASSERT_EQ_INT(outputs_case(real, sum, &n), 'd');
+  ASSERT(access(dbf, F_OK) == 0);
   return 0;
 }
 
@@ -475,6 +559,6 @@ int main(int argc, char **argv) {
 #endif
   static const tr_test_case cases[] = {TR_TEST(test_bad_input),   TR_TEST(test_dir_template), TR_TEST(test_single_process),
                                        TR_TEST(test_mpi_dynamic_resume), TR_TEST(test_signal), TR_TEST(test_rank_lost),
-                                       TR_TEST(test_progress_and_no_outputs)};
+                                       TR_TEST(test_progress_and_no_outputs), TR_TEST(test_reported_outputs)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -133,10 +133,18 @@ static int test_slope_stopped(void) {
   return stopped("hold:rank=0,ms=6000", args(1, "slope -q --threads 1 '%s/demo.tif' o.tif"), 0);
 }
 
-/* fill (the AAP engine's exchange, then the sink). */
+/* fill (the AAP engine's exchange, then the sink). The second case is run
+ * three times: there rank 0 gives up a tile header's receive from a
+ * surviving rank that sends it a moment later; before the process stopped
+ * all MPI progress on giving up (coll_live_quiesce), the monitor's polling
+ * wrote that header into the returned frame - a SIGSEGV now and then in
+ * Release, and about every other run under the sanitizer build, whose
+ * ASAN_OPTIONS here include detect_stack_use_after_return (cli_tests.cmake). */
 static int test_fill_stopped(void) {
   if (stopped("slow:worker=1,factor=40", args(0, "fill -q --threads 1 '%s/demo.tif' o.tif"), 1)) return 1;
-  return stopped("hold:rank=3,ms=6000", args(1, "fill -q --threads 1 '%s/demo.tif' o.tif"), 3);
+  for (int k = 0; k < 3; k++)
+    if (stopped("hold:rank=3,ms=6000", args(1, "fill -q --threads 1 '%s/demo.tif' o.tif"), 3)) return 1;
+  return 0;
 }
 
 /* --stats: stopped inside the statistics collective. */
