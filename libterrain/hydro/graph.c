@@ -202,15 +202,23 @@ static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_e
   return TR_OK;
 }
 
+/* GDAL's block cache of a graph run, in MB: the job's 16 MB shared among its
+ * ranks (at least 4 each). Each window is read once per round that needs it
+ * and rank 0's tiles are written once, so the cache only saves re-reading
+ * strips that neighbouring windows share; under mpirun each rank reads only
+ * its own windows and the ranks' caches would otherwise add up. */
+static int gdal_cache_mb(const tr_job *job) { return job->nranks >= 4 ? 4 : 16 / job->nranks; }
+
 /* What this rank keeps while program `prog` runs over its tiles of `job`: the
  * program's state over each owned fragment's padded window, the engine's
  * per-fragment message rings (about the perimeter in cells, each with its
- * value, cell index, dirty mark and snapshot), the tile store and GDAL
- * caches, and a fixed allowance for the process (libraries, MPI, threads). */
+ * value, cell index, dirty mark and snapshot; owned fragments only), the tile
+ * store and GDAL caches, and a fixed allowance for the process (libraries,
+ * MPI, threads). */
 static int64_t graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
   const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t vs = GDALGetDataTypeSizeBytes(prog->cell_type);
-  int64_t need = (int64_t)((cache_mb + 16.0) * (1 << 20)) + ((int64_t)64 << 20);
+  int64_t need = (int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + ((int64_t)64 << 20);
   for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
     need += (t.rows + 2) * (t.cols + 2) * cell + (2 * (t.rows + t.cols) + 4) * (2 * vs + 24) + 512;
@@ -271,7 +279,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   memset(extra, 0, sizeof extra);
   st = open_extra(run, &job.in, srcs, nsrc, extra, err);
   if (st) return tr_job_finish(&job, st, err);
-  tr_io_cache_default(16);
+  tr_io_cache_default(gdal_cache_mb(&job));
   eng.aap.inject = job.inject.aap;
   eng.aap.give_up = engine_give_up;
   eng.aap.give_up_user = (void *)run;
