@@ -11,16 +11,21 @@
  * check); order(c) on stream cells = the largest inflowing stream order,
  * plus one when two or more inflows carry it (Strahler), 1 at a source.
  *
- * State of a fragment, over its padded window: the decoded direction of
- * every cell (a byte; halo included: a halo cell drains into the tile or
- * not) and each cell's value, "unknown" until final. Unweighted counts on
- * grids under 2^31 cells are one uint32 per cell (the top bit is the
- * contamination, all ones is unknown): 5 bytes per cell in all. Otherwise a
- * double (NaN while unknown) and a contamination byte; the order product
- * adds a byte. A cell's pending inflows are not kept but counted from its
- * neighbours when one of them becomes final. (Decoding the directions again
- * in every round instead of keeping them saves one byte per cell but costs
- * a window reload per round: measured 1.8x slower.)
+ * State of a fragment, over its padded window (halo included: a halo cell
+ * drains into the tile or not). Unweighted counts on grids under 2^31 cells
+ * (accumulation in cells or area, streams, order): one 16-bit word per cell
+ * holding the decoded direction (4 bits), the contamination (1 bit) and the
+ * count (11 bits; 0 while unknown, as every valid cell counts at least
+ * itself). A count above 2046 (1.5% of the cells of the 8000 x 8000
+ * benchmark DEM) is kept in the fragment's open-addressing table (index,
+ * count); a fragment whose table would pass 1/16 of its cells (long parallel
+ * paths: a tilted plane) moves to a wide array of 32-bit counts instead, so
+ * a fragment keeps about 2.2 bytes per cell, at most 6. Otherwise (weights,
+ * larger grids): a direction byte, a double (NaN while unknown) and a
+ * contamination byte. The order product adds a byte. A cell's pending
+ * inflows are not kept but counted from its neighbours when one of them
+ * becomes final. (Decoding the directions again in every round instead of
+ * keeping them costs a window reload per round: measured 1.8x slower.)
  *
  * PEval: every tile cell with no inflow is final; finishing a cell makes
  * the cell it drains into ready once all of that cell's inflows are final
@@ -447,5 +452,6 @@ static void up_release(tr_aap_program *p) {
   p->user = NULL;
 }
 
-/* state: 5 bytes a cell for counts, at most 10 (a double, a contamination and an order byte) */
-const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, up_release, 10};
+/* state, at most: 11 bytes a cell (direction, double, contamination and order
+ * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
+const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, up_release, 11};
