@@ -211,17 +211,17 @@ static int gdal_cache_mb(const tr_job *job) { return job->nranks >= 4 ? 4 : 16 /
 
 /* What this rank keeps while program `prog` runs over its tiles of `job`: the
  * program's state over each owned fragment's padded window, the engine's
- * per-fragment message rings (about the perimeter in cells, each with its
- * value, cell index, dirty mark and snapshot; owned fragments only), the tile
- * store and GDAL caches, and a fixed allowance for the process (libraries,
- * MPI, threads). */
+ * per-fragment halo buffers (owned fragments only: a slot per perimeter cell
+ * with its value, up to twice a cell's size, a received mark and a dirty
+ * index; snapshots and outboxes live for one round), the tile store and GDAL
+ * caches, and a fixed allowance for the process (libraries, MPI, threads). */
 static int64_t graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
   const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t vs = GDALGetDataTypeSizeBytes(prog->cell_type);
   int64_t need = (int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + ((int64_t)64 << 20);
   for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
-    need += (t.rows + 2) * (t.cols + 2) * cell + (2 * (t.rows + t.cols) + 4) * (2 * vs + 24) + 512;
+    need += (t.rows + 2) * (t.cols + 2) * cell + (2 * (t.rows + t.cols) + 4) * (2 * vs + 5) + 512;
   }
   return need;
 }
