@@ -100,9 +100,9 @@ typedef struct {
 
 static int64_t global_cell(const up_ctx *x, const win *g, int64_t i) { return tr_d8_cell(g, x->env->cols, i); }
 
-static int dir_at(const up_state *s, int64_t i) { return s->w ? (int)(s->w[i] >> W_DIR_SHIFT) - 2 : s->dir[i]; }
-static int is_final(const up_state *s, int64_t i) { return s->w ? (s->w[i] & W_VAL) != 0 : !isnan(s->vd[i]); }
-static int getcon(const up_state *s, int64_t i) { return s->w ? (s->w[i] & W_CON) != 0 : s->con[i]; }
+static inline int dir_at(const up_state *s, int64_t i) { return s->w ? (int)(s->w[i] >> W_DIR_SHIFT) - 2 : s->dir[i]; }
+static inline int is_final(const up_state *s, int64_t i) { return s->w ? (s->w[i] & W_VAL) != 0 : !isnan(s->vd[i]); }
+static inline int getcon(const up_state *s, int64_t i) { return s->w ? (s->w[i] & W_CON) != 0 : s->con[i]; }
 
 static int64_t big_hash(int64_t i, int64_t cap) {
   uint64_t h = (uint64_t)i * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing; its high bits folded down */
@@ -116,11 +116,15 @@ static int64_t big_slot(const uint32_t *big, int64_t cap, int64_t i) {
   return j;
 }
 
-static double getv(const up_state *s, int64_t i) {
+/* A count kept outside its word (rare: out of the hot path). */
+static __attribute__((noinline)) double get_big(const up_state *s, int64_t i) {
+  return s->wide ? s->wide[i] : s->big[2 * big_slot(s->big, s->big_cap, i) + 1];
+}
+
+static inline double getv(const up_state *s, int64_t i) {
   if (!s->w) return s->vd[i];
   const unsigned v = s->w[i] & W_VAL;
-  if (v != W_BIG) return v;
-  return s->wide ? s->wide[i] : s->big[2 * big_slot(s->big, s->big_cap, i) + 1];
+  return v != W_BIG ? v : get_big(s, i);
 }
 
 /* Moves the table into the wide form (the table grew past n / WIDE_AT). */
@@ -137,7 +141,7 @@ static int to_wide(up_state *s) {
 
 /* Keeps count v of padded index i outside its word: in the table (grown
  * to twice its size when three quarters full) or the wide form. */
-static int put_big(up_state *s, int64_t i, uint32_t v) {
+static __attribute__((noinline)) int put_big(up_state *s, int64_t i, uint32_t v) {
   if (s->wide) {
     s->wide[i] = v;
     return 0;
@@ -169,7 +173,7 @@ static int put_big(up_state *s, int64_t i, uint32_t v) {
 }
 
 /* Makes cell i final with value v; -1 when out of memory. */
-static int setv(const up_ctx *x, up_state *s, int64_t i, double v, int con) {
+static inline int setv(const up_ctx *x, up_state *s, int64_t i, double v, int con) {
   if (!s->w) {
     s->vd[i] = v;
     s->con[i] = (uint8_t)(con != 0);
