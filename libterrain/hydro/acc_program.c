@@ -83,7 +83,8 @@ typedef struct {
   uint16_t *w;      /* counts: direction | contamination | count (W_*) */
   uint32_t *big;    /* counts above word_max: open addressing, pairs (padded index + 1, count); 0 is empty */
   int64_t nbig;     /* entries in big */
-  int64_t big_cap;  /* pairs in big (a power of two; at most 3/4 used) */
+  size_t big_cap;   /* pairs in big (a power of two; at most 3/4 used); size_t: an out-of-core
+                     * runner may take the table's size from it (elem 8 bytes) */
   uint32_t *wide;   /* instead of big when it grew past n / WIDE_AT: every such count at its index */
   int8_t *dir;      /* otherwise: decoded directions (dir_decode.h) ... */
   double *vd;       /* ... the value, NaN while unknown ... */
@@ -118,7 +119,7 @@ static int64_t big_slot(const uint32_t *big, int64_t cap, int64_t i) {
 
 /* A count kept outside its word (rare: out of the hot path). */
 static __attribute__((noinline)) double get_big(const up_state *s, int64_t i) {
-  return s->wide ? s->wide[i] : s->big[2 * big_slot(s->big, s->big_cap, i) + 1];
+  return s->wide ? s->wide[i] : s->big[2 * big_slot(s->big, (int64_t)s->big_cap, i) + 1];
 }
 
 static inline double getv(const up_state *s, int64_t i) {
@@ -131,11 +132,12 @@ static inline double getv(const up_state *s, int64_t i) {
 static int to_wide(up_state *s) {
   s->wide = malloc((size_t)s->n * sizeof *s->wide);
   if (!s->wide) return -1;
-  for (int64_t j = 0; j < s->big_cap; j++)
+  for (size_t j = 0; j < s->big_cap; j++)
     if (s->big[2 * j]) s->wide[s->big[2 * j] - 1] = s->big[2 * j + 1];
   free(s->big);
   s->big = NULL;
-  s->nbig = s->big_cap = 0;
+  s->nbig = 0;
+  s->big_cap = 0;
   return 0;
 }
 
@@ -151,11 +153,11 @@ static __attribute__((noinline)) int put_big(up_state *s, int64_t i, uint32_t v)
     s->wide[i] = v;
     return 0;
   }
-  if (4 * (s->nbig + 1) > 3 * s->big_cap) {
-    const int64_t cap = s->big_cap ? 2 * s->big_cap : 64;
+  if (4 * (s->nbig + 1) > 3 * (int64_t)s->big_cap) {
+    const int64_t cap = s->big_cap ? 2 * (int64_t)s->big_cap : 64;
     uint32_t *nb = calloc((size_t)cap * 2, sizeof *nb);
     if (!nb) return -1;
-    for (int64_t j = 0; j < s->big_cap; j++)
+    for (size_t j = 0; j < s->big_cap; j++)
       if (s->big[2 * j]) {
         const int64_t k = big_slot(nb, cap, s->big[2 * j] - 1);
         nb[2 * k] = s->big[2 * j];
@@ -163,9 +165,9 @@ static __attribute__((noinline)) int put_big(up_state *s, int64_t i, uint32_t v)
       }
     free(s->big);
     s->big = nb;
-    s->big_cap = cap;
+    s->big_cap = (size_t)cap;
   }
-  const int64_t k = big_slot(s->big, s->big_cap, i);
+  const int64_t k = big_slot(s->big, (int64_t)s->big_cap, i);
   s->big[2 * k] = (uint32_t)i + 1;
   s->big[2 * k + 1] = v;
   s->nbig++;
