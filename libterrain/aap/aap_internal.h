@@ -26,8 +26,7 @@ typedef struct aap_frag_rt {
   int64_t round;           /* completed rounds = index of the next round */
   /* buffer: one slot per halo cell, combined with f_aggr */
   int64_t ring;
-  unsigned char *val, *has;
-  int64_t *slot_cell;
+  unsigned char *val, *has; /* slot s is halo cell s in aap_halo_slot's order */
   int32_t *dirty;
   int64_t ndirty;
   int64_t eta;             /* batches received since the last snapshot */
@@ -40,11 +39,14 @@ typedef struct aap_frag_rt {
   int64_t last_work;       /* work of the round just run (set unlocked, read by aap_end) */
   int has_ema;
   double wake_at;          /* sim: pending wake-up time */
-  /* the snapshot a running round reads */
+  /* the snapshot a running round reads (allocated in aap_begin, freed in
+     aap_end; snap_oom: that allocation failed, the round fails) */
   int64_t snap_n;
   int64_t *snap_cells;
   unsigned char *snap_vals;
-  /* the outbox of a running round: one list per neighbour */
+  int snap_oom;
+  /* the outbox of a running round: one list per neighbour, handed over as
+     its batch when the round ends */
   int64_t *ob_n, *ob_cap;
   int64_t **ob_cells;
   unsigned char **ob_vals;
@@ -72,8 +74,11 @@ typedef struct aap_wave {
 } aap_wave;
 
 /* core.c */
+/* Fragment f's halo buffers (one slot per halo cell) are allocated only when
+ * f % nowners == me: the MPI back-end passes its rank and size (a rank runs
+ * only its own fragments' rounds), the others 0 and 1. */
 int aap_core_init(aap_core *c, const tr_aap_program *p, const tr_aap_layout *L,
-                  const tr_aap_opts *o);
+                  const tr_aap_opts *o, int me, int nowners);
 void aap_core_free(aap_core *c);
 void aap_set_err(char *err, size_t errlen, const char *fmt, ...);
 int aap_check_args(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap_opts *o,

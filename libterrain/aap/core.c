@@ -111,8 +111,19 @@ int64_t aap_halo_slot(const tr_aap_frag *g, int64_t cols, int64_t cell) {
   return -1; /* inside the tile */
 }
 
+/* The global cell of halo slot s of fragment g (aap_halo_slot's inverse). */
+static int64_t halo_cell(const tr_aap_frag *g, int64_t cols, int64_t s) {
+  const int64_t w = g->cols, h = g->rows;
+  int64_t r, c;
+  if (s < w + 2) r = g->row0 - 1, c = g->col0 - 1 + s;
+  else if (s < 2 * (w + 2)) r = g->row0 + h, c = g->col0 - 1 + s - (w + 2);
+  else if (s < 2 * (w + 2) + h) r = g->row0 + s - 2 * (w + 2), c = g->col0 - 1;
+  else r = g->row0 + s - 2 * (w + 2) - h, c = g->col0 + w;
+  return r * cols + c;
+}
+
 int aap_core_init(aap_core *c, const tr_aap_program *p, const tr_aap_layout *L,
-                  const tr_aap_opts *o) {
+                  const tr_aap_opts *o, int me, int nowners) {
   memset(c, 0, sizeof *c);
   c->p = p;
   c->L = L;
@@ -125,20 +136,19 @@ int aap_core_init(aap_core *c, const tr_aap_program *p, const tr_aap_layout *L,
     aap_frag_rt *F = &c->f[i];
     const tr_aap_frag *g = &L->frags[i];
     int64_t nnb = L->nb_start[i + 1] - L->nb_start[i];
-    F->ring = 2 * (g->cols + 2) + 2 * g->rows;
-    F->val = malloc((size_t)F->ring * vs);
-    F->has = calloc((size_t)F->ring, 1);
-    F->slot_cell = malloc((size_t)F->ring * sizeof(int64_t));
-    F->dirty = malloc((size_t)F->ring * sizeof(int32_t));
-    F->snap_cells = malloc((size_t)F->ring * sizeof(int64_t));
-    F->snap_vals = malloc((size_t)F->ring * vs);
+    /* the halo buffers are the owner's alone: another rank's fragment
+     * keeps only the scheduling figures below */
+    F->ring = i % nowners == me ? 2 * (g->cols + 2) + 2 * g->rows : 0;
+    const size_t slots = F->ring ? (size_t)F->ring : 1;
+    F->val = malloc(slots * vs);
+    F->has = calloc(slots, 1);
+    F->dirty = malloc(slots * sizeof(int32_t));
     F->nb_last = malloc((size_t)(nnb ? nnb : 1) * sizeof(int64_t));
     F->ob_n = calloc((size_t)(nnb ? nnb : 1), sizeof(int64_t));
     F->ob_cap = calloc((size_t)(nnb ? nnb : 1), sizeof(int64_t));
     F->ob_cells = calloc((size_t)(nnb ? nnb : 1), sizeof(int64_t *));
     F->ob_vals = calloc((size_t)(nnb ? nnb : 1), sizeof(unsigned char *));
-    if (!F->val || !F->has || !F->slot_cell || !F->dirty || !F->snap_cells || !F->snap_vals ||
-        !F->nb_last || !F->ob_n || !F->ob_cap || !F->ob_cells || !F->ob_vals) {
+    if (!F->val || !F->has || !F->dirty || !F->nb_last || !F->ob_n || !F->ob_cap || !F->ob_cells || !F->ob_vals) {
       aap_core_free(c);
       return TR_AAP_ENOMEM;
     }
@@ -158,7 +168,6 @@ void aap_core_free(aap_core *c) {
     if (F->state && c->p->destroy) c->p->destroy(c->p->user, F->state);
     free(F->val);
     free(F->has);
-    free(F->slot_cell);
     free(F->dirty);
     free(F->snap_cells);
     free(F->snap_vals);
@@ -195,12 +204,18 @@ void aap_begin(aap_core *c, int64_t f, double now, tr_aap_worker_stats *ws) {
   F->t_start = now;
   /* PEval reads no messages: what arrived before it waits for the first IncEval */
   if (was_new) goto overlap;
-  /* snapshot, canonical order */
+  /* snapshot, canonical order; its arrays live for this round only */
   qsort(F->dirty, (size_t)F->ndirty, sizeof(int32_t), cmp_i32);
+  const size_t nsnap = F->ndirty ? (size_t)F->ndirty : 1;
+  F->snap_cells = malloc(nsnap * sizeof(int64_t));
+  F->snap_vals = malloc(nsnap * vs);
+  F->snap_oom = !F->snap_cells || !F->snap_vals;
   for (int64_t k = 0; k < F->ndirty; k++) {
     int32_t s = F->dirty[k];
-    F->snap_cells[k] = F->slot_cell[s];
-    memcpy(F->snap_vals + (size_t)k * vs, F->val + (size_t)s * vs, vs);
+    if (!F->snap_oom) {
+      F->snap_cells[k] = halo_cell(&c->L->frags[f], c->L->cols, s);
+      memcpy(F->snap_vals + (size_t)k * vs, F->val + (size_t)s * vs, vs);
+    }
     F->has[s] = 0;
   }
   F->snap_n = F->ndirty;
@@ -228,7 +243,8 @@ int aap_run_round(aap_core *c, int64_t f, int64_t *work, int64_t *nmsgs_read) {
     rc = c->p->peval(c->p->user, g, &F->state, &rd);
     *nmsgs_read = 0;
   } else {
-    rc = c->p->inceval(c->p->user, g, F->state, F->snap_n, F->snap_cells, F->snap_vals, &rd);
+    rc = F->snap_oom ? 0 : c->p->inceval(c->p->user, g, F->state, F->snap_n, F->snap_cells, F->snap_vals, &rd);
+    if (F->snap_oom) rd.err = TR_AAP_ENOMEM;
     *nmsgs_read = F->snap_n;
   }
   *work = rd.work;
@@ -286,7 +302,6 @@ int aap_end(aap_core *c, int64_t f, double now, double duration, aap_batch **out
             tr_aap_worker_stats *ws) {
   aap_frag_rt *F = &c->f[f];
   const tr_aap_layout *L = c->L;
-  size_t vs = c->p->value_size;
   int rc = TR_AAP_OK;
   *out = NULL;
   aap_batch **tail = out;
@@ -294,24 +309,22 @@ int aap_end(aap_core *c, int64_t f, double now, double duration, aap_batch **out
     int64_t j = k - L->nb_start[f];
     if (F->ob_n[j] == 0) continue;
     aap_batch *b = calloc(1, sizeof *b);
-    if (b) {
-      b->cells = malloc((size_t)F->ob_n[j] * sizeof(int64_t));
-      b->vals = malloc((size_t)F->ob_n[j] * vs);
-    }
-    if (!b || !b->cells || !b->vals) {
-      aap_batch_free(b);
+    if (!b) {
       rc = TR_AAP_ENOMEM;
       F->ob_n[j] = 0;
       continue;
     }
+    /* the outbox itself becomes the batch: an idle fragment keeps none */
     b->src = f;
     b->dst = L->nb[k];
     b->round = F->round;
     b->n = F->ob_n[j];
-    memcpy(b->cells, F->ob_cells[j], (size_t)b->n * sizeof(int64_t));
-    memcpy(b->vals, F->ob_vals[j], (size_t)b->n * vs);
+    b->cells = F->ob_cells[j];
+    b->vals = F->ob_vals[j];
     b->t_sent = now;
-    F->ob_n[j] = 0;
+    F->ob_cells[j] = NULL;
+    F->ob_vals[j] = NULL;
+    F->ob_n[j] = F->ob_cap[j] = 0;
     *tail = b;
     tail = &b->next;
     if (ws) {
@@ -319,6 +332,11 @@ int aap_end(aap_core *c, int64_t f, double now, double duration, aap_batch **out
       ws->msgs_sent += b->n;
     }
   }
+  free(F->snap_cells);
+  free(F->snap_vals);
+  F->snap_cells = NULL;
+  F->snap_vals = NULL;
+  F->snap_n = 0;
   F->status = AAP_IDLE;
   F->round++;
   F->t_end = now;
@@ -354,7 +372,6 @@ void aap_deliver(aap_core *c, aap_batch *b, double now, tr_aap_worker_stats *ws)
     if (!D->has[s]) {
       memcpy(D->val + (size_t)s * vs, v, vs);
       D->has[s] = 1;
-      D->slot_cell[s] = b->cells[i];
       D->dirty[D->ndirty++] = (int32_t)s;
     } else {
       c->p->aggr(c->p->user, D->val + (size_t)s * vs, v);

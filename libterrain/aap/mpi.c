@@ -395,7 +395,7 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
   MPI_Comm_rank(x->comm, &x->me);
   MPI_Comm_size(x->comm, &x->size);
   x->inactive = calloc((size_t)x->size, 1);
-  if (!x->inactive || (rc = aap_core_init(&x->c, p, L, o)) != 0) {
+  if (!x->inactive || (rc = aap_core_init(&x->c, p, L, o, x->me, x->size)) != 0) {
     /* every rank fails the same way on allocation only in theory; report it */
     free(x->inactive);
     MPI_Comm_free(&x->comm);

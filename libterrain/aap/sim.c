@@ -99,7 +99,7 @@ int tr_aap_run_sim(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
   }
   int nw = so->workers;
   aap_core c;
-  if ((rc = aap_core_init(&c, p, L, o)) != 0) return rc;
+  if ((rc = aap_core_init(&c, p, L, o, 0, 1)) != 0) return rc;
   for (int64_t f = 0; f < c.nf; f++) {
     int w = so->frag_worker ? so->frag_worker[f] : (int)(f % nw);
     if (w < 0 || w >= nw) {

@@ -213,7 +213,7 @@ int tr_aap_run_threads(const tr_aap_program *p, const tr_aap_layout *L, const tr
   x->ws = calloc((size_t)o->threads, sizeof *x->ws);
   pthread_t *th = calloc((size_t)o->threads, sizeof *th);
   thr_arg *args = calloc((size_t)o->threads, sizeof *args);
-  if (!x->ws || !th || !args || (rc = aap_core_init(&x->c, p, L, o)) != 0) {
+  if (!x->ws || !th || !args || (rc = aap_core_init(&x->c, p, L, o, 0, 1)) != 0) {
     free(x->ws);
     free(th);
     free(args);

@@ -11,16 +11,21 @@
  * check); order(c) on stream cells = the largest inflowing stream order,
  * plus one when two or more inflows carry it (Strahler), 1 at a source.
  *
- * State of a fragment, over its padded window: the decoded direction of
- * every cell (a byte; halo included: a halo cell drains into the tile or
- * not) and each cell's value, "unknown" until final. Unweighted counts on
- * grids under 2^31 cells are one uint32 per cell (the top bit is the
- * contamination, all ones is unknown): 5 bytes per cell in all. Otherwise a
- * double (NaN while unknown) and a contamination byte; the order product
- * adds a byte. A cell's pending inflows are not kept but counted from its
- * neighbours when one of them becomes final. (Decoding the directions again
- * in every round instead of keeping them saves one byte per cell but costs
- * a window reload per round: measured 1.8x slower.)
+ * State of a fragment, over its padded window (halo included: a halo cell
+ * drains into the tile or not). Unweighted counts on grids under 2^31 cells
+ * (accumulation in cells or area, streams, order): one 16-bit word per cell
+ * holding the decoded direction (4 bits), the contamination (1 bit) and the
+ * count (11 bits; 0 while unknown, as every valid cell counts at least
+ * itself). A count above 2046 (1.5% of the cells of the 8000 x 8000
+ * benchmark DEM) is kept in the fragment's open-addressing table (index,
+ * count); a fragment whose table would pass 1/16 of its cells (long parallel
+ * paths: a tilted plane) moves to a wide array of 32-bit counts instead, so
+ * a fragment keeps about 2.2 bytes per cell, at most 6. Otherwise (weights,
+ * larger grids): a direction byte, a double (NaN while unknown) and a
+ * contamination byte. The order product adds a byte. A cell's pending
+ * inflows are not kept but counted from its neighbours when one of them
+ * becomes final. (Decoding the directions again in every round instead of
+ * keeping them costs a window reload per round: measured 1.8x slower.)
  *
  * PEval: every tile cell with no inflow is final; finishing a cell makes
  * the cell it drains into ready once all of that cell's inflows are final
@@ -43,9 +48,16 @@
 #include "d8_window.h"
 #include "flow.h"
 
-#define UNKNOWN_U32 UINT32_MAX
-#define CON_U32 0x80000000u
-#define COUNT_MAX 0x7ffffffell /* the largest count a uint32 value holds */
+/* A count's 16-bit word (see the state above). */
+#define W_DIR_SHIFT 12     /* bits 15..12: the direction + 2 (0 NoData, 1 none, 2..9 E .. SE) */
+#define W_CON 0x0800u      /* bit 11: contaminated */
+#define W_VAL 0x07ffu      /* bits 10..0: 0 unknown, 1 .. 2046 the count, W_BIG in the table */
+#define W_BIG W_VAL
+#define COUNT_MAX 0x7ffffffell /* the largest count kept (a table value is a uint32) */
+/* A fragment's table moves into the wide form when it holds more entries
+ * than 1 in WIDE_AT of its window's cells: the table (at least 3/8 full)
+ * then takes at most 8 x 8/3 / WIDE_AT = 1.3 bytes a cell, the wide form 4. */
+#define WIDE_AT 16
 
 typedef tr_d8_win win;
 
@@ -59,45 +71,134 @@ typedef struct {
   tr_graph_env *env;
   tr_up_params prm;
   tr_dir_lut lut;
-  int counts; /* values as uint32 counts */
+  int counts;        /* values as counts in 16-bit words */
+  uint32_t word_max; /* the largest count a word holds itself */
 } up_ctx;
 
+/* A fragment's state over its padded window (n cells). Every field is one
+ * malloc'd array (or NULL): counts keep w, and big or wide; otherwise dir,
+ * vd and con; the order product adds ord. */
 typedef struct {
-  int8_t *dir;  /* decoded directions (dir_decode.h) */
-  uint32_t *vu; /* counts: value | CON_U32, UNKNOWN_U32 while unknown */
-  double *vd;   /* otherwise: NaN while unknown ... */
-  uint8_t *con; /* ... and the contamination apart */
-  uint8_t *ord; /* the order product */
+  int64_t n;
+  uint16_t *w;      /* counts: direction | contamination | count (W_*) */
+  uint32_t *big;    /* counts above word_max: open addressing, pairs (padded index + 1, count); 0 is empty */
+  int64_t nbig;     /* entries in big */
+  size_t big_cap;   /* pairs in big (a power of two; at most 3/4 used); size_t: an out-of-core
+                     * runner may take the table's size from it (elem 8 bytes) */
+  uint32_t *wide;   /* instead of big when it grew past n / WIDE_AT: every such count at its index */
+  int8_t *dir;      /* otherwise: decoded directions (dir_decode.h) ... */
+  double *vd;       /* ... the value, NaN while unknown ... */
+  uint8_t *con;     /* ... and the contamination */
+  uint8_t *ord;     /* the order product */
 } up_state;
 
-/* What one round works with: the fragment's directions and, when
- * weighted, its weights window borrowed from the tile store. */
+/* What one round works with: the fragment's geometry and, when weighted,
+ * its weights window borrowed from the tile store. */
 typedef struct {
   win g;
-  const int8_t *dir;
   float *wz;
 } up_round;
 
 static int64_t global_cell(const up_ctx *x, const win *g, int64_t i) { return tr_d8_cell(g, x->env->cols, i); }
 
-static int is_final(const up_state *s, int64_t i) { return s->vu ? s->vu[i] != UNKNOWN_U32 : !isnan(s->vd[i]); }
-static double getv(const up_state *s, int64_t i) { return s->vu ? (double)(s->vu[i] & ~CON_U32) : s->vd[i]; }
-static int getcon(const up_state *s, int64_t i) { return s->vu ? (s->vu[i] & CON_U32) != 0 : s->con[i]; }
+static inline int dir_at(const up_state *s, int64_t i) { return s->w ? (int)(s->w[i] >> W_DIR_SHIFT) - 2 : s->dir[i]; }
+static inline int is_final(const up_state *s, int64_t i) { return s->w ? (s->w[i] & W_VAL) != 0 : !isnan(s->vd[i]); }
+static inline int getcon(const up_state *s, int64_t i) { return s->w ? (s->w[i] & W_CON) != 0 : s->con[i]; }
 
-static void setv(up_state *s, int64_t i, double v, int con) {
-  if (s->vu) s->vu[i] = (uint32_t)v | (con ? CON_U32 : 0);
-  else {
+static int64_t big_hash(int64_t i, int64_t cap) {
+  uint64_t h = (uint64_t)i * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing; its high bits folded down */
+  return (int64_t)((h ^ h >> 32) & (uint64_t)(cap - 1));
+}
+
+/* The table's slot of padded index i: its pair, or the empty one it would take. */
+static int64_t big_slot(const uint32_t *big, int64_t cap, int64_t i) {
+  int64_t j = big_hash(i, cap);
+  while (big[2 * j] && big[2 * j] != (uint32_t)i + 1) j = (j + 1) & (cap - 1);
+  return j;
+}
+
+/* A count kept outside its word (rare: out of the hot path). */
+static __attribute__((noinline)) double get_big(const up_state *s, int64_t i) {
+  return s->wide ? s->wide[i] : s->big[2 * big_slot(s->big, (int64_t)s->big_cap, i) + 1];
+}
+
+static inline double getv(const up_state *s, int64_t i) {
+  if (!s->w) return s->vd[i];
+  const unsigned v = s->w[i] & W_VAL;
+  return v != W_BIG ? v : get_big(s, i);
+}
+
+/* Moves the table into the wide form (the table grew past n / WIDE_AT). */
+static int to_wide(up_state *s) {
+  s->wide = malloc((size_t)s->n * sizeof *s->wide);
+  if (!s->wide) return -1;
+  for (size_t j = 0; j < s->big_cap; j++)
+    if (s->big[2 * j]) s->wide[s->big[2 * j] - 1] = s->big[2 * j + 1];
+  free(s->big);
+  s->big = NULL;
+  s->nbig = 0;
+  s->big_cap = 0;
+  return 0;
+}
+
+/* Keeps count v of padded index i outside its word: in the table (grown
+ * to twice its size when three quarters full) or the wide form. */
+static __attribute__((noinline)) int put_big(up_state *s, int64_t i, uint32_t v) {
+  if (s->wide) {
+    s->wide[i] = v;
+    return 0;
+  }
+  if (s->nbig + 1 > s->n / WIDE_AT) {
+    if (to_wide(s)) return -1;
+    s->wide[i] = v;
+    return 0;
+  }
+  if (4 * (s->nbig + 1) > 3 * (int64_t)s->big_cap) {
+    const int64_t cap = s->big_cap ? 2 * (int64_t)s->big_cap : 64;
+    uint32_t *nb = calloc((size_t)cap * 2, sizeof *nb);
+    if (!nb) return -1;
+    for (size_t j = 0; j < s->big_cap; j++)
+      if (s->big[2 * j]) {
+        const int64_t k = big_slot(nb, cap, s->big[2 * j] - 1);
+        nb[2 * k] = s->big[2 * j];
+        nb[2 * k + 1] = s->big[2 * j + 1];
+      }
+    free(s->big);
+    s->big = nb;
+    s->big_cap = (size_t)cap;
+  }
+  const int64_t k = big_slot(s->big, (int64_t)s->big_cap, i);
+  s->big[2 * k] = (uint32_t)i + 1;
+  s->big[2 * k + 1] = v;
+  s->nbig++;
+  return 0;
+}
+
+/* Makes cell i final with value v; -1 when out of memory. */
+static inline int setv(const up_ctx *x, up_state *s, int64_t i, double v, int con) {
+  if (!s->w) {
     s->vd[i] = v;
     s->con[i] = (uint8_t)(con != 0);
+    return 0;
   }
+  const uint32_t c = (uint32_t)v;
+  const uint16_t keep = (uint16_t)((s->w[i] & ~(W_CON | W_VAL)) | (con ? W_CON : 0));
+  if (c <= x->word_max) {
+    s->w[i] = (uint16_t)(keep | c);
+    return 0;
+  }
+  s->w[i] = (uint16_t)(keep | W_BIG);
+  return put_big(s, i, c);
 }
 
 static void up_destroy(void *user, void *state) {
   (void)user;
   up_state *s = state;
   if (!s) return;
+  free(s->w);
+  free(s->big);
+  free(s->wide);
   free(s->dir);
-  free(s->vu);
   free(s->vd);
   free(s->con);
   free(s->ord);
@@ -109,11 +210,10 @@ static void round_end(up_ctx *x, const tr_aap_frag *f, up_round *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* Starts a round on fragment f: its directions, and its weights borrowed. */
-static int round_begin(up_ctx *x, const tr_aap_frag *f, const up_state *s, up_round *w) {
+/* Starts a round on fragment f: its geometry, and its weights borrowed. */
+static int round_begin(up_ctx *x, const tr_aap_frag *f, up_round *w) {
   memset(w, 0, sizeof *w);
   w->g = tr_d8_win_of(f);
-  w->dir = s->dir;
   w->wz = x->prm.weighted ? tr_graph_window_in(x->env, 1, f) : NULL;
   return x->prm.weighted && !w->wz ? -1 : 0;
 }
@@ -122,19 +222,20 @@ static int round_begin(up_ctx *x, const tr_aap_frag *f, const up_state *s, up_ro
 static int ready(const up_state *s, const up_round *w, int64_t d) {
   for (int k = 0; k < 8; k++) {
     const int64_t n = d + w->g.off[k];
-    if (w->dir[n] == (k + 4) % 8 && !is_final(s, n)) return 0;
+    if (dir_at(s, n) == (k + 4) % 8 && !is_final(s, n)) return 0;
   }
   return 1;
 }
 
-/* Finishes cell i from its inflows (all final). */
-static void finish(const up_ctx *x, up_state *s, const up_round *w, int64_t i) {
+/* Finishes cell i from its inflows (all final); -1 when out of memory. */
+static int finish(const up_ctx *x, up_state *s, const up_round *w, int64_t i) {
   double v = x->prm.weighted ? (isnan(w->wz[i]) ? 0.0 : (double)w->wz[i]) : 1.0;
   int con = 0, best = 0, nbest = 0;
   for (int k = 0; k < 8; k++) {
     const int64_t n = i + w->g.off[k];
-    if (w->dir[n] == TR_DIR_NODATA) con = 1;
-    if (w->dir[n] != (k + 4) % 8) continue;
+    const int dn = dir_at(s, n);
+    if (dn == TR_DIR_NODATA) con = 1;
+    if (dn != (k + 4) % 8) continue;
     v += getv(s, n);
     con |= getcon(s, n);
     if (s->ord && s->ord[n]) {
@@ -142,11 +243,11 @@ static void finish(const up_ctx *x, up_state *s, const up_round *w, int64_t i) {
       else if (s->ord[n] == best) nbest++;
     }
   }
-  setv(s, i, v, con);
   if (s->ord) {
     const int stream = v * x->prm.unit >= x->prm.threshold;
     s->ord[i] = (uint8_t)(!stream ? 0 : nbest == 0 ? 1 : nbest >= 2 ? best + 1 : best);
   }
+  return setv(x, s, i, v, con);
 }
 
 /* Runs the queue: finishes cells, queues the cells they make ready, emits
@@ -155,11 +256,12 @@ static int drain(const up_ctx *x, up_state *s, const up_round *w, int64_t *q, in
   int64_t work = 0;
   while (nq > 0) {
     const int64_t i = q[--nq];
-    finish(x, s, w, i);
+    if (finish(x, s, w, i)) return -1;
     work++;
-    if (w->dir[i] < 0) continue;
-    const int64_t d = i + w->g.off[w->dir[i]];
-    if (w->dir[d] == TR_DIR_NODATA) continue;
+    const int di = dir_at(s, i);
+    if (di < 0) continue;
+    const int64_t d = i + w->g.off[di];
+    if (dir_at(s, d) == TR_DIR_NODATA) continue;
     if (tr_d8_in_tile(&w->g, d)) {
       if (ready(s, w, d)) q[nq++] = d;
     } else {
@@ -175,37 +277,64 @@ static int drain(const up_ctx *x, up_state *s, const up_round *w, int64_t *q, in
   return 0;
 }
 
+/* The state of fragment f, every cell unknown, its directions decoded from
+ * its window; NULL when out of memory or after tr_graph_fail (*bad set). */
+static up_state *state_new(up_ctx *x, const tr_aap_frag *f, const win *g, int *bad) {
+  const int64_t n = g->pw * (g->h + 2);
+  up_state *s = calloc(1, sizeof *s);
+  int8_t *dir = malloc((size_t)n);
+  if (!s || !dir) {
+    free(s);
+    free(dir);
+    return NULL;
+  }
+  s->n = n;
+  if (x->counts) s->w = malloc((size_t)n * sizeof *s->w);
+  else s->vd = malloc((size_t)n * sizeof *s->vd), s->con = calloc((size_t)n, 1);
+  if (x->prm.product == TR_UP_ORDER) s->ord = calloc((size_t)n, 1);
+  float *z = s->w || (s->vd && s->con) ? tr_graph_window(x->env, f) : NULL;
+  if (!z || (x->prm.product == TR_UP_ORDER && !s->ord)) {
+    if (z) tr_graph_window_done(x->env, f, z);
+    free(dir);
+    up_destroy(x, s);
+    return NULL;
+  }
+  *bad = tr_d8_decode(x->env, f, g, &x->lut, x->prm.encoding, x->prm.src, z, dir);
+  tr_graph_window_done(x->env, f, z);
+  if (s->w) {
+    for (int64_t i = 0; i < n; i++) s->w[i] = (uint16_t)((dir[i] + 2) << W_DIR_SHIFT);
+    free(dir);
+  } else {
+    s->dir = dir;
+    for (int64_t i = 0; i < n; i++) s->vd[i] = NAN;
+  }
+  if (*bad) {
+    up_destroy(x, s);
+    return NULL;
+  }
+  /* every per-cell array, so an out-of-core run may spill it between rounds
+   * (graph.h); big and wide are made later, inside rounds, and big grows */
+  const size_t nn = (size_t)n;
+  if (tr_graph_keep(x->env, f, &s->w, nn * sizeof *s->w, NULL) ||
+      tr_graph_keep(x->env, f, &s->big, 2 * sizeof *s->big, &s->big_cap) ||
+      tr_graph_keep(x->env, f, &s->wide, nn * sizeof *s->wide, NULL) || tr_graph_keep(x->env, f, &s->dir, nn, NULL) ||
+      tr_graph_keep(x->env, f, &s->vd, nn * sizeof *s->vd, NULL) || tr_graph_keep(x->env, f, &s->con, nn, NULL) ||
+      tr_graph_keep(x->env, f, &s->ord, nn, NULL)) {
+    up_destroy(x, s);
+    return NULL;
+  }
+  return s;
+}
+
 static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
   up_ctx *x = user;
   const win g = tr_d8_win_of(f);
-  const int64_t n = g.pw * (g.h + 2);
-  up_state *s = calloc(1, sizeof *s);
-  if (!s) return -1;
+  int bad = 0;
+  up_state *s = state_new(x, f, &g, &bad);
   *state = s;
-  s->dir = malloc((size_t)n);
-  if (x->counts) s->vu = malloc((size_t)n * sizeof *s->vu);
-  else s->vd = malloc((size_t)n * sizeof *s->vd), s->con = calloc((size_t)n, 1);
-  if (x->prm.product == TR_UP_ORDER) s->ord = calloc((size_t)n, 1);
-  int64_t *q = malloc((size_t)(g.h * g.w) * sizeof *q);
-  /* every per-cell array, so an out-of-core run may spill it between rounds (graph.h) */
-  const int kept = !tr_graph_keep(x->env, f, &s->dir, (size_t)n, NULL) &&
-                   !tr_graph_keep(x->env, f, &s->vu, (size_t)n * sizeof *s->vu, NULL) &&
-                   !tr_graph_keep(x->env, f, &s->vd, (size_t)n * sizeof *s->vd, NULL) &&
-                   !tr_graph_keep(x->env, f, &s->con, (size_t)n, NULL) &&
-                   !tr_graph_keep(x->env, f, &s->ord, (size_t)n, NULL);
-  float *z = q && s->dir && kept ? tr_graph_window(x->env, f) : NULL;
-  if (!(s->vu || (s->vd && s->con)) || (x->prm.product == TR_UP_ORDER && !s->ord) || !z) {
-    if (z) tr_graph_window_done(x->env, f, z);
-    free(q);
-    return -1;
-  }
-  const int bad = tr_d8_decode(x->env, f, &g, &x->lut, x->prm.encoding, x->prm.src, z, s->dir);
-  tr_graph_window_done(x->env, f, z);
-  for (int64_t i = 0; i < n; i++)
-    if (s->vu) s->vu[i] = UNKNOWN_U32;
-    else s->vd[i] = NAN;
+  int64_t *q = s ? malloc((size_t)(g.h * g.w) * sizeof *q) : NULL;
   up_round w;
-  if (bad || round_begin(x, f, s, &w)) {
+  if (!q || round_begin(x, f, &w)) {
     free(q);
     return -1;
   }
@@ -213,7 +342,7 @@ static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   for (int64_t r = 1; r <= g.h; r++)
     for (int64_t c = 1; c <= g.w; c++) {
       const int64_t i = r * g.pw + c;
-      if (w.dir[i] != TR_DIR_NODATA && ready(s, &w, i)) q[nq++] = i;
+      if (dir_at(s, i) != TR_DIR_NODATA && ready(s, &w, i)) q[nq++] = i;
     }
   const int rc = drain(x, s, &w, q, nq, rd);
   round_end(x, f, &w);
@@ -227,22 +356,24 @@ static int up_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   up_state *s = state;
   up_round w;
   int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  if (!q || round_begin(x, f, s, &w)) {
+  if (!q || round_begin(x, f, &w)) {
     free(q);
     return -1;
   }
   int64_t nq = 0;
-  for (int64_t m = 0; m < n; m++) {
+  int rc = 0;
+  for (int64_t m = 0; m < n && !rc; m++) {
     up_msg v;
     memcpy(&v, (const unsigned char *)values + (size_t)m * sizeof v, sizeof v);
     const int64_t i = tr_d8_index(&w.g, x->env->cols, cells[m]);
-    if (is_final(s, i) || w.dir[i] < 0) continue; /* a copy of a value already applied */
-    setv(s, i, v.v, v.con);
+    const int di = dir_at(s, i);
+    if (is_final(s, i) || di < 0) continue; /* a copy of a value already applied */
+    rc = setv(x, s, i, v.v, v.con);
     if (s->ord) s->ord[i] = v.ord;
-    const int64_t d = i + w.g.off[w.dir[i]];
-    if (tr_d8_in_tile(&w.g, d) && w.dir[d] != TR_DIR_NODATA && ready(s, &w, d)) q[nq++] = d;
+    const int64_t d = i + w.g.off[di];
+    if (tr_d8_in_tile(&w.g, d) && dir_at(s, d) != TR_DIR_NODATA && ready(s, &w, d)) q[nq++] = d;
   }
-  const int rc = drain(x, s, &w, q, nq, rd);
+  if (!rc) rc = drain(x, s, &w, q, nq, rd);
   round_end(x, f, &w);
   free(q);
   return rc;
@@ -250,16 +381,16 @@ static int up_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
 
 /* A cell on the cycle that keeps cell i unknown: walk upstream through
  * unknown inflows until a cell repeats (or the walk leaves the tile). */
-static int64_t cycle_cell(const up_state *s, const up_round *w, int64_t i) {
-  unsigned char *seen = calloc((size_t)(w->g.pw * (w->g.h + 2)), 1);
+static int64_t cycle_cell(const up_state *s, const win *g, int64_t i) {
+  unsigned char *seen = calloc((size_t)s->n, 1);
   if (!seen) return i;
   for (;;) {
     if (seen[i]) break;
     seen[i] = 1;
     int64_t up = -1;
     for (int k = 0; k < 8 && up < 0; k++) {
-      const int64_t n = i + w->g.off[k];
-      if (w->dir[n] == (k + 4) % 8 && !is_final(s, n) && tr_d8_in_tile(&w->g, n)) up = n;
+      const int64_t n = i + g->off[k];
+      if (dir_at(s, n) == (k + 4) % 8 && !is_final(s, n) && tr_d8_in_tile(g, n)) up = n;
     }
     if (up < 0) break;
     i = up;
@@ -272,11 +403,7 @@ static int up_assemble(void *user, const tr_aap_frag *f, void *state) {
   up_ctx *x = user;
   up_state *s = state;
   if (!s) return -1;
-  up_round w;
-  memset(&w, 0, sizeof w);
-  w.g = tr_d8_win_of(f);
-  w.dir = s->dir;
-  const win *g = &w.g;
+  const win gw = tr_d8_win_of(f), *g = &gw;
   double *tile = malloc((size_t)(g->h * g->w) * sizeof *tile);
   const double nd = x->prm.product == TR_UP_ACC ? TR_ACC_NODATA : TR_BYTE_NODATA;
   int rc = tile ? 0 : -1;
@@ -284,9 +411,9 @@ static int up_assemble(void *user, const tr_aap_frag *f, void *state) {
     for (int64_t c = 0; c < g->w && !rc; c++) {
       const int64_t i = (r + 1) * g->pw + c + 1;
       double out = nd;
-      if (w.dir[i] != TR_DIR_NODATA) {
+      if (dir_at(s, i) != TR_DIR_NODATA) {
         if (!is_final(s, i)) {
-          const int64_t cell = global_cell(x, g, cycle_cell(s, &w, i));
+          const int64_t cell = global_cell(x, g, cycle_cell(s, g, i));
           rc = tr_graph_fail(x->env, f, TR_EINPUT,
                              "'%s': the flow directions form a cycle through cell (row %lld, col %lld)", x->prm.src,
                              (long long)(cell / x->env->cols), (long long)(cell % x->env->cols));
@@ -325,6 +452,7 @@ static int up_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   memcpy(&x->prm, params, sizeof x->prm);
   tr_dir_lut_init(&x->lut, x->prm.encoding);
   x->counts = !x->prm.weighted && env->rows * env->cols < COUNT_MAX;
+  x->word_max = x->prm.word_max > 0 && x->prm.word_max < (int32_t)W_BIG ? (uint32_t)x->prm.word_max : W_BIG - 1;
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(up_msg);
   p->user = x;
@@ -341,5 +469,6 @@ static void up_release(tr_aap_program *p) {
   p->user = NULL;
 }
 
-/* state: 5 bytes a cell for counts, at most 10 (a double, a contamination and an order byte) */
-const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, up_release, 10};
+/* state, at most: 11 bytes a cell (direction, double, contamination and order
+ * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
+const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, up_release, 11};

@@ -4,7 +4,8 @@
  *
  * Memory: the engine keeps W (one float per cell) while the tile store holds
  * elevation windows in a cache of --z-cache-mb (16 MB by default), the GDAL
- * block cache is capped at 16 MB for graph runs, and each running round holds
+ * block cache is capped at 16 MB for graph runs (shared among the ranks under
+ * mpirun, at least 4 MB each), and each running round holds
  * its flood queues: about 1.0x the input as Float32 plus 32 MB.
  */
 #include <float.h>

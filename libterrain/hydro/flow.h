@@ -42,6 +42,7 @@ typedef struct {
   double unit;          /* each cell counts weight x unit (1, or the cell area) */
   double threshold;     /* streams: unit-scaled no-edge-check accumulation >= this */
   const char *src;      /* the direction raster's name, for error lines */
+  int32_t word_max;     /* 0; tests: a smaller largest count a cell's word holds (acc_program.c) */
 } tr_up_params;
 
 /* One seed of "d8_basins": a cell and its label. */

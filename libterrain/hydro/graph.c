@@ -225,7 +225,7 @@ int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const
   memset(&p, 0, sizeof p);
   int rc = prog->init(&p, &env, params) ? TR_AAP_ENOMEM : TR_AAP_OK;
   ooc_prog w = {p, NULL};
-  if (!rc && eng->state_budget > 0) {
+  if (!rc && eng->state_budget != 0) {
     ps.states = w.ss = tr_state_store_create(L->nfrags, eng->state_budget, eng->spill_dir);
     if (!ps.states) rc = TR_AAP_ENOMEM;
     else tr_state_store_inject_fail(ps.states, eng->spill_fail);
@@ -328,12 +328,20 @@ static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_e
   return TR_OK;
 }
 
+/* GDAL's block cache of a graph run, in MB: the job's 16 MB shared among its
+ * ranks (at least 4 each). Each window is read once per round that needs it
+ * and rank 0's tiles are written once, so the cache only saves re-reading
+ * strips that neighbouring windows share; under mpirun each rank reads only
+ * its own windows and the ranks' caches would otherwise add up. */
+static int gdal_cache_mb(const tr_job *job) { return job->nranks >= 4 ? 4 : 16 / job->nranks; }
+
 /* What this rank keeps while program `prog` runs over its tiles of `job`:
- * fixed, the engine's per-fragment message rings (about the perimeter in
- * cells, each with its value, cell index, dirty mark and snapshot), the tile
- * store and GDAL caches, and an allowance for the process (libraries, MPI,
- * threads); state, the program's state over each owned fragment's padded
- * window, of which frag_max is the largest fragment's. */
+ * fixed, the engine's per-fragment halo buffers (owned fragments only: a slot
+ * per perimeter cell with its value, up to twice a cell's size, a received
+ * mark and a dirty index; snapshots and outboxes live for one round), the
+ * tile store and GDAL caches, and an allowance for the process (libraries,
+ * MPI, threads); state, the program's state over each owned fragment's
+ * padded window, of which frag_max is the largest fragment's. */
 typedef struct {
   int64_t fixed, state, frag_max;
 } graph_need;
@@ -341,11 +349,11 @@ typedef struct {
 static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
   const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t vs = GDALGetDataTypeSizeBytes(prog->cell_type);
-  graph_need n = {(int64_t)((cache_mb + 16.0) * (1 << 20)) + ((int64_t)64 << 20), 0, 0};
+  graph_need n = {(int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + ((int64_t)64 << 20), 0, 0};
   for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
     const int64_t st = (t.rows + 2) * (t.cols + 2) * cell;
-    n.fixed += (2 * (t.rows + t.cols) + 4) * (2 * vs + 24) + 512;
+    n.fixed += (2 * (t.rows + t.cols) + 4) * (2 * vs + 5) + 512;
     n.state += st;
     if (st > n.frag_max) n.frag_max = st;
   }
@@ -355,14 +363,16 @@ static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, 
 static double mib(int64_t b) { return (double)b / (1 << 20); }
 
 /* The out-of-core plan (man terrafort-fill, MEMORY): with everything in
- * --mem, no state store (budget 0); else the budget of state kept in memory
+ * --mem, a state store that never spills (budget -1); else the budget of state kept in memory
  * beside the fragments the engine is running (`pinned`), after checking that
  * one round's working set fits and that the spill folder has room for the
  * rest. The spill folder is --tmp or the output's. */
 static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const graph_need *need, int pinned,
                        const char *dst, const char *what, char *spill_dir, size_t dirlen, int64_t *budget,
                        tr_error *err) {
-  *budget = 0;
+  /* all in memory: the store only counts (--aap-stats' peak_resident is
+   * then the state the run really kept) */
+  *budget = -1;
   const int64_t mem = run->mem > 0 ? run->mem : tr_mem_available() / 4 * 3;
   if (need->fixed + need->state <= mem) return TR_OK;
   /* the rounds running, and room for one more fragment to be read back */
@@ -466,7 +476,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   memset(extra, 0, sizeof extra);
   st = open_extra(run, &job.in, srcs, nsrc, extra, err);
   if (st) return tr_job_finish(&job, st, err);
-  tr_io_cache_default(16);
+  tr_io_cache_default(gdal_cache_mb(&job));
   eng.aap.inject = job.inject.aap;
   eng.spill_fail = job.inject.spill_fail;
   eng.aap.give_up = engine_give_up;

@@ -91,8 +91,9 @@ typedef struct {
   const tr_aap_sim_opts *sim;    /* TR_GRAPH_SIM */
   void *mpi_comm;                /* TR_GRAPH_MPI: pointer to an MPI_Comm */
   /* Out of core: fragments' registered state beyond state_budget bytes is
-   * spilled to a file in spill_dir (NULL: "."); 0: all kept in memory. The
-   * output's bytes do not depend on it. */
+   * spilled to a file in spill_dir (NULL: "."); < 0: all kept in memory but
+   * counted (spill_stats' peak_resident); 0: no state store. The output's
+   * bytes do not depend on it. */
   int64_t state_budget;
   const char *spill_dir;
   tr_state_store_stats *spill_stats; /* filled when given */

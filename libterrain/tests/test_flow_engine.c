@@ -356,8 +356,10 @@ static int test_reference_sanity(void) {
 }
 
 /* Every grid x layout x schedule, threads cycling 1..4: accumulation with
- * and without the edge check, weighted, streams, order, labels. */
+ * and without the edge check, weighted, streams, order, labels; the counts'
+ * word at its full width and narrowed to 2 and 40. */
 static int test_schedules_layouts_threads(void) {
+  static const int32_t word_maxes[3] = {0, 2, 40};
   static float p[N], wt[N];
   static double out[N], exp[N], acc[N];
   static unsigned char con[N];
@@ -377,6 +379,10 @@ static int test_schedules_layouts_threads(void) {
         for (int prod = 0; prod < 3; prod++) {
           const int edge = prod == 0 && (run & 1);
           tr_up_params u = up_params(prod, edge, 0, thr);
+          /* counts above a cell's word go to the fragment's table, and a
+           * fragment whose table grows past 1/16 of its cells to the wide
+           * form: narrow words take both paths on these small grids */
+          u.word_max = word_maxes[(run + prod) % 3];
           ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
           expected(prod, edge, p, NULL, thr, exp);
           ASSERT(same(out, exp, what));
