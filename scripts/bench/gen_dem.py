@@ -4,7 +4,7 @@ Usage: gen_dem.py OUT SIZE [--pits N] [--seed S]"""
 import argparse
 
 import numpy as np
-from osgeo import gdal, osr
+from gen_dem_tiled import create_dem
 
 p = argparse.ArgumentParser()
 p.add_argument("out")
@@ -14,13 +14,7 @@ p.add_argument("--seed", type=int, default=1)
 a = p.parse_args()
 n = a.size
 rng = np.random.default_rng(a.seed)
-ds = gdal.GetDriverByName("GTiff").Create(a.out, n, n, 1, gdal.GDT_Float32)
-ds.SetGeoTransform([500000, 10, 0, 4500000, 0, -10])
-s = osr.SpatialReference()
-s.ImportFromEPSG(32612)
-ds.SetProjection(s.ExportToWkt())
-b = ds.GetRasterBand(1)
-b.SetNoDataValue(-9999)
+ds, b = create_dem(a.out, n)
 x = np.arange(n, dtype=np.float32)[None, :]
 pits = rng.integers(0, n, (a.pits, 2)) if a.pits else np.zeros((0, 2), int)
 radius = rng.integers(3, 25, a.pits) if a.pits else np.zeros(0, int)
