@@ -108,3 +108,10 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
   if (st && err) *err = e;
   return st;
 }
+
+int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p) {
+  if (j->rank != 0) return 0;
+  const int64_t rows = j->grid.tile < j->grid.rows ? j->grid.tile : j->grid.rows;
+  const GDALDataType t = p->file_type != GDT_Unknown ? p->file_type : p->type;
+  return rows * j->grid.cols * (int64_t)GDALGetDataTypeSizeBytes(t) * (p->bands > 0 ? p->bands : 1);
+}

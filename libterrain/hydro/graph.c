@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/statvfs.h>
 
 #include "dist.h"
@@ -476,7 +477,6 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   memset(extra, 0, sizeof extra);
   st = open_extra(run, &job.in, srcs, nsrc, extra, err);
   if (st) return tr_job_finish(&job, st, err);
-  tr_io_cache_default(gdal_cache_mb(&job));
   eng.aap.inject = job.inject.aap;
   eng.spill_fail = job.inject.spill_fail;
   eng.aap.give_up = engine_give_up;
@@ -490,7 +490,11 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   if (!st) {
     char what[160];
     snprintf(what, sizeof what, "%s of a %lld x %lld raster", name, (long long)job.in.rows, (long long)job.in.cols);
+    /* the writer's cache holds a row of output tiles (core/run.h) */
+    const int64_t writer = tr_job_writer_cache(&job, &prod);
+    tr_io_cache_default(gdal_cache_mb(&job) + (int)((writer + (1 << 20) - 1) >> 20));
     need = graph_memory(prog, &job, cache_mb);
+    need.fixed += writer;
     st = memory_plan(run, g, &need, job.nranks > 1 ? 1 : eng.aap.threads, dst, what, spill_dir, sizeof spill_dir,
                      &eng.state_budget, err);
     eng.spill_dir = spill_dir;

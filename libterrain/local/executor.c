@@ -335,18 +335,20 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
  * thread of output; rank 0's receive buffer) and a fixed allowance for the
  * process (libraries, MPI) must fit, or the run is refused with the minimum;
  * GDAL's block cache gets what is left, up to its default 64 MB and at least
- * 8 MB. Without --mem: the default cache. */
+ * 8 MB, plus, on the writer, a row of output tiles (tr_job_writer_cache).
+ * Without --mem: the default cache and that row. */
 static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel *k, const tr_product *prod,
                         tr_error *err) {
+  const int64_t writer = tr_job_writer_cache(j, prod); /* a row of output tiles (core/run.h) */
   if (run->mem <= 0) {
-    tr_io_cache_default(64);
+    tr_io_cache_default(64 + (int)((writer + (1 << 20) - 1) >> 20));
     return TR_OK;
   }
   const int64_t tile = j->grid.tile, h = k->halo, th = j->threads, mib = (int64_t)1 << 20;
   const int64_t cell = (int64_t)GDALGetDataTypeSizeBytes(prod->type) * (prod->bands > 0 ? prod->bands : 1);
   const int64_t win = (tile + 2 * h) * (tile + 2 * h) * (int64_t)sizeof(float), out = tile * tile * cell;
   const int reps = run->ft == TR_FT_DUAL ? 2 : 1;
-  const int64_t loop = th * reps * (win + out) + 2 * th * out + out + 64 * mib;
+  const int64_t loop = th * reps * (win + out) + 2 * th * out + out + writer + 64 * mib;
   if (run->mem < loop + 8 * mib)
     return tr_fail(err, TR_ENOMEM,
                    "%s needs at least %.0f MiB of memory per process with %lld thread%s and tiles of %lld cells "
@@ -354,7 +356,7 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
                    k->name, (double)(loop + 8 * mib) / (double)mib, (long long)th, th == 1 ? "" : "s",
                    (long long)tile, (double)run->mem / (double)mib);
   const int64_t cache = run->mem - loop;
-  tr_io_cache_default((int)((cache < 64 * mib ? cache : 64 * mib) / mib));
+  tr_io_cache_default((int)(((cache < 64 * mib ? cache : 64 * mib) + writer) / mib));
   return TR_OK;
 }
 

@@ -81,8 +81,11 @@ static int read_stats(const char *path, ss_line *out, int max) {
  * estimate, state_bytes, is an upper bound). */
 static long long mem_for(const ss_line *l, int n, int div) {
   long long m = 0;
-  for (int i = 0; i < n; i++)
-    if (l[i].fixed + l[i].peak / div > m) m = l[i].fixed + l[i].peak / div;
+  for (int i = 0; i < n; i++) {
+    /* at least the runner's minimum: 2 rounds running and one read back */
+    long long share = l[i].peak / div, least = 3 * l[i].frag + 65536;
+    if (l[i].fixed + (share > least ? share : least) > m) m = l[i].fixed + (share > least ? share : least);
+  }
   return m;
 }
 
