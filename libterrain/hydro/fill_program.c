@@ -260,4 +260,4 @@ static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
 }
 
 const tr_graph_program tr_program_fill = {"fill", GDT_Float32, sizeof(tr_fill_params), fill_init, fill_release,
-                                           sizeof(float)};
+                                           sizeof(float), (int)sizeof(float)};

@@ -78,6 +78,10 @@ typedef struct tr_graph_program {
    * runs (fill: one float of W); 0 means the size of cell_type. The runner
    * refuses a run whose state does not fit in memory (core/memory.h). */
   int state_bytes;
+  /* Bytes of one message value (the engine program's value_size): the
+   * engine keeps a halo slot per perimeter cell of each owned fragment with
+   * up to two of them, which the runner counts. */
+  int msg_bytes;
 } tr_graph_program;
 
 /* The row named `name` of the program table, or NULL. */
