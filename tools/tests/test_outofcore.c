@@ -285,11 +285,19 @@ static int test_failures_leave_nothing(void) {
   ASSERT(access(opath("bad.tif"), F_OK) != 0);
   ASSERT(tmp_empty("fill, failed spill"));
 
-  /* flowgraph: the failure in its accumulation stage leaves none of the products */
+  /* flowgraph: a failure in a later stage leaves none of the products
+   * (--mem from its own stages' figures in memory) */
+  snprintf(c, sizeof c,
+           "'%s' flowgraph -q --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' --acc '%s' --basins '%s'", tf,
+           opath("fgref.json"), dir, opath("ok_acc.tif"), opath("ok_w.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ss_line lf[16];
+  const int nf = read_stats(opath("fgref.json"), lf, 16);
+  ASSERT(nf >= 3);
   snprintf(c, sizeof c,
            "'%s' flowgraph --threads 2 --tile-size 128 --mem %lldB --tmp '%s' --inject spill-fail:after=40 "
            "'%s/demo.tif' --acc '%s' --basins '%s'",
-           tf, mem, tmpdir, dir, opath("bad_acc.tif"), opath("bad_w.tif"));
+           tf, mem_for(lf, nf, 16), tmpdir, dir, opath("bad_acc.tif"), opath("bad_w.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
   ASSERT(strstr(rc_slurp(err), "cannot spill state") != NULL);
   ASSERT(access(opath("bad_acc.tif"), F_OK) != 0 && access(opath("bad_w.tif"), F_OK) != 0);
