@@ -113,5 +113,7 @@ int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p) {
   if (j->rank != 0) return 0;
   const int64_t rows = j->grid.tile < j->grid.rows ? j->grid.tile : j->grid.rows;
   const GDALDataType t = p->file_type != GDT_Unknown ? p->file_type : p->type;
-  return rows * j->grid.cols * (int64_t)GDALGetDataTypeSizeBytes(t) * (p->bands > 0 ? p->bands : 1);
+  const int64_t row = rows * j->grid.cols * (int64_t)GDALGetDataTypeSizeBytes(t) * (p->bands > 0 ? p->bands : 1);
+  /* only where the row is at most 1/16 of a Float32 copy of the raster */
+  return row * 4 > j->grid.rows * j->grid.cols ? 0 : row;
 }

@@ -64,8 +64,13 @@ int tr_job_finish(tr_job *j, int status, tr_error *err);
  * reading takes: tiles reach the output a row of tiles at a time, and a
  * GeoTIFF made without -co is striped (a block is a full-width row), so
  * unless the cache holds one row of tiles of the output every strip is
- * flushed and read back once per tile across the row (measured: 8 GB
- * written for a 0.5 GB Float64 output at 8000 columns). 0 on other ranks. */
+ * flushed and read back once per tile across the row. Kept only where the
+ * row is at most 1/16 of a Float32 copy of the raster: large rasters, where
+ * the rewrites cost most (a factor of 63 at 32000 columns), for a few
+ * percent more memory; on smaller ones (a Float64 row at 8000 columns is
+ * 33 MB, and GDAL's cache then also fills that much more with input blocks)
+ * the strips are rewritten in the page cache instead. 0 on other ranks and
+ * on small rasters. Both runners (local and graph) use it. */
 int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p);
 
 #endif

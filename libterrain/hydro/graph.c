@@ -390,8 +390,8 @@ static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const gra
 #ifdef __GLIBC__
   /* tiles' state is freed and allocated again by whichever thread spills or
    * restores it; glibc's per-thread arenas keep what other threads freed
-   * (measured: 398 MB peak for a 320M run of flowgraph at 12000², 326 MB with
-   * one arena, as fast), so an out-of-core run allocates from one arena */
+   * (the outofcore benchmark's flowgraph at 32000² peaked 82 MB higher), so
+   * an out-of-core run allocates from one arena */
   mallopt(M_ARENA_MAX, 1);
 #endif
   if (g->tmp_dir && g->tmp_dir[0]) {
@@ -499,14 +499,8 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     char what[160];
     snprintf(what, sizeof what, "%s of a %lld x %lld raster", name, (long long)job.in.rows, (long long)job.in.cols);
     need = graph_memory(prog, &job, cache_mb);
-    /* the writer's cache holds a row of output tiles (core/run.h) where that
-     * is at most 1/16 of a Float32 copy of the raster: on large rasters,
-     * where the rewrites cost most (63x the output's bytes at 32000 columns),
-     * for a few percent more memory; on smaller ones (a Float64 row at 8000
-     * columns: 33 MB, and GDAL's cache then also fills that much more with
-     * input blocks) the strips are rewritten in the page cache instead */
-    int64_t writer = tr_job_writer_cache(&job, &prod);
-    if (writer * 4 > job.grid.rows * job.grid.cols) writer = 0;
+    /* the writer's cache holds a row of output tiles on large rasters (core/run.h) */
+    const int64_t writer = tr_job_writer_cache(&job, &prod);
     tr_io_cache_default(gdal_cache_mb(&job) + (int)((writer + (1 << 20) - 1) >> 20));
     need.fixed += writer;
     st = memory_plan(run, g, &need, job.nranks > 1 ? 1 : eng.aap.threads, dst, what, spill_dir, sizeof spill_dir,

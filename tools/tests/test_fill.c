@@ -265,7 +265,7 @@ static int test_errors(void) {
 /* Issue 14 item 5: tiles too small for the engine are refused at once, and so
  * is a run whose memory cannot hold even what stays in memory out of core (a
  * 2000000 x 2000000 VRT: 15 TB of W spills, but the engine's per-tile
- * message rings alone need 900 GiB), or whose --mem cannot hold the rounds
+ * message rings alone need about 390 GiB), or whose --mem cannot hold the rounds
  * running: exit 7, naming the minimum, nothing left behind. (A spill that
  * does not fit on its disk: test_outofcore.) */
 static int test_refuses_tiny_tiles_and_runs_larger_than_memory(void) {
