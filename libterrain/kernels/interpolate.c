@@ -39,6 +39,7 @@
 #include <cpl_string.h>
 #include <gdal_alg.h>
 #include <ogr_srs_api.h>
+#include <omp.h>
 
 #include "dist.h"
 #include "executor.h"
@@ -287,6 +288,17 @@ static int interp_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_erro
     const int inside = tile_holds(tri, ntri, X0, Y0) && tile_holds(tri, ntri, X0, Y1) &&
                        tile_holds(tri, ntri, X1, Y0) && tile_holds(tri, ntri, X1, Y1);
     reach = g->radius == 0.0 || inside ? NAN : g->radius > 0 ? g->radius : -1;
+    if (reach < 0) {
+      /* the unbounded fallback (tr_grid_linear_outside) answers from the
+       * first square of half-side init_radius * 2^k that holds a point. A
+       * node's nearest point is at most d1 + half away (d1: the tile
+       * centre's), so that square's half-side is under
+       * 2 max(d1 + half, init_radius), and every point it may pick lies
+       * within that of the tile: the view, not all the points */
+      double d1 = -1;
+      if ((st = kth_distance(&s->ix.all, cxm, cym, 1, -1, &d1, e))) return st;
+      if (d1 >= 0) reach = 2 * fmax(d1 + half, g->init_radius);
+    }
   }
   if (knn_k > 0) {
     double dk = -1;
@@ -392,6 +404,18 @@ static int cmp_tri_key(const void *a, const void *b) {
   return (x->f > y->f) - (x->f < y->f);
 }
 
+/* The default tile side: TR_DEFAULT_TILE, halved (down to 64) while the
+ * grid has fewer than 4 tiles per thread of every rank, so a small grid
+ * keeps every thread busy (a 493 x 830 grid was 2 tiles of 512 and 318
+ * rows: one thread did most of the work). Any tiling gives the same bytes. */
+static int small_grid_tile(const tr_run_opts *run, int64_t rows, int64_t cols) {
+  const int64_t threads = run->threads > 0 ? run->threads : omp_get_num_procs();
+  const int64_t want = 4 * threads * tr_dist_size();
+  int tile = TR_DEFAULT_TILE;
+  while (tile > 64 && ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile) < want) tile /= 2;
+  return tile;
+}
+
 /* linear: the triangulation and, per tile, the triangles meeting it. */
 static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
   if (n < 3) return tr_fail(err, TR_EINPUT, "linear needs at least 3 points, got %lld", (long long)n);
@@ -491,11 +515,10 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   }
   /* all-points invdist costs the same for every node, and far more than
    * copying every point to each tile: smaller tiles than the default keep
-   * every thread busy to the end (any tiling gives the same bytes). Not
-   * linear: a tile on the hull's edge copies every point (its fallback
-   * search is unbounded), which more tiles would multiply. */
+   * every thread busy to the end (any tiling gives the same bytes). */
   tr_run_opts run = o->run;
   if (!run.tile_size && tr_idw2_applies(&s.ip.g)) run.tile_size = EVEN_TILE;
+  if (!run.tile_size) run.tile_size = small_grid_tile(&run, rows, cols);
   if (!st && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n)) st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
   if (!st) {
     const double w = pts.xmax - pts.xmin, h = pts.ymax - pts.ymin;

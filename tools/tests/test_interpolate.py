@@ -168,6 +168,17 @@ def case_gdal_grid():
             run(["gdal_grid", "-q", "--config", "GDAL_USE_AVX", "NO", "--config", "GDAL_USE_SSE", "NO", "-a", a,
                  "-zfield", "elev"] + grid + [pts, ref])
             compare(read(ours), read(ref), -9999, "%s %s" % (name, alg))
+        # linear where most nodes lie outside the hull: each tile takes only the points its
+        # fallback search can reach (interp_tile_input), not all of them; tiles of 8 nodes
+        # and the default tiling against gdal_grid
+        if abs(x1 - x0) >= 10:
+            for a in ("linear:nodata=-9999", "linear:radius=%.6f:nodata=-9999" % R):
+                grid = ["-txe", "%.6f" % (x0 - 0.6 * (x1 - x0)), "%.6f" % (x1 + 0.4 * (x1 - x0)), "-tye",
+                        "%.6f" % (y0 - 0.5 * (y1 - y0)), "%.6f" % (y1 + 0.7 * (y1 - y0)), "-outsize", "97", "71"]
+                run(["gdal_grid", "-q", "-a", a, "-zfield", "elev"] + grid + [pts, ref])
+                for tiles in (["--tile-size", "8"], []):
+                    run([TF, "interpolate", "-q", "-a", a, "-zfield", "elev"] + tiles + grid + [pts, ours])
+                    compare(read(ours), read(ref), -9999, "%s %s beyond the hull %s" % (name, a, tiles))
         # all-points power-2 invdist on a grid many 32-node blocks wide: there terrafort
         # interpolates the far points' sums (idw2_block.c); gdal_grid sums every term
         for a in ("invdist:power=2:nodata=-9999", "invdist:power=2:smoothing=3:nodata=-9999"):
