@@ -129,7 +129,6 @@ typedef struct {
   int job;
   int fd; /* its stdout and stderr */
   int out_fd; /* the file it reports its outputs to (TR_OUTPUTS_ENV) */
-  char out_path[PATH_MAX];
   double t0;
 } tf_child;
 

@@ -13,7 +13,10 @@
  *
  * Each job also gets, in its environment, TR_OUTPUTS_ENV naming a temporary
  * file of its own, to which it appends every file it writes (terrain.h);
- * read back when it is reaped, that is the job's list of outputs. And
+ * read back when it is reaped, that is the job's list of outputs. That file
+ * is unlinked too: the job has it as descriptor OUTPUTS_FD and the variable
+ * names /proc/self/fd/OUTPUTS_FD, so a rank killed with its jobs running
+ * leaves nothing in TMPDIR. And
  * TF_BATCH_PARENT_ENV: the job cancels itself should this process die
  * (main.c). A signal for the jobs goes to each one's process group.
  */
@@ -85,6 +88,10 @@ void tf_runner_free(tf_runner *r) {
   free(r->kids);
 }
 
+/* The descriptor a job has its list of outputs on (after stdin, stdout,
+ * stderr). */
+#define OUTPUTS_FD 3
+
 /* A temporary file in TMPDIR (or /tmp), not inherited by children: its
  * descriptor, the path in path; -1 with res filled. */
 static int temp_file(char *path, size_t len, const char *what, tf_job_result *res) {
@@ -108,13 +115,15 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
   int fd = temp_file(path, sizeof path, "messages", res);
   if (fd < 0) return -1;
   unlink(path); /* only this job's child gets it, as its stdout and stderr */
-  /* the job opens this one by name (TR_OUTPUTS_ENV): removed once reaped */
+  /* the job opens this one by name (TR_OUTPUTS_ENV), through its own
+   * descriptor OUTPUTS_FD: the file has no name left */
   int out_fd = temp_file(out_path, sizeof out_path, "list of outputs", res);
   if (out_fd < 0) {
     close(fd);
     return -1;
   }
-  snprintf(r->env_out, sizeof r->env_out, "%s=%s", TR_OUTPUTS_ENV, out_path);
+  unlink(out_path);
+  snprintf(r->env_out, sizeof r->env_out, "%s=/proc/self/fd/%d", TR_OUTPUTS_ENV, OUTPUTS_FD);
   int argc = 0;
   while (argv[argc]) argc++;
   char **cargv = calloc((size_t)argc + 2, sizeof *cargv);
@@ -124,6 +133,7 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, fd, 1);
   posix_spawn_file_actions_adddup2(&fa, fd, 2);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, OUTPUTS_FD);
   posix_spawnattr_init(&at);
   sigset_t def, none;
   sigemptyset(&def);
@@ -146,7 +156,6 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
   if (rc != 0) {
     close(fd);
     close(out_fd);
-    unlink(out_path);
     memset(res, 0, sizeof *res);
     res->exit = -1;
     snprintf(res->error, sizeof res->error, "cannot start %.400s: %s", r->exe, strerror(rc));
@@ -157,7 +166,6 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
   c->job = job;
   c->fd = fd;
   c->out_fd = out_fd;
-  snprintf(c->out_path, sizeof c->out_path, "%s", out_path);
   c->t0 = tf_now_s();
   return 0;
 }
@@ -213,7 +221,6 @@ int tf_child_reap(tf_runner *r, int k, int block, int *job, tf_job_result *res) 
   read_outputs(c, res->outputs, sizeof res->outputs);
   close(c->fd);
   close(c->out_fd);
-  unlink(c->out_path);
   *job = c->job;
   r->run++;
   r->failed += res->exit != 0;

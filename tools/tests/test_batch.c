@@ -428,8 +428,13 @@ static int test_rank_lost(void) {
   FILE *f = case_dir("lost", d, jobs, sum, err);
   for (int i = 0; i < 6; i++) fprintf(f, "slope '%s/fractal.tif' '%s/a%d.tif' --inject hold:rank=0,ms=4000\n", dir, d, i);
   fclose(f);
+  /* the ranks' own TMPDIR: what their jobs' temporary files leave there */
+  char tmpd[P];
+  fmt(tmpd, sizeof tmpd, "%s/tmp", d);
+  ASSERT_EQ_INT(mkdir(tmpd, 0700), 0);
   char c[4 * P];
-  fmt(c, sizeof c, "exec %s --enable-recovery -n 3 '%s' batch -q --rank-timeout 2000 '%s'", mpirun, tf, jobs);
+  fmt(c, sizeof c, "export TMPDIR='%s'; exec %s --enable-recovery -n 3 '%s' batch -q --rank-timeout 2000 '%s'", tmpd,
+      mpirun, tf, jobs);
   char *argv[] = {"/bin/sh", "-c", c, NULL};
   pid_t m = pc_spawn(argv, err, 0);
   ASSERT(m > 0);
@@ -476,6 +481,12 @@ static int test_rank_lost(void) {
   char left[P] = "";
   if (pc_count(d, ".terrafort-", left, sizeof left) != 0) {
     fprintf(stderr, "a temporary left: %s\n", left);
+    return 1;
+  }
+  /* nor in TMPDIR: the killed rank's jobs' messages and lists of outputs
+   * (unlinked as made) */
+  if (pc_count(tmpd, NULL, left, sizeof left) != 0) {
+    fprintf(stderr, "a file left in TMPDIR: %s\n", left);
     return 1;
   }
   return 0;
