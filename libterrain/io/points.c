@@ -26,7 +26,15 @@
 
 static int add_point(tr_points *p, double x, double y, double z, tr_error *err) {
   if (p->n == p->cap) {
+    const int64_t most = p->mem > 0 ? p->mem / TR_POINT_BYTES : INT64_MAX;
+    if (p->n >= most)
+      return tr_fail(err, TR_ENOMEM,
+                     "more than %lld points, at about %d bytes a point with their search index: more than the "
+                     "%.1f MiB that --mem (or its default) leaves for points after the tiles' buffers and 64 MiB "
+                     "for the process: give more --mem",
+                     (long long)most, TR_POINT_BYTES, (double)p->mem / 1048576.0);
     int64_t cap = p->cap ? p->cap * 2 : 4096;
+    if (cap > most) cap = most;
     double *nx = realloc(p->x, (size_t)cap * sizeof *nx);
     if (nx) p->x = nx;
     double *ny = nx ? realloc(p->y, (size_t)cap * sizeof *ny) : NULL;
@@ -287,8 +295,9 @@ static int read_ogr(tr_points *p, const char *path, const tr_interpolate_opts *o
   return st;
 }
 
-int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_error *err) {
+int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err) {
   memset(p, 0, sizeof *p);
+  p->mem = mem;
   const size_t len = strlen(path);
   const int xyz = o->xyz || (len > 4 && !strcasecmp(path + len - 4, ".xyz"));
   if (xyz && (o->zfield || o->sql || o->where || o->layers || o->clipsrc || o->has_spat))

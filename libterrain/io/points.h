@@ -28,10 +28,19 @@ typedef struct {
   double *x, *y, *z;
   char *wkt;  /* the layer's CRS as WKT, or NULL */
   double xmin, ymin, xmax, ymax;
+  int64_t mem; /* the memory the points may take (bytes; 0: no limit) */
 } tr_points;
 
-/* Reads every point of `path` as the interpolation options say. */
-int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_error *err);
+/* What a point costs in memory while it is read and searched: x, y, z
+ * (24 bytes, up to twice that while the arrays grow by doubling) and its
+ * copy in the search index (point_index.c), rounded up: the interpolate
+ * benchmark's 1,000,000 points took 75 MB more than its tiles. */
+#define TR_POINT_BYTES 80
+
+/* Reads every point of `path` as the interpolation options say. More than
+ * mem / TR_POINT_BYTES points (mem > 0) is an error (TR_ENOMEM), raised as
+ * soon as the reading passes that many, before they take the memory. */
+int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err);
 void tr_points_free(tr_points *p);
 
 #endif

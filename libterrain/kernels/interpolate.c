@@ -47,6 +47,7 @@
 #include "grid_alg.h"
 #include "idw2_block.h"
 #include "kernel.h"
+#include "memory.h"
 #include "point_index.h"
 #include "points.h"
 
@@ -492,6 +493,18 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
   return TR_OK;
 }
 
+/* What the run keeps of its input throughout: the points, their index and
+ * linear's triangles with their per-tile lists. */
+static int64_t held_bytes(const interp_src *s, const tr_points *pts) {
+  int64_t b = pts->cap * 3 * (int64_t)sizeof(double) + (int64_t)s->ix.size;
+  if (s->tri) {
+    const int64_t ntiles = tr_grid_count(&s->tiles);
+    b += (int64_t)s->tri->nFacets * (int64_t)(sizeof(GDALTriFacet) + sizeof(GDALTriBarycentricCoefficients)) +
+         (ntiles + 1 + s->tri_start[ntiles]) * (int64_t)sizeof(int64_t);
+  }
+  return b;
+}
+
 int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *dst, tr_error *err) {
   if (o->fill_voids) return tr_fill_voids(o, src, dst, err);
   interp_src s;
@@ -502,7 +515,16 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
   const int type = o->out_type ? o->out_type : GDT_Float64;
   tr_points pts;
-  if ((st = tr_points_read(&pts, src, o, err))) return st;
+  /* the points stay in memory for the whole run: counted in --mem (the
+   * default's 3/4 of what the process may have too), less the process's
+   * 64 MiB and the tiles' buffers (a guess here: the executor's check,
+   * with the points' real size, follows) */
+  const int64_t threads = o->run.threads > 0 ? o->run.threads : omp_get_num_procs();
+  const int64_t mem = o->run.mem > 0 ? o->run.mem : tr_mem_available() / 4 * 3;
+  const int64_t tiles = threads * 4 * (int64_t)TR_DEFAULT_TILE * TR_DEFAULT_TILE * 8;
+  int64_t pts_mem = mem - ((int64_t)64 << 20) - tiles;
+  if (pts_mem < (int64_t)TR_POINT_BYTES * 4096) pts_mem = (int64_t)TR_POINT_BYTES * 4096;
+  if ((st = tr_points_read(&pts, src, o, pts_mem, err))) return st;
   int64_t rows = 0, cols = 0;
   char *srs_wkt = NULL;
   st = plan_grid(o, &pts, &s.ip, &rows, &cols, err);
@@ -535,7 +557,8 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     /* the output grid as the executor's input: no dataset, north-up */
     tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,
                      .gt = {s.ip.xmin, s.ip.dx, 0, s.ip.ymax, 0, -s.ip.dy}, .wkt = srs_wkt ? srs_wkt : pts.wkt};
-    tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input};
+    tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input,
+                        held_bytes(&s, &pts)};
     st = tr_run_kernel_source(&run, "interpolate", &source, dst, err);
   }
   if (s.tri) GDALTriangulationFree(s.tri);

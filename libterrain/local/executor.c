@@ -338,7 +338,7 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
  * 8 MB, plus, on the writer, a row of output tiles (tr_job_writer_cache).
  * Without --mem: the default cache and that row. */
 static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel *k, const tr_product *prod,
-                        tr_error *err) {
+                        int64_t held, tr_error *err) {
   const int64_t writer = tr_job_writer_cache(j, prod); /* a row of output tiles (core/run.h) */
   if (run->mem <= 0) {
     tr_io_cache_default(64 + (int)((writer + (1 << 20) - 1) >> 20));
@@ -348,13 +348,13 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
   const int64_t cell = (int64_t)GDALGetDataTypeSizeBytes(prod->type) * (prod->bands > 0 ? prod->bands : 1);
   const int64_t win = (tile + 2 * h) * (tile + 2 * h) * (int64_t)sizeof(float), out = tile * tile * cell;
   const int reps = run->ft == TR_FT_DUAL ? 2 : 1;
-  const int64_t loop = th * reps * (win + out) + 2 * th * out + out + writer + 64 * mib;
+  const int64_t loop = th * reps * (win + out) + 2 * th * out + out + writer + 64 * mib + held;
   if (run->mem < loop + 8 * mib)
     return tr_fail(err, TR_ENOMEM,
-                   "%s needs at least %.0f MiB of memory per process with %lld thread%s and tiles of %lld cells "
+                   "%s needs at least %.0f MiB of memory per process with %lld thread%s and tiles of %lld cells%s "
                    "(--mem is %.0f MiB): give more --mem, fewer --threads or a smaller --tile-size",
                    k->name, (double)(loop + 8 * mib) / (double)mib, (long long)th, th == 1 ? "" : "s",
-                   (long long)tile, (double)run->mem / (double)mib);
+                   (long long)tile, held > 0 ? ", its input's points included" : "", (double)run->mem / (double)mib);
   const int64_t cache = run->mem - loop;
   tr_io_cache_default((int)(((cache < 64 * mib ? cache : 64 * mib) + writer) / mib));
   return TR_OK;
@@ -374,7 +374,7 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   s.params = calloc(1, s.k->params_size ? s.k->params_size : 1);
   tr_product prod = {s.k->out_type, s.k->bands, 0, 0, GDT_Unknown};
   st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
-  if (!st) st = local_memory(run, &job, s.k, &prod, err);
+  if (!st) st = local_memory(run, &job, s.k, &prod, 0, err);
   st = tr_dist_agree(run, st, err);
   return run_job(&s, &prod, st, dst, err);
 }
@@ -395,7 +395,7 @@ int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_so
   s.params = malloc(s.k->params_size ? s.k->params_size : 1);
   if (s.params) memcpy(s.params, src->params, s.k->params_size);
   else st = tr_fail(err, TR_ENOMEM, "out of memory");
-  if (!st) st = local_memory(run, &job, s.k, &src->prod, err);
+  if (!st) st = local_memory(run, &job, s.k, &src->prod, src->held, err);
   st = tr_dist_agree(run, st, err);
   return run_job(&s, &src->prod, st, dst, err);
 }

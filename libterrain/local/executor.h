@@ -43,6 +43,7 @@ typedef struct {
   tr_product prod;      /* the output; its type and bands must be the row's */
   void *ctx;
   int (*tile_input)(void *ctx, const tr_tile *t, tr_bytes *buf, tr_error *e);
+  int64_t held; /* bytes the source keeps for the whole run (the points), counted in --mem */
 } tr_source;
 
 /* Runs `kernel` over the source's grid into dst, like tr_run_kernel. */

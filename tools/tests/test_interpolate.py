@@ -400,6 +400,19 @@ def case_errors():
         check(r.returncode == 4 and "free" in r.stderr and not os.path.exists(out), "mpirun: output too big")
     except subprocess.TimeoutExpired:
         check(False, "mpirun: output too big: a rank hung")
+    # points count in --mem: with one thread, --mem 72M leaves nothing beyond the process's
+    # 64 MiB and the tiles' buffers, so reading stops at the first 4096 points (80 bytes a
+    # point, points.h); given the room, the same points give the bytes of a run without --mem
+    many = os.path.join(WORK, "many.xyz")
+    rng = np.random.default_rng(9)
+    np.savetxt(many, np.c_[rng.uniform(0, 1000, 6000), rng.uniform(0, 800, 6000), rng.uniform(0, 50, 6000)],
+               fmt="%.4f")
+    expect(["--threads", "1", "--mem", "72M", "-a", "nearest", many], 7, "more than 4096 points",
+           "points beyond --mem")
+    ref_out, mem_out = os.path.join(WORK, "many_ref.tif"), os.path.join(WORK, "many_mem.tif")
+    run([TF, "interpolate", "-q", "--threads", "1", "-a", "nearest", many, ref_out])
+    run([TF, "interpolate", "-q", "--threads", "1", "--mem", "200M", "-a", "nearest", many, mem_out])
+    check(open(ref_out, "rb").read() == open(mem_out, "rb").read(), "points within --mem: same bytes as without")
     collinear = os.path.join(WORK, "collinear.xyz")
     open(collinear, "w").write("0 0 1\n1 1 2\n2 2 3\n3 3 4\n")
     expect(["-a", "linear", collinear], 3, "cannot triangulate", "linear on collinear points")
