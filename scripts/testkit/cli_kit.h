@@ -24,11 +24,11 @@ static inline void ck_init(const char *dir, const char *tf, const char *name) {
   mkdir(ck_outdir, 0755);
 }
 
-/* NAME in the output folder (four results may be held at once). */
+/* NAME in the output folder (eight results may be held at once). */
 static inline const char *ck_out(const char *name) {
-  static char p[4][1024];
+  static char p[8][1024];
   static int k;
-  k = (k + 1) % 4;
+  k = (k + 1) % 8;
   snprintf(p[k], sizeof p[k], "%s/%s", ck_outdir, name);
   return p[k];
 }

@@ -24,19 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "raster_check.h"
+#include "cli_kit.h"
 #include "tr_test.h"
 
-static const char *dir, *tf;
-static char outdir[512], tmpdir[600], mpirun[256];
-
-static const char *opath(const char *name) {
-  static char p[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
-  return p[k];
-}
+static char tmpdir[600], mpirun[256];
 
 /* One "state_store" line of --aap-stats. */
 typedef struct {
@@ -98,8 +89,8 @@ static int check_spilled(const ss_line *l, int n, const char *must, int pinned, 
     seen++;
     if (l[i].budget <= 0 || l[i].spills <= 0 || l[i].restores <= 0 ||
         l[i].peak > l[i].budget + (long long)(pinned + 1) * l[i].frag) {
-      fprintf(stderr, "%s: %s: budget %lld, spills %lld, restores %lld, peak %lld (fragment %lld)\n", what,
-              l[i].prog, l[i].budget, l[i].spills, l[i].restores, l[i].peak, l[i].frag);
+      fprintf(stderr, "%s: %s: budget %lld, spills %lld, restores %lld, peak %lld (fragment %lld)\n", what, l[i].prog,
+              l[i].budget, l[i].spills, l[i].restores, l[i].peak, l[i].frag);
       return 0;
     }
   }
@@ -120,11 +111,11 @@ static int test_fill_same_bytes(void) {
   for (int t = 0; t < 2; t++)
     for (int s = 0; s < 2; s++) {
       char c[4096];
-      snprintf(c, sizeof c, "'%s' fill -q --threads %d --tile-size %d --aap-stats '%s' '%s/demo.tif' '%s'", tf,
-               threads[t], tiles[s], opath("ref.json"), dir, opath("ref.tif"));
+      snprintf(c, sizeof c, "'%s' fill -q --threads %d --tile-size %d --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf,
+               threads[t], tiles[s], ck_out("ref.json"), ck_dir, ck_out("ref.tif"));
       ASSERT_EQ_INT(rc_run(c, NULL), 0);
       ss_line l[8];
-      const int n = read_stats(opath("ref.json"), l, 8);
+      const int n = read_stats(ck_out("ref.json"), l, 8);
       ASSERT_EQ_INT(n, 1);
       /* the default --mem holds it: counted, never spilled */
       ASSERT(l[0].budget < 0 && l[0].spills == 0 && l[0].peak >= l[0].state / 2 && l[0].peak <= l[0].state);
@@ -132,13 +123,14 @@ static int test_fill_same_bytes(void) {
         snprintf(c, sizeof c,
                  "'%s' fill -q --threads %d --tile-size %d --mem %lldB --tmp '%s' --aap-stats '%s' '%s/demo.tif' "
                  "'%s'",
-                 tf, threads[t], tiles[s], mem_for(l, n, div), tmpdir, opath("ooc.json"), dir, opath("ooc.tif"));
+                 ck_tf, threads[t], tiles[s], mem_for(l, n, div), tmpdir, ck_out("ooc.json"), ck_dir,
+                 ck_out("ooc.tif"));
         ASSERT_EQ_INT(rc_run(c, NULL), 0);
         char what[128];
         snprintf(what, sizeof what, "fill, %d threads, tiles of %d, 1/%d of W in memory", threads[t], tiles[s], div);
         ss_line o[8];
-        ASSERT(read_stats(opath("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", threads[t], what));
-        if (!rc_same_file(opath("ref.tif"), opath("ooc.tif"))) {
+        ASSERT(read_stats(ck_out("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", threads[t], what));
+        if (!rc_same_file(ck_out("ref.tif"), ck_out("ooc.tif"))) {
           fprintf(stderr, "%s: not the in-memory bytes\n", what);
           return 1;
         }
@@ -149,21 +141,22 @@ static int test_fill_same_bytes(void) {
     /* each rank spills its own fragments: --mem is per rank */
     char c[4096];
     ss_line l[8];
-    snprintf(c, sizeof c, "'%s' fill -q --threads 1 --tile-size 128 '%s/demo.tif' '%s'", tf, dir, opath("ref.tif"));
+    snprintf(c, sizeof c, "'%s' fill -q --threads 1 --tile-size 128 '%s/demo.tif' '%s'", ck_tf, ck_dir,
+             ck_out("ref.tif"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
     /* rank 0's own figures in memory, for its share */
     snprintf(c, sizeof c, "%s -n 2 '%s' fill -q --threads 1 --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'",
-             mpirun, tf, opath("ref.json"), dir, opath("ref2.tif"));
+             mpirun, ck_tf, ck_out("ref.json"), ck_dir, ck_out("ref2.tif"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
-    ASSERT_EQ_INT(read_stats(opath("ref.json"), l, 8), 1);
+    ASSERT_EQ_INT(read_stats(ck_out("ref.json"), l, 8), 1);
     snprintf(c, sizeof c,
              "%s -n 2 '%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --aap-stats '%s' "
              "'%s/demo.tif' '%s'",
-             mpirun, tf, mem_for(l, 1, 16), tmpdir, opath("ooc.json"), dir, opath("ooc.tif"));
+             mpirun, ck_tf, mem_for(l, 1, 16), tmpdir, ck_out("ooc.json"), ck_dir, ck_out("ooc.tif"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
     ss_line o[8];
-    ASSERT(read_stats(opath("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", 1, "fill, mpirun -n 2"));
-    ASSERT(rc_same_file(opath("ref.tif"), opath("ooc.tif")));
+    ASSERT(read_stats(ck_out("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", 1, "fill, mpirun -n 2"));
+    ASSERT(rc_same_file(ck_out("ref.tif"), ck_out("ooc.tif")));
     ASSERT(tmp_empty("fill, mpirun -n 2"));
   }
   return 0;
@@ -186,19 +179,19 @@ static int flowgraph(const char *prefix, const char *tag, const char *flags) {
            "%s '%s' flowgraph -q --tile-size 128 --cache-mb 0 %s '%s/demo.tif' --dir '%s' --acc '%s' --streams '%s' "
            "--order '%s' "
            "--basins '%s' --network '%s' --aap-stats '%s'",
-           prefix, tf, flags, dir, opath("dir.tif"), opath("acc.tif"), opath("src.tif"), opath("ord.tif"),
-           opath("w.tif"), opath("net.gpkg"), opath("fg.json"));
+           prefix, ck_tf, flags, ck_dir, ck_out("dir.tif"), ck_out("acc.tif"), ck_out("src.tif"), ck_out("ord.tif"),
+           ck_out("w.tif"), ck_out("net.gpkg"), ck_out("fg.json"));
   const int rc = rc_run(c, NULL);
   if (rc) return rc;
   for (int i = 0; i < NPRODUCTS; i++) {
     char a[64], b[64];
     snprintf(a, sizeof a, "%s.tif", products[i]);
     snprintf(b, sizeof b, "%s_%s.tif", products[i], tag);
-    if (rename(opath(a), opath(b))) return -1;
+    if (rename(ck_out(a), ck_out(b))) return -1;
   }
   char csv[64];
   snprintf(csv, sizeof csv, "net_%s.csv", tag);
-  return network_csv(opath("net.gpkg"), opath(csv)) ? -1 : 0;
+  return network_csv(ck_out("net.gpkg"), ck_out(csv)) ? -1 : 0;
 }
 
 static int same_products(const char *a, const char *b, const char *what) {
@@ -206,7 +199,7 @@ static int same_products(const char *a, const char *b, const char *what) {
     char x[64], y[64];
     snprintf(x, sizeof x, "%s_%s.tif", products[i], a);
     snprintf(y, sizeof y, "%s_%s.tif", products[i], b);
-    if (!rc_same_file(opath(x), opath(y))) {
+    if (!rc_same_file(ck_out(x), ck_out(y))) {
       fprintf(stderr, "%s: %s differs\n", what, products[i]);
       return 0;
     }
@@ -214,7 +207,7 @@ static int same_products(const char *a, const char *b, const char *what) {
   char x[64], y[64];
   snprintf(x, sizeof x, "net_%s.csv", a);
   snprintf(y, sizeof y, "net_%s.csv", b);
-  if (!rc_same_file(opath(x), opath(y))) {
+  if (!rc_same_file(ck_out(x), ck_out(y))) {
     fprintf(stderr, "%s: the network differs\n", what);
     return 0;
   }
@@ -230,7 +223,7 @@ static int same_products(const char *a, const char *b, const char *what) {
 static int test_flowgraph_same_bytes(void) {
   ASSERT_EQ_INT(flowgraph("", "ref", "--threads 2"), 0);
   ss_line l[16];
-  const int n = read_stats(opath("fg.json"), l, 16);
+  const int n = read_stats(ck_out("fg.json"), l, 16);
   ASSERT(n >= 4); /* fill, flowdir, then the products' programs */
   for (int div = 4; div <= 16; div *= 4) {
     char flags[1024], tag[16], what[128];
@@ -239,7 +232,7 @@ static int test_flowgraph_same_bytes(void) {
     snprintf(what, sizeof what, "flowgraph, 1/%d of the state in memory", div);
     ASSERT_EQ_INT(flowgraph("", tag, flags), 0);
     ss_line o[16];
-    const int m = read_stats(opath("fg.json"), o, 16);
+    const int m = read_stats(ck_out("fg.json"), o, 16);
     ASSERT_EQ_INT(m, n);
     ASSERT(check_spilled(o, m, "fill d8_up", 2, what));
     ASSERT(same_products("ref", tag, what));
@@ -251,11 +244,11 @@ static int test_flowgraph_same_bytes(void) {
     /* rank 0's own figures in memory, for its share */
     ASSERT_EQ_INT(flowgraph(prefix, "mpiref", "--threads 1"), 0);
     ss_line lm[16], o[16];
-    const int nm = read_stats(opath("fg.json"), lm, 16);
+    const int nm = read_stats(ck_out("fg.json"), lm, 16);
     ASSERT_EQ_INT(nm, n);
     snprintf(flags, sizeof flags, "--threads 1 --mem %lldB --tmp '%s'", mem_for(lm, nm, 4), tmpdir);
     ASSERT_EQ_INT(flowgraph(prefix, "mpi", flags), 0);
-    ASSERT(read_stats(opath("fg.json"), o, 16) == nm &&
+    ASSERT(read_stats(ck_out("fg.json"), o, 16) == nm &&
            check_spilled(o, nm, "fill d8_up", 1, "flowgraph, mpirun -n 2, 1/4 in memory"));
     ASSERT(same_products("ref", "mpiref", "flowgraph, mpirun -n 2 in memory"));
     ASSERT(same_products("ref", "mpi", "flowgraph, mpirun -n 2, 1/4 in memory"));
@@ -268,53 +261,53 @@ static int test_flowgraph_same_bytes(void) {
  * a clear error, no output, nothing in --tmp. */
 static int test_failures_leave_nothing(void) {
   char c[4096], err[1024];
-  snprintf(err, sizeof err, "%s/ooc.stderr", outdir);
-  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", tf,
-           opath("ref.json"), dir, opath("ref.tif"));
+  snprintf(err, sizeof err, "%s/ooc.stderr", ck_outdir);
+  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf,
+           ck_out("ref.json"), ck_dir, ck_out("ref.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ss_line l[8];
-  ASSERT_EQ_INT(read_stats(opath("ref.json"), l, 8), 1);
+  ASSERT_EQ_INT(read_stats(ck_out("ref.json"), l, 8), 1);
   const long long mem = mem_for(l, 1, 16);
-  unlink(opath("bad.tif"));
+  unlink(ck_out("bad.tif"));
   snprintf(c, sizeof c,
            "'%s' fill --threads 2 --tile-size 128 --mem %lldB --tmp '%s' --inject spill-fail:after=5 '%s/demo.tif' "
            "'%s'",
-           tf, mem, tmpdir, dir, opath("bad.tif"));
+           ck_tf, mem, tmpdir, ck_dir, ck_out("bad.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
   ASSERT(strstr(rc_slurp(err), "cannot spill state") != NULL);
-  ASSERT(access(opath("bad.tif"), F_OK) != 0);
+  ASSERT(access(ck_out("bad.tif"), F_OK) != 0);
   ASSERT(tmp_empty("fill, failed spill"));
 
   /* flowgraph: a failure in a later stage leaves none of the products
    * (--mem from its own stages' figures in memory) */
   snprintf(c, sizeof c,
-           "'%s' flowgraph -q --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' --acc '%s' --basins '%s'", tf,
-           opath("fgref.json"), dir, opath("ok_acc.tif"), opath("ok_w.tif"));
+           "'%s' flowgraph -q --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' --acc '%s' --basins '%s'",
+           ck_tf, ck_out("fgref.json"), ck_dir, ck_out("ok_acc.tif"), ck_out("ok_w.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ss_line lf[16];
-  const int nf = read_stats(opath("fgref.json"), lf, 16);
+  const int nf = read_stats(ck_out("fgref.json"), lf, 16);
   ASSERT(nf >= 3);
   snprintf(c, sizeof c,
            "'%s' flowgraph --threads 2 --tile-size 128 --mem %lldB --tmp '%s' --inject spill-fail:after=40 "
            "'%s/demo.tif' --acc '%s' --basins '%s'",
-           tf, mem_for(lf, nf, 16), tmpdir, dir, opath("bad_acc.tif"), opath("bad_w.tif"));
+           ck_tf, mem_for(lf, nf, 16), tmpdir, ck_dir, ck_out("bad_acc.tif"), ck_out("bad_w.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
   ASSERT(strstr(rc_slurp(err), "cannot spill state") != NULL);
-  ASSERT(access(opath("bad_acc.tif"), F_OK) != 0 && access(opath("bad_w.tif"), F_OK) != 0);
+  ASSERT(access(ck_out("bad_acc.tif"), F_OK) != 0 && access(ck_out("bad_w.tif"), F_OK) != 0);
   ASSERT(tmp_empty("flowgraph, failed spill"));
 
   /* SIGTERM mid-run (its one worker slowed down 40 times, so the run lasts
    * seconds; a shell's background job ignores SIGINT, so SIGTERM, which
    * terrafort handles the same way): exit 8, and the folder was empty while
    * it ran */
-  unlink(opath("int.tif"));
+  unlink(ck_out("int.tif"));
   snprintf(c, sizeof c,
            "'%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
            "'%s/demo.tif' '%s' & pid=$!; sleep 1.5; n=$(ls -A '%s' | wc -l); kill -TERM $pid; wait $pid; rc=$?; "
            "[ \"$n\" -eq 0 ] || rc=99; exit $rc",
-           tf, mem, tmpdir, dir, opath("int.tif"), tmpdir);
+           ck_tf, mem, tmpdir, ck_dir, ck_out("int.tif"), tmpdir);
   ASSERT_EQ_INT(rc_run(c, err), 8);
-  ASSERT(access(opath("int.tif"), F_OK) != 0);
+  ASSERT(access(ck_out("int.tif"), F_OK) != 0);
   ASSERT(tmp_empty("fill, SIGTERM"));
 
   /* SIGINT, as Ctrl-C sends it (from a parent that does not ignore it, as
@@ -328,9 +321,9 @@ static int test_failures_leave_nothing(void) {
              "p.send_signal(signal.SIG%s)\nrc = p.wait()\nsys.exit(99 if n else (128 - rc if rc < 0 else rc))\" "
              "'%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
              "'%s/demo.tif' '%s'",
-             tmpdir, sigs[k], tf, mem, tmpdir, dir, opath("int.tif"));
+             tmpdir, sigs[k], ck_tf, mem, tmpdir, ck_dir, ck_out("int.tif"));
     ASSERT_EQ_INT(rc_run(c, err), k ? 128 + SIGKILL : 8);
-    ASSERT(access(opath("int.tif"), F_OK) != 0);
+    ASSERT(access(ck_out("int.tif"), F_OK) != 0);
     ASSERT(tmp_empty(sigs[k]));
   }
   return 0;
@@ -342,44 +335,44 @@ static int test_failures_leave_nothing(void) {
  * 64 KiB tmpfs; needs root, skipped otherwise): exit 4 with the figures. */
 static int test_refusals(void) {
   char c[4096], err[1024];
-  snprintf(err, sizeof err, "%s/ooc.stderr", outdir);
-  snprintf(c, sizeof c, "'%s' fill --mem 1M '%s/demo.tif' '%s'", tf, dir, opath("small.tif"));
+  snprintf(err, sizeof err, "%s/ooc.stderr", ck_outdir);
+  snprintf(c, sizeof c, "'%s' fill --mem 1M '%s/demo.tif' '%s'", ck_tf, ck_dir, ck_out("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 7);
   ASSERT(strstr(rc_slurp(err), "needs at least") && strstr(rc_slurp(err), "--mem 1 MiB"));
-  ASSERT(access(opath("small.tif"), F_OK) != 0);
+  ASSERT(access(ck_out("small.tif"), F_OK) != 0);
   /* a local kernel streams its tiles: --mem only has to hold the tile buffers */
-  snprintf(c, sizeof c, "'%s' slope --mem 1M '%s/demo.tif' '%s'", tf, dir, opath("small.tif"));
+  snprintf(c, sizeof c, "'%s' slope --mem 1M '%s/demo.tif' '%s'", ck_tf, ck_dir, ck_out("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 7);
   ASSERT(strstr(rc_slurp(err), "needs at least") && strstr(rc_slurp(err), "--mem is 1 MiB"));
-  ASSERT(access(opath("small.tif"), F_OK) != 0);
-  snprintf(c, sizeof c, "'%s' slope -q '%s/demo.tif' '%s' && '%s' slope -q --mem 90M '%s/demo.tif' '%s'", tf, dir,
-           opath("slope_a.tif"), tf, dir, opath("slope_b.tif"));
+  ASSERT(access(ck_out("small.tif"), F_OK) != 0);
+  snprintf(c, sizeof c, "'%s' slope -q '%s/demo.tif' '%s' && '%s' slope -q --mem 90M '%s/demo.tif' '%s'", ck_tf, ck_dir,
+           ck_out("slope_a.tif"), ck_tf, ck_dir, ck_out("slope_b.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  ASSERT(rc_same_file(opath("slope_a.tif"), opath("slope_b.tif")));
-  snprintf(c, sizeof c, "'%s' fill --mem 0x '%s/demo.tif' '%s'", tf, dir, opath("small.tif"));
+  ASSERT(rc_same_file(ck_out("slope_a.tif"), ck_out("slope_b.tif")));
+  snprintf(c, sizeof c, "'%s' fill --mem 0x '%s/demo.tif' '%s'", ck_tf, ck_dir, ck_out("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 2);
   ASSERT(strstr(rc_slurp(err), "is not a size") != NULL);
 
-  snprintf(c, sizeof c, "'%s' fill -q --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", tf, opath("ref.json"),
-           dir, opath("ref.tif"));
+  snprintf(c, sizeof c, "'%s' fill -q --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf, ck_out("ref.json"),
+           ck_dir, ck_out("ref.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ss_line l[8];
-  ASSERT_EQ_INT(read_stats(opath("ref.json"), l, 8), 1);
-  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s/none' '%s/demo.tif' '%s'", tf,
-           mem_for(l, 1, 16), outdir, dir, opath("small.tif"));
+  ASSERT_EQ_INT(read_stats(ck_out("ref.json"), l, 8), 1);
+  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s/none' '%s/demo.tif' '%s'", ck_tf,
+           mem_for(l, 1, 16), ck_outdir, ck_dir, ck_out("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
   ASSERT(strstr(rc_slurp(err), "cannot use") != NULL);
-  ASSERT(access(opath("small.tif"), F_OK) != 0);
+  ASSERT(access(ck_out("small.tif"), F_OK) != 0);
 
   char mnt[700];
-  snprintf(mnt, sizeof mnt, "%s/mnt_small", outdir);
+  snprintf(mnt, sizeof mnt, "%s/mnt_small", ck_outdir);
   mkdir(mnt, 0755);
   if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
     printf("skip: cannot mount a tmpfs here\n");
     return 0;
   }
-  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s' '%s/demo.tif' '%s'", tf, mem_for(l, 1, 16),
-           mnt, dir, opath("small.tif"));
+  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s' '%s/demo.tif' '%s'", ck_tf, mem_for(l, 1, 16),
+           mnt, ck_dir, ck_out("small.tif"));
   const int rc = rc_run(c, err);
   const int entries = rc_count_entries(mnt);
   umount(mnt);
@@ -388,24 +381,18 @@ static int test_refusals(void) {
     fprintf(stderr, "small --tmp: exit %d, %d entries, stderr: %s\n", rc, entries, e);
     return 1;
   }
-  ASSERT(access(opath("small.tif"), F_OK) != 0);
+  ASSERT(access(ck_out("small.tif"), F_OK) != 0);
   return 0;
 }
 
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
-  dir = argv[1];
-  tf = argv[2];
+  ck_init(argv[1], argv[2], "outofcore");
   GDALAllRegister();
   signal(SIGPIPE, SIG_IGN);
-  snprintf(outdir, sizeof outdir, "%s/../out_outofcore", dir);
-  mkdir(outdir, 0755);
-  snprintf(tmpdir, sizeof tmpdir, "%s/spill", outdir);
+  snprintf(tmpdir, sizeof tmpdir, "%s/spill", ck_outdir);
   mkdir(tmpdir, 0755);
-#ifdef TERRAFORT_HAVE_MPI
-  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
-    snprintf(mpirun, sizeof mpirun, "mpirun --allow-run-as-root --oversubscribe");
-#endif
+  ck_mpirun(mpirun, sizeof mpirun);
   static const tr_test_case cases[] = {TR_TEST(test_fill_same_bytes), TR_TEST(test_flowgraph_same_bytes),
                                        TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
