@@ -9,7 +9,7 @@ foreach(t gdaldem_compat errors parallel_modes)
   set_tests_properties(cli_${t} PROPERTIES FIXTURES_REQUIRED testdata)
 endforeach()
 set_tests_properties(cli_parallel_modes PROPERTIES LABELS "unit;cli;ft;mpi"
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   # Open MPI's start-up allocations are never freed; memory errors are still caught.
   set_property(TEST cli_parallel_modes APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
@@ -21,7 +21,7 @@ terrafort_add_test(cli_fill SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fill.c
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap")
 target_include_directories(cli_fill PRIVATE ${PROJECT_SOURCE_DIR}/libterrain/tests)
 set_tests_properties(cli_fill PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_fill APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
@@ -30,7 +30,7 @@ endif()
 terrafort_add_test(cli_tri_tpi_roughness SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tri_tpi_roughness.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${TF_SHARED_DATA} LABELS "cli;ft;mpi")
 set_tests_properties(cli_tri_tpi_roughness PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_tri_tpi_roughness APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
@@ -39,7 +39,7 @@ endif()
 terrafort_add_test(cli_hillshade SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hillshade.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${TF_SHARED_DATA} LABELS "cli;ft;mpi")
 set_tests_properties(cli_hillshade PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_hillshade APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
@@ -49,7 +49,7 @@ terrafort_add_test(cli_color_relief SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_color
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
                    LABELS "cli;ft;mpi")
 set_tests_properties(cli_color_relief PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_color_relief APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
@@ -62,7 +62,7 @@ terrafort_add_test(cli_robust SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_robust.c LI
 terrafort_add_test(cli_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuzz.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS cli)
 set_tests_properties(cli_robust cli_fuzz PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_robust APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
   target_compile_definitions(cli_fuzz PRIVATE FUZZ_CASES=100 FUZZ_SANITIZED=1)
@@ -74,7 +74,7 @@ terrafort_add_test(cli_replay SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_replay.c LI
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
                    LABELS "cli;ft;mpi")
 set_tests_properties(cli_replay PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_replay APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
@@ -89,7 +89,7 @@ set_tests_properties(cli_gpu PROPERTIES FIXTURES_REQUIRED testdata SKIP_RETURN_C
 terrafort_add_test(cli_rank_loss SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rank_loss.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
 set_tests_properties(cli_rank_loss PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   # a request given up and later completed into a returned frame shows as stack-use-after-return
   set_property(TEST cli_rank_loss APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1")
@@ -113,7 +113,7 @@ terrafort_add_test(cli_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch.c LIBS
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/testdata
                    LABELS "cli;mpi")
 set_tests_properties(cli_batch PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_batch APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
@@ -123,7 +123,7 @@ endif()
 terrafort_add_test(cli_outofcore SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_outofcore.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap")
 set_tests_properties(cli_outofcore PROPERTIES FIXTURES_REQUIRED testdata
-                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_outofcore APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()

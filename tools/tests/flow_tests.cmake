@@ -1,6 +1,6 @@
 # flowgraph: TauDEM parity (skipped without ../shared/data/taudem), the same
 # bytes for every schedule, tile size, thread and rank count, bad inputs.
-set(_flow_env "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+set(_flow_env "${TERRAFORT_MPI_TEST_ENV}")
 terrafort_add_test(flowgraph_taudem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph_taudem.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                    LABELS "cli;aap")

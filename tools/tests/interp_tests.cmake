@@ -8,7 +8,7 @@ foreach(c gdal_grid brute same_bytes errors fill_voids)
                    ${PROJECT_SOURCE_DIR}/testdata ${PROJECT_SOURCE_DIR}/../shared/data
                    ${CMAKE_CURRENT_BINARY_DIR}/interp_${c})
   set_tests_properties(interp_${c} PROPERTIES LABELS "cli;interp"
-                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+                       ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
   if(TERRAFORT_SANITIZE)
     set_property(TEST interp_${c} APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
   endif()
