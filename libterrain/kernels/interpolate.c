@@ -33,6 +33,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <cpl_conv.h>
@@ -557,6 +558,13 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     /* the output grid as the executor's input: no dataset, north-up */
     tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,
                      .gt = {s.ip.xmin, s.ip.dx, 0, s.ip.ymax, 0, -s.ip.dy}, .wkt = srs_wkt ? srs_wkt : pts.wkt};
+    /* the points' file identifies the input, so the output cannot replace it */
+    struct stat sst;
+    if (stat(src, &sst) == 0 && S_ISREG(sst.st_mode)) {
+      grid.has_id = 1;
+      grid.dev = sst.st_dev;
+      grid.ino = sst.st_ino;
+    }
     tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input,
                         held_bytes(&s, &pts)};
     st = tr_run_kernel_source(&run, "interpolate", &source, dst, err);

@@ -413,6 +413,12 @@ def case_errors():
     run([TF, "interpolate", "-q", "--threads", "1", "-a", "nearest", many, ref_out])
     run([TF, "interpolate", "-q", "--threads", "1", "--mem", "200M", "-a", "nearest", many, mem_out])
     check(open(ref_out, "rb").read() == open(mem_out, "rb").read(), "points within --mem: same bytes as without")
+    # the output cannot be the points' file: refused, the points left as they were
+    same = os.path.join(WORK, "same.xyz")
+    open(same, "w").write("0 0 1\n10 0 2\n0 10 3\n10 10 4\n")
+    r = run([TF, "interpolate", "-q", "-a", "nearest", same, same], ok=False)
+    check(r.returncode == 4 and "it is the input file" in r.stderr, "output = input: exit %d %s" % (r.returncode, r.stderr))
+    check(open(same).read() == "0 0 1\n10 0 2\n0 10 3\n10 10 4\n", "output = input: the points kept")
     collinear = os.path.join(WORK, "collinear.xyz")
     open(collinear, "w").write("0 0 1\n1 1 2\n2 2 3\n3 3 4\n")
     expect(["-a", "linear", collinear], 3, "cannot triangulate", "linear on collinear points")
