@@ -28,7 +28,7 @@ static int job_start(tr_job *j, const tr_run_opts *run, tr_error *err) {
     return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
   int st = tr_inject_parse(run->inject, &j->inject, err);
   if (st) return st;
-  j->threads = run->threads ? run->threads : omp_get_num_procs();
+  j->threads = tr_run_threads(run);
   j->rank = tr_rank();
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -108,6 +108,8 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
   if (st && err) *err = e;
   return st;
 }
+
+int tr_run_threads(const tr_run_opts *run) { return run->threads > 0 ? run->threads : omp_get_num_procs(); }
 
 int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p) {
   if (j->rank != 0) return 0;

@@ -73,4 +73,7 @@ int tr_job_finish(tr_job *j, int status, tr_error *err);
  * on small rasters. Both runners (local and graph) use it. */
 int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p);
 
+/* The threads a run uses: --threads, or every core (0). */
+int tr_run_threads(const tr_run_opts *run);
+
 #endif

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <malloc.h>
 #include <math.h>
-#include <omp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -476,7 +475,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     return tr_fail(err, TR_EUSAGE, "--ft is for local kernels (slope, aspect, ...); %s runs on the AAP engine", name);
   tr_graph_engine eng;
   memset(&eng, 0, sizeof eng);
-  int st = engine_opts(g, run->threads > 0 ? run->threads : omp_get_num_procs(), &eng.aap, err);
+  int st = engine_opts(g, tr_run_threads(run), &eng.aap, err);
   if (st) return st;
   tr_job job;
   st = tr_job_open(&job, run, src, err);

@@ -40,7 +40,6 @@
 #include <cpl_string.h>
 #include <gdal_alg.h>
 #include <ogr_srs_api.h>
-#include <omp.h>
 
 #include "dist.h"
 #include "executor.h"
@@ -51,6 +50,7 @@
 #include "memory.h"
 #include "point_index.h"
 #include "points.h"
+#include "run.h"
 
 #define LINEAR_EPS 1e-10
 #define EVEN_TILE 128 /* all-points invdist's default tile side */
@@ -411,7 +411,7 @@ static int cmp_tri_key(const void *a, const void *b) {
  * keeps every thread busy (a 493 x 830 grid was 2 tiles of 512 and 318
  * rows: one thread did most of the work). Any tiling gives the same bytes. */
 static int small_grid_tile(const tr_run_opts *run, int64_t rows, int64_t cols) {
-  const int64_t threads = run->threads > 0 ? run->threads : omp_get_num_procs();
+  const int64_t threads = tr_run_threads(run);
   const int64_t want = 4 * threads * tr_dist_size();
   int tile = TR_DEFAULT_TILE;
   while (tile > 64 && ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile) < want) tile /= 2;
@@ -520,7 +520,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
    * default's 3/4 of what the process may have too), less the process's
    * 64 MiB and the tiles' buffers (a guess here: the executor's check,
    * with the points' real size, follows) */
-  const int64_t threads = o->run.threads > 0 ? o->run.threads : omp_get_num_procs();
+  const int64_t threads = tr_run_threads(&o->run);
   const int64_t mem = o->run.mem > 0 ? o->run.mem : tr_mem_available() / 4 * 3;
   const int64_t tiles = threads * 4 * (int64_t)TR_DEFAULT_TILE * TR_DEFAULT_TILE * 8;
   int64_t pts_mem = mem - ((int64_t)64 << 20) - tiles;

@@ -243,7 +243,7 @@ static int ft_setup(run_state *s, tr_error *err) {
   /* one worker per thread plus a spare, so a recompute runs beside the
    * replicas' next sub-block instead of queueing behind them (and a stalled
    * or killed worker still leaves two); --threads 1 has no spare */
-  o.workers = (run->threads > 0 ? run->threads : omp_get_num_procs()) + 1;
+  o.workers = tr_run_threads(run) + 1;
   if (run->ft_source_profile) ft_opts_source_profile(&o);
   if (run->ft_tolerance > 0) o.tolerance = run->ft_tolerance;
   if (run->ft_error_rate > 0) o.error_rate = run->ft_error_rate;
