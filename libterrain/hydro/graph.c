@@ -392,9 +392,9 @@ static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const gra
    * (the outofcore benchmark's flowgraph at 32000² peaked 82 MB higher), so
    * an out-of-core run allocates from one arena. Arrays of 256 KiB and more
    * are mapped each on its own and unmapped when freed: the heap would keep
-   * the holes between tiles' arrays of every size (at 32000² with --mem 1G,
-   * flowgraph's flats stage peaked at 1166 MiB, 320 MiB of it free heap;
-   * mapped, 1027 MiB). glibc otherwise raises this threshold to the largest
+   * the holes between tiles' arrays of every size (scripts/bench/outofcore,
+   * flowgraph at 32000² with --mem 1G: 1273 MiB before, 1038 MiB with this
+   * and the store's trim). glibc otherwise raises this threshold to the largest
    * block freed, which is every tile's state. The state store trims the rest
    * (state_store.c). */
   mallopt(M_ARENA_MAX, 1);

@@ -298,9 +298,9 @@ int tr_state_store_pin(tr_state_store *s, int64_t f) {
 /* Spilled arrays are freed, and restored ones allocated, in every size a
  * tile's state takes: the heap fills with holes that glibc keeps (the
  * outofcore benchmark's flowgraph at 32000² with --mem 1G peaked 249 MiB
- * over it in the flats stage, all of it freed memory). malloc_trim gives
- * the holes' whole pages back; after every eighth of the budget spilled
- * (at least 16 MiB) it costs little. */
+ * over it, while the state it held stayed within the budget). malloc_trim
+ * gives the holes' whole pages back, after every eighth of the budget
+ * spilled (at least 16 MiB); graph.c maps the large arrays on their own. */
 static int64_t trim_every(const tr_state_store *s) {
   const int64_t e = s->budget / 8;
   return e > ((int64_t)16 << 20) ? e : (int64_t)16 << 20;
