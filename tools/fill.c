@@ -27,7 +27,8 @@ static const char *usage =
     "                         slower per cell (less work, not faster; off by default)\n"
     "  --z-cache-mb MB        elevation tiles kept in memory (default 16)\n"
     "  --mem SIZE             memory a run (each rank) may keep, e.g. 512M, 4G (default:\n"
-    "                         3/4 of what it may have); tile state beyond it is spilled\n"
+    "                         3/4 of what it may have); beyond it, flat fill keeps only\n"
+    "                         the tiles' perimeters and reads each tile twice\n"
     "  --tmp DIR              folder for the spilled state (default: the output's)\n"
     "  --aap-stats FILE       per-worker engine statistics as JSON\n";
 

@@ -98,6 +98,10 @@ void aap_batch_free(aap_batch *b);
 int64_t aap_halo_slot(const tr_aap_frag *g, int64_t cols, int64_t cell);
 /* Assembles (and destroys) every fragment state in owned (or all when owner < 0). */
 int aap_assemble_all(aap_core *c, int owner, char *err, size_t errlen);
+/* The same on `threads` threads when the program allows it (assemble_parallel):
+ * each takes the next fragment; a failure stops the fragments after it; err names
+ * the lowest fragment that failed. */
+int aap_assemble_all_threads(aap_core *c, int threads, char *err, size_t errlen);
 int aap_stats_alloc(tr_aap_stats *s, const char *backend, const tr_aap_opts *o, int nworkers);
 
 /* schedule.c */

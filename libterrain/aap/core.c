@@ -28,6 +28,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -412,6 +413,52 @@ int aap_assemble_all(aap_core *c, int owner, char *err, size_t errlen) {
     F->state = NULL;
   }
   return rc;
+}
+
+typedef struct {
+  aap_core *c;
+  pthread_mutex_t mu;
+  int64_t next, failed; /* the next fragment to take; the lowest that failed (nf: none) */
+} assemble_pool;
+
+static void *assemble_worker(void *arg) {
+  assemble_pool *a = arg;
+  aap_core *c = a->c;
+  for (;;) {
+    pthread_mutex_lock(&a->mu);
+    const int64_t i = a->next++;
+    const int skip = i > a->failed;
+    pthread_mutex_unlock(&a->mu);
+    if (i >= c->nf) break;
+    aap_frag_rt *F = &c->f[i];
+    if (!skip && c->p->assemble && c->p->assemble(c->p->user, &c->L->frags[i], F->state) != 0) {
+      pthread_mutex_lock(&a->mu);
+      if (i < a->failed) a->failed = i;
+      pthread_mutex_unlock(&a->mu);
+    }
+    if (F->state && c->p->destroy) c->p->destroy(c->p->user, F->state);
+    F->state = NULL;
+  }
+  return NULL;
+}
+
+int aap_assemble_all_threads(aap_core *c, int threads, char *err, size_t errlen) {
+  if (!c->p->assemble_parallel || threads < 2 || c->nf < 2) return aap_assemble_all(c, -1, err, errlen);
+  if (threads > c->nf) threads = (int)c->nf;
+  assemble_pool a = {c, PTHREAD_MUTEX_INITIALIZER, 0, c->nf};
+  pthread_t th[64];
+  if (threads > 64) threads = 64;
+  int started = 0;
+  for (int k = 1; k < threads; k++)
+    if (pthread_create(&th[started], NULL, assemble_worker, &a) == 0) started++;
+  assemble_worker(&a);
+  for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+  pthread_mutex_destroy(&a.mu);
+  if (a.failed < c->nf) {
+    aap_set_err(err, errlen, "aap: assemble failed on fragment %lld", (long long)a.failed);
+    return TR_AAP_EPROGRAM;
+  }
+  return TR_AAP_OK;
 }
 
 int aap_stats_alloc(tr_aap_stats *s, const char *backend, const tr_aap_opts *o, int nworkers) {

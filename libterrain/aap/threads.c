@@ -248,7 +248,7 @@ int tr_aap_run_threads(const tr_aap_program *p, const tr_aap_layout *L, const tr
     x->flight = b->next;
     aap_batch_free(b);
   }
-  if (rc == 0) rc = aap_assemble_all(&x->c, -1, err, errlen);
+  if (rc == 0) rc = aap_assemble_all_threads(&x->c, o->threads, err, errlen);
   if (stats) {
     if (aap_stats_alloc(stats, "threads", o, o->threads) == 0) {
       memcpy(stats->w, x->ws, (size_t)o->threads * sizeof *x->ws);

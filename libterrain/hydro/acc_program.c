@@ -472,4 +472,4 @@ static void up_release(tr_aap_program *p) {
 /* state, at most: 11 bytes a cell (direction, double, contamination and order
  * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
 const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, up_release, 11,
-                                            (int)sizeof(up_msg)};
+                                            (int)sizeof(up_msg), 0, 0, NULL, NULL};

@@ -48,6 +48,23 @@ typedef struct {
   float eps;         /* epsilon increment; 0 = one ulp */
 } tr_fill_params;
 
+/* fill_perimeter (fill_perimeter.c), flat fill in two visits of each tile: what
+ * its state between rounds takes per perimeter cell (label and elevation 8 bytes,
+ * the label's drain level and adjacency start 8, about six directed edges of the
+ * label graph at 8 each), and what a running round holds per cell of its padded
+ * window (flood level, label and FIFO slot 12, heap and edge table up to 8). */
+#define FILL_PERIM_STATE 64
+#define FILL_PERIM_ROUND 20
+
+/* Which program fills: AUTO is the windowed one ("fill", W per cell) in memory
+ * and, for flat fill, the perimeter one out of core (state_budget > 0; `terrafort
+ * fill` when W does not fit --mem); or the one named (tests compare them). --epsilon
+ * is always the windowed one ("fill_eps"). */
+typedef enum { TR_FILL_METHOD_AUTO = 0, TR_FILL_METHOD_WINDOW, TR_FILL_METHOD_PERIMETER } tr_fill_method;
+
+/* The program table's row for a fill: "fill", "fill_perimeter" or "fill_eps". */
+const char *tr_fill_program(tr_fill_method m, int epsilon);
+
 /* Reads the Z window [row0, row0+rows) x [col0, col0+cols) (always inside the grid) into
  * dst, row-major with stride cols. NoData as NaN or as opts.nodata. Returns 0 on success. */
 typedef int (*tr_fill_load_fn)(void *user, int64_t row0, int64_t col0, int64_t rows,
@@ -82,6 +99,7 @@ typedef struct tr_fill_opts {
                                    file in spill_dir (graph.h); 0 = all in memory */
   const char *spill_dir;
   tr_state_store_stats *spill_stats; /* filled when given */
+  tr_fill_method method;
 } tr_fill_opts;
 
 /* Defaults: tiles 512 x 512, threads back-end, aap defaults, flat fill, no nodata value,

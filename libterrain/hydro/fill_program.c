@@ -259,5 +259,13 @@ static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-const tr_graph_program tr_program_fill = {"fill", GDT_Float32, sizeof(tr_fill_params), fill_init, fill_release,
-                                           sizeof(float), (int)sizeof(float)};
+/* Flat fill: out of core, fill_perimeter instead (its state is the tiles'
+ * perimeters, and it reads each tile twice whatever the rounds). */
+const tr_graph_program tr_program_fill = {"fill",        GDT_Float32,          sizeof(tr_fill_params),
+                                           fill_init,     fill_release,         sizeof(float),
+                                           sizeof(float), 0,                    0,
+                                           NULL,          "fill_perimeter"};
+/* --epsilon: the same program, which spills out of core (up() adds along a
+ * path, which fill_perimeter's graph of labels cannot carry). */
+const tr_graph_program tr_program_fill_eps = {"fill_eps",    GDT_Float32, sizeof(tr_fill_params), fill_init, fill_release,
+                                               sizeof(float), sizeof(float), 0, 0, "fill", NULL};

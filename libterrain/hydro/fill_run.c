@@ -50,6 +50,11 @@ static int sink_write(void *user, const tr_tile *t, const void *cells, tr_error 
   return TR_OK;
 }
 
+const char *tr_fill_program(tr_fill_method m, int epsilon) {
+  if (epsilon) return "fill_eps";
+  return m == TR_FILL_METHOD_PERIMETER ? "fill_perimeter" : "fill";
+}
+
 int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats, char *err, size_t errlen) {
   if (!o || !io || !io->load_z || o->rows < 1 || o->cols < 1) {
     fill_err(err, errlen, "fill: need rows, cols and a Z loader");
@@ -102,7 +107,10 @@ int tr_fill_run(const tr_fill_opts *o, const tr_fill_io *io, tr_aap_stats *stats
     rc = TR_AAP_ENOMEM;
   tr_fill_params prm = {o->epsilon, o->eps};
   if (!rc) {
-    rc = tr_graph_exec(tr_graph_program_find("fill"), &prm, L, store, &sink, &eng, stats, err, errlen);
+    /* out of core, flat fill keeps only the tiles' perimeters (as `terrafort fill`) */
+    const tr_fill_method m = o->method == TR_FILL_METHOD_AUTO && o->state_budget > 0 ? TR_FILL_METHOD_PERIMETER
+                                                                                      : o->method;
+    rc = tr_graph_exec(tr_graph_program_find(tr_fill_program(m, o->epsilon)), &prm, L, store, &sink, &eng, stats, err, errlen);
     int st = tr_sink_drain(&sink, &e);
     if (!rc && st) {
       fill_err(err, errlen, "%s", e.msg);

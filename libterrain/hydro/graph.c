@@ -59,6 +59,13 @@ typedef struct {
   tr_sink *sink;
   tr_state_store *states; /* out of core: the programs' state beyond the budget; NULL: none */
   int64_t last_put;   /* the last fragment put, -1 before any */
+  /* a program assembling on several threads (assemble_parallel, threads
+   * back-end): puts wait for their turn in fragment order; a fragment that
+   * failed before its put stops those after it */
+  int ordered;
+  pthread_mutex_t pmu;
+  pthread_cond_t pcv;
+  int64_t put_next, stop_from;
   pthread_mutex_t mu; /* the program's failure below */
   int64_t fail_frag;  /* lowest fragment that reported a failure, -1 none */
   int fail_status;
@@ -87,9 +94,33 @@ int tr_graph_keep(tr_graph_env *env, const tr_aap_frag *f, void *pp, size_t byte
 
 static int env_put(tr_graph_env *env, const tr_aap_frag *f, const void *cells) {
   put_state *ps = env->runner;
+  if (ps->ordered) {
+    pthread_mutex_lock(&ps->pmu);
+    while (ps->put_next < f->id && f->id <= ps->stop_from) pthread_cond_wait(&ps->pcv, &ps->pmu);
+    const int stopped = f->id > ps->stop_from;
+    pthread_mutex_unlock(&ps->pmu);
+    if (stopped) return -1;
+  }
   tr_sink_put(ps->sink, f->id, TR_OK, NULL, cells);
   ps->last_put = f->id;
+  if (ps->ordered) {
+    pthread_mutex_lock(&ps->pmu);
+    ps->put_next = f->id + 1;
+    pthread_cond_broadcast(&ps->pcv);
+    pthread_mutex_unlock(&ps->pmu);
+  }
   return ps->sink->status ? -1 : 0;
+}
+
+/* After fragment f's Assemble on several threads: when it failed before its put,
+ * the fragments after it must not wait for their turn. */
+static void put_turn_check(put_state *ps, int64_t f) {
+  pthread_mutex_lock(&ps->pmu);
+  if (ps->put_next <= f && f < ps->stop_from) {
+    ps->stop_from = f;
+    pthread_cond_broadcast(&ps->pcv);
+  }
+  pthread_mutex_unlock(&ps->pmu);
 }
 
 static void set_err(char *err, size_t errlen, const char *msg) {
@@ -128,7 +159,8 @@ static int engine_run(const tr_aap_program *p, const tr_aap_layout *L, const tr_
  * spilled fragment back into memory at the same time. */
 typedef struct {
   tr_aap_program in;
-  tr_state_store *ss;
+  tr_state_store *ss; /* NULL: all in memory (the wrapper only orders puts) */
+  put_state *ps;
 } ooc_prog;
 
 typedef struct {
@@ -143,36 +175,37 @@ static int ooc_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_roun
   if (!b) return -1;
   b->f = f->id;
   *state = b;
-  if (tr_state_store_pin(w->ss, f->id)) return -1;
+  if (w->ss && tr_state_store_pin(w->ss, f->id)) return -1;
   const int rc = w->in.peval(w->in.user, f, &b->st, rd);
   if (rc) {
     /* a failed PEval may have freed what it registered: forget it (what it
      * kept, destroy frees) */
-    tr_state_store_drop(w->ss, f->id);
+    if (w->ss) tr_state_store_drop(w->ss, f->id);
     return rc;
   }
-  return tr_state_store_unpin(w->ss, f->id);
+  return w->ss ? tr_state_store_unpin(w->ss, f->id) : 0;
 }
 
 static int ooc_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, const int64_t *cells,
                        const void *values, tr_aap_round *rd) {
   ooc_prog *w = user;
   ooc_box *b = state;
-  if (tr_state_store_pin(w->ss, f->id)) return -1;
+  if (w->ss && tr_state_store_pin(w->ss, f->id)) return -1;
   const int rc = w->in.inceval(w->in.user, f, b->st, n, cells, values, rd);
-  const int rc2 = tr_state_store_unpin(w->ss, f->id);
+  const int rc2 = w->ss ? tr_state_store_unpin(w->ss, f->id) : 0;
   return rc ? rc : rc2;
 }
 
 static int ooc_assemble(void *user, const tr_aap_frag *f, void *state) {
   ooc_prog *w = user;
   ooc_box *b = state;
-  if (tr_state_store_pin(w->ss, f->id)) return -1;
-  const int rc = w->in.assemble ? w->in.assemble(w->in.user, f, b->st) : 0;
-  tr_state_store_drop(w->ss, f->id);
+  int rc = w->ss && tr_state_store_pin(w->ss, f->id) ? -1 : 0;
+  if (!rc && w->in.assemble) rc = w->in.assemble(w->in.user, f, b->st);
+  if (w->ss) tr_state_store_drop(w->ss, f->id);
   if (b->st && w->in.destroy) w->in.destroy(w->in.user, b->st);
   b->st = NULL;
   b->done = 1;
+  if (w->ps->ordered) put_turn_check(w->ps, f->id);
   return rc;
 }
 
@@ -181,7 +214,7 @@ static void ooc_destroy(void *user, void *state) {
   ooc_box *b = state;
   if (!b->done) {
     /* a failed run: the arrays on disk are forgotten, the program frees the rest */
-    tr_state_store_drop(w->ss, b->f);
+    if (w->ss) tr_state_store_drop(w->ss, b->f);
     if (b->st && w->in.destroy) w->in.destroy(w->in.user, b->st);
   }
   free(b);
@@ -194,7 +227,7 @@ static int ooc_aggr(void *user, void *acc, const void *value) {
 
 static int ooc_resident(void *user, int64_t frag) {
   ooc_prog *w = user;
-  return tr_state_store_resident(w->ss, frag);
+  return w->ss ? tr_state_store_resident(w->ss, frag) : 1;
 }
 
 static tr_aap_program ooc_wrap(ooc_prog *w) {
@@ -207,7 +240,8 @@ static tr_aap_program ooc_wrap(ooc_prog *w) {
   p.assemble = ooc_assemble;
   p.destroy = ooc_destroy;
   p.aggr = ooc_aggr;
-  p.resident = ooc_resident;
+  p.resident = w->ss ? ooc_resident : NULL;
+  p.assemble_parallel = w->ps->ordered;
   return p;
 }
 
@@ -219,20 +253,24 @@ int tr_graph_exec(const tr_graph_program *prog, const void *params, const tr_aap
 int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const tr_aap_layout *L,
                          tr_tile_store *const *stores, int nstores, tr_sink *sink, const tr_graph_engine *eng,
                          tr_aap_stats *stats, char *err, size_t errlen, int *prog_status) {
-  put_state ps = {sink, NULL, -1, PTHREAD_MUTEX_INITIALIZER, -1, 0, {{0}}};
+  put_state ps = {sink, NULL, -1, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, L->nfrags,
+                  PTHREAD_MUTEX_INITIALIZER, -1, 0, {{0}}};
   tr_graph_env env = {L->rows, L->cols, L, stores[0], stores, nstores, sink->prod.has_nodata, sink->prod.nodata,
                       env_put, &ps};
   tr_aap_program p;
   memset(&p, 0, sizeof p);
   int rc = prog->init(&p, &env, params) ? TR_AAP_ENOMEM : TR_AAP_OK;
-  ooc_prog w = {p, NULL};
+  ooc_prog w = {p, NULL, &ps};
+  /* on threads a program may assemble on all of them, its puts in turn */
+  ps.ordered = p.assemble_parallel && eng->backend == TR_GRAPH_THREADS && eng->aap.threads > 1;
   if (!rc && eng->state_budget != 0) {
     ps.states = w.ss = tr_state_store_create(L->nfrags, eng->state_budget, eng->spill_dir);
     if (!ps.states) rc = TR_AAP_ENOMEM;
     else tr_state_store_inject_fail(ps.states, eng->spill_fail);
   }
   if (!rc) {
-    tr_aap_program run = ps.states ? ooc_wrap(&w) : p;
+    tr_aap_program run = ps.states || ps.ordered ? ooc_wrap(&w) : p;
+    if (!ps.ordered) run.assemble_parallel = 0;
     rc = engine_run(&run, L, eng, stats, err, errlen);
   }
   if (ps.states) {
@@ -262,6 +300,8 @@ int tr_graph_exec_inputs(const tr_graph_program *prog, const void *params, const
   prog->release(&p);
   tr_state_store_destroy(ps.states);
   pthread_mutex_destroy(&ps.mu);
+  pthread_mutex_destroy(&ps.pmu);
+  pthread_cond_destroy(&ps.pcv);
   return rc;
 }
 
@@ -344,20 +384,47 @@ static int gdal_cache_mb(const tr_job *job) { return job->nranks >= 4 ? 4 : 16 /
  * MPI, threads); state, the program's state over each owned fragment's
  * padded window, of which frag_max is the largest fragment's. */
 typedef struct {
-  int64_t fixed, state, frag_max;
+  int64_t fixed, state, frag_max, round_max;
 } graph_need;
 
 static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
   const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t vs = prog->msg_bytes > 0 ? prog->msg_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
-  graph_need n = {(int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + ((int64_t)64 << 20), 0, 0};
+  graph_need n = {(int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + ((int64_t)64 << 20), 0, 0, 0};
   for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
-    const int64_t st = (t.rows + 2) * (t.cols + 2) * cell;
+    const int64_t window = (t.rows + 2) * (t.cols + 2);
+    const int64_t st = prog->perimeter_state > 0 ? (2 * (t.rows + t.cols) + 4) * prog->perimeter_state
+                                                 : window * cell;
+    if (window * prog->round_bytes > n.round_max) n.round_max = window * prog->round_bytes;
     n.fixed += (2 * (t.rows + t.cols) + 4) * (2 * vs + 5) + 512;
     n.state += st;
     if (st > n.frag_max) n.frag_max = st;
   }
+  return n;
+}
+
+/* The state of the rank with the most (graph_memory's `state` on each). */
+static int64_t largest_rank_state(const tr_graph_program *prog, const tr_job *job) {
+  const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
+  int64_t most = 0;
+  for (int r = 0; r < job->nranks; r++) {
+    int64_t sum = 0;
+    for (int64_t i = r; i < job->ntiles; i += job->nranks) {
+      const tr_tile t = tr_grid_tile(&job->grid, i);
+      sum += (t.rows + 2) * (t.cols + 2) * cell;
+    }
+    if (sum > most) most = sum;
+  }
+  return most;
+}
+
+/* graph_memory with the writer's cache and the working set of the rounds
+ * running at once (`pinned`) in the fixed part. */
+static graph_need graph_need_of(const tr_graph_program *prog, const tr_job *job, double cache_mb, int64_t writer,
+                                int pinned) {
+  graph_need n = graph_memory(prog, job, cache_mb);
+  n.fixed += writer + (int64_t)pinned * n.round_max;
   return n;
 }
 
@@ -471,8 +538,9 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   if (nsrc < 1 || nsrc > TR_GRAPH_MAX_INPUTS) return tr_fail(err, TR_EINTERNAL, "graph: %d inputs", nsrc);
   const tr_graph_program *prog = tr_graph_program_find(name);
   if (!prog) return tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
+  const char *shown = prog->command ? prog->command : name;
   if (run->ft != TR_FT_OFF)
-    return tr_fail(err, TR_EUSAGE, "--ft is for local kernels (slope, aspect, ...); %s runs on the AAP engine", name);
+    return tr_fail(err, TR_EUSAGE, "--ft is for local kernels (slope, aspect, ...); %s runs on the AAP engine", shown);
   tr_graph_engine eng;
   memset(&eng, 0, sizeof eng);
   int st = engine_opts(g, tr_run_threads(run), &eng.aap, err);
@@ -485,7 +553,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
                          tr_fail(err, TR_EUSAGE,
                                  "--tile-size %lld makes %lld tiles; %s needs tiles of at least %d cells a side "
                                  "(each tile is a fragment with rounds and messages of its own)",
-                                 (long long)job.grid.tile, (long long)job.ntiles, name, TR_MIN_GRAPH_TILE),
+                                 (long long)job.grid.tile, (long long)job.ntiles, shown, TR_MIN_GRAPH_TILE),
                          err);
   tr_input extra[TR_GRAPH_MAX_INPUTS];
   memset(extra, 0, sizeof extra);
@@ -500,16 +568,30 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   tr_product prod = {prog->cell_type, 1, 0, 0, GDT_Unknown};
   st = params ? prepare(&job.in, opts, params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   char spill_dir[4096] = ".";
-  graph_need need = {0, 0, 0};
+  graph_need need = {0, 0, 0, 0};
   if (!st) {
     char what[160];
-    snprintf(what, sizeof what, "%s of a %lld x %lld raster", name, (long long)job.in.rows, (long long)job.in.cols);
-    need = graph_memory(prog, &job, cache_mb);
+    snprintf(what, sizeof what, "%s of a %lld x %lld raster", shown, (long long)job.in.rows, (long long)job.in.cols);
     /* the writer's cache holds a row of output tiles on large rasters (core/run.h) */
     const int64_t writer = tr_job_writer_cache(&job, &prod);
     tr_io_cache_default(gdal_cache_mb(&job) + (int)((writer + (1 << 20) - 1) >> 20));
-    need.fixed += writer;
-    st = memory_plan(run, g, &need, job.nranks > 1 ? 1 : eng.aap.threads, dst, what, spill_dir, sizeof spill_dir,
+    const int pinned = job.nranks > 1 ? 1 : eng.aap.threads;
+    need = graph_need_of(prog, &job, cache_mb, writer, pinned);
+    /* a program with a smaller-state twin runs that one out of core. Every
+     * rank decides from the largest rank's state, so ranks with the same
+     * --mem choose alike; with the default --mem on nodes of different
+     * memory they might not, and fill and fill_perimeter still agree: both
+     * send a perimeter cell's current W, min-aggregated, towards one fixed
+     * point */
+    const int64_t mem = run->mem > 0 ? run->mem : tr_mem_available() / 4 * 3;
+    if (prog->when_out_of_core && need.fixed + largest_rank_state(prog, &job) > mem) {
+      const tr_graph_program *alt = tr_graph_program_find(prog->when_out_of_core);
+      if (alt) {
+        prog = alt;
+        need = graph_need_of(prog, &job, cache_mb, writer, pinned);
+      }
+    }
+    st = memory_plan(run, g, &need, pinned, dst, what, spill_dir, sizeof spill_dir,
                      &eng.state_budget, err);
     eng.spill_dir = spill_dir;
   }
@@ -579,11 +661,11 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     else if (rc && pst)
       status = tr_fail(&e, pst, "%s", msg);
     else if (rc)
-      status = tr_fail(&e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", name, src,
+      status = tr_fail(&e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", shown, src,
                        msg[0] ? msg : tr_aap_strerror(rc));
     if (!status && job.rank == 0 && g->aap_stats) {
       FILE *f = fopen(g->aap_stats, g->aap_stats_append ? "a" : "w");
-      if (!f || tr_aap_stats_json(&astats, f) != 0 || state_stats_json(name, &eng, &need, &sstats, f) != 0)
+      if (!f || tr_aap_stats_json(&astats, f) != 0 || state_stats_json(prog->name, &eng, &need, &sstats, f) != 0)
         status = tr_fail(&e, TR_EOUTPUT, "cannot write engine statistics '%s'", g->aap_stats);
       if (f && fclose(f) && !status)
         status = tr_fail(&e, TR_EOUTPUT, "cannot write engine statistics '%s'", g->aap_stats);

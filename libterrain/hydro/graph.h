@@ -82,6 +82,20 @@ typedef struct tr_graph_program {
    * engine keeps a halo slot per perimeter cell of each owned fragment with
    * up to two of them, which the runner counts. */
   int msg_bytes;
+  /* A program whose state between rounds is a summary of the fragment's
+   * perimeter, not of its cells (fill_perimeter): bytes per perimeter cell;
+   * state_bytes is then unused. 0: the state is per cell. */
+  int perimeter_state;
+  /* Bytes per cell of the padded window a running round holds besides its
+   * input window (the flood's levels, labels and queues); counted once per
+   * round running at the same time. */
+  int round_bytes;
+  /* The word messages use for a run ("fill" for fill_perimeter); NULL: name. */
+  const char *command;
+  /* A program giving the same output from the same params with less state,
+   * run instead when this one's state does not fit --mem ("fill" names
+   * fill_perimeter); NULL: none, this one spills. */
+  const char *when_out_of_core;
 } tr_graph_program;
 
 /* The row named `name` of the program table, or NULL. */

@@ -13,6 +13,8 @@
  * with several seeds), 1..4 threads.
  * The simulator and the threads back-end with randomised message delays (termination
  * with messages in flight) must also give the reference, for many seeds.
+ * Flat fills run both programs, "fill" (W per cell) and "fill_perimeter" (a summary of
+ * each tile's perimeter), in and out of core; the perimeter one reads each tile twice.
  */
 #include <math.h>
 #include <stdint.h>
@@ -76,13 +78,18 @@ static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int t
   o.nodata = nd;
   o.epsilon = epsilon;
   o.z_cache_bytes = (threads % 2) ? 0 : (size_t)1 << 20; /* both cache paths */
-  /* every other run out of core: W beyond 8 KiB spilled between rounds
-   * (most fragments on disk most of the time), which must not change a bit */
+  /* every other run out of core: state beyond 8 KiB (W) or 256 bytes (the
+   * perimeter summaries) spilled between rounds (most fragments on disk most
+   * of the time), which must not change a bit; flat fills alternate between
+   * the windowed and the perimeter program in pairs, so each runs both ways */
   static int nrun;
-  const int spill = nrun++ % 2;
+  const int spill = nrun % 2;
+  const int perim = !epsilon && (nrun / 2) % 2;
+  nrun++;
+  o.method = perim ? TR_FILL_METHOD_PERIMETER : TR_FILL_METHOD_WINDOW;
   tr_state_store_stats ss = {0};
   if (spill) {
-    o.state_budget = 8192;
+    o.state_budget = perim ? 256 : 8192;
     o.spill_dir = ".";
     o.spill_stats = &ss;
   }
@@ -91,8 +98,8 @@ static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int t
   int rc = tr_fill_array(&o, z, w, NULL, err, sizeof err);
   if (rc) fprintf(stderr, "fill failed: %d %s\n", rc, err);
   if (!rc && spill && L->nfrags > 2 && (ss.spills == 0 || ss.restores == 0)) {
-    fprintf(stderr, "fill with a state budget of 8 KiB over %lld fragments spilled %lld and restored %lld\n",
-            (long long)L->nfrags, (long long)ss.spills, (long long)ss.restores);
+    fprintf(stderr, "fill (%s) with a state budget of %lld bytes over %lld fragments spilled %lld and restored %lld\n",
+            perim ? "perimeter" : "window", (long long)o.state_budget, (long long)L->nfrags, (long long)ss.spills, (long long)ss.restores);
     return -1;
   }
   return rc;
@@ -357,6 +364,84 @@ static int test_signed_zero_ties(void) {
   return 0;
 }
 
+/* Counts the windows loaded per tile (the Z cache is off, so every round that needs
+   a tile's elevations loads its window). */
+typedef struct {
+  const float *z;
+  float *w;
+  int64_t tile;      /* square tiles of this side */
+  int64_t loads[64];
+} count_io;
+
+static int count_load(void *u, int64_t r0, int64_t c0, int64_t r, int64_t c, float *d) {
+  count_io *io = u;
+  /* the window is the tile grown by its halo, clipped to the grid: its tile is the
+     one holding the window's centre */
+  const int64_t tr = (r0 + r / 2) / io->tile, tc = (c0 + c / 2) / io->tile;
+  io->loads[tr * ((C + io->tile - 1) / io->tile) + tc]++;
+  for (int64_t i = 0; i < r; i++) memcpy(d + i * c, io->z + (r0 + i) * C + c0, (size_t)c * sizeof(float));
+  return 0;
+}
+
+static int count_write(void *u, int64_t r0, int64_t c0, int64_t r, int64_t c, const float *w) {
+  count_io *io = u;
+  for (int64_t i = 0; i < r; i++) memcpy(io->w + (r0 + i) * C + c0, w + i * c, (size_t)c * sizeof(float));
+  return 0;
+}
+
+/* The perimeter program reads each tile's elevations exactly twice (PEval and
+   Assemble), however many rounds the spiral's corridor takes across tile borders;
+   the windowed program reads them once per round, more on this DEM. Both give the
+   reference, on threads and with most summaries spilled. */
+static int test_perimeter_reads_each_tile_twice(void) {
+  static float z[R * C];
+  float ref[R * C], w[R * C];
+  int hn;
+  float nd;
+  make_dem(DEM_SPIRAL, z, R, C, &hn, &nd);
+  ref_fill(z, R, C, hn, nd, 0, 0, ref);
+  const int64_t tile = 8, ntiles = ((R + tile - 1) / tile) * ((C + tile - 1) / tile);
+  for (int m = 0; m < 4; m++) {
+    const int perim = m < 2;
+    count_io io = {z, w, tile, {0}};
+    tr_fill_opts o;
+    tr_fill_opts_default(&o);
+    o.rows = R;
+    o.cols = C;
+    o.tile_rows = o.tile_cols = tile;
+    o.aap.threads = 1 + m % 2;
+    o.has_nodata = hn;
+    o.nodata = nd;
+    o.z_cache_bytes = 0;
+    o.method = perim ? TR_FILL_METHOD_PERIMETER : TR_FILL_METHOD_WINDOW;
+    tr_state_store_stats ss = {0};
+    if (m % 2) {
+      o.state_budget = 256;
+      o.spill_dir = ".";
+      o.spill_stats = &ss;
+    }
+    tr_fill_io fio = {count_load, count_write, &io};
+    tr_aap_stats st;
+    char err[128] = "";
+    for (int64_t i = 0; i < R * C; i++) w[i] = -1;
+    ASSERT_EQ_INT(tr_fill_run(&o, &fio, &st, err, sizeof err), 0);
+    ASSERT(same(ref, w, R * C, perim ? "perimeter" : "window"));
+    int64_t rounds = 0, total = 0, most = 0;
+    for (int i = 0; i < st.nworkers; i++) rounds += st.w[i].rounds;
+    tr_aap_stats_free(&st);
+    for (int64_t t = 0; t < ntiles; t++) {
+      total += io.loads[t];
+      if (io.loads[t] > most) most = io.loads[t];
+      if (perim) ASSERT_EQ_INT(io.loads[t], 2);
+    }
+    if (m % 2) ASSERT(ss.spills > 0 && ss.restores > 0);
+    /* many more rounds than two per tile: the bound is not the schedule's luck */
+    ASSERT(rounds > 3 * ntiles);
+    if (!perim) ASSERT(most > 4 && total > 3 * ntiles);
+  }
+  return 0;
+}
+
 static int test_errors(void) {
   tr_fill_opts o;
   tr_fill_opts_default(&o);
@@ -410,7 +495,7 @@ static int test_stats_json(void) {
   return 0;
 }
 
-TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_one_fragment_equals_reference),
+TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_perimeter_reads_each_tile_twice), TR_TEST(test_one_fragment_equals_reference),
         TR_TEST(test_no_depressions_keeps_z), TR_TEST(test_schedules_layouts_threads),
         TR_TEST(test_thread_counts), TR_TEST(test_threads_random_delays),
         TR_TEST(test_sim_random_latency), TR_TEST(test_epsilon_variant),

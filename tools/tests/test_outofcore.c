@@ -104,8 +104,10 @@ static int tmp_empty(const char *what) {
   return n == 0;
 }
 
-/* fill of the demo DEM: in memory, then with a quarter and a sixteenth of W
- * in memory, for 1 and 2 threads, even and uneven tiles, and 2 ranks. */
+/* fill of the demo DEM: in memory, then with --mem for a quarter and a
+ * sixteenth of W, where fill_perimeter runs instead (nothing spilled), then
+ * with a quarter or a sixteenth of its own state, which spills; for 1 and 2
+ * threads, even and uneven tiles, and 2 ranks. */
 static int test_fill_same_bytes(void) {
   const int threads[] = {1, 2}, tiles[] = {128, 100};
   for (int t = 0; t < 2; t++)
@@ -119,18 +121,37 @@ static int test_fill_same_bytes(void) {
       ASSERT_EQ_INT(n, 1);
       /* the default --mem holds it: counted, never spilled */
       ASSERT(l[0].budget < 0 && l[0].spills == 0 && l[0].peak >= l[0].state / 2 && l[0].peak <= l[0].state);
+      ASSERT(!strcmp(l[0].prog, "fill"));
+      /* a quarter of W: fill_perimeter runs instead, whose state (the
+       * tiles' perimeters) fits: nothing spilled, each tile read twice */
+      snprintf(c, sizeof c,
+               "'%s' fill -q --threads %d --tile-size %d --mem %lldB --tmp '%s' --aap-stats '%s' '%s/demo.tif' '%s'",
+               ck_tf, threads[t], tiles[s], mem_for(l, n, 4), tmpdir, ck_out("ooc.json"), ck_dir, ck_out("ooc.tif"));
+      ASSERT_EQ_INT(rc_run(c, NULL), 0);
+      char what[160];
+      snprintf(what, sizeof what, "fill, %d threads, tiles of %d, 1/4 of W in memory", threads[t], tiles[s]);
+      ss_line o[8];
+      ASSERT_EQ_INT(read_stats(ck_out("ooc.json"), o, 8), 1);
+      ASSERT(!strcmp(o[0].prog, "fill_perimeter") && o[0].spills == 0 && o[0].peak <= o[0].state &&
+             o[0].peak < l[0].state / 8);
+      if (!rc_same_file(ck_out("ref.tif"), ck_out("ooc.tif"))) {
+        fprintf(stderr, "%s: not the in-memory bytes\n", what);
+        return 1;
+      }
+      ASSERT(tmp_empty(what));
+      /* a quarter and a sixteenth of even that: the perimeters spill */
       for (int div = 4; div <= 16; div *= 4) {
         snprintf(c, sizeof c,
                  "'%s' fill -q --threads %d --tile-size %d --mem %lldB --tmp '%s' --aap-stats '%s' '%s/demo.tif' "
                  "'%s'",
-                 ck_tf, threads[t], tiles[s], mem_for(l, n, div), tmpdir, ck_out("ooc.json"), ck_dir,
-                 ck_out("ooc.tif"));
+                 ck_tf, threads[t], tiles[s], mem_for(o, 1, div), tmpdir, ck_out("ooc2.json"), ck_dir,
+                 ck_out("ooc2.tif"));
         ASSERT_EQ_INT(rc_run(c, NULL), 0);
-        char what[128];
-        snprintf(what, sizeof what, "fill, %d threads, tiles of %d, 1/%d of W in memory", threads[t], tiles[s], div);
-        ss_line o[8];
-        ASSERT(read_stats(ck_out("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", threads[t], what));
-        if (!rc_same_file(ck_out("ref.tif"), ck_out("ooc.tif"))) {
+        snprintf(what, sizeof what, "fill, %d threads, tiles of %d, 1/%d of the perimeters in memory", threads[t],
+                 tiles[s], div);
+        ss_line o2[8];
+        ASSERT(read_stats(ck_out("ooc2.json"), o2, 8) == 1 && check_spilled(o2, 1, "fill_perimeter", threads[t], what));
+        if (!rc_same_file(ck_out("ref.tif"), ck_out("ooc2.tif"))) {
           fprintf(stderr, "%s: not the in-memory bytes\n", what);
           return 1;
         }
@@ -152,12 +173,23 @@ static int test_fill_same_bytes(void) {
     snprintf(c, sizeof c,
              "%s -n 2 '%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --aap-stats '%s' "
              "'%s/demo.tif' '%s'",
-             mpirun, ck_tf, mem_for(l, 1, 16), tmpdir, ck_out("ooc.json"), ck_dir, ck_out("ooc.tif"));
+             mpirun, ck_tf, mem_for(l, 1, 4), tmpdir, ck_out("ooc.json"), ck_dir, ck_out("ooc.tif"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
     ss_line o[8];
-    ASSERT(read_stats(ck_out("ooc.json"), o, 8) == 1 && check_spilled(o, 1, "fill", 1, "fill, mpirun -n 2"));
+    ASSERT_EQ_INT(read_stats(ck_out("ooc.json"), o, 8), 1);
+    ASSERT(!strcmp(o[0].prog, "fill_perimeter") && o[0].spills == 0);
     ASSERT(rc_same_file(ck_out("ref.tif"), ck_out("ooc.tif")));
     ASSERT(tmp_empty("fill, mpirun -n 2"));
+    /* the perimeters spilled too, on each rank */
+    snprintf(c, sizeof c,
+             "%s -n 2 '%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --aap-stats '%s' "
+             "'%s/demo.tif' '%s'",
+             mpirun, ck_tf, mem_for(o, 1, 4), tmpdir, ck_out("ooc2.json"), ck_dir, ck_out("ooc2.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(read_stats(ck_out("ooc2.json"), o, 8) == 1 &&
+           check_spilled(o, 1, "fill_perimeter", 1, "fill, mpirun -n 2, perimeters spilled"));
+    ASSERT(rc_same_file(ck_out("ref.tif"), ck_out("ooc2.tif")));
+    ASSERT(tmp_empty("fill, mpirun -n 2, perimeters spilled"));
   }
   return 0;
 }
@@ -217,7 +249,8 @@ static int same_products(const char *a, const char *b, const char *what) {
 /* Every flowgraph product from the raw DEM (fill, flats, directions, then
  * accumulation, streams, order, basins, network): the same bytes with a
  * quarter and a sixteenth of each stage's state in memory, on 2 threads and
- * on 2 ranks; fill's and the accumulation's state really spilled. (No input
+ * on 2 ranks; the fill stage ran fill_perimeter (W did not fit) and the
+ * accumulation's state really spilled. (No input
  * tile cache, so that every stage's fixed part is about the same and one
  * --mem leaves each stage about its share.) */
 static int test_flowgraph_same_bytes(void) {
@@ -234,7 +267,8 @@ static int test_flowgraph_same_bytes(void) {
     ss_line o[16];
     const int m = read_stats(ck_out("fg.json"), o, 16);
     ASSERT_EQ_INT(m, n);
-    ASSERT(check_spilled(o, m, "fill d8_up", 2, what));
+    ASSERT(!strcmp(l[0].prog, "fill") && !strcmp(o[0].prog, "fill_perimeter"));
+    ASSERT(check_spilled(o, m, "d8_up", 2, what));
     ASSERT(same_products("ref", tag, what));
     ASSERT(tmp_empty(what));
   }
@@ -258,11 +292,13 @@ static int test_flowgraph_same_bytes(void) {
 }
 
 /* A spill that fails mid-run (an injected I/O error), and SIGTERM mid-run:
- * a clear error, no output, nothing in --tmp. */
+ * a clear error, no output, nothing in --tmp. fill runs with --epsilon here:
+ * that is the windowed program, which spills W, while flat fill out of core
+ * runs fill_perimeter, whose state seldom needs to. */
 static int test_failures_leave_nothing(void) {
   char c[4096], err[1024];
   snprintf(err, sizeof err, "%s/ooc.stderr", ck_outdir);
-  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf,
+  snprintf(c, sizeof c, "'%s' fill -q --epsilon --threads 2 --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf,
            ck_out("ref.json"), ck_dir, ck_out("ref.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ss_line l[8];
@@ -270,7 +306,7 @@ static int test_failures_leave_nothing(void) {
   const long long mem = mem_for(l, 1, 16);
   unlink(ck_out("bad.tif"));
   snprintf(c, sizeof c,
-           "'%s' fill --threads 2 --tile-size 128 --mem %lldB --tmp '%s' --inject spill-fail:after=5 '%s/demo.tif' "
+           "'%s' fill --epsilon --threads 2 --tile-size 128 --mem %lldB --tmp '%s' --inject spill-fail:after=5 '%s/demo.tif' "
            "'%s'",
            ck_tf, mem, tmpdir, ck_dir, ck_out("bad.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
@@ -302,7 +338,7 @@ static int test_failures_leave_nothing(void) {
    * it ran */
   unlink(ck_out("int.tif"));
   snprintf(c, sizeof c,
-           "'%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
+           "'%s' fill -q --epsilon --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
            "'%s/demo.tif' '%s' & pid=$!; sleep 1.5; n=$(ls -A '%s' | wc -l); kill -TERM $pid; wait $pid; rc=$?; "
            "[ \"$n\" -eq 0 ] || rc=99; exit $rc",
            ck_tf, mem, tmpdir, ck_dir, ck_out("int.tif"), tmpdir);
@@ -319,7 +355,7 @@ static int test_failures_leave_nothing(void) {
              "/usr/bin/python3 -c \"import subprocess, signal, sys, time, os\n"
              "p = subprocess.Popen(sys.argv[1:])\ntime.sleep(1.5)\nn = len(os.listdir('%s'))\n"
              "p.send_signal(signal.SIG%s)\nrc = p.wait()\nsys.exit(99 if n else (128 - rc if rc < 0 else rc))\" "
-             "'%s' fill -q --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
+             "'%s' fill -q --epsilon --threads 1 --tile-size 128 --mem %lldB --tmp '%s' --inject slow:worker=0,factor=40 "
              "'%s/demo.tif' '%s'",
              tmpdir, sigs[k], ck_tf, mem, tmpdir, ck_dir, ck_out("int.tif"));
     ASSERT_EQ_INT(rc_run(c, err), k ? 128 + SIGKILL : 8);
@@ -332,7 +368,8 @@ static int test_failures_leave_nothing(void) {
 /* Too little --mem for the rounds running (or a local kernel's tile
  * buffers): exit 7 at once, with the minimum; a local kernel within --mem
  * gives the same bytes. A --tmp that is not a folder, or too small for the spill (a
- * 64 KiB tmpfs; needs root, skipped otherwise): exit 4 with the figures. */
+ * 64 KiB tmpfs; needs root, skipped otherwise): exit 4 with the figures
+ * (fill --epsilon, which spills W). */
 static int test_refusals(void) {
   char c[4096], err[1024];
   snprintf(err, sizeof err, "%s/ooc.stderr", ck_outdir);
@@ -353,12 +390,12 @@ static int test_refusals(void) {
   ASSERT_EQ_INT(rc_run(c, err), 2);
   ASSERT(strstr(rc_slurp(err), "is not a size") != NULL);
 
-  snprintf(c, sizeof c, "'%s' fill -q --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf, ck_out("ref.json"),
+  snprintf(c, sizeof c, "'%s' fill -q --epsilon --tile-size 128 --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf, ck_out("ref.json"),
            ck_dir, ck_out("ref.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ss_line l[8];
   ASSERT_EQ_INT(read_stats(ck_out("ref.json"), l, 8), 1);
-  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s/none' '%s/demo.tif' '%s'", ck_tf,
+  snprintf(c, sizeof c, "'%s' fill --epsilon --tile-size 128 --mem %lldB --tmp '%s/none' '%s/demo.tif' '%s'", ck_tf,
            mem_for(l, 1, 16), ck_outdir, ck_dir, ck_out("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
   ASSERT(strstr(rc_slurp(err), "cannot use") != NULL);
@@ -371,7 +408,7 @@ static int test_refusals(void) {
     printf("skip: cannot mount a tmpfs here\n");
     return 0;
   }
-  snprintf(c, sizeof c, "'%s' fill --tile-size 128 --mem %lldB --tmp '%s' '%s/demo.tif' '%s'", ck_tf, mem_for(l, 1, 16),
+  snprintf(c, sizeof c, "'%s' fill --epsilon --tile-size 128 --mem %lldB --tmp '%s' '%s/demo.tif' '%s'", ck_tf, mem_for(l, 1, 16),
            mnt, ck_dir, ck_out("small.tif"));
   const int rc = rc_run(c, err);
   const int entries = rc_count_entries(mnt);

@@ -172,6 +172,11 @@ typedef struct tr_aap_program {
    * often and under the engine's lock: it must be cheap and take no lock the
    * callbacks hold. NULL: all in memory. */
   int (*resident)(void *user, int64_t frag);
+  /* 1: Assemble may run for several fragments at once (the threads back-end
+   * then assembles on all its threads, each taking the next fragment in
+   * order); the program orders whatever its Assemble writes. 0: one at a
+   * time, in fragment order. */
+  int assemble_parallel;
 } tr_aap_program;
 
 /* ---- statistics --------------------------------------------------------------------- */

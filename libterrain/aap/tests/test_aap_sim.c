@@ -136,7 +136,7 @@ static int run_figure1(tr_aap_schedule s, int c, fig_record *rec, tr_aap_stats *
   tr_aap_frag fr[3] = {{0, 0, 0, 1, 1}, {0, 0, 1, 1, 1}, {0, 1, 0, 1, 2}};
   tr_aap_layout L;
   if (tr_aap_layout_rects(&L, 2, 2, 3, fr)) return -1;
-  tr_aap_program p = {4, rec, fig_peval, fig_inceval, fig_assemble, fig_destroy, fig_max, NULL};
+  tr_aap_program p = {4, rec, fig_peval, fig_inceval, fig_assemble, fig_destroy, fig_max, NULL, 0};
   tr_aap_opts o;
   tr_aap_opts_default(&o);
   o.schedule = s;
@@ -246,7 +246,7 @@ static int test_bad_options(void) {
   tr_aap_frag fr[1] = {{0, 0, 0, 2, 2}};
   tr_aap_layout L;
   ASSERT_EQ_INT(tr_aap_layout_rects(&L, 2, 2, 1, fr), 0);
-  tr_aap_program p = {4, &rec, fig_peval, fig_inceval, fig_assemble, fig_destroy, fig_max, NULL};
+  tr_aap_program p = {4, &rec, fig_peval, fig_inceval, fig_assemble, fig_destroy, fig_max, NULL, 0};
   tr_aap_opts o;
   tr_aap_opts_default(&o);
   char err[128] = "";
@@ -288,7 +288,7 @@ static int test_resident_first(void) {
   ASSERT_EQ_INT(tr_aap_layout_grid(&L, 1, 6, 1, 1), 0);
   for (int hint = 0; hint < 2; hint++) {
     pref_rec rec = {{0}, 0};
-    tr_aap_program p = {4, &rec, pref_peval, fig_inceval, NULL, NULL, fig_max, hint ? pref_resident : NULL};
+    tr_aap_program p = {4, &rec, pref_peval, fig_inceval, NULL, NULL, fig_max, hint ? pref_resident : NULL, 0};
     tr_aap_opts o;
     tr_aap_opts_default(&o);
     o.threads = 1;
