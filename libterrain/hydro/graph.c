@@ -101,7 +101,13 @@ static int env_put(tr_graph_env *env, const tr_aap_frag *f, const void *cells) {
     pthread_mutex_unlock(&ps->pmu);
     if (stopped) return -1;
   }
+  /* other threads are loading windows meanwhile: the write holds their
+   * GDAL lock (tile_store.h) */
+  if (ps->ordered)
+    for (int k = 0; k < env->ninputs; k++) tr_tile_store_io_lock(env->inputs[k]);
   tr_sink_put(ps->sink, f->id, TR_OK, NULL, cells);
+  if (ps->ordered)
+    for (int k = env->ninputs - 1; k >= 0; k--) tr_tile_store_io_unlock(env->inputs[k]);
   ps->last_put = f->id;
   if (ps->ordered) {
     pthread_mutex_lock(&ps->pmu);

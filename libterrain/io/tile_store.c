@@ -145,3 +145,7 @@ void tr_tile_store_put(tr_tile_store *s, const tr_tile *t, float *z) {
   pthread_mutex_unlock(&s->mu);
   free(z);
 }
+
+void tr_tile_store_io_lock(tr_tile_store *s) { pthread_mutex_lock(&s->io_mu); }
+
+void tr_tile_store_io_unlock(tr_tile_store *s) { pthread_mutex_unlock(&s->io_mu); }

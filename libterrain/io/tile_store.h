@@ -43,4 +43,12 @@ void tr_tile_store_destroy(tr_tile_store *s);
 float *tr_tile_store_get(tr_tile_store *s, const tr_tile *t);
 void tr_tile_store_put(tr_tile_store *s, const tr_tile *t, float *z);
 
+/* The loader's lock (loads run one at a time under it). Whoever does other
+ * GDAL work while loads may run on other threads (a writer) holds it too:
+ * GDAL's block cache may flush one dataset's dirty blocks from the thread
+ * that is reading another, so GDAL calls on different datasets are not
+ * independent. */
+void tr_tile_store_io_lock(tr_tile_store *s);
+void tr_tile_store_io_unlock(tr_tile_store *s);
+
 #endif

@@ -169,6 +169,11 @@ static int64_t tile_of(const run_state *s, int64_t per, int64_t k) {
 static void write_slot(void *user, int64_t k, void *buf) {
   writer_ctx *w = user;
   slot_head *h = buf;
+  /* under the readers' lock: GDAL's block cache may flush the output's dirty
+   * blocks from a thread reading the input, so a write beside a read is two
+   * threads in the output dataset (cli_outofcore's small-cache test: 3 of 8
+   * slope runs gave other bytes) */
+#pragma omp critical(tr_exec_read)
   tr_sink_put(&w->s->job->sink, tile_of(w->s, w->per, k), h->status, &h->e, (unsigned char *)buf + SLOT_HEAD);
 }
 
