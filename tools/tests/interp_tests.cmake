@@ -1,13 +1,15 @@
 # terrafort interpolate (issue 10): gdal_grid parity on every algorithm, a brute-force
 # reference, the same bytes for threads/tiles/--ft dual/mpirun and XYZ vs OGR input, bad input;
-# --fill-voids against gdal_fillnodata.
-# Python (python3-gdal, numpy): see test_interpolate.py's header.
+# --fill-voids against gdal_fillnodata. One C program (test_interpolate.c); the case is its first
+# argument.
+add_executable(test_interpolate ${CMAKE_CURRENT_LIST_DIR}/test_interpolate.c)
+target_link_libraries(test_interpolate PRIVATE terrain m)
+target_include_directories(test_interpolate PRIVATE ${PROJECT_SOURCE_DIR}/scripts/testkit)
 foreach(c gdal_grid brute same_bytes errors fill_voids)
   add_test(NAME interp_${c}
-           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_interpolate.py ${c} $<TARGET_FILE:terrafort>
-                   ${PROJECT_SOURCE_DIR}/testdata ${PROJECT_SOURCE_DIR}/../shared/data
-                   ${CMAKE_CURRENT_BINARY_DIR}/interp_${c})
-  set_tests_properties(interp_${c} PROPERTIES LABELS "cli;interp"
+           COMMAND test_interpolate ${c} ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort>
+                   ${PROJECT_SOURCE_DIR}/../shared/data)
+  set_tests_properties(interp_${c} PROPERTIES LABELS "cli;interp" FIXTURES_REQUIRED testdata
                        ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
   if(TERRAFORT_SANITIZE)
     set_property(TEST interp_${c} APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
