@@ -52,9 +52,10 @@ typedef struct {
  * its state between rounds takes per perimeter cell (label and elevation 8 bytes,
  * the label's drain level and adjacency start 8, about six directed edges of the
  * label graph at 8 each), and what a running round holds per cell of its padded
- * window (flood level, label and FIFO slot 12, heap and edge table up to 8). */
+ * window (flood level, label, FIFO and slope-stack slots 16, radix-heap entries up
+ * to 8, the edge table up to 8); each running thread keeps its own. */
 #define FILL_PERIM_STATE 64
-#define FILL_PERIM_ROUND 20
+#define FILL_PERIM_ROUND 32
 
 /* Which program fills: AUTO is the windowed one ("fill", W per cell) in memory
  * and, for flat fill, the perimeter one out of core (state_budget > 0; `terrafort

@@ -388,7 +388,7 @@ static int64_t flood(scratch *s, const float *Z, int64_t h, int64_t w, int edges
     lab[i] = NONE;
   }
   radix_reset(s);
-  if (s->ht) memset(s->ht, 0, s->hcap_t * sizeof *s->ht);
+  if (edges && s->ht) memset(s->ht, 0, s->hcap_t * sizeof *s->ht);
   s->hcount = 0;
   for (int64_t r = 1; r <= h; r++)
     for (int64_t c = 1; c <= w; c++) {
