@@ -43,3 +43,5 @@ int64_t tr_mem_available(void) {
   const int64_t floor = (int64_t)64 << 20;
   return total > floor ? total : floor;
 }
+
+int64_t tr_mem_limit(int64_t mem_opt) { return mem_opt > 0 ? mem_opt : tr_mem_available() / 4 * 3; }

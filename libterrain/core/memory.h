@@ -24,4 +24,8 @@ int tr_node_ranks(void);
 /* Bytes this process may use: see above. Never 0 (a floor of 64 MiB). */
 int64_t tr_mem_available(void);
 
+/* What a run may keep: --mem when given (> 0), else the documented default,
+ * 3/4 of tr_mem_available(). */
+int64_t tr_mem_limit(int64_t mem_opt);
+
 #endif

@@ -62,7 +62,7 @@ void fill_heap_push(fill_queues *q, float v, uint32_t i) {
   h[k].i = i;
 }
 
-static fill_ent heap_pop(fill_queues *q) {
+fill_ent fill_heap_pop(fill_queues *q) {
   fill_ent *h = q->heap;
   fill_ent top = h[0], last = h[--q->hn];
   size_t n = q->hn, k = 0;
@@ -111,7 +111,7 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
     } else {
       q->fh = q->ft = 0;
       if (q->hn == 0) break;
-      fill_ent e = heap_pop(q);
+      fill_ent e = fill_heap_pop(q);
       if (e.v > W[e.i]) continue; /* stale */
       i = e.i;
       lv = e.v;
@@ -148,4 +148,16 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
     if (q->oom) return -1;
   }
   return work;
+}
+
+int fill_aggr_min(void *user, void *acc, const void *value) {
+  (void)user;
+  float a, v;
+  memcpy(&a, acc, sizeof a);
+  memcpy(&v, value, sizeof v);
+  if (v < a) {
+    memcpy(acc, &v, sizeof v);
+    return 1;
+  }
+  return 0;
 }

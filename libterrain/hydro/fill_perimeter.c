@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "fill.h"
+#include "fill_flood.h"
 
 #define NONE UINT32_MAX
 
@@ -82,11 +83,6 @@ static size_t blob_words(uint32_t nper, uint32_t K, uint32_t E) {
 /* ---- a round's scratch (pooled: rounds do not allocate once warm) ------------------- */
 
 typedef struct {
-  float v;
-  uint32_t i;
-} pent;
-
-typedef struct {
   uint64_t key; /* (a << 32) | b with a < b; 0: empty (label pairs never have b == 0) */
   float w;
 } hedge;
@@ -105,8 +101,7 @@ typedef struct scratch {
   float *level;
   uint32_t *label;
   size_t cells, lcap;
-  pent *heap;
-  size_t hn, hcap;
+  fill_queues q; /* the label heap of relax (fill_flood.h's) */
   uint32_t *fifo, *stk; /* depression cells; slope cells */
   size_t fcap, scap;
   hedge *ht;
@@ -130,7 +125,7 @@ static void scratch_free(scratch *s) {
   for (int b = 0; b < 33; b++) free(s->rb[b]);
   free(s->level);
   free(s->label);
-  free(s->heap);
+  fill_queues_free(&s->q);
   free(s->fifo);
   free(s->stk);
   free(s->ht);
@@ -145,7 +140,7 @@ static scratch *s_get(perim_ctx *x) {
   if (x->npool > 0) s = x->pool[--x->npool];
   pthread_mutex_unlock(&x->mu);
   if (!s) s = calloc(1, sizeof *s);
-  if (s) s->oom = 0;
+  if (s) s->oom = s->q.oom = 0;
   return s;
 }
 
@@ -177,39 +172,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   *p = q;
   *cap = c;
   return 0;
-}
-
-static void heap_push(scratch *s, float v, uint32_t i) {
-  if (s->hn == s->hcap && grow((void **)&s->heap, &s->hcap, s->hn + 1, sizeof *s->heap)) {
-    s->oom = 1;
-    return;
-  }
-  pent *h = s->heap;
-  size_t k = s->hn++;
-  while (k > 0) {
-    size_t p = (k - 1) >> 1;
-    if (h[p].v <= v) break;
-    h[k] = h[p];
-    k = p;
-  }
-  h[k].v = v;
-  h[k].i = i;
-}
-
-static pent heap_pop(scratch *s) {
-  pent *h = s->heap;
-  pent top = h[0], last = h[--s->hn];
-  size_t n = s->hn, k = 0;
-  for (;;) {
-    size_t c = 2 * k + 1;
-    if (c >= n) break;
-    if (c + 1 < n && h[c + 1].v < h[c].v) c++;
-    if (h[c].v >= last.v) break;
-    h[k] = h[c];
-    k = c;
-  }
-  if (n) h[k] = last;
-  return top;
 }
 
 static inline uint32_t fkey(float v) {
@@ -443,8 +405,8 @@ static int64_t flood(scratch *s, const float *Z, int64_t h, int64_t w, int edges
  * (S, label) entries): S(b) = min(S(b), max(S(a), w(a, b))). Returns labels popped. */
 static int64_t relax(scratch *s, perim_view *v) {
   int64_t n = 0;
-  while (s->hn && !s->oom) {
-    const pent e = heap_pop(s);
+  while (s->q.hn && !s->q.oom) {
+    const fill_ent e = fill_heap_pop(&s->q);
     if (e.v > v->S[e.i]) continue; /* stale */
     n++;
     for (uint32_t k = v->adj_start[e.i]; k < v->adj_start[e.i + 1]; k++) {
@@ -452,11 +414,11 @@ static int64_t relax(scratch *s, perim_view *v) {
       const float c = e.v > v->adj_w[k] ? e.v : v->adj_w[k];
       if (c < v->S[b]) {
         v->S[b] = c;
-        heap_push(s, c, b);
+        fill_heap_push(&s->q, c, b);
       }
     }
   }
-  return s->oom ? -1 : n;
+  return s->q.oom ? -1 : n;
 }
 
 static int emit_cell(tr_aap_round *rd, const tr_aap_frag *f, int64_t cols, int64_t pw, int64_t idx, float val) {
@@ -517,8 +479,8 @@ static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
     }
   v.S[0] = -INFINITY;
   for (int64_t a = 1; a < K; a++) v.S[a] = INFINITY;
-  s->hn = 0;
-  heap_push(s, -INFINITY, 0);
+  s->q.hn = 0;
+  fill_heap_push(&s->q, -INFINITY, 0);
   const int64_t nl = relax(s, &v);
   if (nl < 0) goto fail;
   *state = st;
@@ -551,7 +513,7 @@ static int perim_inceval(void *user, const tr_aap_frag *f, void *state, int64_t 
     return -1;
   }
   memcpy(s->oldS, v.S, (size_t)v.K * sizeof *v.S);
-  s->hn = 0;
+  s->q.hn = 0;
   for (int64_t m = 0; m < n; m++) {
     const int64_t pr = cells[m] / cols - f->row0 + 1, pc = cells[m] % cols - f->col0 + 1;
     for (int64_t r = pr - 1; r <= pr + 1; r++)
@@ -563,7 +525,7 @@ static int perim_inceval(void *user, const tr_aap_frag *f, void *state, int64_t 
         const float cand = v.pz[k] > vals[m] ? v.pz[k] : vals[m];
         if (cand < v.S[a]) {
           v.S[a] = cand;
-          heap_push(s, cand, a);
+          fill_heap_push(&s->q, cand, a);
         }
       }
   }
@@ -628,18 +590,6 @@ static void perim_destroy(void *user, void *state) {
   free(st);
 }
 
-static int perim_min(void *user, void *acc, const void *value) {
-  (void)user;
-  float a, v;
-  memcpy(&a, acc, sizeof a);
-  memcpy(&v, value, sizeof v);
-  if (v < a) {
-    memcpy(acc, &v, sizeof v);
-    return 1;
-  }
-  return 0;
-}
-
 static void perim_release(tr_aap_program *p) {
   perim_ctx *x = p->user;
   if (!x) return;
@@ -664,7 +614,7 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   p->inceval = perim_inceval;
   p->assemble = perim_assemble;
   p->destroy = perim_destroy;
-  p->aggr = perim_min;
+  p->aggr = fill_aggr_min;
   p->assemble_parallel = 1; /* Assemble floods its tile again: on every thread */
   return 0;
 }

@@ -230,18 +230,6 @@ static void fill_destroy(void *user, void *state) {
   free(st);
 }
 
-static int fill_min(void *user, void *acc, const void *value) {
-  (void)user;
-  float a, v;
-  memcpy(&a, acc, sizeof a);
-  memcpy(&v, value, sizeof v);
-  if (v < a) {
-    memcpy(acc, &v, sizeof v);
-    return 1;
-  }
-  return 0;
-}
-
 static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   fill_ctx *x = calloc(1, sizeof *x);
   if (!x) return -1;
@@ -255,7 +243,7 @@ static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   p->inceval = fill_inceval;
   p->assemble = fill_assemble;
   p->destroy = fill_destroy;
-  p->aggr = fill_min;
+  p->aggr = fill_aggr_min;
   return 0;
 }
 

@@ -382,7 +382,7 @@ static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_e
  * its own windows and the ranks' caches would otherwise add up. */
 static int gdal_cache_mb(const tr_job *job) { return job->nranks >= 4 ? 4 : 16 / job->nranks; }
 
-/* What this rank keeps while program `prog` runs over its tiles of `job`:
+/* What rank `rank` keeps while program `prog` runs over its tiles of `job`:
  * fixed, the engine's per-fragment halo buffers (owned fragments only: a slot
  * per perimeter cell with its value, up to twice a cell's size, a received
  * mark and a dirty index; snapshots and outboxes live for one round), the
@@ -393,11 +393,11 @@ typedef struct {
   int64_t fixed, state, frag_max, round_max;
 } graph_need;
 
-static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
+static graph_need graph_memory_of(const tr_graph_program *prog, const tr_job *job, double cache_mb, int rank) {
   const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t vs = prog->msg_bytes > 0 ? prog->msg_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   graph_need n = {(int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + ((int64_t)64 << 20), 0, 0, 0};
-  for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) {
+  for (int64_t i = rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
     const int64_t window = (t.rows + 2) * (t.cols + 2);
     const int64_t st = prog->perimeter_state > 0 ? (2 * (t.rows + t.cols) + 4) * prog->perimeter_state
@@ -410,17 +410,16 @@ static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, 
   return n;
 }
 
-/* The state of the rank with the most (graph_memory's `state` on each). */
+static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb) {
+  return graph_memory_of(prog, job, cache_mb, job->rank);
+}
+
+/* The state of the rank with the most. */
 static int64_t largest_rank_state(const tr_graph_program *prog, const tr_job *job) {
-  const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   int64_t most = 0;
   for (int r = 0; r < job->nranks; r++) {
-    int64_t sum = 0;
-    for (int64_t i = r; i < job->ntiles; i += job->nranks) {
-      const tr_tile t = tr_grid_tile(&job->grid, i);
-      sum += (t.rows + 2) * (t.cols + 2) * cell;
-    }
-    if (sum > most) most = sum;
+    const int64_t st = graph_memory_of(prog, job, 0, r).state;
+    if (st > most) most = st;
   }
   return most;
 }
@@ -447,7 +446,7 @@ static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const gra
   /* all in memory: the store only counts (--aap-stats' peak_resident is
    * then the state the run really kept) */
   *budget = -1;
-  const int64_t mem = run->mem > 0 ? run->mem : tr_mem_available() / 4 * 3;
+  const int64_t mem = tr_mem_limit(run->mem);
   if (need->fixed + need->state <= mem) return TR_OK;
   /* the rounds running, and room for one more fragment to be read back */
   const int64_t min = need->fixed + (int64_t)(pinned + 1) * need->frag_max;
@@ -589,7 +588,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
      * memory they might not, and fill and fill_perimeter still agree: both
      * send a perimeter cell's current W, min-aggregated, towards one fixed
      * point */
-    const int64_t mem = run->mem > 0 ? run->mem : tr_mem_available() / 4 * 3;
+    const int64_t mem = tr_mem_limit(run->mem);
     if (prog->when_out_of_core && need.fixed + largest_rank_state(prog, &job) > mem) {
       const tr_graph_program *alt = tr_graph_program_find(prog->when_out_of_core);
       if (alt) {
