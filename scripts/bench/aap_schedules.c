@@ -7,11 +7,14 @@
  *   balanced  2 threads, fragments pinned to threads (f % 2), as two workers owning tiles;
  *   straggler the same with worker 0 sleeping 2x its round time after each round;
  *   skewed    uneven tiles (row and column cuts growing geometrically), not pinned.
- * Each case runs --repeat times, the repeats going round the schedules (so a change of load
- * falls on all of them), and every run's output must equal the first one's byte for byte.
+ * Each case runs --repeat times, the repeats going round the schedules, each round starting
+ * one schedule further on (so a change of load, or a run's place in the round, falls on all
+ * of them), and every run's output must equal the first one's byte for byte.
  * One JSON line per case gives medians over the repeats: makespan (s, with its min and
  * max), total work (cells popped), rounds, DS total, and worker 0's rounds, work, busy and
- * idle time (the slow one in the straggler setting) and worker 1's idle time.
+ * idle time (the slow one in the straggler setting), worker 0's time outside rounds and
+ * waits (w0_other_s: the makespan less its busy and idle time), worker 1's idle time, and every
+ * repeat's makespan in run order (makespans_s, which the script pairs across schedules).
  * --stats-json FILE writes each run's engine statistics (tr_aap_stats_json) as well.
  * --sim 1 runs the same cases on the engine's virtual-clock simulator instead (rounds cost
  * 0.2 ms + 0.1 us per cell popped, worker w owns fragments f % threads in every setting,
@@ -61,13 +64,14 @@ static void make_dem(float *z, int64_t n, uint64_t seed) {
 typedef struct {
   double makespan, wall, ds, w0_busy, w0_idle, w1_idle;
   double work, rounds, max_round, w0_rounds, w0_work;
+  double w0_other; /* makespan less worker 0's rounds and idle time */
 } sample;
-enum { NFIELDS = 11 };
+enum { NFIELDS = 12 };
 
 static double *field(sample *s, int k) {
   double *f[NFIELDS] = {&s->makespan, &s->wall,      &s->ds,        &s->w0_busy,
                         &s->w0_idle,  &s->w1_idle,   &s->work,      &s->rounds,
-                        &s->max_round, &s->w0_rounds, &s->w0_work};
+                        &s->max_round, &s->w0_rounds, &s->w0_work, &s->w0_other};
   return f[k];
 }
 
@@ -110,6 +114,9 @@ static int run_once(const char *setting, const char *sched_name, int rep, const 
   out->w0_busy = st.w[0].busy_s;
   out->w0_idle = st.w[0].idle_s;
   out->w1_idle = st.nworkers > 1 ? st.w[1].idle_s : 0;
+  /* worker 0's time neither in a round nor waiting: choosing fragments, exchanging
+     batches under the engine's lock, waking the other worker */
+  out->w0_other = out->makespan - out->w0_busy - out->w0_idle;
   if (stats_out) {
     char *js = NULL;
     size_t jn = 0;
@@ -155,11 +162,15 @@ static void print_case(const char *setting, const char *sched_name, const tr_fil
   printf("{\"setting\":\"%s\",\"schedule\":\"%s\",\"backend\":\"%s\",\"rows\":%lld,\"threads\":%d,\"runs\":%d,"
          "\"makespan_s\":%.4f,\"makespan_min_s\":%.4f,\"makespan_max_s\":%.4f,\"wall_s\":%.4f,"
          "\"work\":%.0f,\"work_per_cell\":%.3f,\"rounds\":%.0f,\"max_round\":%.0f,\"ds_s\":%.4f,"
-         "\"w0_rounds\":%.0f,\"w0_work\":%.0f,\"w0_busy_s\":%.4f,\"w0_idle_s\":%.4f,"
-         "\"w1_idle_s\":%.4f}\n",
+         "\"w0_rounds\":%.0f,\"w0_work\":%.0f,\"w0_busy_s\":%.4f,\"w0_idle_s\":%.4f,\"w0_other_s\":%.4f,"
+         "\"w1_idle_s\":%.4f,\"makespans_s\":[",
          setting, sched_name, o->backend == TR_FILL_SIM ? "sim" : "threads", (long long)o->rows, o->aap.threads, n, m.makespan, lo, hi, m.wall,
          m.work, m.work / (double)(o->rows * o->cols), m.rounds, m.max_round, m.ds, m.w0_rounds,
-         m.w0_work, m.w0_busy, m.w0_idle, m.w1_idle);
+         m.w0_work, m.w0_busy, m.w0_idle, m.w0_other, m.w1_idle);
+  /* every repeat's makespan in run order: repeat r of each schedule ran in the same round,
+   * so the script pairs them to tell a difference from the machine's noise */
+  for (int r = 0; r < n; r++) printf("%s%.5f", r ? "," : "", runs[r].makespan);
+  printf("]}\n");
   fflush(stdout);
 }
 
@@ -268,10 +279,13 @@ int main(int argc, char **argv) {
         }
       }
       /* the repeats go round the schedules, so a change of load while the benchmark runs
-         falls on every schedule alike */
+         falls on every schedule alike, and each round starts one schedule further on, so
+         that a run's place in its round falls on every schedule alike too (runs of one
+         schedule differed by up to 2% with their place in the round, 21 repeats) */
       int first = 1;
       for (int r = 0; r < repeat; r++)
-        for (int k = 0; k < NSCHED; k++) {
+        for (int kk = 0; kk < NSCHED; kk++) {
+          const int k = (kk + r) % NSCHED;
           if (!use[k]) continue;
           if (run_once(name, sc[k].name, r, &o[k], z, w, stats_out, &runs[k * repeat + r])) return 1;
           /* every schedule must give the same bytes: a faster wrong answer is no result */
