@@ -14,7 +14,8 @@
  *    a SIGKILL's temporaries are removed by the next run, an AAIGrid copy
  *    stops within a second on SIGINT;
  *  - the small ones: --threads range and cap, usage errors printed once
- *    under mpirun, subdataset names, a 249-character output name.
+ *    under mpirun, subdataset names, a 249-character output name;
+ *  - libraries are never loaded from the folder terrafort runs in.
  */
 #include <gdal.h>
 #include <math.h>
@@ -671,6 +672,33 @@ static int test_long_output_name(void) {
   return 0;
 }
 
+/* The program's dependencies come from the loader's own folders, never from the
+ * folder it runs in: files named as its libraries, there and in the subfolders the
+ * loader derives from a relative RUNPATH entry, are not loaded (CMake's automatic
+ * RUNPATH once ended in an empty entry, which the loader takes as the current directory). */
+static int test_no_libraries_from_cwd(void) {
+  reset(outdir);
+  char c[4096], list[600];
+  snprintf(list, sizeof list, "%s/needed", work);
+  snprintf(c, sizeof c, "ldd '%s' | awk '/=>/ {print $1}' > '%s'", tf, list);
+  ASSERT_EQ_INT(system(c), 0);
+  ASSERT(strstr(rc_slurp(list), "libgdal.so") != NULL);
+  /* a text file under each library's name, in the folder and in x86_64/, tls/ and
+     glibc-hwcaps/x86-64-v2/ beside it: loading any of them ends the program */
+  snprintf(c, sizeof c,
+           "cd '%s' && mkdir -p x86_64 tls glibc-hwcaps/x86-64-v2 && while read -r l; do "
+           "for d in . x86_64 tls glibc-hwcaps/x86-64-v2; do echo 'not a library' > \"$d/$l\"; done; "
+           "done < '%s'",
+           outdir, list);
+  ASSERT_EQ_INT(system(c), 0);
+  ASSERT(pc_count(outdir, "libgdal.so", NULL, 0) == 1);
+  char a[1024];
+  snprintf(a, sizeof a, "slope -q '%s' s.tif", in("fractal.tif"));
+  if (expect(a, 0, NULL)) return 1;
+  ASSERT(access(out("s.tif"), F_OK) == 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   dir = argv[1];
@@ -696,6 +724,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_threads),
                                        TR_TEST(test_usage_once_under_mpirun),
                                        TR_TEST(test_gdal_names),
-                                       TR_TEST(test_long_output_name)};
+                                       TR_TEST(test_long_output_name),
+                                       TR_TEST(test_no_libraries_from_cwd)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
