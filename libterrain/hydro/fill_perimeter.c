@@ -37,12 +37,12 @@
  * which a graph of labels cannot carry, so it stays with "fill".
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fill.h"
 #include "fill_flood.h"
+#include "pool.h"
 
 #define NONE UINT32_MAX
 
@@ -115,12 +115,11 @@ typedef struct scratch {
 
 typedef struct perim_ctx {
   tr_graph_env *env;
-  pthread_mutex_t mu;
-  scratch **pool;
-  int npool, cappool;
+  tr_pool pool; /* of scratch */
 } perim_ctx;
 
-static void scratch_free(scratch *s) {
+static void scratch_free(void *obj) {
+  scratch *s = obj;
   if (!s) return;
   for (int b = 0; b < 33; b++) free(s->rb[b]);
   free(s->level);
@@ -135,33 +134,12 @@ static void scratch_free(scratch *s) {
 }
 
 static scratch *s_get(perim_ctx *x) {
-  scratch *s = NULL;
-  pthread_mutex_lock(&x->mu);
-  if (x->npool > 0) s = x->pool[--x->npool];
-  pthread_mutex_unlock(&x->mu);
-  if (!s) s = calloc(1, sizeof *s);
+  scratch *s = tr_pool_get(&x->pool);
   if (s) s->oom = s->q.oom = 0;
   return s;
 }
 
-static void s_put(perim_ctx *x, scratch *s) {
-  if (!s) return;
-  pthread_mutex_lock(&x->mu);
-  if (x->npool == x->cappool) {
-    int cap = x->cappool ? 2 * x->cappool : 8;
-    scratch **p = realloc(x->pool, (size_t)cap * sizeof *p);
-    if (p) {
-      x->pool = p;
-      x->cappool = cap;
-    }
-  }
-  if (x->npool < x->cappool) {
-    x->pool[x->npool++] = s;
-    s = NULL;
-  }
-  pthread_mutex_unlock(&x->mu);
-  scratch_free(s);
-}
+static void s_put(perim_ctx *x, scratch *s) { tr_pool_put(&x->pool, s); }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return 0;
@@ -593,9 +571,7 @@ static void perim_destroy(void *user, void *state) {
 static void perim_release(tr_aap_program *p) {
   perim_ctx *x = p->user;
   if (!x) return;
-  for (int i = 0; i < x->npool; i++) scratch_free(x->pool[i]);
-  free(x->pool);
-  pthread_mutex_destroy(&x->mu);
+  tr_pool_free(&x->pool);
   free(x);
   p->user = NULL;
 }
@@ -606,7 +582,7 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   perim_ctx *x = calloc(1, sizeof *x);
   if (!x) return -1;
   x->env = env;
-  pthread_mutex_init(&x->mu, NULL);
+  tr_pool_init(&x->pool, sizeof(scratch), scratch_free);
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(float);
   p->user = x;

@@ -17,20 +17,18 @@
  * f_aggr = min. Assemble puts the tile (graph.h) with NaN turned into NoData.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fill.h"
 #include "fill_flood.h"
+#include "pool.h"
 
 /* A run's context: what the program callbacks share. */
 typedef struct fill_ctx {
   tr_graph_env *env;
   tr_fill_params prm;
-  pthread_mutex_t mu;       /* the queue pool */
-  fill_queues **pool;
-  int npool, cappool;
+  tr_pool pool; /* of fill_queues */
 } fill_ctx;
 
 typedef struct fill_state {
@@ -39,48 +37,24 @@ typedef struct fill_state {
 
 /* ---- flood queues, pooled so rounds do not allocate ---------------------------------- */
 
-static fill_queues *q_get(fill_ctx *x) {
-  fill_queues *q = NULL;
-  pthread_mutex_lock(&x->mu);
-  if (x->npool > 0) q = x->pool[--x->npool];
-  pthread_mutex_unlock(&x->mu);
-  if (!q) q = calloc(1, sizeof *q);
-  return q;
+static void q_destroy(void *obj) {
+  fill_queues_free(obj);
+  free(obj);
 }
+
+static fill_queues *q_get(fill_ctx *x) { return tr_pool_get(&x->pool); }
 
 static void q_put(fill_ctx *x, fill_queues *q) {
   if (!q) return;
   q->hn = q->fh = q->ft = 0;
   q->oom = 0;
-  pthread_mutex_lock(&x->mu);
-  if (x->npool == x->cappool) {
-    int cap = x->cappool ? 2 * x->cappool : 8;
-    fill_queues **p = realloc(x->pool, (size_t)cap * sizeof *p);
-    if (p) {
-      x->pool = p;
-      x->cappool = cap;
-    }
-  }
-  if (x->npool < x->cappool) {
-    x->pool[x->npool++] = q;
-    q = NULL;
-  }
-  pthread_mutex_unlock(&x->mu);
-  if (q) {
-    fill_queues_free(q);
-    free(q);
-  }
+  tr_pool_put(&x->pool, q);
 }
 
 static void fill_release(tr_aap_program *p) {
   fill_ctx *x = p->user;
   if (!x) return;
-  for (int i = 0; i < x->npool; i++) {
-    fill_queues_free(x->pool[i]);
-    free(x->pool[i]);
-  }
-  free(x->pool);
-  pthread_mutex_destroy(&x->mu);
+  tr_pool_free(&x->pool);
   free(x);
   p->user = NULL;
 }
@@ -235,7 +209,7 @@ static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
-  pthread_mutex_init(&x->mu, NULL);
+  tr_pool_init(&x->pool, sizeof(fill_queues), q_destroy);
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(float);
   p->user = x;
