@@ -109,7 +109,9 @@ static int basin_prepare(const tr_input *in, const void *opts, void *params, tr_
 
 /* Refuses a direction raster without a valid cell before any output exists
  * (a band of rows at a time; stops at the first valid cell). */
-static int check_valid(const char *dir, tr_error *err) {
+/* `shown`: the file the user gave that `dir` comes from (the DEM, when the
+ * directions are the run's own scratch raster). */
+static int check_valid(const char *dir, const char *shown, tr_error *err) {
   tr_input in;
   int st = tr_input_open(&in, dir, 1, err);
   if (st) return st;
@@ -124,7 +126,7 @@ static int check_valid(const char *dir, tr_error *err) {
   }
   free(buf);
   tr_input_close(&in);
-  if (!st && !found) st = tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dir);
+  if (!st && !found) st = tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", shown);
   return st;
 }
 
@@ -168,7 +170,7 @@ static void scratch_name(char name[4096], const char *path, const char *tag) {
   tr_dist_bcast(name, 4096);
 }
 
-static int products(const tr_flowgraph_opts *o, const char *dir, const char *elev, tr_error *err);
+static int products(const tr_flowgraph_opts *o, const char *dir, const char *shown, const char *elev, tr_error *err);
 
 int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
   int st = check_opts(opts, dem, err);
@@ -183,7 +185,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
     }
     oc.graph.aap_stats_append = 1;
   }
-  if (o->dir_in) return products(o, o->dir_in, o->filled_in ? o->filled_in : dem, err);
+  if (o->dir_in) return products(o, o->dir_in, o->dir_in, o->filled_in ? o->filled_in : dem, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -214,7 +216,8 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   }
   st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
-  if (!st && !only_dir) st = products(o, dir, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
+  if (!st && !only_dir)
+    st = products(o, dir, o->dir_out ? o->dir_out : dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
   if (tr_rank() == 0) {
     if (dir_tmp[0]) unlink(dir_tmp);
     if (fel_tmp[0]) unlink(fel_tmp);
@@ -222,10 +225,11 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   return st;
 }
 
-/* Every product after the directions, from the direction raster `dir`. */
-static int products(const tr_flowgraph_opts *o, const char *dir, const char *elev, tr_error *err) {
+/* Every product after the directions, from the direction raster `dir` (named
+ * `shown` in messages). */
+static int products(const tr_flowgraph_opts *o, const char *dir, const char *shown, const char *elev, tr_error *err) {
   int st;
-  st = tr_dist_agree(&o->run, check_valid(dir, err), err);
+  st = tr_dist_agree(&o->run, check_valid(dir, shown, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, err))) return st;

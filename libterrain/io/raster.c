@@ -391,12 +391,16 @@ static void remove_stale(const char *dir) {
 }
 
 /* Removes every file of one temporary (side-cars of a partial CreateCopy
- * included): the names that begin as tmp_path's up to the end of its tag. */
+ * included): the names that begin as tmp_path's up to the end of its tag. The
+ * temporary's own mark is the last one: a scratch output (flowgraph's directions,
+ * tr_output_scratch_name) has one in its own name, and matching from that one
+ * removed the other scratch files named after it (the filled DEM of --slope). */
 static void remove_ours(const char *tmp_path) {
   if (!tmp_path) return;
   const char *slash = strrchr(tmp_path, '/');
   const char *base = slash ? slash + 1 : tmp_path;
-  const char *m = strstr(base, TMP_MARK);
+  const char *m = NULL;
+  for (const char *k = strstr(base, TMP_MARK); k; k = strstr(k + 1, TMP_MARK)) m = k;
   const char *tag = m ? strchr(m + strlen(TMP_MARK), '.') : NULL;
   if (!tag) return;
   const char *tag_end = strchr(tag + 1, '.');

@@ -276,6 +276,9 @@ static int test_bad_inputs(void) {
   ASSERT(refused(f, 3, "not a taudem direction code"));
   snprintf(f, sizeof f, "--dir-in '%s/allnodata.tif' --acc '%s'", dir, opath("x.tif"));
   ASSERT(refused(f, 3, "no valid cell"));
+  /* from a DEM with no valid cell: the message names the DEM, not the run's scratch directions */
+  snprintf(f, sizeof f, "'%s/allnodata.tif' --acc '%s'", dir, opath("x.tif"));
+  ASSERT(refused(f, 3, "allnodata.tif' has no valid cell"));
   snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --streams '%s'", opath("cycle.tif"), opath("x.tif"), opath("y.tif"));
   ASSERT(refused(f, 3, "cycle through cell (row 15"));
   snprintf(f, sizeof f, "--dir-in '%s' --basins '%s'", opath("cycle.tif"), opath("x.tif"));
@@ -463,6 +466,26 @@ static int test_from_dem(void) {
     }
     snprintf(d, sizeof d, "%s/%s", outdir, tags[t]);
     ASSERT_EQ_INT(rc_count_entries(d), 5); /* no scratch directions or filled DEM left */
+  }
+  /* --slope without --dir or --network: the filled DEM sd8 is made from is a scratch
+     file named after the scratch directions, and once went with their temporaries
+     before sd8 could read it */
+  snprintf(d, sizeof d, "%s/dem_sd8", outdir);
+  mkdir(d, 0755);
+  snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/acc.tif' --slope '%s/sd8.tif'", dir, d, d);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  snprintf(f, sizeof f, "'%s/fractal.tif' --slope '%s/sd8_only.tif'", dir, d);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  {
+    char pa[1024], pb[1024], pc[1024];
+    snprintf(pa, sizeof pa, "%s/dem_two/sd8.tif", outdir);
+    snprintf(pb, sizeof pb, "%s/sd8.tif", d);
+    snprintf(pc, sizeof pc, "%s/sd8_only.tif", d);
+    ASSERT(rc_same_file(pa, pb) && rc_same_file(pa, pc));
+    snprintf(pa, sizeof pa, "%s/dem_two/acc.tif", outdir);
+    snprintf(pb, sizeof pb, "%s/acc.tif", d);
+    ASSERT(rc_same_file(pa, pb));
+    ASSERT_EQ_INT(rc_count_entries(d), 3);
   }
   char p1[1024], p2[1024];
   snprintf(p1, sizeof p1, "%s/dem_two/p.tif", outdir);
