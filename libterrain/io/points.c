@@ -122,8 +122,9 @@ typedef struct {
   OGRGeometryH clip;
   const char *path;
   int64_t feature;
-  double z;        /* the attribute's value, when zfield */
+  double z; /* the attribute's value, when zfield */
   int use_field;
+  int64_t nfeat, ngeom; /* features read, and those with a geometry */
 } ogr_walk;
 
 static int walk_geometry(ogr_walk *w, OGRGeometryH g, tr_error *err) {
@@ -196,9 +197,12 @@ static int read_layer(ogr_walk *w, OGRLayerH layer, tr_error *err) {
   while (!st && (f = OGR_L_GetNextFeature(layer)) != NULL) {
     w->feature = OGR_F_GetFID(f);
     OGRGeometryH g = OGR_F_GetGeometryRef(f);
+    w->nfeat++;
+    w->ngeom += g != NULL;
     w->use_field = fi >= 0;
     if (g && fi >= 0) {
-      if (!OGR_F_IsFieldSetAndNotNull(f, fi)) g = NULL; /* no value: skipped */
+      if (!OGR_F_IsFieldSetAndNotNull(f, fi))
+        g = NULL; /* no value: skipped */
       else if (field_value(f, fi, &w->z))
         st = tr_fail(err, TR_EINPUT, "points '%s' feature %lld: field '%s' value '%s' is not a number", w->path,
                      (long long)w->feature, o->zfield, OGR_F_GetFieldAsString(f, fi));
@@ -224,11 +228,12 @@ static int make_clip(const tr_interpolate_opts *o, OGRGeometryH *clip, tr_error 
     if (OGR_G_CreateFromWkt(&wkt, NULL, clip) == OGRERR_NONE && *clip) return TR_OK;
     GDALDatasetH ds = GDALOpenEx(c, GDAL_OF_VECTOR | GDAL_OF_READONLY, NULL, NULL, NULL);
     if (!ds) return tr_fail(err, TR_EINPUT, "-clipsrc: '%s' is neither WKT nor a vector file", c);
-    OGRLayerH l = o->clipsrc_sql ? GDALDatasetExecuteSQL(ds, o->clipsrc_sql, NULL, NULL)
+    OGRLayerH l = o->clipsrc_sql     ? GDALDatasetExecuteSQL(ds, o->clipsrc_sql, NULL, NULL)
                   : o->clipsrc_layer ? GDALDatasetGetLayerByName(ds, o->clipsrc_layer)
                                      : GDALDatasetGetLayer(ds, 0);
     int st = TR_OK;
-    if (!l) st = tr_fail(err, TR_EINPUT, "-clipsrc: no such layer in '%s'", c);
+    if (!l)
+      st = tr_fail(err, TR_EINPUT, "-clipsrc: no such layer in '%s'", c);
     else {
       if (o->clipsrc_where) OGR_L_SetAttributeFilter(l, o->clipsrc_where);
       *clip = OGR_G_CreateGeometry(wkbMultiPolygon);
@@ -263,8 +268,8 @@ static int make_clip(const tr_interpolate_opts *o, OGRGeometryH *clip, tr_error 
 static int read_ogr(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_error *err) {
   /* a CSV's X and Y columns become the geometry (gdal_grid needs a VRT) */
   const char *csv_oo[] = {"X_POSSIBLE_NAMES=x,X,easting,Easting,lon*,Lon*",
-                          "Y_POSSIBLE_NAMES=y,Y,northing,Northing,lat*,Lat*",
-                          "Z_POSSIBLE_NAMES=z,Z", "AUTODETECT_TYPE=YES", NULL};
+                          "Y_POSSIBLE_NAMES=y,Y,northing,Northing,lat*,Lat*", "Z_POSSIBLE_NAMES=z,Z",
+                          "AUTODETECT_TYPE=YES", NULL};
   const size_t len = strlen(path);
   const int is_csv = len > 4 && !strcasecmp(path + len - 4, ".csv");
   const char *const *oo = o->open_options ? o->open_options : is_csv ? csv_oo : NULL;
@@ -272,11 +277,12 @@ static int read_ogr(tr_points *p, const char *path, const tr_interpolate_opts *o
   GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_VECTOR | GDAL_OF_READONLY, NULL, oo, NULL);
   CPLPopErrorHandler();
   if (!ds) return tr_fail(err, TR_EINPUT, "cannot open points '%s' (not a vector file OGR reads)", path);
-  ogr_walk w = {p, o, NULL, path, 0, 0, 0};
+  ogr_walk w = {p, o, NULL, path, 0, 0, 0, 0, 0};
   int st = make_clip(o, &w.clip, err);
   if (!st && o->sql) {
     OGRLayerH l = GDALDatasetExecuteSQL(ds, o->sql, NULL, NULL);
-    if (!l) st = tr_fail(err, TR_EUSAGE, "-sql: cannot run '%s' on '%s': %s", o->sql, path, CPLGetLastErrorMsg());
+    if (!l)
+      st = tr_fail(err, TR_EUSAGE, "-sql: cannot run '%s' on '%s': %s", o->sql, path, CPLGetLastErrorMsg());
     else {
       st = read_layer(&w, l, err);
       GDALDatasetReleaseResultSet(ds, l);
@@ -290,6 +296,15 @@ static int read_ogr(tr_points *p, const char *path, const tr_interpolate_opts *o
     OGRLayerH l = GDALDatasetGetLayerCount(ds) > 0 ? GDALDatasetGetLayer(ds, 0) : NULL;
     st = l ? read_layer(&w, l, err) : tr_fail(err, TR_EINPUT, "points '%s' has no layer", path);
   }
+  /* features but no geometry: say why there are no points (tr_points_read's
+     "no points" would leave the user guessing) */
+  if (!st && p->n == 0 && w.nfeat > 0 && w.ngeom == 0)
+    st = tr_fail(err, TR_EINPUT, "no points in '%s': %lld feature%s, none with a geometry%s", path, (long long)w.nfeat,
+                 w.nfeat == 1 ? "" : "s",
+                 is_csv && !o->open_options
+                     ? " (a CSV's columns named x, X, easting, Easting or lon* and y, Y, northing, Northing or lat* "
+                       "are taken for X and Y; -oo X_POSSIBLE_NAMES=... -oo Y_POSSIBLE_NAMES=... names others)"
+                     : "");
   if (w.clip) OGR_G_DestroyGeometry(w.clip);
   GDALClose(ds);
   return st;
@@ -301,8 +316,10 @@ int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o,
   const size_t len = strlen(path);
   const int xyz = o->xyz || (len > 4 && !strcasecmp(path + len - 4, ".xyz"));
   if (xyz && (o->zfield || o->sql || o->where || o->layers || o->clipsrc || o->has_spat))
-    return tr_fail(err, TR_EUSAGE, "'%s' is read as x y z text: -zfield, -l, -where, -sql, -spat and -clipsrc "
-                                   "need a vector file", path);
+    return tr_fail(err, TR_EUSAGE,
+                   "'%s' is read as x y z text: -zfield, -l, -where, -sql, -spat and -clipsrc "
+                   "need a vector file",
+                   path);
   int st = xyz ? read_xyz(p, path, o, err) : read_ogr(p, path, o, err);
   if (!st && p->n == 0) st = tr_fail(err, TR_EINPUT, "no points in '%s'", path);
   if (st) tr_points_free(p);

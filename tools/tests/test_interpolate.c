@@ -887,6 +887,12 @@ static int case_errors(void) {
   if (write_points(pts, &p)) return 1;
   pts_free(&p);
   expect((const char *const[]){"-zfield", "nope", pts, NULL}, 3, "no field 'nope'", "missing -zfield");
+  /* a CSV whose columns are not taken for X and Y: the message says so and how to name them */
+  wpath(bad, sizeof bad, "nogeom.csv");
+  write_text(bad, "a,b,elev\n1,2,3\n2,3,4\n3,1,4\n");
+  expect((const char *const[]){"-zfield", "elev", bad, NULL}, 3, "3 features, none with a geometry",
+         "CSV without X/Y columns");
+  expect((const char *const[]){"-zfield", "elev", bad, NULL}, 3, "X_POSSIBLE_NAMES", "CSV without X/Y columns");
   wpath(bad, sizeof bad, "bad.csv");
   write_text(bad, "x,y,elev\n1,2,3\n2,3,abc\n3,1,4\n");
   expect((const char *const[]){"-zfield", "elev", "-oo", "X_POSSIBLE_NAMES=x", "-oo", "Y_POSSIBLE_NAMES=y", bad, NULL},
