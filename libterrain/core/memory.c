@@ -45,3 +45,13 @@ int64_t tr_mem_available(void) {
 }
 
 int64_t tr_mem_limit(int64_t mem_opt) { return mem_opt > 0 ? mem_opt : tr_mem_available() / 4 * 3; }
+
+const char *tr_size_text(int64_t bytes, char buf[32]) {
+  if (bytes >= ((int64_t)1 << 20))
+    snprintf(buf, 32, "%.0f MiB", (double)bytes / (double)((int64_t)1 << 20));
+  else if (bytes >= 1024)
+    snprintf(buf, 32, "%lld KiB", (long long)(bytes / 1024));
+  else
+    snprintf(buf, 32, "%lld bytes", (long long)bytes);
+  return buf;
+}

@@ -28,4 +28,8 @@ int64_t tr_mem_available(void);
  * 3/4 of tr_mem_available(). */
 int64_t tr_mem_limit(int64_t mem_opt);
 
+/* `bytes` for a message: "512 bytes", "3 KiB", "20 MiB" (whole units, rounded
+ * down below 1 MiB so that a small --mem never reads as 0 MiB). */
+const char *tr_size_text(int64_t bytes, char buf[32]);
+
 #endif

@@ -450,13 +450,15 @@ static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const gra
   if (need->fixed + need->state <= mem) return TR_OK;
   /* the rounds running, and room for one more fragment to be read back */
   const int64_t min = need->fixed + (int64_t)(pinned + 1) * need->frag_max;
+  char have[32];
   if (mem < min)
     return tr_fail(err, TR_ENOMEM,
                    "%s needs at least %.0f MiB of memory per process (%d round%s at once of tiles of %.1f MiB of "
-                   "state, and %.0f MiB of buffers), more than %s %.0f MiB: give more --mem, fewer --threads or "
+                   "state, and %.0f MiB of buffers), more than %s %s: give more --mem, fewer --threads or "
                    "a smaller --tile-size",
                    what, mib(min), pinned, pinned == 1 ? "" : "s", mib(need->frag_max), mib(need->fixed),
-                   run->mem > 0 ? "--mem" : "the default --mem (3/4 of what this process may have),", mib(mem));
+                   run->mem > 0 ? "--mem" : "the default --mem (3/4 of what this process may have),",
+                   tr_size_text(mem, have));
   *budget = mem - need->fixed - (int64_t)pinned * need->frag_max;
 #ifdef __GLIBC__
   /* tiles' state is freed and allocated again by whichever thread spills or

@@ -40,6 +40,7 @@
 #include "ft.h"
 #include "kernel.h"
 #include "launch.h"
+#include "memory.h"
 #include "reorder.h"
 #include "run.h"
 #include "written.h"
@@ -354,12 +355,13 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
   const int64_t win = (tile + 2 * h) * (tile + 2 * h) * (int64_t)sizeof(float), out = tile * tile * cell;
   const int reps = run->ft == TR_FT_DUAL ? 2 : 1;
   const int64_t loop = th * reps * (win + out) + 2 * th * out + out + writer + 64 * mib + held;
+  char have[32];
   if (run->mem < loop + 8 * mib)
     return tr_fail(err, TR_ENOMEM,
                    "%s needs at least %.0f MiB of memory per process with %lld thread%s and tiles of %lld cells%s "
-                   "(--mem is %.0f MiB): give more --mem, fewer --threads or a smaller --tile-size",
+                   "(--mem is %s): give more --mem, fewer --threads or a smaller --tile-size",
                    k->name, (double)(loop + 8 * mib) / (double)mib, (long long)th, th == 1 ? "" : "s",
-                   (long long)tile, held > 0 ? ", its input's points included" : "", (double)run->mem / (double)mib);
+                   (long long)tile, held > 0 ? ", its input's points included" : "", tr_size_text(run->mem, have));
   const int64_t cache = run->mem - loop;
   tr_io_cache_default((int)(((cache < 64 * mib ? cache : 64 * mib) + writer) / mib));
   return TR_OK;

@@ -425,6 +425,11 @@ static int test_refusals(void) {
   ASSERT_EQ_INT(rc_run(c, err), 7);
   ASSERT(strstr(rc_slurp(err), "needs at least") && strstr(rc_slurp(err), "--mem is 1 MiB"));
   ASSERT(access(ck_out("small.tif"), F_OK) != 0);
+  /* under 1 MiB the message gives the --mem asked for, not "0 MiB" */
+  snprintf(c, sizeof c, "'%s' fill --mem 200K '%s/demo.tif' '%s'", ck_tf, ck_dir, ck_out("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 7);
+  ASSERT(strstr(rc_slurp(err), "--mem 200 KiB"));
+  ASSERT(access(ck_out("small.tif"), F_OK) != 0);
   snprintf(c, sizeof c, "'%s' slope -q '%s/demo.tif' '%s' && '%s' slope -q --mem 90M '%s/demo.tif' '%s'", ck_tf, ck_dir,
            ck_out("slope_a.tif"), ck_tf, ck_dir, ck_out("slope_b.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
