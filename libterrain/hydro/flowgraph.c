@@ -172,8 +172,31 @@ static void scratch_name(char name[4096], const char *path, const char *tag) {
 
 static int products(const tr_flowgraph_opts *o, const char *dir, const char *shown, const char *elev, tr_error *err);
 
+/* The rasters read beside the DEM (or --dir-in) have its size: checked before
+ * any stage runs, and named as the user gave them (a later stage compares with
+ * the run's scratch directions). */
+static int check_sizes(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
+  const char *ref = o->dir_in ? o->dir_in : dem;
+  const char *others[] = {o->weights, o->filled_in};
+  tr_input in0, in;
+  int st = tr_input_open(&in0, ref, 1, err);
+  if (st) return st;
+  for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
+    if (!others[k]) continue;
+    if ((st = tr_input_open(&in, others[k], 1, err))) break;
+    if (in.rows != in0.rows || in.cols != in0.cols)
+      st = tr_fail(err, TR_EINPUT, "'%s' is %lld x %lld cells but %s '%s' is %lld x %lld", others[k],
+                   (long long)in.cols, (long long)in.rows, o->dir_in ? "the directions" : "the DEM", ref,
+                   (long long)in0.cols, (long long)in0.rows);
+    tr_input_close(&in);
+  }
+  tr_input_close(&in0);
+  return st;
+}
+
 int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
   int st = check_opts(opts, dem, err);
+  if (!st) st = tr_dist_agree(&opts->run, check_sizes(opts, dem, err), err);
   if (st) return st;
   /* --aap-stats: every stage's lines, in order, in one file made afresh */
   tr_flowgraph_opts oc = *opts;

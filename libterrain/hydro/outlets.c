@@ -135,6 +135,9 @@ static int point_seeds(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout,
     }
     OGR_F_Destroy(f);
   }
+  /* no outlet: every basin would be empty, an all-nodata raster; a file with
+     none is a mistake more likely than a wish */
+  if (!st && lay && n == 0) st = tr_fail(err, TR_EINPUT, "'%s' has no outlet points", s->points);
   if (ds) GDALClose(ds);
   if (acc_open) tr_input_close(&acc);
   tr_input_close(&dir);

@@ -299,6 +299,22 @@ static int test_bad_inputs(void) {
   ASSERT(refused(f, 2, "--threshold"));
   snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --ft dual", opath("maze.tif"), opath("x.tif"));
   ASSERT(refused(f, 2, "--ft"));
+  /* from a DEM: weights or filled elevations of another size are named with the DEM,
+     before any stage runs (they were compared with the run's scratch directions) */
+  snprintf(f, sizeof f, "'%s/demo.tif' --acc '%s' --weights '%s/fractal.tif'", dir, opath("x.tif"), dir);
+  ASSERT(refused(f, 3, "fractal.tif' is 200 x 150 cells but the DEM"));
+  snprintf(f, sizeof f, "'%s/demo.tif' --network '%s' --filled-in '%s/fractal.tif'", dir, opath("n.gpkg"), dir);
+  ASSERT(refused(f, 3, "but the DEM"));
+  /* outlet points: a file with none is refused, not an all-nodata raster */
+  char empty[1024];
+  snprintf(empty, sizeof empty, "%s/no_outlets.geojson", outdir);
+  FILE *fp = fopen(empty, "w");
+  ASSERT(fp != NULL);
+  fputs("{\"type\":\"FeatureCollection\",\"features\":[]}\n", fp);
+  fclose(fp);
+  snprintf(f, sizeof f, "--dir-in '%s' --basins '%s' --outlets '%s'", opath("maze.tif"), opath("x.tif"), empty);
+  ASSERT(refused(f, 3, "has no outlet points"));
+  unlink(empty);
   return 0;
 }
 
