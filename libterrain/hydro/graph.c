@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "dist.h"
 #include "memory.h"
@@ -443,6 +445,17 @@ static double mib(int64_t b) { return (double)b / (1 << 20); }
 static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const graph_need *need, int pinned,
                        const char *dst, const char *what, char *spill_dir, size_t dirlen, int64_t *budget,
                        tr_error *err) {
+  /* an explicit --tmp is checked even when nothing will spill: a mistyped
+   * folder found only on the day a larger DEM spills would end that run */
+  if (g->tmp_dir && g->tmp_dir[0]) {
+    struct stat sb;
+    if (stat(g->tmp_dir, &sb) != 0)
+      return tr_fail(err, TR_EOUTPUT, "--tmp '%s': %s", g->tmp_dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return tr_fail(err, TR_EOUTPUT, "--tmp '%s' is not a folder", g->tmp_dir);
+    if (access(g->tmp_dir, W_OK | X_OK) != 0)
+      return tr_fail(err, TR_EOUTPUT, "--tmp '%s': this process cannot write there (%s)", g->tmp_dir,
+                     strerror(errno));
+  }
   /* all in memory: the store only counts (--aap-stats' peak_resident is
    * then the state the run really kept) */
   *budget = -1;

@@ -446,7 +446,18 @@ static int test_refusals(void) {
   snprintf(c, sizeof c, "'%s' fill --epsilon --tile-size 128 --mem %lldB --tmp '%s/none' '%s/demo.tif' '%s'", ck_tf,
            mem_for(l, 1, 16), ck_outdir, ck_dir, ck_out("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
-  ASSERT(strstr(rc_slurp(err), "cannot use") != NULL);
+  ASSERT(strstr(rc_slurp(err), "none': No such file or directory") != NULL);
+  ASSERT(access(ck_out("small.tif"), F_OK) != 0);
+  /* a --tmp given is checked even when the run fits in memory and would not spill */
+  snprintf(c, sizeof c, "'%s' fill -q --tmp '%s/none' '%s/demo.tif' '%s'", ck_tf, ck_outdir, ck_dir,
+           ck_out("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 4);
+  ASSERT(strstr(rc_slurp(err), "--tmp") && strstr(rc_slurp(err), "No such file or directory"));
+  ASSERT(access(ck_out("small.tif"), F_OK) != 0);
+  snprintf(c, sizeof c, "'%s' flowgraph -q --tmp '%s/demo.tif' '%s/demo.tif' --acc '%s'", ck_tf, ck_dir, ck_dir,
+           ck_out("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, err), 4);
+  ASSERT(strstr(rc_slurp(err), "is not a folder") != NULL);
   ASSERT(access(ck_out("small.tif"), F_OK) != 0);
 
   char mnt[700];
