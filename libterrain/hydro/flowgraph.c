@@ -107,27 +107,39 @@ static int basin_prepare(const tr_input *in, const void *opts, void *params, tr_
   return TR_OK;
 }
 
-/* Refuses a direction raster without a valid cell before any output exists
- * (a band of rows at a time; stops at the first valid cell). */
-/* `shown`: the file the user gave that `dir` comes from (the DEM, when the
- * directions are the run's own scratch raster). */
-static int check_valid(const char *dir, const char *shown, tr_error *err) {
+/* Whether band 1 of `path` has a valid cell (a band of rows at a time; stops
+ * at the first one). */
+static int any_valid(const char *path, int *found, tr_error *err) {
   tr_input in;
-  int st = tr_input_open(&in, dir, 1, err);
+  *found = 0;
+  int st = tr_input_open(&in, path, 1, err);
   if (st) return st;
   float *buf = malloc((size_t)in.cols * 64 * sizeof *buf);
-  int found = 0;
   if (!buf) st = tr_fail(err, TR_ENOMEM, "out of memory");
-  for (int64_t r = 0; r < in.rows && !st && !found; r += 64) {
+  for (int64_t r = 0; r < in.rows && !st && !*found; r += 64) {
     const int64_t n = in.rows - r < 64 ? in.rows - r : 64;
     st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err);
-    for (int64_t i = 0; !st && i < n * in.cols && !found; i++)
-      found = !isnan(buf[i]) && !(in.has_nodata && buf[i] == (float)in.nodata);
+    for (int64_t i = 0; !st && i < n * in.cols && !*found; i++)
+      *found = !isnan(buf[i]) && !(in.has_nodata && buf[i] == (float)in.nodata);
   }
   free(buf);
   tr_input_close(&in);
-  if (!st && !found) st = tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", shown);
   return st;
+}
+
+/* Refuses a direction raster without a valid cell before any output exists.
+ * `dem`: the DEM the directions were computed from in this run (into --dir or
+ * a scratch raster), else NULL: the message is then about the DEM. */
+static int check_valid(const char *dir, const char *dem, tr_error *err) {
+  int found = 0, st = any_valid(dir, &found, err);
+  if (st || found) return st;
+  if (!dem) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dir);
+  if ((st = any_valid(dem, &found, err))) return st;
+  if (!found) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dem);
+  return tr_fail(err, TR_EINPUT,
+                 "no cell of '%s' has a flow direction: every valid cell lies on the grid's edge or beside nodata, "
+                 "where directions are nodata (as in TauDEM)",
+                 dem);
 }
 
 /* The usage errors, before any file is touched. */
@@ -170,7 +182,7 @@ static void scratch_name(char name[4096], const char *path, const char *tag) {
   tr_dist_bcast(name, 4096);
 }
 
-static int products(const tr_flowgraph_opts *o, const char *dir, const char *shown, const char *elev, tr_error *err);
+static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem, const char *elev, tr_error *err);
 
 /* The rasters read beside the DEM (or --dir-in) have its size: checked before
  * any stage runs, and named as the user gave them (a later stage compares with
@@ -208,7 +220,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
     }
     oc.graph.aap_stats_append = 1;
   }
-  if (o->dir_in) return products(o, o->dir_in, o->dir_in, o->filled_in ? o->filled_in : dem, err);
+  if (o->dir_in) return products(o, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -240,7 +252,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
   if (!st && !only_dir)
-    st = products(o, dir, o->dir_out ? o->dir_out : dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
+    st = products(o, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
   if (tr_rank() == 0) {
     if (dir_tmp[0]) unlink(dir_tmp);
     if (fel_tmp[0]) unlink(fel_tmp);
@@ -248,11 +260,11 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   return st;
 }
 
-/* Every product after the directions, from the direction raster `dir` (named
- * `shown` in messages). */
-static int products(const tr_flowgraph_opts *o, const char *dir, const char *shown, const char *elev, tr_error *err) {
+/* Every product after the directions, from the direction raster `dir`
+ * (computed from `dem` in this run when dem is given). */
+static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem, const char *elev, tr_error *err) {
   int st;
-  st = tr_dist_agree(&o->run, check_valid(dir, shown, err), err);
+  st = tr_dist_agree(&o->run, check_valid(dir, dem, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, err))) return st;

@@ -279,6 +279,9 @@ static int test_bad_inputs(void) {
   /* from a DEM with no valid cell: the message names the DEM, not the run's scratch directions */
   snprintf(f, sizeof f, "'%s/allnodata.tif' --acc '%s'", dir, opath("x.tif"));
   ASSERT(refused(f, 3, "allnodata.tif' has no valid cell"));
+  /* valid cells, all on the edge: no direction anywhere, and the message says that, not "no valid cell" */
+  snprintf(f, sizeof f, "'%s/tiny.tif' --acc '%s'", dir, opath("x.tif"));
+  ASSERT(refused(f, 3, "tiny.tif' has a flow direction: every valid cell lies on the grid's edge"));
   snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --streams '%s'", opath("cycle.tif"), opath("x.tif"), opath("y.tif"));
   ASSERT(refused(f, 3, "cycle through cell (row 15"));
   snprintf(f, sizeof f, "--dir-in '%s' --basins '%s'", opath("cycle.tif"), opath("x.tif"));
