@@ -196,10 +196,7 @@ static int check_sizes(const tr_flowgraph_opts *o, const char *dem, tr_error *er
   for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
     if (!others[k]) continue;
     if ((st = tr_input_open(&in, others[k], 1, err))) break;
-    if (in.rows != in0.rows || in.cols != in0.cols)
-      st = tr_fail(err, TR_EINPUT, "'%s' is %lld x %lld cells but %s '%s' is %lld x %lld", others[k],
-                   (long long)in.cols, (long long)in.rows, o->dir_in ? "the directions" : "the DEM", ref,
-                   (long long)in0.cols, (long long)in0.rows);
+    st = tr_input_same_size(&in, others[k], &in0, o->dir_in ? "the directions " : "the DEM ", ref, err);
     tr_input_close(&in);
   }
   tr_input_close(&in0);

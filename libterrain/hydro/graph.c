@@ -537,10 +537,7 @@ static int open_extra(const tr_run_opts *run, const tr_input *in0, const char *c
   for (; k < nsrc && !st; k++) {
     st = tr_input_open(&extra[k], srcs[k], 1, err);
     if (st) break;
-    if (extra[k].rows != in0->rows || extra[k].cols != in0->cols) {
-      st = tr_fail(err, TR_EINPUT, "'%s' is %lld x %lld cells but '%s' is %lld x %lld", srcs[k],
-                   (long long)extra[k].cols, (long long)extra[k].rows, srcs[0], (long long)in0->cols,
-                   (long long)in0->rows);
+    if ((st = tr_input_same_size(&extra[k], srcs[k], in0, "", srcs[0], err))) {
       tr_input_close(&extra[k]);
       break;
     }

@@ -268,10 +268,7 @@ int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
   for (; opened < nin && !st; opened++) {
     st = tr_input_open(&in[opened], paths[opened], 1, err);
     if (st) break;
-    if (opened && (in[opened].rows != in[0].rows || in[opened].cols != in[0].cols))
-      st = tr_fail(err, TR_EINPUT, "'%s' is %lld x %lld cells but '%s' is %lld x %lld", paths[opened],
-                   (long long)in[opened].cols, (long long)in[opened].rows, paths[0], (long long)in[0].cols,
-                   (long long)in[0].rows);
+    if (opened) st = tr_input_same_size(&in[opened], paths[opened], &in[0], "", paths[0], err);
   }
   cell_list l = {NULL, 0, 0};
   if (!st) st = read_streams(s, in, nin, &l, err);

@@ -193,6 +193,13 @@ static int inspect(tr_input *in, int band, tr_error *err) {
   return TR_OK;
 }
 
+int tr_input_same_size(const tr_input *in, const char *path, const tr_input *ref, const char *ref_what,
+                       const char *ref_path, tr_error *err) {
+  if (in->rows == ref->rows && in->cols == ref->cols) return TR_OK;
+  return tr_fail(err, TR_EINPUT, "'%s' is %lld x %lld cells but %s'%s' is %lld x %lld", path, (long long)in->cols,
+                 (long long)in->rows, ref_what, ref_path, (long long)ref->cols, (long long)ref->rows);
+}
+
 void tr_input_close(tr_input *in) {
   gdal_capture c;
   capture_begin(&c);

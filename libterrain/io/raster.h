@@ -63,6 +63,11 @@ void tr_io_cache_default(int mb);
  * be a regular file; GDAL names (/vsi..., DRIVER:file:sub) go to GDAL as is. */
 int tr_input_open(tr_input *in, const char *path, int band, tr_error *err);
 void tr_input_close(tr_input *in);
+/* TR_OK when `in` (opened from `path`) has the size of `ref` (from `ref_path`),
+ * else an input error naming both; `ref_what` ("" or e.g. "the DEM ") goes
+ * before the reference's name. */
+int tr_input_same_size(const tr_input *in, const char *path, const tr_input *ref, const char *ref_what,
+                       const char *ref_path, tr_error *err);
 
 /* Reads the window (row0, col0, rows x cols) as Float32 into dst (stride in
  * elements). Cells outside the raster, and non-finite cells (NaN, +-Inf, or
