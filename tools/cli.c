@@ -350,8 +350,10 @@ int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int 
 }
 
 /* Ctrl-C, SIGTERM and the other signals whose default is to end the process
- * (terrafort(1), SIGNALS) cancel through the progress callback, so the
- * library removes its temporary output before the command exits (8). A
+ * (terrafort(1), SIGNALS) cancel through the progress callback, and the
+ * command exits (8). The temporaries are unlinked in the handler itself:
+ * the cancel is seen at the next progress call or wait, and a launcher may
+ * not wait that long (mpirun sends SIGKILL about 10 ms after SIGTERM). A
  * second such signal ends the process at once, as the signal would. */
 static volatile sig_atomic_t interrupted;
 
@@ -362,6 +364,9 @@ static void on_signal(int sig) {
     return;
   }
   interrupted = 1;
+  const int saved = errno; /* the interrupted code's, which unlink may change */
+  tr_remove_temporaries();
+  errno = saved;
 }
 
 const int tf_cancel_signals[TF_NCANCEL_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,

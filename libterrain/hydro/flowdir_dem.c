@@ -152,7 +152,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
       if (!o->filled && o->filled_out) delete_raster(o->filled_out);
     }
   }
-  if (scratch) delete_raster(scratch);
+  if (scratch && tr_rank() == 0) tr_output_scratch_remove(scratch);
   free(scratch);
   /* the deletions are rank 0's: nobody returns before they are done */
   tr_error e = {{0}};

@@ -251,8 +251,8 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   if (!st && !only_dir)
     st = products(o, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
   if (tr_rank() == 0) {
-    if (dir_tmp[0]) unlink(dir_tmp);
-    if (fel_tmp[0]) unlink(fel_tmp);
+    tr_output_scratch_remove(dir_tmp);
+    tr_output_scratch_remove(fel_tmp);
   }
   return st;
 }
@@ -276,10 +276,8 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
   char tmp[4096] = "";
   const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
   if (need_acc && !acc) {
-    const char *beside = o->network ? o->network : o->basins;
-    const char *slash = strrchr(beside, '/');
-    const int dlen = slash ? (int)(slash - beside) : 1;
-    snprintf(tmp, sizeof tmp, "%.*s/.%s.terrafort-acc.tif", dlen, slash ? beside : ".", slash ? slash + 1 : beside);
+    scratch_name(tmp, o->network ? o->network : o->basins, "acc");
+    if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
     tr_run_opts r = o->run;
     r.format = "GTiff";
     r.creation_options = NULL;
@@ -316,6 +314,6 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
   }
   free(seeds);
   tr_links_free(&links);
-  if (tmp[0] && tr_rank() == 0) unlink(tmp);
+  if (tr_rank() == 0) tr_output_scratch_remove(tmp);
   return st;
 }

@@ -65,6 +65,13 @@ int tr_exit_code(int status);
  * helper, for the library and the command (only rank 0 prints). */
 int tr_rank(void);
 
+/* Unlinks every temporary and scratch file this process has made and not
+ * yet renamed into place or deleted. Async-signal-safe: for a command's
+ * handler of SIGTERM and the like, which cancels the run, because a
+ * launcher may send SIGKILL milliseconds later (mpirun does). The cancelled
+ * run then finds its temporaries gone, which is no error. */
+void tr_remove_temporaries(void);
+
 /* One line of error text for the caller to print. */
 typedef struct {
   char msg[1024];

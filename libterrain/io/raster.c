@@ -16,6 +16,7 @@
  * temporaries whose process is gone (same host tag, no such PID).
  */
 #include "raster.h"
+#include "tmp_files.h"
 #include "written.h"
 
 #include <cpl_conv.h>
@@ -340,7 +341,22 @@ static char *tmp_name(const char *path, const char *tag, int seq, const char *ex
 char *tr_output_scratch_name(const char *path, const char *tag) {
   char t[64];
   snprintf(t, sizeof t, "tmp%s", tag);
-  return tmp_name(path, t, 0, ".tif");
+  char *s = tmp_name(path, t, 0, ".tif");
+  if (s) tr_tmp_track(s);
+  return s;
+}
+
+void tr_output_scratch_remove(const char *path) {
+  if (!path || !path[0]) return;
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    gdal_capture c;
+    capture_begin(&c);
+    GDALDriverH d = GDALIdentifyDriver(path, NULL);
+    if (!d || GDALDeleteDataset(d, path) != CE_None) unlink(path);
+    capture_end();
+  }
+  tr_tmp_untrack(path);
 }
 
 /* The pid of a temporary name of this host ("...terrafort-<pid>-<host>.tmp..."
@@ -545,6 +561,9 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
     tr_output_abort(out);
     return tr_fail(err, TR_ENOMEM, "out of memory");
   }
+  /* a signal's handler may unlink them from now on (tmp_files.h) */
+  tr_tmp_track(out->tmp_path);
+  if (out->copy_tmp_path) tr_tmp_track(out->copy_tmp_path);
   gdal_capture c;
   capture_begin(&c);
   out->bands = bands;
@@ -675,6 +694,10 @@ int tr_output_commit(tr_output *out, tr_error *err) {
     }
   }
   capture_end();
+  /* a signal's handler may have unlinked the temporary under us: then the
+   * failure is the interruption */
+  if (c.failed && !watch.cancelled && out->progress && !out->progress(1.0, NULL, out->progress_user))
+    watch.cancelled = 1;
   if (c.failed) {
     int st = watch.cancelled ? TR_EINTERRUPTED : c.nospace ? TR_ENOSPC : TR_EOUTPUT;
     if (watch.cancelled) tr_fail(err, st, "interrupted");
@@ -684,6 +707,8 @@ int tr_output_commit(tr_output *out, tr_error *err) {
   }
   remove_ours(out->tmp_path);
   remove_ours(out->copy_tmp_path);
+  tr_tmp_untrack(out->tmp_path);
+  tr_tmp_untrack(out->copy_tmp_path);
   tr_output_written(out->final_path);
   free(out->final_path);
   free(out->tmp_path);
@@ -715,6 +740,8 @@ void tr_output_abort(tr_output *out) {
   /* what the drivers did not know of (side-cars of a partial copy) */
   remove_ours(out->tmp_path);
   remove_ours(out->copy_tmp_path);
+  tr_tmp_untrack(out->tmp_path);
+  tr_tmp_untrack(out->copy_tmp_path);
   free(out->final_path);
   free(out->tmp_path);
   free(out->copy_tmp_path);

@@ -96,8 +96,13 @@ int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, in
                     const void *src, GDALDataType type, int64_t stride, tr_error *err);
 /* A name for an intermediate file of this process beside `path`:
  * "<dir>/.<name>.terrafort-<pid>-<host>.tmp<tag>.tif", which the stale
- * temporaries' clean-up (above) removes after a crash. Free it. */
+ * temporaries' clean-up (above) removes after a crash, and which a signal
+ * handler's tr_remove_temporaries unlinks until tr_output_scratch_remove.
+ * Free it. */
 char *tr_output_scratch_name(const char *path, const char *tag);
+/* Deletes the scratch raster at `path` (any driver; nothing when it does
+ * not exist) and stops tracking the name. */
+void tr_output_scratch_remove(const char *path);
 /* Flushes, closes and renames into place. On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
 /* Closes and deletes the temporary raster; safe after a failed create. */

@@ -15,8 +15,10 @@
  * mpirun to tear the job down on a loaded machine.
  *
  * A rank killed outright is first Open MPI's business: by default mpirun
- * notices the death, names the rank and sends SIGTERM to the others, which
- * delete their temporary and exit (mpirun's status 137). With
+ * notices the death, names the rank and sends the others SIGCONT, SIGTERM
+ * and, about 10 ms later, SIGKILL; the SIGTERM handler deletes the
+ * temporary itself, so even a survivor killed then leaves none (mpirun's
+ * status 137; before the handler did, 1 run in 4 left rank 0's). With
  * `mpirun --enable-recovery` nothing ends them and terrafort's own
  * deadline does (each survivor exits 10 naming the rank; mpirun itself then
  * exits 0, Open MPI 4.1's choice). Both are tested.

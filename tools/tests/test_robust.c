@@ -454,6 +454,50 @@ static int test_aaigrid_interrupt(void) {
   return 0;
 }
 
+/* SIGTERM then SIGKILL 2 ms later, as a launcher ending a job does (mpirun
+ * waits about 10 ms): the temporaries are gone all the same, because the
+ * handler unlinks them itself (tr_remove_temporaries). During the
+ * computation, during an AAIGrid copy (two temporaries), and in flowgraph
+ * once its scratch directions are in place (a committed scratch raster and
+ * the accumulation's temporary). */
+static int test_term_then_kill(void) {
+  ASSERT_EQ_INT(make_big(), 0);
+  const struct {
+    const char *cmd, *out, *stage;
+  } runs[] = {{"fill", "f.tif", ".tmp"}, {"slope", "s.asc", ".tmp.asc"}};
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0] + 1; i++) {
+    reset(outdir);
+    pid_t pid;
+    if (i < sizeof runs / sizeof runs[0]) {
+      pid = start_big(runs[i].cmd, runs[i].out, runs[i].stage);
+    } else {
+      char o[1024];
+      snprintf(o, sizeof o, "%s", out("a.tif"));
+      char *argv[] = {(char *)tf, "flowgraph", "-q", "--threads", "1", "--tile-size", "64", big, "--acc", o, NULL};
+      pid = pc_spawn(argv, errfile, 0);
+      /* the directions' scratch raster is in place, the accumulation's temporary made */
+      ASSERT(pid > 0 && pc_wait_for_entry(outdir, ".tmpdir.tif", pid, 60));
+      int k = 0;
+      for (; k < 12000 && (pc_count(outdir, ".a.terrafort-", NULL, 0) < 2 || pc_count(outdir, "tmpfel", NULL, 0)); k++)
+        pc_sleep_ms(1);
+      ASSERT(k < 12000);
+    }
+    ASSERT(pid > 0);
+    const int before = pc_count(outdir, ".terrafort-", NULL, 0);
+    kill(pid, SIGTERM);
+    pc_sleep_ms(2);
+    kill(pid, SIGKILL);
+    pc_result r;
+    ASSERT_EQ_INT(pc_wait(pid, 20, &r), 0);
+    const int left = pc_count(outdir, ".terrafort-", NULL, 0);
+    printf("%s: %d temporaries before SIGTERM, %d left; %s\n", i < 2 ? runs[i].cmd : "flowgraph", before, left,
+           r.signaled ? "ended by SIGKILL" : "exited before SIGKILL");
+    ASSERT(before >= 1);
+    ASSERT_EQ_INT(left, 0);
+  }
+  return 0;
+}
+
 /* SIGKILL leaves the temporaries under a recognisable name; the next run in
  * that folder removes those of dead processes, never a live one's. */
 static int test_sigkill_stale(void) {
@@ -719,6 +763,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_orientation),
                                        TR_TEST(test_signals_clean_up),
                                        TR_TEST(test_aaigrid_interrupt),
+                                       TR_TEST(test_term_then_kill),
                                        TR_TEST(test_sigkill_stale),
                                        TR_TEST(test_killed_rank),
                                        TR_TEST(test_threads),

@@ -1,0 +1,26 @@
+/*
+ * tmp_files.h - the temporary and scratch files this process has on disk,
+ * named so that a signal handler can remove them (internal).
+ *
+ * A launcher that ends a job gives its processes little time between
+ * SIGTERM and SIGKILL: Open MPI's mpirun, when one rank dies, sends the
+ * others SIGCONT, then SIGTERM, then SIGKILL about 10 ms later. The run's
+ * own clean-up (the cancel is seen at the next progress call or wait, then
+ * the output is aborted) does not always fit in that. So raster.c tracks the
+ * name of each temporary from its creation until it is renamed into place or
+ * deleted, and so do the callers of scratch names, and the command's signal
+ * handler calls tr_remove_temporaries (terrain.h), which unlinks every
+ * tracked name there and then. What is left anyway (a SIGKILL with no
+ * SIGTERM before it) is removed by the next run's stale clean-up (raster.c).
+ */
+#ifndef TR_TMP_FILES_H
+#define TR_TMP_FILES_H
+
+/* Tracks path (copied); 0, or -1 when the table is full or the name too
+ * long (the file is then left to the stale clean-up). Thread-safe. */
+int tr_tmp_track(const char *path);
+
+/* Forgets path: it was renamed into place or deleted. Thread-safe. */
+void tr_tmp_untrack(const char *path);
+
+#endif
