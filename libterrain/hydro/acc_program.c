@@ -61,11 +61,7 @@
 
 typedef tr_d8_win win;
 
-typedef struct {
-  double v;
-  uint8_t con, ord;
-  uint8_t pad[6];
-} up_msg;
+typedef tr_up_msg up_msg;
 
 typedef struct {
   tr_graph_env *env;
@@ -472,4 +468,4 @@ static void up_release(tr_aap_program *p) {
 /* state, at most: 11 bytes a cell (direction, double, contamination and order
  * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
 const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, up_release, 11,
-                                            (int)sizeof(up_msg), 0, 0, NULL, NULL};
+                                            (int)sizeof(tr_up_msg), 0, 0, NULL, "d8_up_perimeter", NULL};

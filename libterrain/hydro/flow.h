@@ -2,12 +2,15 @@
  * flow.h - the programs computed from a D8 direction raster, and what
  * `terrafort flowgraph` assembles from them (internal to libterrain).
  *
- * Two graph programs (rows of the program table) and one sequential step:
+ * Graph programs (rows of the program table) and one sequential step:
  *   "d8_up"      the upstream dataflow (acc_program.c): a cell's value is
  *                final once every cell draining into it is final. It gives
  *                accumulation (cells, area, weights; TauDEM's edge check),
  *                stream cells (accumulation >= threshold) and Strahler order
  *                on them; a run writes the one product params.product asks.
+ *   "d8_up_perimeter" the same counts (not weights, not order) keeping only
+ *                each tile's perimeter between rounds (acc_perimeter.c):
+ *                what the runner runs when "d8_up"'s state does not fit.
  *   "d8_basins"  the downstream labelling (basin_program.c): a cell takes
  *                the label of the cell it drains into; seeds (stream cells
  *                with their link number) are known from the start, a known
@@ -44,6 +47,15 @@ typedef struct {
   const char *src;      /* the direction raster's name, for error lines */
   int32_t word_max;     /* 0; tests: a smaller largest count a cell's word holds (acc_program.c) */
 } tr_up_params;
+
+/* The message of "d8_up" and "d8_up_perimeter" (the same, so ranks that
+ * chose differently still agree): a perimeter cell's final value (a count or
+ * a weighted sum, before the unit), its contamination and its order. */
+typedef struct {
+  double v;
+  uint8_t con, ord;
+  uint8_t pad[6];
+} tr_up_msg;
 
 /* One seed of "d8_basins": a cell and its label. */
 typedef struct {

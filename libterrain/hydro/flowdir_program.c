@@ -600,4 +600,4 @@ static void fd_release(tr_aap_program *p) {
 
 /* state: at most 5 bytes a cell, when every cell is flat */
 const tr_graph_program tr_program_flowdir = {"flowdir", GDT_Int16, sizeof(tr_flowdir_params), fd_init, fd_release, 5,
-                                              (int)sizeof(fd_value), 0, 0, NULL, NULL};
+                                              (int)sizeof(fd_value), 0, 0, NULL, NULL, NULL};

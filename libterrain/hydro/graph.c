@@ -426,6 +426,20 @@ static int64_t largest_rank_state(const tr_graph_program *prog, const tr_job *jo
   return most;
 }
 
+/* The least memory a rank needs to run `prog` (the rounds running, one
+ * fragment read back, the buffers), for the rank that needs the most: a
+ * choice every rank makes alike. */
+static int64_t largest_rank_minimum(const tr_graph_program *prog, const tr_job *job, double cache_mb, int64_t writer,
+                                    int pinned) {
+  int64_t most = 0;
+  for (int r = 0; r < job->nranks; r++) {
+    const graph_need n = graph_memory_of(prog, job, cache_mb, r);
+    const int64_t least = n.fixed + writer + (int64_t)pinned * n.round_max + (int64_t)(pinned + 1) * n.frag_max;
+    if (least > most) most = least;
+  }
+  return most;
+}
+
 /* graph_memory with the writer's cache and the working set of the rounds
  * running at once (`pinned`) in the fixed part. */
 static graph_need graph_need_of(const tr_graph_program *prog, const tr_job *job, double cache_mb, int64_t writer,
@@ -603,9 +617,12 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     const int64_t mem = tr_mem_limit(run->mem);
     if (prog->when_out_of_core && need.fixed + largest_rank_state(prog, &job) > mem) {
       const tr_graph_program *alt = tr_graph_program_find(prog->when_out_of_core);
-      if (alt) {
-        prog = alt;
-        need = graph_need_of(prog, &job, cache_mb, writer, pinned);
+      if (alt && (!alt->applies || alt->applies(params))) {
+        /* only when the twin's own working set fits (its rounds may hold more
+         * than the program's: d8_up_perimeter's): otherwise the program
+         * spills, or says what it needs */
+        if (largest_rank_minimum(alt, &job, cache_mb, writer, pinned) <= mem)
+          prog = alt, need = graph_need_of(alt, &job, cache_mb, writer, pinned);
       }
     }
     st = memory_plan(run, g, &need, pinned, dst, what, spill_dir, sizeof spill_dir,

@@ -96,6 +96,10 @@ typedef struct tr_graph_program {
    * run instead when this one's state does not fit --mem ("fill" names
    * fill_perimeter); NULL: none, this one spills. */
   const char *when_out_of_core;
+  /* Whether this program computes what `params` ask (NULL: always): a
+   * when_out_of_core twin is swapped in only when it does (d8_up_perimeter:
+   * not weights, not Strahler order). */
+  int (*applies)(const void *params);
 } tr_graph_program;
 
 /* The row named `name` of the program table, or NULL. */

@@ -386,8 +386,15 @@ static int test_schedules_layouts_threads(void) {
           ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
           expected(prod, edge, p, NULL, thr, exp);
           ASSERT(same(out, exp, what));
+          /* the perimeter program (counts: accumulation and streams) */
+          if (prod == TR_UP_ORDER) continue;
+          ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
+          ASSERT_EQ_INT(
+              run_prog("d8_up_perimeter", &u, p, NULL, &L, &scheds[s], 1 + (run + 1) % 4, 0, out, msg, sizeof msg), 0);
+          ASSERT(same(out, exp, "d8_up_perimeter"));
         }
         tr_up_params u = up_params(TR_UP_ACC, run & 2, 1, thr);
+        ASSERT(!tr_graph_program_find("d8_up_perimeter")->applies(&u));
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, wt, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         expected(TR_UP_ACC, run & 2, p, wt, thr, exp);
         ASSERT(same(out, exp, "weighted"));
@@ -424,6 +431,10 @@ static int test_delayed_messages(void) {
       ASSERT_EQ_INT(run_prog("d8_up", &u, p, NULL, &L, &sc, 3, 0.002, out, msg, sizeof msg), 0);
       expected(TR_UP_ORDER, 0, p, NULL, 5, exp);
       ASSERT(same(out, exp, "delayed order"));
+      u = up_params(TR_UP_ACC, 1, 0, 5);
+      ASSERT_EQ_INT(run_prog("d8_up_perimeter", &u, p, NULL, &L, &sc, 3, 0.002, out, msg, sizeof msg), 0);
+      expected(TR_UP_ACC, 1, p, NULL, 5, exp);
+      ASSERT(same(out, exp, "delayed perimeter accumulation"));
     }
   }
   tr_aap_layout_free(&L);
@@ -451,6 +462,8 @@ static int test_encodings(void) {
     u.encoding = e;
     ASSERT_EQ_INT(run_prog("d8_up", &u, q, NULL, &L, &scheds[0], 2, 0, b, msg, sizeof msg), 0);
     ASSERT(same(b, a, e == 1 ? "esri" : "grass"));
+    ASSERT_EQ_INT(run_prog("d8_up_perimeter", &u, q, NULL, &L, &scheds[0], 2, 0, b, msg, sizeof msg), 0);
+    ASSERT(same(b, a, e == 1 ? "esri, perimeter" : "grass, perimeter"));
   }
   ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_ESRI, 3), TR_DIR_BAD);
   ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_TAUDEM, 9), TR_DIR_BAD);
@@ -478,16 +491,21 @@ static int test_cycle_and_bad_code(void) {
     tr_aap_layout L;
     ASSERT_EQ_INT(make_layout(l, &L), 0);
     for (int s = 0; s < NSCHED; s += 3) {
-      for (int prog = 0; prog < 2; prog++) {
+      char up_line[512] = "";
+      for (int prog = 0; prog < 3; prog++) {
+        static const char *const names[3] = {"d8_up", "d8_basins", "d8_up_perimeter"};
         tr_up_params u = up_params(TR_UP_ACC, 0, 0, 1);
         tr_basin_params b = {TR_DIRENC_TAUDEM, 0, NULL, "test"};
-        const int rc = run_prog(prog ? "d8_basins" : "d8_up", prog ? (const void *)&b : (const void *)&u, p, NULL, &L,
-                                &scheds[s], 2, 0, out, msg, sizeof msg);
+        const int rc = run_prog(names[prog], prog == 1 ? (const void *)&b : (const void *)&u, p, NULL, &L, &scheds[s],
+                                2, 0, out, msg, sizeof msg);
         ASSERT_EQ_INT(rc, TR_EINPUT);
         ASSERT(strstr(msg, "cycle") != NULL);
         int r, c;
         ASSERT(sscanf(strstr(msg, "(row "), "(row %d, col %d)", &r, &c) == 2);
-        if (!prog) ASSERT(r >= r0 && r <= r0 + 1 && c >= c0 && c <= c0 + 1);
+        if (prog != 1) ASSERT(r >= r0 && r <= r0 + 1 && c >= c0 && c <= c0 + 1);
+        /* the perimeter program names the same cell as d8_up */
+        if (prog == 0) snprintf(up_line, sizeof up_line, "%s", msg);
+        if (prog == 2) ASSERT(!strcmp(msg, up_line));
       }
     }
     tr_aap_layout_free(&L);

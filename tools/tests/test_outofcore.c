@@ -334,6 +334,61 @@ static int test_flowgraph_same_bytes(void) {
   return 0;
 }
 
+/* Accumulation and stream cells from --dir-in with --mem below d8_up's state
+ * but above what d8_up_perimeter needs (half of the in-memory run's estimate
+ * of d8_up's state, per process): the runner runs the perimeter program for
+ * those two products (and d8_up for the order, which it cannot compute), and
+ * every product is the same bytes as the in-memory run, on 2 threads and on 2
+ * ranks (each given half of its own in-memory figure). */
+static int test_flowgraph_perimeter(void) {
+  char c[8192], dir[700];
+  snprintf(dir, sizeof dir, "%s", ck_out("pdir.tif"));
+  snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, dir);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  static const char *const prod[3] = {"acc", "streams", "order"}, *const names[3] = {"pacc", "psrc", "pord"};
+  ss_line mem_run[4];
+  for (int run = 0; run < 4; run++) {
+    const int mpi = run >= 2, twin = run % 2;
+    if (mpi && !mpirun[0]) break;
+    char flags[1024];
+    if (twin)
+      snprintf(flags, sizeof flags, "--threads %d --mem %lldB --tmp '%s'", mpi ? 1 : 2,
+               mem_run[0].fixed + mem_run[0].state / 2, tmpdir);
+    else
+      snprintf(flags, sizeof flags, "--threads %d", mpi ? 1 : 2);
+    snprintf(c, sizeof c,
+             "%s%s '%s' flowgraph -q --tile-size 128 %s --dir-in '%s' --acc '%s' --streams '%s' --order '%s' "
+             "--threshold 50 --aap-stats '%s'",
+             mpi ? mpirun : "", mpi ? " -n 2" : "", ck_tf, flags, dir, ck_out("pacc.tif"), ck_out("psrc.tif"),
+             ck_out("pord.tif"), ck_out("fg.json"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ss_line o[4];
+    ASSERT_EQ_INT(read_stats(ck_out("fg.json"), o, 4), 3);
+    if (!twin) memcpy(mem_run, o, sizeof o);
+    for (int k = 0; k < 3; k++) {
+      const char *want = !twin || k == 2 ? "d8_up" : "d8_up_perimeter";
+      if (strcmp(o[k].prog, want)) {
+        fprintf(stderr, "run %d: %s ran %s, not %s\n", run, prod[k], o[k].prog, want);
+        return 1;
+      }
+    }
+    for (int k = 0; k < 3; k++) {
+      char a[64], b[64], x[700];
+      snprintf(a, sizeof a, "%s.tif", names[k]);
+      snprintf(b, sizeof b, "%s_%d.tif", names[k], run);
+      ASSERT_EQ_INT(rename(ck_out(a), ck_out(b)), 0);
+      snprintf(a, sizeof a, "%s_0.tif", names[k]);
+      snprintf(x, sizeof x, "%s", ck_out(a));
+      if (run > 0 && !rc_same_file(x, ck_out(b))) {
+        fprintf(stderr, "run %d: %s differs from the in-memory run\n", run, prod[k]);
+        return 1;
+      }
+    }
+    ASSERT(tmp_empty("flowgraph's perimeter program"));
+  }
+  return 0;
+}
+
 /* A spill that fails mid-run (an injected I/O error), and SIGTERM mid-run:
  * a clear error, no output, nothing in --tmp. fill runs with --epsilon here:
  * that is the windowed program, which spills W, while flat fill out of core
@@ -491,6 +546,7 @@ int main(int argc, char **argv) {
   ck_mpirun(mpirun, sizeof mpirun);
   static const tr_test_case cases[] = {TR_TEST(test_fill_same_bytes), TR_TEST(test_small_gdal_cache),
                                        TR_TEST(test_flowgraph_same_bytes),
+                                       TR_TEST(test_flowgraph_perimeter),
                                        TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
