@@ -108,41 +108,6 @@ static pview view_of(unsigned char *b) {
   return v;
 }
 
-/* ---------------------------------------------------------------- rings */
-
-/* The cells of an R x C rectangle's border, numbered: the top row, the bottom
- * row, then the left and the right column without their ends. */
-static int64_t ring_size(int64_t R, int64_t C) { return R == 1 ? C : C == 1 ? R : 2 * C + 2 * (R - 2); }
-
-/* The ring index of (r, c) in an R x C rectangle, or -1 for an inner cell. */
-static int64_t ring_index(int64_t R, int64_t C, int64_t r, int64_t c) {
-  if (r == 0) return c;
-  if (r == R - 1) return C + c;
-  if (c == 0) return 2 * C + (r - 1);
-  if (c == C - 1) return 2 * C + (R - 2) + (r - 1);
-  return -1;
-}
-
-static void ring_cell(int64_t R, int64_t C, int64_t k, int64_t *r, int64_t *c) {
-  if (k < C)
-    *r = 0, *c = k;
-  else if (k < 2 * C)
-    *r = R - 1, *c = k - C;
-  else if (k < 2 * C + (R - 2))
-    *r = k - 2 * C + 1, *c = 0;
-  else
-    *r = k - 2 * C - (R - 2) + 1, *c = C - 1;
-}
-
-/* Perimeter index of padded tile index i, or -1 (interior). */
-static int64_t per_of(const tr_d8_win *g, int64_t i) { return ring_index(g->h, g->w, i / g->pw - 1, i % g->pw - 1); }
-
-static int64_t per_cell(const tr_d8_win *g, int64_t k) {
-  int64_t r, c;
-  ring_cell(g->h, g->w, k, &r, &c);
-  return (r + 1) * g->pw + c + 1;
-}
-
 /* ------------------------------------------------------------ the tile */
 
 /* One round's arrays over the padded window (n cells). */
@@ -202,7 +167,7 @@ static int flow_tile(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, const pv
           rem++;
       }
       double v = 1.0;
-      const int64_t p = pv && (r == 1 || r == g->h || c == 1 || c == g->w) ? per_of(g, i) : -1;
+      const int64_t p = pv && (r == 1 || r == g->h || c == 1 || c == g->w) ? tr_d8_per_of(g, i) : -1;
       if (p >= 0) {
         v += pv->E[p];
         con |= (pv->flags[p] & F_ECON) != 0;
@@ -245,7 +210,7 @@ static int finish(pctx *x, const tr_d8_win *g, pview *v, uint32_t k, uint32_t *s
       memset(&m, 0, sizeof m);
       m.v = v->L[p] + v->A[p];
       m.con = (uint8_t)((v->flags[p] & (F_LCON | F_ACON)) != 0);
-      if (tr_aap_emit(rd, tr_d8_cell(g, x->env->cols, per_cell(g, p)), &m)) return -1;
+      if (tr_aap_emit(rd, tr_d8_cell(g, x->env->cols, tr_d8_per_cell(g, p)), &m)) return -1;
     } else if (to != LINK_NONE) {
       v->A[to] += v->A[p];
       if (v->flags[p] & F_ACON) v->flags[to] |= F_ACON;
@@ -269,7 +234,7 @@ static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
   const tr_d8_win g = tr_d8_win_of(f);
   tile_flow t;
   if (flow_tile(x, f, &g, NULL, &t)) return -1;
-  const int64_t nper = ring_size(g.h, g.w), nhalo = ring_size(g.h + 2, g.w + 2);
+  const int64_t nper = tr_d8_ring_size(g.h, g.w), nhalo = tr_d8_ring_size(g.h + 2, g.w + 2);
   pstate *s = calloc(1, sizeof *s);
   *state = s;
   const size_t bytes = blob_bytes(nper, nhalo);
@@ -288,18 +253,18 @@ static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
   memcpy(s->blob + sizeof(int64_t), &nhalo, sizeof nhalo);
   pview v = view_of(s->blob);
   /* the cell i drains into, as a link: a perimeter cell, out, or none */
-#define LINK_OF(i, d)                                      \
-  (t.dir[(d)] == TR_DIR_NODATA ? LINK_NONE                 \
-   : !tr_d8_in_tile(&g, (d))   ? LINK_OUT                  \
-   : per_of(&g, (d)) >= 0      ? (uint32_t)per_of(&g, (d)) \
-   : known(&t, (d))            ? nx[(d)]                   \
-                               : LINK_NONE)
+#define LINK_OF(i, d)                                             \
+  (t.dir[(d)] == TR_DIR_NODATA  ? LINK_NONE                       \
+   : !tr_d8_in_tile(&g, (d))    ? LINK_OUT                        \
+   : tr_d8_per_of(&g, (d)) >= 0 ? (uint32_t)tr_d8_per_of(&g, (d)) \
+   : known(&t, (d))             ? nx[(d)]                         \
+                                : LINK_NONE)
   for (int64_t h = t.nq - 1; h >= 0; h--) {
     const int64_t i = t.q[h];
     nx[i] = t.dir[i] < 0 ? LINK_NONE : LINK_OF(i, i + g.off[t.dir[i]]);
   }
   for (int64_t k = 0; k < nper; k++) {
-    const int64_t i = per_cell(&g, k);
+    const int64_t i = tr_d8_per_cell(&g, k);
     v.link[k] = LINK_NONE;
     if (t.dir[i] == TR_DIR_NODATA) continue; /* never final, never read */
     if (known(&t, i)) {
@@ -321,17 +286,18 @@ static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
     if (v.link[k] < LINK_OUT) v.pend[v.link[k]]++;
   for (int64_t j = 0; j < nhalo; j++) {
     int64_t r, c;
-    ring_cell(g.h + 2, g.w + 2, j, &r, &c);
+    tr_d8_ring_cell(g.h + 2, g.w + 2, j, &r, &c);
     const int64_t hi = r * g.pw + c;
     const int dh = t.dir[hi];
     v.htarget[j] = LINK_NONE;
     if (dh < 0) continue;
     const int64_t d = hi + g.off[dh];
-    if (d >= 0 && d < t.n && tr_d8_in_tile(&g, d) && t.dir[d] != TR_DIR_NODATA) v.htarget[j] = (uint32_t)per_of(&g, d);
+    if (d >= 0 && d < t.n && tr_d8_in_tile(&g, d) && t.dir[d] != TR_DIR_NODATA)
+      v.htarget[j] = (uint32_t)tr_d8_per_of(&g, d);
   }
   int rc = 0;
   for (int64_t k = 0; k < nper && !rc; k++)
-    if (t.dir[per_cell(&g, k)] != TR_DIR_NODATA && v.pend[k] == 0 && !(v.flags[k] & F_FINAL))
+    if (t.dir[tr_d8_per_cell(&g, k)] != TR_DIR_NODATA && v.pend[k] == 0 && !(v.flags[k] & F_FINAL))
       rc = finish(x, &g, &v, (uint32_t)k, stack, rd);
   tr_aap_add_work(rd, t.nq);
   free(nx);
@@ -351,7 +317,7 @@ static int perim_inceval(void *user, const tr_aap_frag *f, void *state, int64_t 
   int rc = 0;
   for (int64_t m = 0; m < n && !rc; m++) {
     const int64_t i = tr_d8_index(&g, x->env->cols, cells[m]);
-    const int64_t j = ring_index(g.h + 2, g.w + 2, i / g.pw, i % g.pw);
+    const int64_t j = tr_d8_halo_of(&g, i);
     if (j < 0 || v.hseen[j] || v.htarget[j] == LINK_NONE) continue; /* a copy of a value already applied */
     tr_up_msg val;
     memcpy(&val, (const unsigned char *)values + (size_t)m * sizeof val, sizeof val);

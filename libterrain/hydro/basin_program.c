@@ -204,4 +204,4 @@ static void basin_release(tr_aap_program *p) {
 
 const tr_graph_program tr_program_d8_basins = {"d8_basins", GDT_Float64, sizeof(tr_basin_params), basin_init,
                                                basin_release, 9 /* a direction byte and a label */,
-                                               (int)sizeof(int32_t), 0, 0, NULL, NULL, NULL};
+                                               (int)sizeof(int32_t), 0, 0, NULL, "d8_basins_perimeter", NULL};

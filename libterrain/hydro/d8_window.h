@@ -43,6 +43,50 @@ static inline int64_t tr_d8_index(const tr_d8_win *g, int64_t cols, int64_t cell
   return (cell / cols - g->f->row0 + 1) * g->pw + (cell % cols - g->f->col0 + 1);
 }
 
+/* Rings: the cells of an R x C rectangle's border, numbered: the top row,
+ * the bottom row, then the left and the right column without their ends.
+ * The perimeter programs (acc_perimeter.c, basin_perimeter.c) keep per-cell
+ * summaries of a tile's perimeter (R = h, C = w) and halo (R = h + 2,
+ * C = w + 2) in this order. */
+static inline int64_t tr_d8_ring_size(int64_t R, int64_t C) { return R == 1 ? C : C == 1 ? R : 2 * C + 2 * (R - 2); }
+
+/* The ring index of (r, c) in an R x C rectangle, or -1 for an inner cell. */
+static inline int64_t tr_d8_ring_index(int64_t R, int64_t C, int64_t r, int64_t c) {
+  if (r == 0) return c;
+  if (r == R - 1) return C + c;
+  if (c == 0) return 2 * C + (r - 1);
+  if (c == C - 1) return 2 * C + (R - 2) + (r - 1);
+  return -1;
+}
+
+static inline void tr_d8_ring_cell(int64_t R, int64_t C, int64_t k, int64_t *r, int64_t *c) {
+  if (k < C)
+    *r = 0, *c = k;
+  else if (k < 2 * C)
+    *r = R - 1, *c = k - C;
+  else if (k < 2 * C + (R - 2))
+    *r = k - 2 * C + 1, *c = 0;
+  else
+    *r = k - 2 * C - (R - 2) + 1, *c = C - 1;
+}
+
+/* The perimeter index of padded tile index i, or -1 (an inner cell). */
+static inline int64_t tr_d8_per_of(const tr_d8_win *g, int64_t i) {
+  return tr_d8_ring_index(g->h, g->w, i / g->pw - 1, i % g->pw - 1);
+}
+
+/* The padded index of perimeter cell k. */
+static inline int64_t tr_d8_per_cell(const tr_d8_win *g, int64_t k) {
+  int64_t r, c;
+  tr_d8_ring_cell(g->h, g->w, k, &r, &c);
+  return (r + 1) * g->pw + c + 1;
+}
+
+/* The halo index of padded index i, or -1 (a tile cell). */
+static inline int64_t tr_d8_halo_of(const tr_d8_win *g, int64_t i) {
+  return tr_d8_ring_index(g->h + 2, g->w + 2, i / g->pw, i % g->pw);
+}
+
 /* Decodes the padded window z of fragment f into dir (TR_DIR_NODATA for
  * NoData, off-grid and unknown codes). An unknown code on a tile cell fails
  * the run naming the cell (a halo cell's code is its own fragment's to

@@ -11,6 +11,8 @@
  *   "d8_up_perimeter" the same counts (not weights, not order) keeping only
  *                each tile's perimeter between rounds (acc_perimeter.c):
  *                what the runner runs when "d8_up"'s state does not fit.
+ *   "d8_basins_perimeter" the same labels, keeping each tile's perimeter
+ *                (basin_perimeter.c), when "d8_basins"'s state does not fit.
  *   "d8_basins"  the downstream labelling (basin_program.c): a cell takes
  *                the label of the cell it drains into; seeds (stream cells
  *                with their link number) are known from the start, a known

@@ -254,13 +254,14 @@ static int run_prog(const char *name, const void *params, const float *p, const 
   eng.aap.ds_max = 0.0003;
   eng.aap.inject.delay_max = delay_max;
   eng.backend = TR_GRAPH_THREADS;
-  /* every other run out of core: state beyond 4 KiB spilled between rounds
+  /* every other run out of core: state beyond 4 KiB (256 bytes) spilled between rounds
    * (most fragments on disk most of the time), which must not change a bit */
   static int nrun;
   const int spill = nrun++ % 2;
   tr_state_store_stats ss = {0};
   if (spill) {
-    eng.state_budget = 4096;
+    /* the perimeter programs keep a few KiB per fragment here: a smaller budget */
+    eng.state_budget = strstr(name, "perimeter") ? 256 : 4096;
     eng.spill_dir = ".";
     eng.spill_stats = &ss;
   }
@@ -408,6 +409,10 @@ static int test_schedules_layouts_threads(void) {
         ASSERT_EQ_INT(run_prog("d8_basins", &b, p, NULL, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         for (int i = 0; i < N; i++) exp[i] = ref_label(p, acc, thr, i);
         ASSERT(same(out, exp, "labels"));
+        ASSERT_EQ_INT(
+            run_prog("d8_basins_perimeter", &b, p, NULL, &L, &scheds[s], 1 + (run + 2) % 4, 0, out, msg, sizeof msg),
+            0);
+        ASSERT(same(out, exp, "labels, d8_basins_perimeter"));
         free(seeds);
       }
       tr_aap_layout_free(&L);
@@ -435,6 +440,18 @@ static int test_delayed_messages(void) {
       ASSERT_EQ_INT(run_prog("d8_up_perimeter", &u, p, NULL, &L, &sc, 3, 0.002, out, msg, sizeof msg), 0);
       expected(TR_UP_ACC, 1, p, NULL, 5, exp);
       ASSERT(same(out, exp, "delayed perimeter accumulation"));
+      /* labels from the stream cells, by the perimeter program */
+      static double acc[N];
+      static unsigned char con[N];
+      static tr_basin_seed seeds[N];
+      ref_acc(p, NULL, acc, con);
+      int64_t ns = 0;
+      for (int i = 0; i < N; i++)
+        if (!isnan(p[i]) && acc[i] >= 5) seeds[ns++] = (tr_basin_seed){i, seed_label(i)};
+      tr_basin_params b = {TR_DIRENC_TAUDEM, ns, seeds, "test"};
+      ASSERT_EQ_INT(run_prog("d8_basins_perimeter", &b, p, NULL, &L, &sc, 3, 0.002, out, msg, sizeof msg), 0);
+      for (int i = 0; i < N; i++) exp[i] = ref_label(p, acc, 5, i);
+      ASSERT(same(out, exp, "delayed perimeter labels"));
     }
   }
   tr_aap_layout_free(&L);
@@ -491,21 +508,21 @@ static int test_cycle_and_bad_code(void) {
     tr_aap_layout L;
     ASSERT_EQ_INT(make_layout(l, &L), 0);
     for (int s = 0; s < NSCHED; s += 3) {
-      char up_line[512] = "";
-      for (int prog = 0; prog < 3; prog++) {
-        static const char *const names[3] = {"d8_up", "d8_basins", "d8_up_perimeter"};
+      char up_line[512] = "", basin_line[512] = "";
+      for (int prog = 0; prog < 4; prog++) {
+        static const char *const names[4] = {"d8_up", "d8_basins", "d8_up_perimeter", "d8_basins_perimeter"};
         tr_up_params u = up_params(TR_UP_ACC, 0, 0, 1);
         tr_basin_params b = {TR_DIRENC_TAUDEM, 0, NULL, "test"};
-        const int rc = run_prog(names[prog], prog == 1 ? (const void *)&b : (const void *)&u, p, NULL, &L, &scheds[s],
+        const int rc = run_prog(names[prog], prog % 2 ? (const void *)&b : (const void *)&u, p, NULL, &L, &scheds[s],
                                 2, 0, out, msg, sizeof msg);
         ASSERT_EQ_INT(rc, TR_EINPUT);
         ASSERT(strstr(msg, "cycle") != NULL);
         int r, c;
         ASSERT(sscanf(strstr(msg, "(row "), "(row %d, col %d)", &r, &c) == 2);
-        if (prog != 1) ASSERT(r >= r0 && r <= r0 + 1 && c >= c0 && c <= c0 + 1);
-        /* the perimeter program names the same cell as d8_up */
-        if (prog == 0) snprintf(up_line, sizeof up_line, "%s", msg);
-        if (prog == 2) ASSERT(!strcmp(msg, up_line));
+        if (prog % 2 == 0) ASSERT(r >= r0 && r <= r0 + 1 && c >= c0 && c <= c0 + 1);
+        /* the perimeter programs name the same cell as d8_up and d8_basins */
+        if (prog < 2) snprintf(prog ? basin_line : up_line, sizeof up_line, "%s", msg);
+        else ASSERT(!strcmp(msg, prog == 2 ? up_line : basin_line));
       }
     }
     tr_aap_layout_free(&L);

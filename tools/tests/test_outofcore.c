@@ -334,19 +334,23 @@ static int test_flowgraph_same_bytes(void) {
   return 0;
 }
 
-/* Accumulation and stream cells from --dir-in with --mem below d8_up's state
- * but above what d8_up_perimeter needs (half of the in-memory run's estimate
- * of d8_up's state, per process): the runner runs the perimeter program for
- * those two products (and d8_up for the order, which it cannot compute), and
- * every product is the same bytes as the in-memory run, on 2 threads and on 2
- * ranks (each given half of its own in-memory figure). */
+/* Accumulation, stream cells and basins from --dir-in with --mem below the
+ * state of d8_up and d8_basins but above what their perimeter twins need
+ * (half of the in-memory run's estimate of d8_up's state, per process): the
+ * runner runs the twins for those products (the basins' links read a scratch
+ * accumulation, a fourth d8_up stage) and d8_up for the order, which its twin
+ * cannot compute; every product is the same bytes as the in-memory run, on 2
+ * threads and on 2 ranks (each given half of its own in-memory figure). */
 static int test_flowgraph_perimeter(void) {
   char c[8192], dir[700];
   snprintf(dir, sizeof dir, "%s", ck_out("pdir.tif"));
   snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, dir);
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  static const char *const prod[3] = {"acc", "streams", "order"}, *const names[3] = {"pacc", "psrc", "pord"};
-  ss_line mem_run[4];
+  static const char *const prod[5] = {"acc", "streams", "order", "links' accumulation", "basins"},
+                           *const names[4] = {"pacc", "psrc", "pord", "pw"};
+  static const char *const twin_runs[5] = {"d8_up_perimeter", "d8_up_perimeter", "d8_up", "d8_up_perimeter",
+                                           "d8_basins_perimeter"};
+  ss_line mem_run[8];
   for (int run = 0; run < 4; run++) {
     const int mpi = run >= 2, twin = run % 2;
     if (mpi && !mpirun[0]) break;
@@ -358,21 +362,21 @@ static int test_flowgraph_perimeter(void) {
       snprintf(flags, sizeof flags, "--threads %d", mpi ? 1 : 2);
     snprintf(c, sizeof c,
              "%s%s '%s' flowgraph -q --tile-size 128 %s --dir-in '%s' --acc '%s' --streams '%s' --order '%s' "
-             "--threshold 50 --aap-stats '%s'",
+             "--basins '%s' --threshold 50 --aap-stats '%s'",
              mpi ? mpirun : "", mpi ? " -n 2" : "", ck_tf, flags, dir, ck_out("pacc.tif"), ck_out("psrc.tif"),
-             ck_out("pord.tif"), ck_out("fg.json"));
+             ck_out("pord.tif"), ck_out("pw.tif"), ck_out("fg.json"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
-    ss_line o[4];
-    ASSERT_EQ_INT(read_stats(ck_out("fg.json"), o, 4), 3);
+    ss_line o[8];
+    ASSERT_EQ_INT(read_stats(ck_out("fg.json"), o, 8), 5);
     if (!twin) memcpy(mem_run, o, sizeof o);
-    for (int k = 0; k < 3; k++) {
-      const char *want = !twin || k == 2 ? "d8_up" : "d8_up_perimeter";
+    for (int k = 0; k < 5; k++) {
+      const char *want = !twin ? (k == 4 ? "d8_basins" : "d8_up") : twin_runs[k];
       if (strcmp(o[k].prog, want)) {
         fprintf(stderr, "run %d: %s ran %s, not %s\n", run, prod[k], o[k].prog, want);
         return 1;
       }
     }
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
       char a[64], b[64], x[700];
       snprintf(a, sizeof a, "%s.tif", names[k]);
       snprintf(b, sizeof b, "%s_%d.tif", names[k], run);
@@ -380,7 +384,7 @@ static int test_flowgraph_perimeter(void) {
       snprintf(a, sizeof a, "%s_0.tif", names[k]);
       snprintf(x, sizeof x, "%s", ck_out(a));
       if (run > 0 && !rc_same_file(x, ck_out(b))) {
-        fprintf(stderr, "run %d: %s differs from the in-memory run\n", run, prod[k]);
+        fprintf(stderr, "run %d: %s differs from the in-memory run\n", run, prod[k == 3 ? 4 : k]);
         return 1;
       }
     }
