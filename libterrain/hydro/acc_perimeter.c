@@ -192,6 +192,8 @@ static int flow_tile(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, const pv
 }
 
 static int known(const tile_flow *t, int64_t i) { return t->rem[i] == 0; }
+static int flow_dir(const void *t, int64_t i) { return ((const tile_flow *)t)->dir[i]; }
+static int flow_known(const void *t, int64_t i) { return known(t, i); }
 
 /* ------------------------------------------------------------ the links */
 
@@ -219,6 +221,17 @@ static int finish(pctx *x, const tr_d8_win *g, pview *v, uint32_t k, uint32_t *s
   }
   tr_aap_add_work(rd, work);
   return 0;
+}
+
+/* Cell d, which a tile cell drains into, as a link: a perimeter cell, out of
+ * the tile, or none (NoData, or an inner cell below a cycle); nx holds the
+ * links of the inner cells below it. One division for its row and column. */
+static uint32_t link_of(const tr_d8_win *g, const tile_flow *t, const uint32_t *nx, int64_t d) {
+  if (t->dir[d] == TR_DIR_NODATA) return LINK_NONE;
+  const int64_t r = d / g->pw, c = d % g->pw;
+  if (r < 1 || r > g->h || c < 1 || c > g->w) return LINK_OUT;
+  if (r == 1 || r == g->h || c == 1 || c == g->w) return (uint32_t)tr_d8_ring_index(g->h, g->w, r - 1, c - 1);
+  return known(t, d) ? nx[d] : LINK_NONE;
 }
 
 static void perim_destroy(void *user, void *state) {
@@ -252,16 +265,9 @@ static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
   memcpy(s->blob, &nper, sizeof nper);
   memcpy(s->blob + sizeof(int64_t), &nhalo, sizeof nhalo);
   pview v = view_of(s->blob);
-  /* the cell i drains into, as a link: a perimeter cell, out, or none */
-#define LINK_OF(i, d)                                             \
-  (t.dir[(d)] == TR_DIR_NODATA  ? LINK_NONE                       \
-   : !tr_d8_in_tile(&g, (d))    ? LINK_OUT                        \
-   : tr_d8_per_of(&g, (d)) >= 0 ? (uint32_t)tr_d8_per_of(&g, (d)) \
-   : known(&t, (d))             ? nx[(d)]                         \
-                                : LINK_NONE)
   for (int64_t h = t.nq - 1; h >= 0; h--) {
     const int64_t i = t.q[h];
-    nx[i] = t.dir[i] < 0 ? LINK_NONE : LINK_OF(i, i + g.off[t.dir[i]]);
+    nx[i] = t.dir[i] < 0 ? LINK_NONE : link_of(&g, &t, nx, i + g.off[t.dir[i]]);
   }
   for (int64_t k = 0; k < nper; k++) {
     const int64_t i = tr_d8_per_cell(&g, k);
@@ -273,7 +279,7 @@ static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
     } else {
       v.pend[k] += NEVER;
     }
-    if (t.dir[i] >= 0) v.link[k] = known(&t, i) ? nx[i] : LINK_OF(i, i + g.off[t.dir[i]]);
+    if (t.dir[i] >= 0) v.link[k] = known(&t, i) ? nx[i] : link_of(&g, &t, nx, i + g.off[t.dir[i]]);
     /* the external inflows it waits for */
     for (int d = 0; d < 8; d++) {
       const int64_t nb = i + g.off[d];
@@ -281,7 +287,6 @@ static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
     }
     v.pend[k] += v.epend[k];
   }
-#undef LINK_OF
   for (int64_t k = 0; k < nper; k++)
     if (v.link[k] < LINK_OUT) v.pend[v.link[k]]++;
   for (int64_t j = 0; j < nhalo; j++) {
@@ -350,25 +355,8 @@ static int perim_assemble(void *user, const tr_aap_frag *f, void *state) {
       double out = nd;
       if (t.dir[i] != TR_DIR_NODATA) {
         if (!known(&t, i)) {
-          /* a cell of the cycle above it: upstream through unknown in-tile inflows
-           * until a cell repeats (as "d8_up" walks) */
-          unsigned char *seen = calloc((size_t)t.n, 1);
-          int64_t at = i;
-          while (seen && !seen[at]) {
-            seen[at] = 1;
-            int64_t up = -1;
-            for (int k = 0; k < 8 && up < 0; k++) {
-              const int64_t nb = at + g.off[k];
-              if (t.dir[nb] == (k + 4) % 8 && !known(&t, nb) && tr_d8_in_tile(&g, nb)) up = nb;
-            }
-            if (up < 0) break;
-            at = up;
-          }
-          free(seen);
-          const int64_t cell = tr_d8_cell(&g, x->env->cols, at);
-          rc = tr_graph_fail(x->env, f, TR_EINPUT,
-                             "'%s': the flow directions form a cycle through cell (row %lld, col %lld)", x->prm.src,
-                             (long long)(cell / x->env->cols), (long long)(cell % x->env->cols));
+          /* the same cell of the cycle as "d8_up" names */
+          rc = tr_d8_fail_cycle(x->env, f, &g, x->prm.src, tr_d8_cycle_cell(&g, t.n, i, &t, flow_dir, flow_known));
           break;
         }
         const double val = t.v[i] * x->prm.unit;
@@ -381,18 +369,6 @@ static int perim_assemble(void *user, const tr_aap_frag *f, void *state) {
   free(tile);
   flow_free(&t);
   return rc;
-}
-
-/* f_aggr: as "d8_up"'s, the largest (value, contamination); copies of one
- * final value are equal. */
-static int perim_max(void *user, void *acc, const void *value) {
-  (void)user;
-  tr_up_msg a, v;
-  memcpy(&a, acc, sizeof a);
-  memcpy(&v, value, sizeof v);
-  const int more = v.v > a.v || (v.v == a.v && (v.con > a.con || (v.con == a.con && v.ord > a.ord)));
-  if (more) memcpy(acc, &v, sizeof v);
-  return more;
 }
 
 static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
@@ -408,7 +384,7 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   p->inceval = perim_inceval;
   p->assemble = perim_assemble;
   p->destroy = perim_destroy;
-  p->aggr = perim_max;
+  p->aggr = tr_up_msg_max;
   p->assemble_parallel = 1; /* Assemble accumulates its tile again: on every thread */
   return 0;
 }

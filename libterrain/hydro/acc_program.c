@@ -375,25 +375,8 @@ static int up_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   return rc;
 }
 
-/* A cell on the cycle that keeps cell i unknown: walk upstream through
- * unknown inflows until a cell repeats (or the walk leaves the tile). */
-static int64_t cycle_cell(const up_state *s, const win *g, int64_t i) {
-  unsigned char *seen = calloc((size_t)s->n, 1);
-  if (!seen) return i;
-  for (;;) {
-    if (seen[i]) break;
-    seen[i] = 1;
-    int64_t up = -1;
-    for (int k = 0; k < 8 && up < 0; k++) {
-      const int64_t n = i + g->off[k];
-      if (dir_at(s, n) == (k + 4) % 8 && !is_final(s, n) && tr_d8_in_tile(g, n)) up = n;
-    }
-    if (up < 0) break;
-    i = up;
-  }
-  free(seen);
-  return i;
-}
+static int dir_of_state(const void *s, int64_t i) { return dir_at(s, i); }
+static int known_in_state(const void *s, int64_t i) { return is_final(s, i); }
 
 static int up_assemble(void *user, const tr_aap_frag *f, void *state) {
   up_ctx *x = user;
@@ -409,10 +392,8 @@ static int up_assemble(void *user, const tr_aap_frag *f, void *state) {
       double out = nd;
       if (dir_at(s, i) != TR_DIR_NODATA) {
         if (!is_final(s, i)) {
-          const int64_t cell = global_cell(x, g, cycle_cell(s, g, i));
-          rc = tr_graph_fail(x->env, f, TR_EINPUT,
-                             "'%s': the flow directions form a cycle through cell (row %lld, col %lld)", x->prm.src,
-                             (long long)(cell / x->env->cols), (long long)(cell % x->env->cols));
+          rc = tr_d8_fail_cycle(x->env, f, g, x->prm.src,
+                                tr_d8_cycle_cell(g, s->n, i, s, dir_of_state, known_in_state));
           break;
         }
         const double v = getv(s, i) * x->prm.unit;
@@ -429,9 +410,7 @@ static int up_assemble(void *user, const tr_aap_frag *f, void *state) {
   return rc;
 }
 
-/* f_aggr: the largest (value, contamination, order); copies of one final
- * value are equal, so this keeps it. */
-static int up_max(void *user, void *acc, const void *value) {
+int tr_up_msg_max(void *user, void *acc, const void *value) {
   (void)user;
   up_msg a, v;
   memcpy(&a, acc, sizeof a);
@@ -456,7 +435,7 @@ static int up_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   p->inceval = up_inceval;
   p->assemble = up_assemble;
   p->destroy = up_destroy;
-  p->aggr = up_max;
+  p->aggr = tr_up_msg_max;
   return 0;
 }
 

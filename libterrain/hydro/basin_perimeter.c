@@ -73,19 +73,6 @@ static bview view_of(unsigned char *b) {
   return v;
 }
 
-static int32_t seed_of(const bctx *x, int64_t cell) {
-  int64_t lo = 0, hi = x->prm.nseeds - 1;
-  while (lo <= hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (x->prm.seeds[mid].cell == cell) return x->prm.seeds[mid].label;
-    if (x->prm.seeds[mid].cell < cell)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
-  }
-  return UNKNOWN;
-}
-
 /* A round's arrays over the padded window (n cells). */
 typedef struct {
   int64_t n;
@@ -128,7 +115,7 @@ static int label_tile(bctx *x, const tr_aap_frag *f, const tr_d8_win *g, const b
     for (int64_t c = 1; c <= g->w; c++) {
       const int64_t i = r * g->pw + c;
       if (t->dir[i] == TR_DIR_NODATA) continue;
-      int32_t lab = seed_of(x, tr_d8_cell(g, x->env->cols, i));
+      int32_t lab = tr_basin_seed_label(&x->prm, tr_d8_cell(g, x->env->cols, i));
       if (lab == UNKNOWN && (t->dir[i] == TR_DIR_NONE || t->dir[i + g->off[t->dir[i]]] == TR_DIR_NODATA)) lab = NOLABEL;
       if (lab == UNKNOWN && v && (r == 1 || r == g->h || c == 1 || c == g->w)) lab = v->lab[tr_d8_per_of(g, i)];
       if (lab == UNKNOWN) continue;
@@ -291,11 +278,7 @@ static int bp_assemble(void *user, const tr_aap_frag *f, void *state) {
     for (int64_t c = 0; c < g.w; c++) {
       const int64_t i = (r + 1) * g.pw + c + 1;
       if (t.dir[i] != TR_DIR_NODATA && t.lab[i] == UNKNOWN) {
-        const int64_t cell = tr_d8_cell(&g, x->env->cols, i);
-        rc =
-            tr_graph_fail(x->env, f, TR_EINPUT,
-                          "'%s': the flow directions form a cycle: cell (row %lld, col %lld) never drains to an outlet",
-                          x->prm.src, (long long)(cell / x->env->cols), (long long)(cell % x->env->cols));
+        rc = tr_d8_fail_no_outlet(x->env, f, &g, x->prm.src, i);
         break;
       }
       tile[r * g.w + c] = t.dir[i] == TR_DIR_NODATA ? TR_LABEL_NODATA : (double)t.lab[i];
@@ -304,17 +287,6 @@ static int bp_assemble(void *user, const tr_aap_frag *f, void *state) {
   free(tile);
   labels_free(&t);
   return rc;
-}
-
-/* f_aggr: as "d8_basins"'s, the largest; copies of one final label are equal. */
-static int bp_max(void *user, void *acc, const void *value) {
-  (void)user;
-  int32_t a, v;
-  memcpy(&a, acc, sizeof a);
-  memcpy(&v, value, sizeof v);
-  if (v <= a) return 0;
-  memcpy(acc, &v, sizeof v);
-  return 1;
 }
 
 static int bp_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
@@ -330,7 +302,7 @@ static int bp_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   p->inceval = bp_inceval;
   p->assemble = bp_assemble;
   p->destroy = bp_destroy;
-  p->aggr = bp_max;
+  p->aggr = tr_basin_label_max;
   p->assemble_parallel = 1; /* Assemble labels its tile again: on every thread */
   return 0;
 }

@@ -39,12 +39,12 @@ typedef tr_d8_win bwin;
 
 static int64_t b_cell(const basin_ctx *x, const bwin *g, int64_t i) { return tr_d8_cell(g, x->env->cols, i); }
 
-static int32_t seed_of(const basin_ctx *x, int64_t cell) {
-  int64_t lo = 0, hi = x->prm.nseeds - 1;
+int32_t tr_basin_seed_label(const tr_basin_params *p, int64_t cell) {
+  int64_t lo = 0, hi = p->nseeds - 1;
   while (lo <= hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (x->prm.seeds[mid].cell == cell) return x->prm.seeds[mid].label;
-    if (x->prm.seeds[mid].cell < cell) lo = mid + 1;
+    if (p->seeds[mid].cell == cell) return p->seeds[mid].label;
+    if (p->seeds[mid].cell < cell) lo = mid + 1;
     else hi = mid - 1;
   }
   return UNKNOWN;
@@ -105,7 +105,7 @@ static int basin_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
     for (int64_t c = 1; c <= g.w; c++) {
       const int64_t i = r * g.pw + c;
       if (s->dir[i] == TR_DIR_NODATA) continue;
-      int32_t lab = seed_of(x, b_cell(x, &g, i));
+      int32_t lab = tr_basin_seed_label(&x->prm, b_cell(x, &g, i));
       if (lab == UNKNOWN && (s->dir[i] == TR_DIR_NONE || s->dir[i + g.off[s->dir[i]]] == TR_DIR_NODATA))
         lab = NOLABEL;
       if (lab == UNKNOWN) continue;
@@ -157,11 +157,8 @@ static int basin_assemble(void *user, const tr_aap_frag *f, void *state) {
     for (int64_t c = 0; c < g.w; c++) {
       const int64_t i = (r + 1) * g.pw + c + 1;
       if (s->dir[i] != TR_DIR_NODATA && s->lab[i] == UNKNOWN) {
-        const int64_t cell = b_cell(x, &g, i);
         free(tile);
-        return tr_graph_fail(x->env, f, TR_EINPUT,
-                             "'%s': the flow directions form a cycle: cell (row %lld, col %lld) never drains to an outlet",
-                             x->prm.src, (long long)(cell / x->env->cols), (long long)(cell % x->env->cols));
+        return tr_d8_fail_no_outlet(x->env, f, &g, x->prm.src, i);
       }
       tile[r * g.w + c] = s->dir[i] == TR_DIR_NODATA ? TR_LABEL_NODATA : (double)s->lab[i];
     }
@@ -170,7 +167,7 @@ static int basin_assemble(void *user, const tr_aap_frag *f, void *state) {
   return rc;
 }
 
-static int basin_max(void *user, void *acc, const void *value) {
+int tr_basin_label_max(void *user, void *acc, const void *value) {
   (void)user;
   int32_t a, v;
   memcpy(&a, acc, sizeof a);
@@ -193,7 +190,7 @@ static int basin_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   p->inceval = basin_inceval;
   p->assemble = basin_assemble;
   p->destroy = basin_destroy;
-  p->aggr = basin_max;
+  p->aggr = tr_basin_label_max;
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #define TR_D8_WINDOW_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "aap.h"
 #include "dir_decode.h"
@@ -41,6 +42,45 @@ static inline int64_t tr_d8_cell(const tr_d8_win *g, int64_t cols, int64_t i) {
 /* The padded index of global cell `cell` (in the window). */
 static inline int64_t tr_d8_index(const tr_d8_win *g, int64_t cols, int64_t cell) {
   return (cell / cols - g->f->row0 + 1) * g->pw + (cell % cols - g->f->col0 + 1);
+}
+
+/* A cell of the cycle of directions that keeps tile cell i unknown: walks
+ * upstream through in-tile inflows still unknown (dir_at, known: the
+ * program's view of its window of n cells) until a cell repeats or none is
+ * left. Both upstream programs name the same cell so. */
+static inline int64_t tr_d8_cycle_cell(const tr_d8_win *g, int64_t n, int64_t i, const void *s,
+                                       int (*dir_at)(const void *s, int64_t i), int (*known)(const void *s, int64_t i)) {
+  unsigned char *seen = calloc((size_t)n, 1);
+  if (!seen) return i;
+  while (!seen[i]) {
+    seen[i] = 1;
+    int64_t up = -1;
+    for (int k = 0; k < 8 && up < 0; k++) {
+      const int64_t nb = i + g->off[k];
+      if (dir_at(s, nb) == (k + 4) % 8 && !known(s, nb) && tr_d8_in_tile(g, nb)) up = nb;
+    }
+    if (up < 0) break;
+    i = up;
+  }
+  free(seen);
+  return i;
+}
+
+/* The failure of an upstream program whose padded cell i lies on a cycle. */
+static inline int tr_d8_fail_cycle(tr_graph_env *env, const tr_aap_frag *f, const tr_d8_win *g, const char *src,
+                                   int64_t i) {
+  const int64_t cell = tr_d8_cell(g, env->cols, i);
+  return tr_graph_fail(env, f, TR_EINPUT, "'%s': the flow directions form a cycle through cell (row %lld, col %lld)",
+                       src, (long long)(cell / env->cols), (long long)(cell % env->cols));
+}
+
+/* The failure of a label program whose padded cell i never met an outlet. */
+static inline int tr_d8_fail_no_outlet(tr_graph_env *env, const tr_aap_frag *f, const tr_d8_win *g, const char *src,
+                                       int64_t i) {
+  const int64_t cell = tr_d8_cell(g, env->cols, i);
+  return tr_graph_fail(env, f, TR_EINPUT,
+                       "'%s': the flow directions form a cycle: cell (row %lld, col %lld) never drains to an outlet",
+                       src, (long long)(cell / env->cols), (long long)(cell % env->cols));
 }
 
 /* Rings: the cells of an R x C rectangle's border, numbered: the top row,

@@ -59,6 +59,10 @@ typedef struct {
   uint8_t pad[6];
 } tr_up_msg;
 
+/* f_aggr of both upstream programs: the largest (value, contamination,
+ * order); copies of one final value are equal, so it keeps that value. */
+int tr_up_msg_max(void *user, void *acc, const void *value);
+
 /* One seed of "d8_basins": a cell and its label. */
 typedef struct {
   int64_t cell;         /* row * cols + col */
@@ -71,6 +75,12 @@ typedef struct {
   const tr_basin_seed *seeds;
   const char *src;
 } tr_basin_params;
+
+/* Both label programs' rules: the label of seed `cell` (binary search of
+ * the sorted seeds), or INT32_MIN when it is not one; f_aggr, the largest
+ * label (copies of one final label are equal). */
+int32_t tr_basin_seed_label(const tr_basin_params *p, int64_t cell);
+int tr_basin_label_max(void *user, void *acc, const void *value);
 
 /* The network's stream links, built from the stream cells. */
 typedef struct {

@@ -416,26 +416,18 @@ static graph_need graph_memory(const tr_graph_program *prog, const tr_job *job, 
   return graph_memory_of(prog, job, cache_mb, job->rank);
 }
 
-/* The state of the rank with the most. */
-static int64_t largest_rank_state(const tr_graph_program *prog, const tr_job *job) {
-  int64_t most = 0;
-  for (int r = 0; r < job->nranks; r++) {
-    const int64_t st = graph_memory_of(prog, job, 0, r).state;
-    if (st > most) most = st;
-  }
-  return most;
-}
-
-/* The least memory a rank needs to run `prog` (the rounds running, one
- * fragment read back, the buffers), for the rank that needs the most: a
- * choice every rank makes alike. */
-static int64_t largest_rank_minimum(const tr_graph_program *prog, const tr_job *job, double cache_mb, int64_t writer,
-                                    int pinned) {
+/* Over the ranks, the most state (minimum 0) or the most a rank needs at
+ * least to run `prog` (minimum 1: the rounds running, one fragment read
+ * back, the buffers): figures every rank computes alike, so that ranks
+ * with the same --mem choose alike. */
+static int64_t largest_rank(const tr_graph_program *prog, const tr_job *job, double cache_mb, int64_t writer,
+                            int pinned, int minimum) {
   int64_t most = 0;
   for (int r = 0; r < job->nranks; r++) {
     const graph_need n = graph_memory_of(prog, job, cache_mb, r);
-    const int64_t least = n.fixed + writer + (int64_t)pinned * n.round_max + (int64_t)(pinned + 1) * n.frag_max;
-    if (least > most) most = least;
+    const int64_t v = !minimum ? n.state
+                               : n.fixed + writer + (int64_t)pinned * n.round_max + (int64_t)(pinned + 1) * n.frag_max;
+    if (v > most) most = v;
   }
   return most;
 }
@@ -615,13 +607,13 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
      * send a perimeter cell's current W, min-aggregated, towards one fixed
      * point */
     const int64_t mem = tr_mem_limit(run->mem);
-    if (prog->when_out_of_core && need.fixed + largest_rank_state(prog, &job) > mem) {
+    if (prog->when_out_of_core && need.fixed + largest_rank(prog, &job, cache_mb, writer, pinned, 0) > mem) {
       const tr_graph_program *alt = tr_graph_program_find(prog->when_out_of_core);
       if (alt && (!alt->applies || alt->applies(params))) {
         /* only when the twin's own working set fits (its rounds may hold more
          * than the program's: d8_up_perimeter's): otherwise the program
          * spills, or says what it needs */
-        if (largest_rank_minimum(alt, &job, cache_mb, writer, pinned) <= mem)
+        if (largest_rank(alt, &job, cache_mb, writer, pinned, 1) <= mem)
           prog = alt, need = graph_need_of(alt, &job, cache_mb, writer, pinned);
       }
     }

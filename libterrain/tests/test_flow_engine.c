@@ -195,9 +195,15 @@ typedef struct {
   const float *v;
 } arr_in;
 
+/* When set, run_prog counts each fragment's direction-window loads here
+ * and puts the engine's statistics there (test_perimeter_reads_twice). */
+static int64_t *g_loads;
+static tr_aap_stats *g_stats;
+static const float *g_weights; /* the weights input: not counted */
+
 static int arr_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst) {
-  (void)t;
   const arr_in *a = user;
+  if (g_loads && a->v != g_weights) __atomic_fetch_add(&g_loads[t->index], 1, __ATOMIC_RELAXED);
   for (int64_t r = 0; r < rows; r++) memcpy(dst + r * cols, a->v + (row0 + r) * C + col0, (size_t)cols * sizeof(float));
   return 0;
 }
@@ -267,8 +273,9 @@ static int run_prog(const char *name, const void *params, const float *p, const 
   }
   int pst = 0;
   msg[0] = 0;
-  int rc = tr_graph_exec_inputs(tr_graph_program_find(name), params, L, st, wt ? 2 : 1, &sink, &eng, NULL, msg, msglen,
-                                &pst);
+  g_weights = wt;
+  int rc = tr_graph_exec_inputs(tr_graph_program_find(name), params, L, st, wt ? 2 : 1, &sink, &eng, g_stats, msg,
+                                msglen, &pst);
   if (!rc && spill && L->nfrags > 2 && (ss.spills == 0 || ss.restores == 0)) {
     fprintf(stderr, "%s with a state budget of 4 KiB over %lld fragments spilled %lld and restored %lld\n", name,
             (long long)L->nfrags, (long long)ss.spills, (long long)ss.restores);
@@ -458,6 +465,65 @@ static int test_delayed_messages(void) {
   return 0;
 }
 
+/* The perimeter programs read each fragment's directions exactly twice
+ * (PEval and Assemble) however many rounds the flow takes across fragment
+ * borders (the maze and the spiral: more than two a fragment), with
+ * no input cache, on 1 and 3 threads, state spilled or not, and give the
+ * reference. */
+static int test_perimeter_reads_twice(void) {
+  static float p[N];
+  static double out[N], exp[N], acc[N];
+  static unsigned char con[N];
+  static tr_basin_seed seeds[N];
+  char msg[512];
+  tr_aap_layout L;
+  ASSERT_EQ_INT(make_layout(LAY_SMALL, &L), 0);
+  int64_t *loads = calloc((size_t)L.nfrags, sizeof *loads);
+  ASSERT(loads != NULL);
+  const int grids[2] = {TREE_GRID, DEM_SPIRAL};
+  for (int gi = 0; gi < 2; gi++) {
+    make_dirs(grids[gi], p);
+    ref_acc(p, NULL, acc, con);
+    int64_t ns = 0;
+    for (int i = 0; i < N; i++)
+      if (!isnan(p[i]) && acc[i] >= 8) seeds[ns++] = (tr_basin_seed){i, seed_label(i)};
+    tr_basin_params b = {TR_DIRENC_TAUDEM, ns, seeds, "test"};
+    tr_up_params u = up_params(TR_UP_ACC, 1, 0, 8);
+    for (int run = 0; run < 4; run++) {
+      const int basins = run >= 2;
+      const int threads = run % 2 ? 3 : 1; /* odd: the tile store keeps no window (run_prog) */
+      tr_aap_stats st;
+      memset(&st, 0, sizeof st);
+      memset(loads, 0, (size_t)L.nfrags * sizeof *loads);
+      g_loads = loads;
+      g_stats = &st;
+      const int rc = run_prog(basins ? "d8_basins_perimeter" : "d8_up_perimeter", basins ? (const void *)&b : (const void *)&u,
+                              p, NULL, &L, &scheds[0], threads, 0, out, msg, sizeof msg);
+      g_loads = NULL;
+      g_stats = NULL;
+      ASSERT_EQ_INT(rc, 0);
+      if (basins)
+        for (int i = 0; i < N; i++) exp[i] = ref_label(p, acc, 8, i);
+      else
+        expected(TR_UP_ACC, 1, p, NULL, 8, exp);
+      ASSERT(same(out, exp, basins ? "labels, reads" : "accumulation, reads"));
+      int64_t rounds = 0;
+      for (int w = 0; w < st.nworkers; w++) rounds += st.w[w].rounds;
+      tr_aap_stats_free(&st);
+      printf("  %s, grid %d, %d thread(s): %lld rounds over %lld fragments\n", basins ? "labels" : "accumulation",
+             grids[gi], threads, (long long)rounds, (long long)L.nfrags);
+      for (int64_t f = 0; f < L.nfrags; f++) ASSERT_EQ_INT(loads[f], 2);
+      /* not for want of rounds: besides PEval's, at least one round for
+       * every other fragment on average (labels, the fewest: about one a
+       * fragment), none of which read a window */
+      ASSERT(2 * rounds > 3 * L.nfrags);
+    }
+  }
+  free(loads);
+  tr_aap_layout_free(&L);
+  return 0;
+}
+
 /* esri and grass codes of the same grid give the same accumulation. */
 static int test_encodings(void) {
   static float p[N], q[N];
@@ -539,4 +605,4 @@ static int test_cycle_and_bad_code(void) {
 }
 
 TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_schedules_layouts_threads), TR_TEST(test_delayed_messages),
-        TR_TEST(test_encodings), TR_TEST(test_cycle_and_bad_code))
+        TR_TEST(test_perimeter_reads_twice), TR_TEST(test_encodings), TR_TEST(test_cycle_and_bad_code))
