@@ -570,6 +570,7 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   out->ds = GDALCreate(create_drv, out->tmp_path, (int)in->cols, (int)in->rows, bands, type,
                        out->copy_at_end ? NULL : out->options);
   if (out->ds) {
+    tr_tmp_created(out->tmp_path);
     out->band = GDALGetRasterBand(out->ds, 1);
     if (in->has_gt) GDALSetGeoTransform(out->ds, (double *)in->gt);
     if (in->wkt) GDALSetProjection(out->ds, in->wkt);
@@ -647,6 +648,7 @@ static int CPL_STDCALL copy_progress(double frac, const char *msg, void *user) {
   (void)frac;
   (void)msg;
   copy_watch *w = user;
+  tr_tmp_created(w->out->copy_tmp_path); /* the copy exists now */
   if (w->out->progress && !w->out->progress(1.0, NULL, w->out->progress_user)) w->cancelled = 1;
   return !w->cancelled;
 }
@@ -669,6 +671,7 @@ int tr_output_commit(tr_output *out, tr_error *err) {
       snprintf(c.msg, sizeof c.msg, "the %s driver could not write this raster", GDALGetDriverShortName(out->driver));
     }
     if (cp) GDALClose(cp);
+    if (cp) tr_tmp_created(out->copy_tmp_path);
     if (stage) GDALClose(stage);
     GDALDeleteDataset(GDALGetDriverByName("GTiff"), out->tmp_path);
     ready = out->copy_tmp_path;

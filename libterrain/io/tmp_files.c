@@ -20,6 +20,8 @@ enum { SLOT_FREE = 0, SLOT_BUSY = 1, SLOT_LIVE = 2 };
 #define NSLOTS 64
 #define AUX_EXT ".aux.xml"
 
+static int removed; /* tr_remove_temporaries has run */
+
 static struct {
   int state;
   unsigned seq;
@@ -54,7 +56,13 @@ void tr_tmp_untrack(const char *path) {
   }
 }
 
+void tr_tmp_created(const char *path) {
+  if (path && __atomic_load_n(&removed, __ATOMIC_SEQ_CST)) unlink(path);
+}
+
 void tr_remove_temporaries(void) {
+  /* first: a file created from now on is unlinked by its creator */
+  __atomic_store_n(&removed, 1, __ATOMIC_SEQ_CST);
   char name[PATH_MAX];
   for (int i = 0; i < NSLOTS; i++) {
     if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) != SLOT_LIVE) continue;

@@ -10,8 +10,11 @@
  * name of each temporary from its creation until it is renamed into place or
  * deleted, and so do the callers of scratch names, and the command's signal
  * handler calls tr_remove_temporaries (terrain.h), which unlinks every
- * tracked name there and then. What is left anyway (a SIGKILL with no
- * SIGTERM before it) is removed by the next run's stale clean-up (raster.c).
+ * tracked name there and then (and a file created after that is unlinked by
+ * its creator: tr_tmp_created). What is left anyway (a SIGKILL with no
+ * SIGTERM before it, or within the few ms of the create call that the
+ * SIGTERM interrupted) is removed by the next run's stale clean-up
+ * (raster.c).
  */
 #ifndef TR_TMP_FILES_H
 #define TR_TMP_FILES_H
@@ -19,6 +22,11 @@
 /* Tracks path (copied); 0, or -1 when the table is full or the name too
  * long (the file is then left to the stale clean-up). Thread-safe. */
 int tr_tmp_track(const char *path);
+
+/* Called once the tracked file at path exists: when the handler has already
+ * run (a signal came between tracking the name and creating the file, so
+ * there was nothing to unlink then), unlinks it now. Thread-safe. */
+void tr_tmp_created(const char *path);
 
 /* Forgets path: it was renamed into place or deleted. Thread-safe. */
 void tr_tmp_untrack(const char *path);
