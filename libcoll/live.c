@@ -15,6 +15,18 @@
  * sends are completed (the peers receive them in their own stop), so no
  * message is left unmatched and no request live on success.
  *
+ * Telling the others (the loss round): the survivors of a loss do not find
+ * it at the same moment - each when one of its waits next asks, after its own
+ * view of the silence - and under default mpirun the first survivor to exit
+ * ends the rest, often before they have said which rank was lost. So the
+ * first time a process finds a loss (coll_live_lost, while everything it has
+ * posted is still owned by a live frame), it sends SAW(v) to every other
+ * peer and waits until each has sent its own SAW, is itself silent beyond
+ * the timeout, or one more timeout has passed. A SAW received latches the
+ * same loss, so a survivor learns of it within a heartbeat poll and its next
+ * wait gives up. Concurrent callers wait for the round; the closing handshake
+ * (coll_live_stop) runs the same round itself.
+ *
  * Quiescing (coll_live_quiesce): a wait that gives up leaves its requests
  * posted, and their buffers are then released (a returned stack frame, a
  * freed tile). Any later MPI call of this process - above all this thread's
@@ -36,7 +48,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-enum { TAG_BEAT = 1, TAG_BYE = 2 };
+enum { TAG_BEAT = 1, TAG_BYE = 2, TAG_SAW = 3 };
 
 struct coll_live {
   int active; /* 0: inert */
@@ -47,11 +59,16 @@ struct coll_live {
   int th_started;
   pthread_mutex_t mu;
   double timeout_ms;
-  double *last;  /* per rank: when last heard from (monotonic s) */
-  char *bye;     /* per rank: sent BYE */
+  double *last; /* per rank: when last heard from (monotonic s) */
+  char *bye;    /* per rank: sent BYE */
   int stopping;
   atomic_int quiet; /* quiesced: no MPI call any more (a plain load: waits ask before each progress) */
-  int lost_rank;   /* the loss found first (latched), -1: none */
+  int lost_rank;    /* the loss found first (latched), -1: none */
+  char *saw;        /* per rank: sent SAW (it has found a loss) */
+  int round;        /* the loss round: 0 not begun, 1 running, 2 over */
+  pthread_cond_t round_cv;
+  MPI_Request *saw_req;
+  int saw_val;
   pthread_mutex_t join_mu; /* one joiner of the thread */
   int joined;
   MPI_Request *beat_req, *bye_req;
@@ -77,6 +94,12 @@ static void receive_all(coll_live *l) {
     pthread_mutex_lock(&l->mu);
     l->last[st.MPI_SOURCE] = now;
     if (st.MPI_TAG == TAG_BYE) l->bye[st.MPI_SOURCE] = 1;
+    if (st.MPI_TAG == TAG_SAW) {
+      l->saw[st.MPI_SOURCE] = 1;
+      /* a peer's word is this rank's loss too (never its own: a stopped
+       * rank continued by mpirun learns that the others gave up on it) */
+      if (l->lost_rank == -1 && v >= 0 && v < l->size && v != l->rank) l->lost_rank = v;
+    }
     pthread_mutex_unlock(&l->mu);
   }
 }
@@ -129,6 +152,39 @@ static int lost_locked(const coll_live *l, double now, double *silent_ms) {
   return who;
 }
 
+/* Every peer but the lost one has found the loss too (sent SAW), or is
+ * itself silent beyond the timeout (caller holds mu). */
+static int all_saw_locked(const coll_live *l, int lost, double now) {
+  for (int r = 0; r < l->size; r++) {
+    if (r == l->rank || r == lost || l->saw[r]) continue;
+    if ((now - l->last[r]) * 1e3 <= l->timeout_ms) return 0;
+  }
+  return 1;
+}
+
+/* The loss round (top of the file): SAW(lost) to every other peer, then wait
+ * for theirs, bounded by one timeout. receive: the caller receives (the
+ * thread is joined); otherwise the thread does. Gives up at once when the
+ * process quiesces meanwhile (a signal: nobody receives any more). */
+static void loss_round(coll_live *l, int lost, int receive) {
+  l->saw_val = lost;
+  for (int r = 0; r < l->size; r++)
+    if (r != l->rank && r != lost) MPI_Isend(&l->saw_val, 1, MPI_INT, r, TAG_SAW, l->comm, &l->saw_req[r]);
+  const double t0 = coll_now();
+  for (;;) {
+    if (receive)
+      receive_all(l);
+    else if (atomic_load(&l->quiet))
+      return;
+    const double now = coll_now();
+    pthread_mutex_lock(&l->mu);
+    const int done = all_saw_locked(l, lost, now) || (now - t0) * 1e3 > l->timeout_ms;
+    pthread_mutex_unlock(&l->mu);
+    if (done) return;
+    coll_sleep_ms(1);
+  }
+}
+
 /* Joins the thread once, whoever asks first (never the thread itself). */
 static void join_thread(coll_live *l) {
   pthread_mutex_lock(&l->join_mu);
@@ -155,9 +211,22 @@ int coll_live_lost(const coll_live *l, double *silent_ms) {
   if (!l || !l->active) return -1;
   coll_live *m = (coll_live *)l;
   pthread_mutex_lock(&m->mu);
-  if (m->lost_rank == -1) m->lost_rank = lost_locked(l, coll_now(), silent_ms);
-  else if (silent_ms) *silent_ms = (coll_now() - m->last[m->lost_rank]) * 1e3;
+  if (m->lost_rank == -1)
+    m->lost_rank = lost_locked(l, coll_now(), silent_ms);
+  else if (silent_ms && m->lost_rank >= 0)
+    *silent_ms = (coll_now() - m->last[m->lost_rank]) * 1e3;
   int r = m->lost_rank;
+  if (r >= 0 && m->round == 0 && !atomic_load(&m->quiet)) {
+    /* the first to ask runs the round; its buffers and everybody else's
+     * are still live, so MPI progress meanwhile is safe */
+    m->round = 1;
+    pthread_mutex_unlock(&m->mu);
+    loss_round(m, r, 0);
+    pthread_mutex_lock(&m->mu);
+    m->round = 2;
+    pthread_cond_broadcast(&m->round_cv);
+  }
+  while (m->round == 1) pthread_cond_wait(&m->round_cv, &m->mu);
   pthread_mutex_unlock(&m->mu);
   /* a loss found ends this process's part of the job: its waits give up */
   if (r != -1) coll_live_quiesce(m);
@@ -194,11 +263,14 @@ int coll_live_start(coll_live **out, const void *mpi_comm, double timeout_ms) {
   if (l->size < 2 || level < MPI_THREAD_MULTIPLE) return COLL_LIVE_OK;
   l->last = calloc((size_t)l->size, sizeof *l->last);
   l->bye = calloc((size_t)l->size, 1);
+  l->saw = calloc((size_t)l->size, 1);
   l->beat_req = malloc((size_t)l->size * sizeof *l->beat_req);
   l->bye_req = malloc((size_t)l->size * sizeof *l->bye_req);
-  if (!l->last || !l->bye || !l->beat_req || !l->bye_req) return COLL_ENOMEM;
-  for (int r = 0; r < l->size; r++) l->beat_req[r] = l->bye_req[r] = MPI_REQUEST_NULL;
+  l->saw_req = malloc((size_t)l->size * sizeof *l->saw_req);
+  if (!l->last || !l->bye || !l->saw || !l->beat_req || !l->bye_req || !l->saw_req) return COLL_ENOMEM;
+  for (int r = 0; r < l->size; r++) l->beat_req[r] = l->bye_req[r] = l->saw_req[r] = MPI_REQUEST_NULL;
   pthread_mutex_init(&l->mu, NULL);
+  pthread_cond_init(&l->round_cv, NULL);
   pthread_mutex_init(&l->join_mu, NULL);
   l->lost_rank = -1;
   l->active = 1;
@@ -282,10 +354,17 @@ int coll_live_stop(coll_live *l, int *lost) {
         pthread_mutex_lock(&l->mu);
         int all = 1;
         for (int r = 0; r < l->size; r++) all &= r == l->rank || l->bye[r];
-        int who = lost_locked(l, coll_now(), NULL);
+        /* a peer's SAW latched the loss, or this rank sees it itself */
+        int who = l->lost_rank != -1 ? l->lost_rank : lost_locked(l, coll_now(), NULL);
+        const int tell = !all && who >= 0 && l->round == 0;
+        if (tell) {
+          l->lost_rank = who;
+          l->round = 1;
+        }
         pthread_mutex_unlock(&l->mu);
         if (all) break;
         if (who != -1) {
+          if (tell) loss_round(l, who, 1);
           if (lost) *lost = who;
           rc = COLL_LIVE_LOST;
           break;
@@ -313,11 +392,14 @@ int coll_live_stop(coll_live *l, int *lost) {
     }
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->join_mu);
+    pthread_cond_destroy(&l->round_cv);
   }
   free(l->last);
   free(l->bye);
+  free(l->saw);
   free(l->beat_req);
   free(l->bye_req);
+  free(l->saw_req);
   free(l);
   return rc;
 }

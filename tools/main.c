@@ -130,9 +130,10 @@ static int mpi_stop(int started, int rc) {
      * stack frame: SIGSEGV instead of exit 10). */
     coll_live_quiesce(live);
     fflush(NULL);
-    /* The other survivors see the loss within about a heartbeat period of
-     * this rank: let them say so before mpirun, seeing this exit, ends them. */
-    if (rc == 10) nap_ms(coll_live_timeout(live) / 10 + 300);
+    /* The other survivors have all seen the loss (the monitor's loss round,
+     * live.c) and were released with this rank, within a poll of the
+     * monitor: let them print before mpirun, seeing this exit, ends them. */
+    if (rc == 10) nap_ms(300);
     _exit(rc);
   }
   int lost = -1;

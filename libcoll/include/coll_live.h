@@ -54,10 +54,15 @@ void coll_live_set_timeout(coll_live *l, double timeout_ms);
 double coll_live_timeout(const coll_live *l);
 
 /* The rank not heard from for longest, beyond the timeout (and not closed
- * with BYE), -1 when every peer is alive, -2 when the monitor could not
- * even start on every rank. NULL monitor: -1. *silent_ms (may be NULL)
- * gets how long that rank has been silent. A loss, once found, is latched
- * (the same rank every later call) and quiesces the monitor (below). */
+ * with BYE), or the one a peer found lost first; -1 when every peer is
+ * alive, -2 when the monitor could not even start on every rank. NULL
+ * monitor: -1. *silent_ms (may be NULL) gets how long that rank has been
+ * silent. A loss, once found, is latched (the same rank every later call)
+ * and quiesces the monitor (below). The first call that finds it tells the
+ * other ranks and returns only once each has found it too, or is silent
+ * itself, or one more timeout has passed (every caller meanwhile waits): so
+ * the survivors give up together, none ended by mpirun before it can say
+ * which rank was lost. */
 int coll_live_lost(const coll_live *l, double *silent_ms);
 
 /* After this, nothing of the monitor calls MPI again: its thread is joined

@@ -23,7 +23,6 @@ static int num(const char *kind, const char *key, const char *v, double lo, doub
 int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
   memset(out, 0, sizeof *out);
   out->delay_rank = -1;
-  out->hold_rank = -1;
   out->aap.slow_worker = -1;
   out->aap.slow_factor = 1.0;
   if (!spec || !*spec) return TR_OK;
@@ -120,8 +119,12 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         st = tr_fail(err, TR_EUSAGE, "inject: hold needs rank=R,ms=M");
         break;
       }
-      out->hold_rank = (int)rank;
-      out->hold_ms = (int)ms;
+      if (out->n_hold == TR_INJECT_MAX_HOLDS) {
+        st = tr_fail(err, TR_EUSAGE, "inject: more than %d holds", TR_INJECT_MAX_HOLDS);
+        break;
+      }
+      out->hold_rank[out->n_hold] = (int)rank;
+      out->hold_ms[out->n_hold++] = (int)ms;
     } else if (!strcmp(kind, "slow")) {
       if (worker < 0 || factor < 1) {
         st = tr_fail(err, TR_EUSAGE, "inject: slow needs worker=W,factor=F");

@@ -12,6 +12,7 @@
  *   kill:worker=W,after=K             worker W stops answering after K results
  *   delay:rank=R,ms=M                 rank R contributes to collectives M ms late
  *   hold:rank=R,ms=M                  rank R waits M ms before handing its first tile to the sink
+ *                                     (up to TR_INJECT_MAX_HOLDS ranks, one hold: each)
  *   slow:worker=W,factor=F            graph runs: worker W takes F times as long per round
  *   msg-delay:ms=M                    graph runs on threads: each message batch waits up to M ms
  *   spill-fail:after=K                graph runs out of core (--mem): the spill after K spills fails
@@ -35,6 +36,7 @@
 /* One parse feeds every library: libft's faults, libcoll's late rank, and the
  * AAP engine's slow worker and message delays. */
 #define TR_LAUNCH_INJECT_MAX 16
+#define TR_INJECT_MAX_HOLDS 4
 
 /* Faults in tracked launches (--ft replay). */
 typedef struct {
@@ -59,7 +61,8 @@ typedef struct tr_inject {
   tr_launch_inject launch;
   tr_aap_inject aap;
   int delay_rank, delay_ms; /* delay_rank -1: none */
-  int hold_rank, hold_ms;   /* hold_rank -1: none */
+  int n_hold;               /* hold: entries, each rank's wait */
+  int hold_rank[TR_INJECT_MAX_HOLDS], hold_ms[TR_INJECT_MAX_HOLDS];
   int64_t spill_fail;       /* the spill that fails, 1-based; 0: none */
 } tr_inject;
 

@@ -72,7 +72,8 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
   int st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, err);
   j->sink_open = 1;
   j->sink.progress_from = progress_from;
-  if (j->inject.hold_rank == j->rank) j->sink.hold_ms = j->inject.hold_ms;
+  for (int h = 0; h < j->inject.n_hold; h++)
+    if (j->inject.hold_rank[h] == j->rank) j->sink.hold_ms = j->inject.hold_ms[h];
   st = tr_dist_agree(j->run, st, err);
   if (st) job_close(j);
   return st;

@@ -149,6 +149,14 @@ static int test_fill_stopped(void) {
   return 0;
 }
 
+/* A survivor busy when the others find the loss (rank 1 held, not looking,
+ * past the moment they see rank 3 silent): they wait for it to have seen the
+ * loss too before leaving, or mpirun, seeing the first exit, would end rank 1
+ * before it says anything. */
+static int test_busy_survivor(void) {
+  return stopped("hold:rank=3,ms=6000;hold:rank=1,ms=3000", args(0, "slope -q --threads 1 '%s/demo.tif' o.tif"), 3);
+}
+
 /* --stats: stopped inside the statistics collective. */
 static int test_stats_stopped(void) {
   return stopped("delay:rank=3,ms=6000", args(0, "slope -q --stats --threads 1 '%s/demo.tif' o.tif"), 3);
@@ -157,7 +165,8 @@ static int test_stats_stopped(void) {
 /* --ft dual: a worker rank (issue 14 item 4), then the master, stopped. */
 static int test_ft_dual_stopped(void) {
   /* the victim (worker 1 = rank 2) is held mid-run by a stall of its own */
-  if (stopped("stall:worker=1,ms=6000,count=1", args(0, "slope -q --ft dual --ft-timeout 1000 --threads 1 '%s/demo.tif' o.tif"), 2))
+  if (stopped("stall:worker=1,ms=6000,count=1",
+              args(0, "slope -q --ft dual --ft-timeout 1000 --threads 1 '%s/demo.tif' o.tif"), 2))
     return 1;
   return stopped("hold:rank=0,ms=6000", args(1, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0);
 }
@@ -268,10 +277,9 @@ int main(int argc, char **argv) {
     printf("skip: no mpirun\n");
     return 0;
   }
-  static const tr_test_case cases[] = {TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats),
-                                       TR_TEST(test_slope_stopped),
-                                       TR_TEST(test_fill_stopped),        TR_TEST(test_stats_stopped),
-                                       TR_TEST(test_ft_dual_stopped),
-                                       TR_TEST(test_killed_default),      TR_TEST(test_killed_recovery)};
+  static const tr_test_case cases[] = {
+      TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats), TR_TEST(test_slope_stopped),
+      TR_TEST(test_fill_stopped),        TR_TEST(test_busy_survivor),   TR_TEST(test_stats_stopped),
+      TR_TEST(test_ft_dual_stopped),     TR_TEST(test_killed_default),  TR_TEST(test_killed_recovery)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
