@@ -90,7 +90,6 @@ static int unmatched_message(void) {
             tr_rank(), st.MPI_SOURCE, st.MPI_TAG);
   return flag;
 }
-#endif
 
 /* The line a rank prints when it finds another lost at the end of the job. */
 static void lost_line(int lost) {
@@ -101,6 +100,7 @@ static void lost_line(int lost) {
   else
     fprintf(stderr, "terrafort: rank %d: not every rank reached the end of the job within %.0f ms\n", tr_rank(), ms);
 }
+#endif
 
 /* Ends MPI for the command's exit code rc. Under mpirun a rank that lost a
  * peer (exit 10), or was told to stop (exit 8: a signal, e.g. from mpirun

@@ -52,6 +52,8 @@ static inline void ck_mpirun(char *buf, size_t len) {
 #ifdef TERRAFORT_HAVE_MPI
   if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
     snprintf(buf, len, "mpirun --allow-run-as-root --oversubscribe");
+#else
+  (void)len;
 #endif
 }
 
