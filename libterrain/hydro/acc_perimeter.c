@@ -28,12 +28,13 @@
  * Assemble reads the directions again and accumulates inside the tile with each
  * perimeter cell's external inflows added: the final value of every cell.
  *
- * Only counts (accumulation in cells or area, stream cells; TauDEM's edge check):
- * they are whole numbers below 2^53, so adding them in another order than "d8_up"'s
- * gives the same bits, and the output is the same bytes for any --mem, tiling,
- * schedule, thread or rank count (test_flow_engine). Weights (a floating-point sum
- * whose bits depend on its order) and Strahler order (not a sum) stay with "d8_up"
- * (applies()). A cell below a cycle of directions never becomes final here either,
+ * Only whole numbers: counts (accumulation in cells or area, stream cells;
+ * TauDEM's edge check) and weights that are whole numbers summing below 2^53
+ * (tr_up_params.whole_weights: an integer weight band of up to 16 bits). Their sums
+ * are exact, so adding them in another order than "d8_up"'s gives the same bits,
+ * and the output is the same bytes for any --mem, tiling, schedule, thread or rank
+ * count (test_flow_engine). Other weights (a floating-point sum whose bits depend on
+ * its order) and Strahler order (not a sum) stay with "d8_up" (applies()). A cell below a cycle of directions never becomes final here either,
  * and Assemble names the same cell of the cycle as "d8_up".
  *
  * Each tile's direction window is read twice whatever the number of rounds; the
@@ -130,7 +131,8 @@ static void flow_free(tile_flow *t) {
 }
 
 /* Decodes fragment f's directions and accumulates inside the tile: each valid
- * cell counts 1, its in-tile inflows and, with pv (Assemble), its external
+ * cell counts 1 (or its weight; NoData weighs 0), its in-tile inflows and, with
+ * pv (Assemble), its external
  * inflows - a perimeter cell with one still missing stays unknown (as every cell
  * below it). 0, or -1 when out of memory or after tr_graph_fail. */
 static int flow_tile(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, const pview *pv, tile_flow *t) {
@@ -149,7 +151,9 @@ static int flow_tile(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, const pv
   }
   const int bad = tr_d8_decode(x->env, f, g, &x->lut, x->prm.encoding, x->prm.src, z, t->dir);
   tr_graph_window_done(x->env, f, z);
-  if (bad) {
+  /* the weights' window, read with the directions' (twice per tile) */
+  const float *wz = !bad && x->prm.weighted ? tr_graph_window_in(x->env, 1, f) : NULL;
+  if (bad || (x->prm.weighted && !wz)) {
     flow_free(t);
     return -1;
   }
@@ -166,7 +170,7 @@ static int flow_tile(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, const pv
         else if (dn == (k + 4) % 8 && tr_d8_in_tile(g, nb))
           rem++;
       }
-      double v = 1.0;
+      double v = wz ? (isnan(wz[i]) ? 0.0 : (double)wz[i]) : 1.0;
       const int64_t p = pv && (r == 1 || r == g->h || c == 1 || c == g->w) ? tr_d8_per_of(g, i) : -1;
       if (p >= 0) {
         v += pv->E[p];
@@ -178,6 +182,7 @@ static int flow_tile(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, const pv
       t->rem[i] = (uint8_t)rem;
       if (!rem) t->q[t->nq++] = i;
     }
+  if (wz) tr_graph_window_in_done(x->env, 1, f, (float *)wz);
   for (int64_t h = 0; h < t->nq; h++) {
     const int64_t i = t->q[h];
     const int di = t->dir[i];
@@ -394,10 +399,10 @@ static void perim_release(tr_aap_program *p) {
   p->user = NULL;
 }
 
-/* Counts only: no weights, no Strahler order. */
+/* Whole numbers only (counts, whole-number weights); no Strahler order. */
 static int perim_applies(const void *params) {
   const tr_up_params *u = params;
-  return !u->weighted && u->product != TR_UP_ORDER;
+  return (!u->weighted || u->whole_weights) && u->product != TR_UP_ORDER;
 }
 
 const tr_graph_program tr_program_d8_up_perimeter = {

@@ -8,7 +8,8 @@
  *                accumulation (cells, area, weights; TauDEM's edge check),
  *                stream cells (accumulation >= threshold) and Strahler order
  *                on them; a run writes the one product params.product asks.
- *   "d8_up_perimeter" the same counts (not weights, not order) keeping only
+ *   "d8_up_perimeter" the same counts (and whole-number weights; not other
+ *                weights, not order) keeping only
  *                each tile's perimeter between rounds (acc_perimeter.c):
  *                what the runner runs when "d8_up"'s state does not fit.
  *   "d8_basins_perimeter" the same labels, keeping each tile's perimeter
@@ -44,6 +45,10 @@ typedef struct {
   int32_t encoding;     /* dir_decode.h */
   int32_t edge_check;   /* TR_UP_ACC: TauDEM's contamination rule */
   int32_t weighted;     /* input 1 holds weights (NoData weighs 0) */
+  int32_t whole_weights; /* weighted: every weight is a whole number and every sum of
+                          * them is below 2^53, so sums are exact in any order (an
+                          * integer weight band of at most 16 bits on fewer than
+                          * 2^37 cells: flowgraph.c) */
   double unit;          /* each cell counts weight x unit (1, or the cell area) */
   double threshold;     /* streams: unit-scaled no-edge-check accumulation >= this */
   const char *src;      /* the direction raster's name, for error lines */

@@ -48,6 +48,17 @@ static int up_prepare(const tr_input *in, const void *opts, void *params, tr_pro
   p->encoding = (int32_t)j->o->encoding;
   p->edge_check = j->edge_check;
   p->weighted = j->o->weights != NULL;
+  if (p->weighted) {
+    /* integer weights of up to 16 bits sum exactly below 2^53 on fewer than
+     * 2^37 cells: then the perimeter program may run them out of core */
+    tr_input w;
+    tr_error ignored;
+    if (tr_input_open(&w, j->o->weights, 1, &ignored) == TR_OK) {
+      const GDALDataType t = w.type;
+      p->whole_weights = (t == GDT_Byte || t == GDT_UInt16 || t == GDT_Int16) && in->rows * in->cols < ((int64_t)1 << 37);
+      tr_input_close(&w);
+    }
+  }
   p->unit = j->o->units == TR_ACC_AREA ? cell_area(in) : 1.0;
   p->threshold = j->o->threshold;
   p->src = j->dir;

@@ -8,7 +8,8 @@
  * References (none of the engine's code): accumulation by a topological sort
  * of the whole grid (Kahn's queue; a cell's value is its weight plus its
  * inflows in the neighbour order E, NE, ... SE, the order the program
- * documents, so even non-integer weights give the same bits); TauDEM's edge
+ * documents, so even non-integer weights give the same bits; whole-number
+ * weights give them to the perimeter program too); TauDEM's edge
  * contamination by the same sort; Strahler order by recursion (an explicit
  * stack) from each stream cell up its stream inflows; labels by walking
  * down from each cell to a seed.
@@ -107,6 +108,12 @@ static void make_dirs(int g, float *p) {
 static void make_weights(float *w) {
   uint64_t s = 12345;
   for (int i = 0; i < N; i++) w[i] = (rnd(&s) % 7 == 0) ? NAN : (float)(rnd(&s) % 1000) / 97.0f;
+}
+
+/* Whole-number weights as an Int16 band holds them (negative ones too). */
+static void make_whole_weights(float *w) {
+  uint64_t s = 777;
+  for (int i = 0; i < N; i++) w[i] = (rnd(&s) % 7 == 0) ? NAN : (float)((int)(rnd(&s) % 65535) - 32767);
 }
 
 /* ------------------------------------------------------ the references */
@@ -368,11 +375,12 @@ static int test_reference_sanity(void) {
  * word at its full width and narrowed to 2 and 40. */
 static int test_schedules_layouts_threads(void) {
   static const int32_t word_maxes[3] = {0, 2, 40};
-  static float p[N], wt[N];
+  static float p[N], wt[N], ww[N];
   static double out[N], exp[N], acc[N];
   static unsigned char con[N];
   char msg[512];
   make_weights(wt);
+  make_whole_weights(ww);
   int run = 0;
   for (int g = 0; g < NGRID; g++) {
     make_dirs(g, p);
@@ -406,6 +414,15 @@ static int test_schedules_layouts_threads(void) {
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, wt, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         expected(TR_UP_ACC, run & 2, p, wt, thr, exp);
         ASSERT(same(out, exp, "weighted"));
+        /* whole-number weights: the perimeter program too, the same bits */
+        u.whole_weights = 1;
+        ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
+        expected(TR_UP_ACC, run & 2, p, ww, thr, exp);
+        ASSERT_EQ_INT(run_prog("d8_up", &u, p, ww, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
+        ASSERT(same(out, exp, "whole weights"));
+        ASSERT_EQ_INT(
+            run_prog("d8_up_perimeter", &u, p, ww, &L, &scheds[s], 1 + (run + 3) % 4, 0, out, msg, sizeof msg), 0);
+        ASSERT(same(out, exp, "whole weights, d8_up_perimeter"));
         /* labels: seeds are the stream cells */
         ref_acc(p, NULL, acc, con);
         tr_basin_seed *seeds = malloc(sizeof *seeds * N);

@@ -415,6 +415,90 @@ static int test_flowgraph_perimeter(void) {
   return 0;
 }
 
+/* A weight band of `type` over the grid of `like`: whole numbers from -50
+ * to 149 (Int16's range and Float32's alike), NoData on one cell in 11. */
+static int make_weights(const char *like, const char *path, GDALDataType type) {
+  GDALDatasetH src = GDALOpen(like, GA_ReadOnly);
+  if (!src) return 1;
+  const int R = GDALGetRasterYSize(src), C = GDALGetRasterXSize(src);
+  double gt[6];
+  GDALGetGeoTransform(src, gt);
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GTiff"), path, C, R, 1, type, NULL);
+  if (!ds) return GDALClose(src), 1;
+  GDALSetGeoTransform(ds, gt);
+  GDALSetProjection(ds, GDALGetProjectionRef(src));
+  GDALClose(src);
+  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+  GDALSetRasterNoDataValue(b, -32768);
+  float *row = malloc(sizeof *row * (size_t)C);
+  int rc = row ? 0 : 1;
+  for (int r = 0; r < R && !rc; r++) {
+    for (int c = 0; c < C; c++) row[c] = (r * 7 + c * 13) % 11 == 0 ? -32768.0f : (float)((r * 31 + c * 17) % 200 - 50);
+    rc = GDALRasterIO(b, GF_Write, 0, r, C, 1, row, C, 1, GDT_Float32, 0, 0) != CE_None;
+  }
+  free(row);
+  GDALClose(ds);
+  return rc;
+}
+
+/* Weighted accumulation out of core: an Int16 weight band (whole numbers,
+ * exact sums) runs d8_up_perimeter, in memory-sized state and nothing
+ * spilled; a Float32 band of the same values stays with d8_up (its sums'
+ * bits depend on their order), which spills. Both give the in-memory run's
+ * bytes, in one process and under mpirun -n 2. */
+static int test_flowgraph_whole_weights(void) {
+  char c[8192], dir[700], wi[700], wf[700];
+  snprintf(dir, sizeof dir, "%s", ck_out("wdir.tif"));
+  snprintf(wi, sizeof wi, "%s", ck_out("w_int16.tif"));
+  snprintf(wf, sizeof wf, "%s", ck_out("w_float32.tif"));
+  snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, dir);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(make_weights(dir, wi, GDT_Int16), 0);
+  ASSERT_EQ_INT(make_weights(dir, wf, GDT_Float32), 0);
+  for (int fl = 0; fl < 2; fl++) {
+    const char *w = fl ? wf : wi, *twin = fl ? "d8_up" : "d8_up_perimeter";
+    ss_line mem_run[2];
+    memset(mem_run, 0, sizeof mem_run);
+    char ref[700];
+    snprintf(ref, sizeof ref, "%s", ck_out(fl ? "wacc_f_ref.tif" : "wacc_i_ref.tif"));
+    /* runs 0 and 2 in memory (one process, mpirun -n 2), 1 and 3 with --mem
+     * at the fixed part and half the state of the run before */
+    for (int run = 0; run < 4; run++) {
+      const int mpi = run >= 2, ooc = run % 2;
+      if (mpi && !mpirun[0]) break;
+      char flags[1024];
+      snprintf(flags, sizeof flags, "--threads %d", mpi ? 1 : 2);
+      if (ooc)
+        snprintf(flags, sizeof flags, "--threads %d --mem %lldB --tmp '%s'", mpi ? 1 : 2,
+                 mem_run[0].fixed + mem_run[0].state / 2, tmpdir);
+      snprintf(c, sizeof c,
+               "%s%s '%s' flowgraph -q --tile-size 128 %s --dir-in '%s' --weights '%s' --acc '%s' --aap-stats '%s'",
+               mpi ? mpirun : "", mpi ? " -n 2" : "", ck_tf, flags, dir, w, run ? ck_out("wacc.tif") : ref,
+               ck_out("w.json"));
+      ASSERT_EQ_INT(rc_run(c, NULL), 0);
+      ss_line o[2];
+      ASSERT_EQ_INT(read_stats(ck_out("w.json"), o, 2), 1);
+      if (!ooc) {
+        memcpy(mem_run, o, sizeof o);
+        ASSERT(!strcmp(o[0].prog, "d8_up") && o[0].spills == 0);
+      } else if (strcmp(o[0].prog, twin)) {
+        fprintf(stderr, "%s weights, run %d: ran %s, not %s\n", fl ? "Float32" : "Int16", run, o[0].prog, twin);
+        return 1;
+      } else {
+        /* the perimeter program keeps its summaries in memory; d8_up's state does not fit */
+        ASSERT(fl ? o[0].spills > 0 : o[0].spills == 0);
+      }
+      if (run && !rc_same_file(ref, ck_out("wacc.tif"))) {
+        fprintf(stderr, "%s weights, run %d: accumulation differs from the in-memory run\n", fl ? "Float32" : "Int16",
+                run);
+        return 1;
+      }
+      ASSERT(tmp_empty("weighted accumulation"));
+    }
+  }
+  return 0;
+}
+
 /* A spill that fails mid-run (an injected I/O error), and SIGTERM mid-run:
  * a clear error, no output, nothing in --tmp. fill runs with --epsilon here:
  * that is the windowed program, which spills W, while flat fill out of core
@@ -572,7 +656,7 @@ int main(int argc, char **argv) {
   ck_mpirun(mpirun, sizeof mpirun);
   static const tr_test_case cases[] = {TR_TEST(test_fill_same_bytes), TR_TEST(test_small_gdal_cache),
                                        TR_TEST(test_flowgraph_same_bytes),
-                                       TR_TEST(test_flowgraph_perimeter),
+                                       TR_TEST(test_flowgraph_perimeter), TR_TEST(test_flowgraph_whole_weights),
                                        TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
