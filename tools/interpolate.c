@@ -29,7 +29,9 @@ static const char *usage =
     "  -ot TYPE                  output type (default Float64)\n"
     "  -a_srs SRS                output CRS (default: the points' layer's)\n"
     "  -oo NAME=VALUE            open option for the points' driver (repeatable)\n"
-    "  --xyz                     read POINTS as \"x y z\" text whatever its name\n\n"
+    "  --xyz                     read POINTS as \"x y z\" text whatever its name\n"
+    "  --tmp DIR                 more points than --mem holds: the folder of their index on disk\n"
+    "                            (default: OUT's; every algorithm but linear, given a radius)\n\n"
     "Usage: terrafort interpolate --fill-voids [-md DIST] [-si N] [options] DEM OUT\n"
     "Fills DEM's NoData cells by inverse distance from the valid cells around each void, with\n"
     "gdal_fillnodata's values: -md cells searched (default 100), -si smoothing passes (default 0).\n";
@@ -135,6 +137,11 @@ static int interp_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
   }
   if (!strcmp(a, "--xyz")) {
     o->xyz = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--tmp")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    o->tmp_dir = v;
     return TF_ARG_TAKEN;
   }
   return TF_ARG_UNKNOWN;

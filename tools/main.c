@@ -183,7 +183,7 @@ static const tf_command commands[] = {
       "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 -p?", 0, TF_GRAPH_IO}},
     {"interpolate", tf_interpolate_main, "scattered points to a grid (gdal_grid)",
      {"-a -zfield -where -sql -a_srs -clipsrclayer -clipsrcwhere -clipsrcsql -z_increase -z_multiply -txe:2 -tye:2 "
-      "-tr:2 -spat:4 -outsize:2 -clipsrc:box -ot -l -oo -md -si",
+      "-tr:2 -spat:4 -outsize:2 -clipsrc:box -ot -l -oo -md -si --tmp",
       "", 1, 0}},
     {"smooth", tf_smooth_main, "iterated 3x3 mean filter", {"--passes", "", 1, 0}},
     {"batch", tf_batch_main, "run many terrafort jobs, dynamically over mpirun's ranks", {NULL, NULL, 0, 0}},

@@ -424,6 +424,7 @@ typedef struct {
   int fill_voids;             /* 1: src is a raster whose NoData cells are filled (gdal_fillnodata) */
   double max_distance;        /* -md: cells to search for valid values (default 100; 0: everything) */
   int smoothing_iterations;   /* -si: 3x3 smoothing passes over the filled cells (default 0) */
+  const char *tmp_dir;        /* --tmp: the on-disk point index's folder (NULL: the output's) */
 } tr_interpolate_opts;
 
 void tr_interpolate_opts_init(tr_interpolate_opts *o);

@@ -40,15 +40,7 @@ static int64_t bucket_of(double c, double c0, double cell, int64_t lo, int64_t h
   return (int64_t)f;
 }
 
-int tr_pindex_build(tr_pindex *ix, const double *x, const double *y, const double *z, int64_t n) {
-  memset(ix, 0, sizeof *ix);
-  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (i == 0 || x[i] < xmin) xmin = x[i];
-    if (i == 0 || x[i] > xmax) xmax = x[i];
-    if (i == 0 || y[i] < ymin) ymin = y[i];
-    if (i == 0 || y[i] > ymax) ymax = y[i];
-  }
+void tr_pindex_plan(int64_t n, double xmin, double ymin, double xmax, double ymax, tr_pview_head *hd) {
   const double w = xmax - xmin, h = ymax - ymin;
   const double nn = n > 0 ? (double)n : 1.0;
   /* about two points per bucket; a line of points gets buckets along it */
@@ -61,6 +53,27 @@ int tr_pindex_build(tr_pindex *ix, const double *x, const double *y, const doubl
     if ((double)gnx * (double)gny <= 4.0 * nn + 64.0) break;
     cell *= 1.5; /* a very long thin cloud: fewer, longer buckets */
   }
+  *hd = (tr_pview_head){xmin, ymin, cell, gnx, gny, 0, 0, gnx, gny, n, n};
+}
+
+int64_t tr_pindex_bucket(const tr_pview_head *h, double x, double y) {
+  return bucket_of(y, h->y0, h->cell, 0, h->gny - 1) * h->gnx + bucket_of(x, h->x0, h->cell, 0, h->gnx - 1);
+}
+
+size_t tr_pview_bytes(int64_t buckets, int64_t n) { return view_bytes(buckets, n); }
+
+int tr_pindex_build(tr_pindex *ix, const double *x, const double *y, const double *z, int64_t n) {
+  memset(ix, 0, sizeof *ix);
+  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (i == 0 || x[i] < xmin) xmin = x[i];
+    if (i == 0 || x[i] > xmax) xmax = x[i];
+    if (i == 0 || y[i] < ymin) ymin = y[i];
+    if (i == 0 || y[i] > ymax) ymax = y[i];
+  }
+  tr_pview_head plan;
+  tr_pindex_plan(n, xmin, ymin, xmax, ymax, &plan);
+  const int64_t gnx = plan.gnx, gny = plan.gny;
   const int64_t nb = gnx * gny;
   ix->size = view_bytes(nb, n);
   ix->bytes = malloc(ix->size);
@@ -72,12 +85,12 @@ int tr_pindex_build(tr_pindex *ix, const double *x, const double *y, const doubl
     return -1;
   }
   tr_pview_head *hd = (tr_pview_head *)ix->bytes;
-  *hd = (tr_pview_head){xmin, ymin, cell, gnx, gny, 0, 0, gnx, gny, n, n};
+  *hd = plan;
   int64_t *start = (int64_t *)(ix->bytes + sizeof *hd);
   tr_ipoint *pt = (tr_ipoint *)(start + nb + 1);
   memset(start, 0, (size_t)(nb + 1) * sizeof *start);
   for (int64_t i = 0; i < n; i++) {
-    bucket[i] = bucket_of(y[i], ymin, cell, 0, gny - 1) * gnx + bucket_of(x[i], xmin, cell, 0, gnx - 1);
+    bucket[i] = tr_pindex_bucket(hd, x[i], y[i]);
     start[bucket[i] + 1]++;
   }
   for (int64_t b = 0; b < nb; b++) start[b + 1] += start[b];

@@ -68,6 +68,14 @@ typedef struct {
 int tr_pindex_build(tr_pindex *ix, const double *x, const double *y, const double *z, int64_t n);
 void tr_pindex_free(tr_pindex *ix);
 
+/* The bucket grid tr_pindex_build lays over n points of that extent: the
+ * whole index's header (point_file.c builds the same index on disk). */
+void tr_pindex_plan(int64_t n, double xmin, double ymin, double xmax, double ymax, tr_pview_head *h);
+/* The global bucket (row-major) of a point under header h. */
+int64_t tr_pindex_bucket(const tr_pview_head *h, double x, double y);
+/* Bytes of a view of `buckets` buckets and n points. */
+size_t tr_pview_bytes(int64_t buckets, int64_t n);
+
 /* Opens view bytes (as made by tr_pview_copy or an index). */
 tr_pview tr_pview_open(const void *bytes);
 

@@ -25,10 +25,18 @@
 #include <ogr_srs_api.h>
 
 static int add_point(tr_points *p, double x, double y, double z, tr_error *err) {
+  if (p->sink) {
+    if (p->n == 0 || x < p->xmin) p->xmin = x;
+    if (p->n == 0 || x > p->xmax) p->xmax = x;
+    if (p->n == 0 || y < p->ymin) p->ymin = y;
+    if (p->n == 0 || y > p->ymax) p->ymax = y;
+    p->n++;
+    return p->sink(p->sink_user, x, y, z, err);
+  }
   if (p->n == p->cap) {
     const int64_t most = p->mem > 0 ? p->mem / TR_POINT_BYTES : INT64_MAX;
     if (p->n >= most)
-      return tr_fail(err, TR_ENOMEM,
+      return p->over = 1, tr_fail(err, TR_ENOMEM,
                      "more than %lld points, at about %d bytes a point with their search index: more than the "
                      "%.1f MiB that --mem (or its default) leaves for points after the tiles' buffers and 64 MiB "
                      "for the process: give more --mem",
@@ -310,9 +318,7 @@ static int read_ogr(tr_points *p, const char *path, const tr_interpolate_opts *o
   return st;
 }
 
-int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err) {
-  memset(p, 0, sizeof *p);
-  p->mem = mem;
+static int read_points(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_error *err) {
   const size_t len = strlen(path);
   const int xyz = o->xyz || (len > 4 && !strcasecmp(path + len - 4, ".xyz"));
   if (xyz && (o->zfield || o->sql || o->where || o->layers || o->clipsrc || o->has_spat))
@@ -322,6 +328,24 @@ int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o,
                    path);
   int st = xyz ? read_xyz(p, path, o, err) : read_ogr(p, path, o, err);
   if (!st && p->n == 0) st = tr_fail(err, TR_EINPUT, "no points in '%s'", path);
-  if (st) tr_points_free(p);
+  if (st) {
+    const int over = p->over;
+    tr_points_free(p);
+    p->over = over;
+  }
   return st;
+}
+
+int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err) {
+  memset(p, 0, sizeof *p);
+  p->mem = mem;
+  return read_points(p, path, o, err);
+}
+
+int tr_points_stream(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_point_sink sink, void *user,
+                     tr_error *err) {
+  memset(p, 0, sizeof *p);
+  p->sink = sink;
+  p->sink_user = user;
+  return read_points(p, path, o, err);
 }

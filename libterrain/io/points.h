@@ -23,12 +23,18 @@
 #include "error.h"
 #include "terrain.h"
 
+/* Where tr_points_stream hands each point, in input order. */
+typedef int (*tr_point_sink)(void *user, double x, double y, double z, tr_error *err);
+
 typedef struct {
   int64_t n, cap;
   double *x, *y, *z;
   char *wkt;  /* the layer's CRS as WKT, or NULL */
   double xmin, ymin, xmax, ymax;
   int64_t mem; /* the memory the points may take (bytes; 0: no limit) */
+  int over;    /* tr_points_read failed because there are more points than mem */
+  tr_point_sink sink; /* tr_points_stream: the points go here, not to x, y, z */
+  void *sink_user;
 } tr_points;
 
 /* What a point costs in memory while it is read and searched: x, y, z
@@ -41,6 +47,10 @@ typedef struct {
  * mem / TR_POINT_BYTES points (mem > 0) is an error (TR_ENOMEM), raised as
  * soon as the reading passes that many, before they take the memory. */
 int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err);
+/* The same points, handed one by one to sink instead of kept: p gets their
+ * count, extent and CRS (no arrays). For point sets larger than memory. */
+int tr_points_stream(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_point_sink sink, void *user,
+                     tr_error *err);
 void tr_points_free(tr_points *p);
 
 #endif

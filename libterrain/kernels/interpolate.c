@@ -26,6 +26,14 @@
  * GDAL does (grid_alg.h). The convex hull is convex: a tile whose four
  * corner nodes lie in triangles needs no points.
  *
+ * More points than --mem holds: when every tile's reach is bounded by the
+ * algorithm's radius (every algorithm but linear, given a radius), the
+ * points are streamed into the same bucket grid on disk (interp/point_file.h,
+ * an external sort in --tmp) and each tile reads the buckets within that
+ * radius of it, then narrows them to its reach as above: the same view
+ * bytes as in memory, so the same output. Without a radius a node may need
+ * any point, and the run is refused with the memory it needs.
+ *
  * Grid nodes are cell centres, as gdal_grid: x = xmin + (col + 0.5) dx,
  * y = ymax - (row + 0.5) dy, north-up.
  */
@@ -48,6 +56,7 @@
 #include "idw2_block.h"
 #include "kernel.h"
 #include "memory.h"
+#include "point_file.h"
 #include "point_index.h"
 #include "points.h"
 #include "run.h"
@@ -205,6 +214,9 @@ typedef struct {
   tr_grid tiles;             /* the executor's tile grid */
   int64_t *tri_start;        /* per tile: its triangles tri_list[start[t] .. start[t + 1]) */
   int64_t *tri_list;
+  int on_disk;               /* the index is pf (more points than --mem), not ix */
+  tr_pfile pf;
+  double disk_mx, disk_my;   /* on disk: how far beyond a tile its reach may go */
 } interp_src;
 
 static void fill_tri(const interp_src *s, int64_t f, aux_tri *t) {
@@ -259,8 +271,29 @@ static int tile_holds(const aux_tri *tri, int64_t ntri, double x, double y) {
   return 0;
 }
 
+static int tile_input(const interp_src *s, const tr_pview *all, const tr_tile *t, tr_bytes *buf, tr_error *e);
+
+/* In memory: the tile's view of the whole index. On disk: the buckets
+ * within the reach's bound of the tile, read from the file, stand for the
+ * whole index (a view answers every query inside its rectangle as the
+ * whole index does). */
 static int interp_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_error *e) {
   const interp_src *s = ctx;
+  if (!s->on_disk) return tile_input(s, &s->ix.all, t, buf, e);
+  const interp_params *p = &s->ip;
+  const double X0 = node_x(p, t->col0), X1 = node_x(p, t->col0 + t->cols - 1);
+  const double Y1 = node_y(p, t->row0), Y0 = node_y(p, t->row0 + t->rows - 1);
+  void *bytes = NULL;
+  size_t len = 0;
+  int st = tr_pfile_view(&s->pf, X0 - s->disk_mx, Y0 - s->disk_my, X1 + s->disk_mx, Y1 + s->disk_my, &bytes, &len, e);
+  if (st) return st;
+  const tr_pview near = tr_pview_open(bytes);
+  st = tile_input(s, &near, t, buf, e);
+  free(bytes);
+  return st;
+}
+
+static int tile_input(const interp_src *s, const tr_pview *all, const tr_tile *t, tr_bytes *buf, tr_error *e) {
   const interp_params *p = &s->ip;
   const tr_grid_params *g = &p->g;
   const double X0 = node_x(p, t->col0), X1 = node_x(p, t->col0 + t->cols - 1);
@@ -298,13 +331,13 @@ static int interp_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_erro
        * 2 max(d1 + half, init_radius), and every point it may pick lies
        * within that of the tile: the view, not all the points */
       double d1 = -1;
-      if ((st = kth_distance(&s->ix.all, cxm, cym, 1, -1, &d1, e))) return st;
+      if ((st = kth_distance(all, cxm, cym, 1, -1, &d1, e))) return st;
       if (d1 >= 0) reach = 2 * fmax(d1 + half, g->init_radius);
     }
   }
   if (knn_k > 0) {
     double dk = -1;
-    if ((st = kth_distance(&s->ix.all, cxm, cym, knn_k, knn_r, &dk, e))) return st;
+    if ((st = kth_distance(all, cxm, cym, knn_k, knn_r, &dk, e))) return st;
     reach = dk < 0 ? knn_r : knn_r >= 0 && knn_r < dk + half ? knn_r : dk + half;
   }
   double xmin = -INFINITY, xmax = INFINITY, ymin = -INFINITY, ymax = INFINITY;
@@ -312,20 +345,22 @@ static int interp_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_erro
     xmin = ymin = 1;
     xmax = ymax = 0; /* an empty view */
   } else if (reach >= 0) {
-    const double m = reach * (1 + 1e-9) + 1e-9 * s->ix.all.h->cell;
+    const double m = reach * (1 + 1e-9) + 1e-9 * all->h->cell;
     double mx = m, my = m;
     if (g->alg != TR_GRID_INVDISTNN && g->alg != TR_GRID_NEAREST && g->alg != TR_GRID_LINEAR && g->ellipse) {
-      mx = g->hx * (1 + 1e-9) + 1e-9 * s->ix.all.h->cell;
-      my = g->hy * (1 + 1e-9) + 1e-9 * s->ix.all.h->cell;
+      mx = g->hx * (1 + 1e-9) + 1e-9 * all->h->cell;
+      my = g->hy * (1 + 1e-9) + 1e-9 * all->h->cell;
     }
     xmin = X0 - mx;
     xmax = X1 + mx;
     ymin = Y0 - my;
     ymax = Y1 + my;
   }
-  const size_t vbytes = tr_pview_size(&s->ix.all, xmin, ymin, xmax, ymax);
+  const size_t vbytes = tr_pview_size(all, xmin, ymin, xmax, ymax);
   if ((st = grow(buf, tri_bytes + vbytes, e))) return st;
-  tr_pview_copy(&s->ix.all, xmin, ymin, xmax, ymax, (unsigned char *)buf->p + tri_bytes);
+  tr_pview_copy(all, xmin, ymin, xmax, ymax, (unsigned char *)buf->p + tri_bytes);
+  tr_pview_head *vh = (tr_pview_head *)((unsigned char *)buf->p + tri_bytes);
+  if (vh->nx == 0) vh->bx0 = vh->by0 = 0; /* an empty view, as copied from the whole index */
   buf->len = tri_bytes + vbytes;
   return TR_OK;
 }
@@ -506,10 +541,63 @@ static int64_t held_bytes(const interp_src *s, const tr_points *pts) {
   return b;
 }
 
+/* How far beyond a tile its reach may go, whatever the points (the radius
+ * of a k-nearest search, the search ellipse's larger half-axis); 0 when a
+ * node may need any point (linear, no radius): no index on disk then. */
+static int disk_reach(const tr_grid_params *g, double *r) {
+  if (g->alg == TR_GRID_LINEAR) return 0;
+  if (g->alg == TR_GRID_NEAREST && g->angle == 0.0 && g->radius1 == g->radius2) *r = g->radius1;
+  else if (g->alg == TR_GRID_INVDISTNN && g->max_points > 0) *r = g->radius;
+  else *r = tr_grid_reach(g);
+  return *r > 0 && isfinite(*r);
+}
+
+static int sink_to_file(void *user, double x, double y, double z, tr_error *err) {
+  return tr_pfile_add(user, x, y, z, err);
+}
+
+/* More points than --mem holds: stream them into the index on disk in
+ * --tmp (default: the output's folder), sorted within `mem`. *why holds
+ * tr_points_read's refusal, kept when the algorithm needs every point. */
+static int points_on_disk(const tr_interpolate_opts *o, const char *src, const char *dst, int64_t mem, interp_src *s,
+                          tr_points *pts, tr_error *err) {
+  double r = 0;
+  if (!disk_reach(&s->ip.g, &r)) {
+    char was[sizeof err->msg];
+    snprintf(was, sizeof was, "%s", err ? err->msg : "");
+    return tr_fail(err, TR_ENOMEM,
+                   "%s. More points than --mem holds are read from disk only when every node's search is bounded: %s",
+                   was,
+                   s->ip.g.alg == TR_GRID_LINEAR
+                       ? "linear needs every point in memory (its triangulation)"
+                       : "without a radius a node may need any point (give one: radius=, or radius1= and radius2=)");
+  }
+  char dir[4096];
+  const char *slash = strrchr(dst, '/');
+  if (o->tmp_dir) snprintf(dir, sizeof dir, "%s", o->tmp_dir);
+  else if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == dst) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - dst), dst);
+  tr_pfile_builder *b = NULL;
+  int st = tr_pfile_begin(&b, dir, err);
+  if (!st) st = tr_points_stream(pts, src, o, sink_to_file, b, err);
+  if (st) {
+    tr_pfile_abort(b);
+    return st;
+  }
+  if ((st = tr_pfile_finish(b, mem, &s->pf, err))) return st;
+  s->on_disk = 1;
+  /* wider than any reach tile_input computes (it keeps within r): extra
+   * buckets change no answer */
+  s->disk_mx = s->disk_my = r * (1 + 1e-6) + 2 * s->pf.h.cell;
+  return TR_OK;
+}
+
 int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *dst, tr_error *err) {
   if (o->fill_voids) return tr_fill_voids(o, src, dst, err);
   interp_src s;
   memset(&s, 0, sizeof s);
+  s.pf.fd = -1;
   int st = tr_grid_parse(o->algorithm, &s.ip.g, err);
   if (st) return st;
   if (o->run.tile_size < 0 || o->run.tile_size > TR_MAX_TILE)
@@ -525,7 +613,12 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   const int64_t tiles = threads * 4 * (int64_t)TR_DEFAULT_TILE * TR_DEFAULT_TILE * 8;
   int64_t pts_mem = mem - ((int64_t)64 << 20) - tiles;
   if (pts_mem < (int64_t)TR_POINT_BYTES * 4096) pts_mem = (int64_t)TR_POINT_BYTES * 4096;
-  if ((st = tr_points_read(&pts, src, o, pts_mem, err))) return st;
+  if ((st = tr_points_read(&pts, src, o, pts_mem, err)) && pts.over) st = points_on_disk(o, src, dst, pts_mem, &s, &pts, err);
+  if (st) {
+    tr_pfile_close(&s.pf);
+    tr_points_free(&pts);
+    return st;
+  }
   int64_t rows = 0, cols = 0;
   char *srs_wkt = NULL;
   st = plan_grid(o, &pts, &s.ip, &rows, &cols, err);
@@ -542,7 +635,8 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   tr_run_opts run = o->run;
   if (!run.tile_size && tr_idw2_applies(&s.ip.g)) run.tile_size = EVEN_TILE;
   if (!run.tile_size) run.tile_size = small_grid_tile(&run, rows, cols);
-  if (!st && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n)) st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
+  if (!st && !s.on_disk && tr_pindex_build(&s.ix, pts.x, pts.y, pts.z, pts.n))
+    st = tr_fail(err, TR_ENOMEM, "out of memory for the point index");
   if (!st) {
     const double w = pts.xmax - pts.xmin, h = pts.ymax - pts.ymin;
     s.ip.g.init_radius = sqrt(w * h / (double)pts.n);
@@ -573,6 +667,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   free(s.tri_start);
   free(s.tri_list);
   tr_pindex_free(&s.ix);
+  tr_pfile_close(&s.pf);
   CPLFree(srs_wkt);
   tr_points_free(&pts);
   return st;

@@ -829,6 +829,122 @@ static int case_same_bytes(void) {
   return fails != 0;
 }
 
+/* ---- case on_disk ---- */
+
+/* Entries of folder d other than . and .. */
+static int entries(const char *d) {
+  DIR *dir = opendir(d);
+  if (!dir) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(dir));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(dir);
+  return n;
+}
+
+/* More points than --mem holds (issue 13): every algorithm with a search
+ * radius reads them from an index on disk in --tmp and gives the in-memory
+ * run's bytes - threads, small tiles, --ft dual, mpirun, OGR and XYZ input;
+ * the same --mem refuses linear and radius-less invdist (they need every
+ * point in memory), which shows the others did not hold them; --tmp is
+ * left empty. Clustered points, so the index's bands are uneven. */
+static int case_on_disk(void) {
+  rng_t rg = {11};
+  pts_t p = {0};
+  add_clusters(&p, &rg, 5, 200, 2800, 200, 1800, 24000, 90);
+  for (int i = 0; i < 8000; i++) pts_add(&p, rng_uniform(&rg, -100, 3100), rng_uniform(&rg, -100, 2100), 0);
+  for (long i = 0; i < p.n; i++) p.z[i] = 100 + 0.05 * p.x[i] - 0.03 * p.y[i] + rng_uniform(&rg, 0, 10);
+  char pts[1100], xyz[1100], tmp[1100];
+  wpath(pts, sizeof pts, "d.gpkg");
+  wpath(xyz, sizeof xyz, "d.xyz");
+  wpath(tmp, sizeof tmp, "tmp");
+  mkdir(tmp, 0755);
+  if (write_points(pts, &p)) return 1;
+  FILE *fx = fopen(xyz, "w");
+  if (!fx) return 1;
+  for (long i = 0; i < p.n; i++) fprintf(fx, "%.17g %.17g %.17g\n", p.x[i], p.y[i], p.z[i]);
+  fclose(fx);
+  pts_free(&p);
+  const char *const grid[] = {"-txe", "0", "3000", "-tye", "0", "2000", "-outsize", "150", "100", NULL};
+  /* 2 threads: the points may have 4096 x 80 bytes of 80 MiB; 1 thread: 26214 of 74 MiB */
+  const char *const small2[] = {"--threads", "2", "--mem", "80M", "--tmp", tmp, NULL};
+  const char *const small1[] = {"--threads", "1", "--mem", "74M", "--tmp", tmp, NULL};
+  static const char *const algs[] = {"invdistnn:radius=150:max_points=8", "nearest:radius1=60:radius2=60",
+                                     "average:radius1=80:radius2=50:angle=30", "invdist:power=2:radius1=70:radius2=70",
+                                     "average_distance_pts:radius1=60:radius2=60"};
+  int checks = 0;
+  for (size_t a = 0; a < sizeof algs / sizeof algs[0]; a++) {
+    char base[1100], out[1100];
+    wpath(base, sizeof base, "d0.tif");
+    cmd_t c;
+    cmd_tf(&c, NULL);
+    cmd_add(&c, "-a", algs[a], "-zfield", "elev", NULL);
+    cmd_list(&c, grid);
+    cmd_add(&c, pts, base, NULL);
+    RUN(&c);
+    size_t len;
+    unsigned char *ref = band_bytes(base, &len);
+    check(ref != NULL, "%s: cannot read %s", algs[a], base);
+    for (int v = 0; v < 4; v++) {
+      wpath(out, sizeof out, "d1.tif");
+      char prefix[300] = "";
+      if (v == 3 && !mpirun[0]) {
+        printf("skip: no mpirun\n");
+        continue;
+      }
+      if (v == 3) snprintf(prefix, sizeof prefix, "%s -n 2", mpirun);
+      cmd_tf(&c, v == 3 ? prefix : NULL);
+      cmd_add(&c, "-a", algs[a], NULL);
+      cmd_list(&c, v == 3 ? small1 : small2);
+      if (v == 1) cmd_add(&c, "--tile-size", "23", NULL);
+      if (v == 2) cmd_add(&c, "--ft", "dual", "--tile-size", "40", NULL);
+      cmd_list(&c, grid);
+      if (v == 0) cmd_add(&c, "-zfield", "elev", pts, out, NULL);
+      else cmd_add(&c, "-a_srs", "EPSG:32633", xyz, out, NULL);
+      const int rc = cmd_exec(&c);
+      check(rc == 0 && same_band(out, ref, len), "%s, points on disk (variant %d): the in-memory bytes (exit %d) %s",
+            algs[a], v, rc, rc ? rc_slurp(errfile) : "");
+      check(entries(tmp) == 0, "%s, points on disk (variant %d): --tmp left empty", algs[a], v);
+      checks++;
+    }
+    free(ref);
+  }
+  /* the same --mem is too small to hold these points: what needs them all is refused */
+  static const char *const whole[] = {"linear", "invdist:power=2"};
+  static const char *const why[] = {"linear needs every point in memory", "without a radius"};
+  for (int k = 0; k < 2; k++) {
+    char out[1100];
+    wpath(out, sizeof out, "e2.tif");
+    unlink(out);
+    cmd_t c;
+    cmd_tf(&c, NULL);
+    cmd_add(&c, "-a", whole[k], NULL);
+    cmd_list(&c, small2);
+    cmd_list(&c, grid);
+    cmd_add(&c, "-zfield", "elev", pts, out, NULL);
+    const int rc = cmd_exec(&c);
+    const char *err = rc_slurp(errfile);
+    check(rc == 7 && strstr(err, "--mem") && strstr(err, why[k]), "%s at --mem 80M: refused (exit %d) '%s'", whole[k],
+          rc, err);
+    check(!file_exists(out) && entries(tmp) == 0, "%s refused: no output, --tmp empty", whole[k]);
+  }
+  /* a --tmp that cannot be written: a clear line, no output */
+  {
+    char out[1100];
+    wpath(out, sizeof out, "e3.tif");
+    unlink(out);
+    cmd_t c;
+    cmd_tf(&c, NULL);
+    cmd_add(&c, "-a", algs[0], "--threads", "2", "--mem", "80M", "--tmp", "/nonexistent/dir", NULL);
+    cmd_list(&c, grid);
+    cmd_add(&c, "-zfield", "elev", pts, out, NULL);
+    const int rc = cmd_exec(&c);
+    const char *err = rc_slurp(errfile);
+    check(rc != 0 && strstr(err, "/nonexistent/dir") && !file_exists(out), "--tmp missing: exit %d '%s'", rc, err);
+  }
+  printf("%d on-disk comparisons\n", checks);
+  return fails != 0;
+}
+
 /* ---- case errors ---- */
 
 /* One ".terrafort-" temporary name in the work folder, or "". */
@@ -1132,6 +1248,7 @@ int main(int argc, char **argv) {
                                        {"brute", case_brute},
                                        {"same_bytes", case_same_bytes},
                                        {"fill_voids", case_fill_voids},
+                                       {"on_disk", case_on_disk},
                                        {"errors", case_errors}};
   char *sel[] = {argv[0], argv[1], NULL};
   return tr_test_main(2, sel, cases, (int)(sizeof cases / sizeof cases[0]));
