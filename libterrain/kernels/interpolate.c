@@ -273,6 +273,22 @@ static int tile_holds(const aux_tri *tri, int64_t ntri, double x, double y) {
 
 static int tile_input(const interp_src *s, const tr_pview *all, const tr_tile *t, tr_bytes *buf, tr_error *e);
 
+/* The k-nearest searches (nearest without an ellipse, invdistnn with
+ * max_points): *k and their radius *r (< 0: any distance); 0 otherwise. */
+static int knn_of(const tr_grid_params *g, int64_t *k, double *r) {
+  if (g->alg == TR_GRID_NEAREST && g->angle == 0.0 && g->radius1 == g->radius2) {
+    *k = 1;
+    *r = g->radius1 != 0.0 ? g->radius1 : -1.0;
+    return 1;
+  }
+  if (g->alg == TR_GRID_INVDISTNN && g->max_points > 0) {
+    *k = g->max_points;
+    *r = g->radius;
+    return 1;
+  }
+  return 0;
+}
+
 /* In memory: the tile's view of the whole index. On disk: the buckets
  * within the reach's bound of the tile, read from the file, stand for the
  * whole index (a view answers every query inside its rectangle as the
@@ -285,8 +301,40 @@ static int interp_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_erro
   const double Y1 = node_y(p, t->row0), Y0 = node_y(p, t->row0 + t->rows - 1);
   void *bytes = NULL;
   size_t len = 0;
-  int st = tr_pfile_view(&s->pf, X0 - s->disk_mx, Y0 - s->disk_my, X1 + s->disk_mx, Y1 + s->disk_my, &bytes, &len, e);
-  if (st) return st;
+  double mx = s->disk_mx, my = s->disk_my;
+  int64_t k;
+  double kr;
+  int st = TR_OK;
+  if (knn_of(&p->g, &k, &kr)) {
+    /* A k-nearest search reaches its k-th distance from the tile's centre
+     * plus half the tile's diagonal (tile_input), often far less than the
+     * radius: first the buckets close to the tile. When that k-th distance
+     * d is found there and the disk of radius d around the centre lies
+     * inside what was read, d is the whole index's (every point that close
+     * was read), and so is the reach: read more only if it goes further. */
+    const double cell = s->pf.h.cell, cxm = 0.5 * (X0 + X1), cym = 0.5 * (Y0 + Y1);
+    const double half = hypot(0.5 * (X1 - X0), 0.5 * (Y1 - Y0));
+    const double m1 = fmin(s->disk_mx, fmax(half, 8 * cell));
+    if ((st = tr_pfile_view(&s->pf, X0 - m1, Y0 - m1, X1 + m1, Y1 + m1, &bytes, &len, e))) return st;
+    const tr_pview v1 = tr_pview_open(bytes);
+    double dk = -1;
+    if ((st = kth_distance(&v1, cxm, cym, k, kr, &dk, e))) {
+      free(bytes);
+      return st;
+    }
+    if (dk >= 0 && dk <= fmin(X1 - X0, Y1 - Y0) / 2 + m1) {
+      const double reach = kr >= 0 && kr < dk + half ? kr : dk + half;
+      mx = my = reach * (1 + 1e-6) + 2 * cell;
+      if (mx <= m1) {
+        st = tile_input(s, &v1, t, buf, e);
+        free(bytes);
+        return st;
+      }
+    }
+    free(bytes);
+    bytes = NULL;
+  }
+  if ((st = tr_pfile_view(&s->pf, X0 - mx, Y0 - my, X1 + mx, Y1 + my, &bytes, &len, e))) return st;
   const tr_pview near = tr_pview_open(bytes);
   st = tile_input(s, &near, t, buf, e);
   free(bytes);
@@ -313,13 +361,7 @@ static int tile_input(const interp_src *s, const tr_pview *all, const tr_tile *t
   double reach = tr_grid_reach(g);
   int64_t knn_k = 0;
   double knn_r = -1;
-  if (g->alg == TR_GRID_NEAREST && g->angle == 0.0 && g->radius1 == g->radius2) {
-    knn_k = 1;
-    knn_r = g->radius1 != 0.0 ? g->radius1 : -1.0;
-  } else if (g->alg == TR_GRID_INVDISTNN && g->max_points > 0) {
-    knn_k = g->max_points;
-    knn_r = g->radius;
-  } else if (g->alg == TR_GRID_LINEAR) {
+  if (!knn_of(g, &knn_k, &knn_r) && g->alg == TR_GRID_LINEAR) {
     const int inside = tile_holds(tri, ntri, X0, Y0) && tile_holds(tri, ntri, X0, Y1) &&
                        tile_holds(tri, ntri, X1, Y0) && tile_holds(tri, ntri, X1, Y1);
     reach = g->radius == 0.0 || inside ? NAN : g->radius > 0 ? g->radius : -1;
@@ -545,10 +587,9 @@ static int64_t held_bytes(const interp_src *s, const tr_points *pts) {
  * of a k-nearest search, the search ellipse's larger half-axis); 0 when a
  * node may need any point (linear, no radius): no index on disk then. */
 static int disk_reach(const tr_grid_params *g, double *r) {
+  int64_t k;
   if (g->alg == TR_GRID_LINEAR) return 0;
-  if (g->alg == TR_GRID_NEAREST && g->angle == 0.0 && g->radius1 == g->radius2) *r = g->radius1;
-  else if (g->alg == TR_GRID_INVDISTNN && g->max_points > 0) *r = g->radius;
-  else *r = tr_grid_reach(g);
+  if (!knn_of(g, &k, r)) *r = tr_grid_reach(g);
   return *r > 0 && isfinite(*r);
 }
 
