@@ -2,8 +2,8 @@
  * point_file.c - the point index on disk (see point_file.h).
  *
  * Files: the scratch file holds (x, y, z) per point in input order; a band
- * file holds tr_ipoint records (input order kept as the id) of the rows of
- * buckets it covers, in input order; the index file holds the bytes of a
+ * file holds tr_ipoint records (input order kept as the id) of the run of
+ * buckets it covers (row-major), in input order; the index file holds the bytes of a
  * tr_pindex: tr_pview_head, start[nb + 1], pt[n]. All are made with
  * mkstemp in the folder given and unlinked at once.
  */
@@ -138,31 +138,46 @@ static int each_scratch(const tr_pfile_builder *b, scratch_fn fn, void *user, do
   return TR_OK;
 }
 
+/* The histogram's units: runs of `width` buckets of one row (the last of a
+ * row may be shorter), numbered in the index's row-major bucket order, so a
+ * run of units is a run of buckets. */
 typedef struct {
   const tr_pview_head *h;
-  int64_t *rows; /* points per row of buckets */
-} count_ctx;
+  int64_t width, per_row; /* buckets per unit, units per row */
+  int64_t *count;         /* points per unit */
+} units;
 
-static int count_row(void *user, int64_t i, const double *rec, tr_error *err) {
+static int64_t unit_of(const units *u, int64_t bucket) {
+  const int64_t r = bucket / u->h->gnx, c = bucket % u->h->gnx;
+  return r * u->per_row + c / u->width;
+}
+
+/* The first bucket of unit k (k = all units: one past the last bucket). */
+static int64_t unit_start(const units *u, int64_t k) {
+  const int64_t r = k / u->per_row, c = (k % u->per_row) * u->width;
+  return r * u->h->gnx + (c < u->h->gnx ? c : u->h->gnx);
+}
+
+static int count_unit(void *user, int64_t i, const double *rec, tr_error *err) {
   (void)i, (void)err;
-  count_ctx *c = user;
-  c->rows[tr_pindex_bucket(c->h, rec[0], rec[1]) / c->h->gnx]++;
+  units *u = user;
+  u->count[unit_of(u, tr_pindex_bucket(u->h, rec[0], rec[1]))]++;
   return TR_OK;
 }
 
-/* One band: rows [r0, r1) of buckets, np points, the first at `base` of the
- * index's points; its file and write buffer during the distribution. */
+/* One band: buckets [b0, b1), np points, the first at `base` of the index's
+ * points; its file and write buffer during the distribution. */
 typedef struct {
-  int64_t r0, r1, np, base;
+  int64_t b0, b1, np, base;
   int fd;
   tr_ipoint *buf;
   int64_t nbuf, written;
 } band;
 
 typedef struct {
-  const tr_pview_head *h;
+  const units *u;
   band *bands;
-  int32_t *band_of_row;
+  int32_t *band_of_unit;
   int64_t bufpts;
 } dist_ctx;
 
@@ -176,7 +191,7 @@ static int flush_band(band *d, tr_error *err) {
 
 static int distribute(void *user, int64_t i, const double *rec, tr_error *err) {
   dist_ctx *c = user;
-  band *d = &c->bands[c->band_of_row[tr_pindex_bucket(c->h, rec[0], rec[1]) / c->h->gnx]];
+  band *d = &c->bands[c->band_of_unit[unit_of(c->u, tr_pindex_bucket(c->u->h, rec[0], rec[1]))]];
   d->buf[d->nbuf++] = (tr_ipoint){rec[0], rec[1], rec[2], i};
   return d->nbuf == c->bufpts ? flush_band(d, err) : TR_OK;
 }
@@ -184,12 +199,12 @@ static int distribute(void *user, int64_t i, const double *rec, tr_error *err) {
 /* Step 4 for band d: load, sort by bucket (stable), write its points and
  * its buckets' offsets into the index file. */
 static int sort_band(const tr_pview_head *h, band *d, int fd, int64_t start_off, int64_t pt_off, tr_error *err) {
-  const int64_t nb = (d->r1 - d->r0) * h->gnx;
+  const int64_t nb = d->b1 - d->b0;
   tr_ipoint *a = malloc((size_t)(d->np ? d->np : 1) * sizeof *a), *s = malloc((size_t)(d->np ? d->np : 1) * sizeof *s);
   int64_t *cnt = calloc((size_t)nb + 1, sizeof *cnt), *key = malloc((size_t)(d->np ? d->np : 1) * sizeof *key);
   int st = a && s && cnt && key ? TR_OK : tr_fail(err, TR_ENOMEM, "out of memory sorting the points' band");
   if (!st) st = read_at(d->fd, a, (size_t)d->np * sizeof *a, 0, "band file", err);
-  const int64_t first = d->r0 * h->gnx;
+  const int64_t first = d->b0;
   for (int64_t i = 0; i < d->np && !st; i++) {
     key[i] = tr_pindex_bucket(h, a[i].x, a[i].y) - first;
     cnt[key[i] + 1]++;
@@ -217,41 +232,51 @@ int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, tr_pfile *out, tr_error *e
   tr_pview_head h;
   tr_pindex_plan(b->n, b->xmin, b->ymin, b->xmax, b->ymax, &h);
   const int64_t nb = h.gnx * h.gny;
-  int64_t *rows = st ? NULL : calloc((size_t)h.gny, sizeof *rows);
-  int32_t *band_of_row = rows ? malloc((size_t)h.gny * sizeof *band_of_row) : NULL;
-  double *chunk = band_of_row ? malloc(sizeof *chunk * REC * BUF_POINTS) : NULL;
-  band *bands = NULL;
-  int nbands = 0;
-  if (!st && !chunk) st = tr_fail(err, TR_ENOMEM, "out of memory for the points' rows");
-  /* 2. points per row of buckets, and the bands: a band's sort holds its
-   * points twice and a key (72 bytes a point) and its buckets' counts */
-  count_ctx cc = {&h, rows};
-  if (!st) st = each_scratch(b, count_row, &cc, chunk, err);
   const int64_t per_point = 2 * (int64_t)sizeof(tr_ipoint) + 8;
   const int64_t room = mem > (1 << 22) ? mem - (1 << 22) : (1 << 20); /* less the buffers above */
+  /* the histogram (8 bytes a unit, 4 for its band) takes at most a quarter
+   * of room: units of whole rows when that allows, else shorter runs */
+  units u = {&h, 1, 1, NULL};
+  const int64_t most_units = room / 4 / 12 > h.gny ? room / 4 / 12 : h.gny;
+  u.width = (nb + most_units - 1) / most_units;
+  if (u.width < 1) u.width = 1;
+  if (u.width > h.gnx) u.width = h.gnx;
+  u.per_row = (h.gnx + u.width - 1) / u.width;
+  const int64_t nunits = h.gny * u.per_row;
+  u.count = st ? NULL : calloc((size_t)nunits, sizeof *u.count);
+  int32_t *band_of_unit = u.count ? malloc((size_t)nunits * sizeof *band_of_unit) : NULL;
+  double *chunk = band_of_unit ? malloc(sizeof *chunk * REC * BUF_POINTS) : NULL;
+  band *bands = NULL;
+  int nbands = 0;
+  if (!st && !chunk) st = tr_fail(err, TR_ENOMEM, "out of memory for the points' histogram");
+  /* 2. points per unit, and the bands: runs of units whose sort fits room
+   * (a band's sort holds its points twice and a key, 72 bytes a point, and
+   * a count per bucket) */
+  if (!st) st = each_scratch(b, count_unit, &u, chunk, err);
   if (!st) {
-    bands = calloc((size_t)h.gny, sizeof *bands);
+    bands = calloc((size_t)nunits, sizeof *bands);
     if (!bands) st = tr_fail(err, TR_ENOMEM, "out of memory for the points' bands");
   }
-  for (int64_t r = 0, base = 0; r < h.gny && !st; r++) {
-    const int64_t row_cost = rows[r] * per_point + (h.gnx + 1) * 8;
-    if (row_cost > room)
+  for (int64_t k = 0, base = 0; k < nunits && !st; k++) {
+    const int64_t k0 = unit_start(&u, k), k1 = unit_start(&u, k + 1);
+    const int64_t cost = u.count[k] * per_point + (k1 - k0 + 1) * 8;
+    if (cost > room)
       st = tr_fail(err, TR_ENOMEM,
-                   "%lld points fall in one row of the points' buckets: sorting them takes %.0f MiB, more than the "
-                   "%.0f MiB --mem leaves for points: give more --mem",
-                   (long long)rows[r], (double)row_cost / 1048576.0, (double)room / 1048576.0);
+                   "%lld points fall in %lld of the points' buckets: sorting them takes %.1f MiB, more than the "
+                   "%.1f MiB --mem leaves for points: give more --mem",
+                   (long long)u.count[k], (long long)(k1 - k0), (double)cost / 1048576.0, (double)room / 1048576.0);
     band *d = nbands ? &bands[nbands - 1] : NULL;
-    if (!st && (!d || (d->np + rows[r]) * per_point + (r + 1 - d->r0) * h.gnx * 8 + 8 > room)) {
+    if (!st && (!d || (d->np + u.count[k]) * per_point + (k1 - d->b0 + 1) * 8 > room)) {
       d = &bands[nbands++];
-      d->r0 = r;
+      d->b0 = k0;
       d->base = base;
       d->fd = -1;
     }
     if (st) break;
-    d->r1 = r + 1;
-    d->np += rows[r];
-    base += rows[r];
-    band_of_row[r] = nbands - 1;
+    d->b1 = k1;
+    d->np += u.count[k];
+    base += u.count[k];
+    band_of_unit[k] = nbands - 1;
   }
   if (!st && nbands > MAX_BANDS)
     st = tr_fail(err, TR_ENOMEM,
@@ -266,7 +291,7 @@ int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, tr_pfile *out, tr_error *e
     st = bands[k].buf ? make_file(b->dir, "band file", &bands[k].fd, err)
                       : tr_fail(err, TR_ENOMEM, "out of memory for the points' bands");
   }
-  dist_ctx dc = {&h, bands, band_of_row, bufpts};
+  dist_ctx dc = {&u, bands, band_of_unit, bufpts};
   if (!st) st = each_scratch(b, distribute, &dc, chunk, err);
   for (int k = 0; k < nbands && !st; k++) st = flush_band(&bands[k], err);
   for (int k = 0; k < nbands; k++) {
@@ -291,8 +316,8 @@ int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, tr_pfile *out, tr_error *e
   for (int k = 0; k < nbands; k++)
     if (bands[k].fd >= 0) close(bands[k].fd);
   free(bands);
-  free(rows);
-  free(band_of_row);
+  free(u.count);
+  free(band_of_unit);
   tr_pfile_abort(b);
   if (st) {
     if (fd >= 0) close(fd);

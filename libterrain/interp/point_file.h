@@ -15,8 +15,10 @@
  *   1. the reader streams each point to tr_pfile_add: appended, in input
  *      order, to an unlinked scratch file;
  *   2. tr_pfile_finish plans the bucket grid from the count and extent as
- *      tr_pindex_build does, counts the points of each row of buckets, and
- *      splits the rows into bands whose points fit the memory given;
+ *      tr_pindex_build does, counts the points of each run of buckets (a
+ *      row, or part of one when the rows are many buckets long), and splits
+ *      the buckets, in the index's order, into bands whose points fit the
+ *      memory given;
  *   3. the scratch file is read once more, each point appended (with its
  *      input order) to its band's file;
  *   4. each band in turn is loaded, sorted by bucket (stable) and written
@@ -53,9 +55,9 @@ int tr_pfile_begin(tr_pfile_builder **out, const char *dir, tr_error *err);
 int tr_pfile_add(tr_pfile_builder *b, double x, double y, double z, tr_error *err);
 
 /* Sorts the points added into the index file, using at most about `mem`
- * bytes of memory; frees b whatever the outcome. A row of buckets holding
- * more points than `mem` allows (extremely clustered points) is refused
- * with the memory it needs. */
+ * bytes of memory; frees b whatever the outcome. Buckets holding more
+ * points than `mem` can sort (extremely clustered points) are refused with
+ * the memory they need. */
 int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, tr_pfile *out, tr_error *err);
 
 /* Frees an unfinished build (its files go with it). */
