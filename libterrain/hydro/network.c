@@ -7,8 +7,9 @@
  * direction and accumulation rasters in bands of rows, keeps only the stream
  * cells (accumulation >= threshold) and builds the same links: no messages,
  * and the basin program gets its seeds (every stream cell with its link
- * number) on every rank at once. Memory: the stream cells, plus one band of
- * rows of each raster.
+ * number) on every rank at once. Memory: the stream cells (STREAM_CELL_BYTES
+ * each, counted in --mem: more is refused while reading, with the figure),
+ * plus one band of rows of each raster.
  *
  * A link runs from its head (a source: no stream cell drains into it; or a
  * junction: two or more do) down to the cell before the next head. Link
@@ -36,10 +37,15 @@
 #include "dist.h"
 #include "flow.h"
 #include "gradient.h"
+#include "memory.h"
 #include "raster.h"
 #include "written.h"
 
 #define BAND_ROWS 256
+/* What a stream cell costs while the links are built: its record (32
+ * bytes), build()'s downstream index, inflow count and link (16), its place
+ * in the links' cells and seeds (24), and a share of the links (8). */
+#define STREAM_CELL_BYTES 80
 
 typedef struct {
   int64_t cell;
@@ -75,9 +81,15 @@ static int64_t find_cell(const cell_list *l, int64_t cell) {
   return -1;
 }
 
-/* Reads the stream cells of the three rasters, band by band. */
+/* Reads the stream cells of the three rasters, band by band; more than
+ * --mem (or its default) leaves them, after 64 MiB for the process and the
+ * bands, is refused as soon as the reading passes that many. */
 static int read_streams(const tr_links_src *s, tr_input *in, int nin, cell_list *out, tr_error *err) {
   const int64_t rows = in[0].rows, cols = in[0].cols;
+  const int64_t bands = (int64_t)BAND_ROWS * cols * 3 * (int64_t)sizeof(float);
+  int64_t room = tr_mem_limit(s->run ? s->run->mem : 0) - ((int64_t)64 << 20) - bands;
+  if (room < STREAM_CELL_BYTES * 4096) room = STREAM_CELL_BYTES * 4096;
+  const int64_t most = room / STREAM_CELL_BYTES;
   float *buf = malloc((size_t)(BAND_ROWS * cols) * 3 * sizeof *buf);
   if (!buf) return tr_fail(err, TR_ENOMEM, "out of memory reading the stream cells");
   int st = TR_OK;
@@ -91,7 +103,13 @@ static int read_streams(const tr_links_src *s, tr_input *in, int nin, cell_list 
       const int d = tr_dir_decode(s->encoding, buf[i]);
       if (d == TR_DIR_NODATA || d == TR_DIR_BAD) continue;
       stream_cell c = {(r0 + i / cols) * cols + i % cols, (int8_t)d, a, nin > 2 ? buf[2 * BAND_ROWS * cols + i] : NAN};
-      if (push_cell(out, c)) st = tr_fail(err, TR_ENOMEM, "out of memory for the stream cells");
+      if (out->n >= most)
+        st = tr_fail(err, TR_ENOMEM,
+                     "the stream network: more than %lld stream cells (accumulation >= %g), at about %d bytes each, "
+                     "do not fit the %.1f MiB --mem (or its default) leaves them after 64 MiB for the process: "
+                     "give a higher --threshold or more --mem",
+                     (long long)most, s->threshold, STREAM_CELL_BYTES, (double)room / 1048576.0);
+      else if (push_cell(out, c)) st = tr_fail(err, TR_ENOMEM, "out of memory for the stream cells");
     }
   }
   free(buf);

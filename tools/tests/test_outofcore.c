@@ -619,6 +619,23 @@ static int test_refusals(void) {
   ASSERT_EQ_INT(rc_run(c, err), 4);
   ASSERT(strstr(rc_slurp(err), "--tmp") && strstr(rc_slurp(err), "No such file or directory"));
   ASSERT(access(ck_out("small.tif"), F_OK) != 0);
+  /* the stream network keeps its stream cells in memory: at threshold 1
+   * (every cell of demo.tif, 1.9 million) they do not fit 130 MiB, which
+   * the accumulation stage before it fits; at 100 they do */
+  snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, ck_out("ndir.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  for (int thr = 1; thr <= 100; thr += 99) {
+    unlink(ck_out("net.gpkg"));
+    snprintf(c, sizeof c, "'%s' flowgraph -q --dir-in '%s' --network '%s' --basins '%s' --threshold %d --mem 130M",
+             ck_tf, ck_out("ndir.tif"), ck_out("net.gpkg"), ck_out("nw.tif"), thr);
+    ASSERT_EQ_INT(rc_run(c, err), thr == 1 ? 7 : 0);
+    if (thr == 1) {
+      ASSERT(strstr(rc_slurp(err), "stream cells") && strstr(rc_slurp(err), "--threshold"));
+      ASSERT(access(ck_out("net.gpkg"), F_OK) != 0 && access(ck_out("nw.tif"), F_OK) != 0);
+    } else {
+      ASSERT(access(ck_out("net.gpkg"), F_OK) == 0 && access(ck_out("nw.tif"), F_OK) == 0);
+    }
+  }
   snprintf(c, sizeof c, "'%s' flowgraph -q --tmp '%s/demo.tif' '%s/demo.tif' --acc '%s'", ck_tf, ck_dir, ck_dir,
            ck_out("small.tif"));
   ASSERT_EQ_INT(rc_run(c, err), 4);
