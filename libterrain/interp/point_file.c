@@ -27,6 +27,8 @@ struct tr_pfile_builder {
   double xmin, ymin, xmax, ymax;
   double *buf; /* REC doubles per point */
   int64_t nbuf;
+  int (*cancelled)(void *);
+  void *cancel_user;
 };
 
 static int make_file(const char *dir, const char *what, int *fd, tr_error *err) {
@@ -129,6 +131,7 @@ void tr_pfile_close(tr_pfile *f) {
 typedef int (*scratch_fn)(void *user, int64_t i, const double *rec, tr_error *err);
 static int each_scratch(const tr_pfile_builder *b, scratch_fn fn, void *user, double *chunk, tr_error *err) {
   for (int64_t i0 = 0; i0 < b->n; i0 += BUF_POINTS) {
+    if (b->cancelled && b->cancelled(b->cancel_user)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
     const int64_t m = b->n - i0 < BUF_POINTS ? b->n - i0 : BUF_POINTS;
     int st = read_at(b->fd, chunk, (size_t)m * REC * sizeof(double), i0 * REC * (int64_t)sizeof(double),
                      "scratch file", err);
@@ -226,8 +229,11 @@ static int sort_band(const tr_pview_head *h, band *d, int fd, int64_t start_off,
   return st;
 }
 
-int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, tr_pfile *out, tr_error *err) {
+int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, int (*cancelled)(void *), void *user, tr_pfile *out,
+                    tr_error *err) {
   out->fd = -1;
+  b->cancelled = cancelled;
+  b->cancel_user = user;
   int st = flush_scratch(b, err);
   tr_pview_head h;
   tr_pindex_plan(b->n, b->xmin, b->ymin, b->xmax, b->ymax, &h);
@@ -309,6 +315,10 @@ int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, tr_pfile *out, tr_error *e
   if (!st) st = write_at(fd, &h, sizeof h, 0, "index file", err);
   if (!st) st = write_at(fd, &b->n, sizeof b->n, start_off + nb * (int64_t)sizeof(int64_t), "index file", err);
   for (int k = 0; k < nbands && !st; k++) {
+    if (cancelled && cancelled(user)) {
+      st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
+      break;
+    }
     st = sort_band(&h, &bands[k], fd, start_off, pt_off, err);
     close(bands[k].fd);
     bands[k].fd = -1;

@@ -55,10 +55,12 @@ int tr_pfile_begin(tr_pfile_builder **out, const char *dir, tr_error *err);
 int tr_pfile_add(tr_pfile_builder *b, double x, double y, double z, tr_error *err);
 
 /* Sorts the points added into the index file, using at most about `mem`
- * bytes of memory; frees b whatever the outcome. Buckets holding more
+ * bytes of memory; frees b whatever the outcome. cancelled(user) != 0 (a
+ * signal; cancelled may be NULL), asked once per chunk read, stops it. Buckets holding more
  * points than `mem` can sort (extremely clustered points) are refused with
  * the memory they need. */
-int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, tr_pfile *out, tr_error *err);
+int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, int (*cancelled)(void *), void *user, tr_pfile *out,
+                    tr_error *err);
 
 /* Frees an unfinished build (its files go with it). */
 void tr_pfile_abort(tr_pfile_builder *b);

@@ -24,7 +24,17 @@
 #include <ogr_api.h>
 #include <ogr_srs_api.h>
 
+/* A signal (Ctrl-C, mpirun's SIGTERM) stops a long read: asked every 65536
+ * points. */
+static int stopped(const tr_points *p, tr_error *err) {
+  if ((p->n & 65535) != 65535 || !p->run || !p->run->cancelled || !p->run->cancelled(p->run->progress_user))
+    return TR_OK;
+  return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+}
+
 static int add_point(tr_points *p, double x, double y, double z, tr_error *err) {
+  int st = stopped(p, err);
+  if (st) return st;
   if (p->sink) {
     if (p->n == 0 || x < p->xmin) p->xmin = x;
     if (p->n == 0 || x > p->xmax) p->xmax = x;
@@ -339,6 +349,7 @@ static int read_points(tr_points *p, const char *path, const tr_interpolate_opts
 int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err) {
   memset(p, 0, sizeof *p);
   p->mem = mem;
+  p->run = &o->run;
   return read_points(p, path, o, err);
 }
 
@@ -347,5 +358,6 @@ int tr_points_stream(tr_points *p, const char *path, const tr_interpolate_opts *
   memset(p, 0, sizeof *p);
   p->sink = sink;
   p->sink_user = user;
+  p->run = &o->run;
   return read_points(p, path, o, err);
 }

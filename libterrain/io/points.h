@@ -35,6 +35,7 @@ typedef struct {
   int over;    /* tr_points_read failed because there are more points than mem */
   tr_point_sink sink; /* tr_points_stream: the points go here, not to x, y, z */
   void *sink_user;
+  const tr_run_opts *run; /* its cancelled() stops the reading (a signal) */
 } tr_points;
 
 /* What a point costs in memory while it is read and searched: x, y, z

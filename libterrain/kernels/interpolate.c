@@ -626,7 +626,7 @@ static int points_on_disk(const tr_interpolate_opts *o, const char *src, const c
     tr_pfile_abort(b);
     return st;
   }
-  if ((st = tr_pfile_finish(b, mem, &s->pf, err))) return st;
+  if ((st = tr_pfile_finish(b, mem, o->run.cancelled, o->run.progress_user, &s->pf, err))) return st;
   s->on_disk = 1;
   /* wider than any reach tile_input computes (it keeps within r): extra
    * buckets change no answer */
