@@ -253,16 +253,12 @@ int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, int (*cancelled)(void *), 
   int32_t *band_of_unit = u.count ? malloc((size_t)nunits * sizeof *band_of_unit) : NULL;
   double *chunk = band_of_unit ? malloc(sizeof *chunk * REC * BUF_POINTS) : NULL;
   band *bands = NULL;
-  int nbands = 0;
+  int nbands = 0, capbands = 0;
   if (!st && !chunk) st = tr_fail(err, TR_ENOMEM, "out of memory for the points' histogram");
   /* 2. points per unit, and the bands: runs of units whose sort fits room
    * (a band's sort holds its points twice and a key, 72 bytes a point, and
    * a count per bucket) */
   if (!st) st = each_scratch(b, count_unit, &u, chunk, err);
-  if (!st) {
-    bands = calloc((size_t)nunits, sizeof *bands);
-    if (!bands) st = tr_fail(err, TR_ENOMEM, "out of memory for the points' bands");
-  }
   for (int64_t k = 0, base = 0; k < nunits && !st; k++) {
     const int64_t k0 = unit_start(&u, k), k1 = unit_start(&u, k + 1);
     const int64_t cost = u.count[k] * per_point + (k1 - k0 + 1) * 8;
@@ -273,7 +269,22 @@ int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, int (*cancelled)(void *), 
                    (long long)u.count[k], (long long)(k1 - k0), (double)cost / 1048576.0, (double)room / 1048576.0);
     band *d = nbands ? &bands[nbands - 1] : NULL;
     if (!st && (!d || (d->np + u.count[k]) * per_point + (k1 - d->b0 + 1) * 8 > room)) {
+      if (nbands == MAX_BANDS) {
+        st = tr_fail(err, TR_ENOMEM, "%lld points would sort in more than %d bands in %.0f MiB of --mem: give more --mem",
+                     (long long)b->n, MAX_BANDS, (double)mem / 1048576.0);
+        break;
+      }
+      if (nbands == capbands) {
+        capbands = capbands ? 2 * capbands : 16;
+        band *nbd = realloc(bands, (size_t)capbands * sizeof *bands);
+        if (!nbd) {
+          st = tr_fail(err, TR_ENOMEM, "out of memory for the points' bands");
+          break;
+        }
+        bands = nbd;
+      }
       d = &bands[nbands++];
+      memset(d, 0, sizeof *d);
       d->b0 = k0;
       d->base = base;
       d->fd = -1;
@@ -284,10 +295,6 @@ int tr_pfile_finish(tr_pfile_builder *b, int64_t mem, int (*cancelled)(void *), 
     base += u.count[k];
     band_of_unit[k] = nbands - 1;
   }
-  if (!st && nbands > MAX_BANDS)
-    st = tr_fail(err, TR_ENOMEM,
-                 "%lld points in %.0f MiB of --mem would sort in %d bands, more than %d: give more --mem",
-                 (long long)b->n, (double)mem / 1048576.0, nbands, MAX_BANDS);
   /* 3. the bands' files, each point appended to its band's */
   int64_t bufpts = nbands ? room / 2 / nbands / (int64_t)sizeof(tr_ipoint) : 1;
   if (bufpts > 65536) bufpts = 65536;
