@@ -445,8 +445,19 @@ static int square_nearest(const tr_pview *v, double x, double y, double r, doubl
 static double nearest(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s) {
   if (p->angle == 0.0 && p->radius1 == p->radius2) {
     if (p->radius1 != 0.0 && v->h->total > 100) { /* GDAL's quadtree case */
+      /* The node's nearest point of all, found within the circle of radius
+       * r, is the square's nearest when the square's test keeps it: no
+       * point of the square is closer, and a tie of the square is a tie of
+       * all, where it is the later point too. Only otherwise (the circle
+       * empty, a corner of the square to search) is the square scanned,
+       * which on dense points costs every point of a 2r x 2r square. */
+      const double r = p->radius1;
+      if (r > 0 && !scratch_need(s, 1) && knn_hinted(v, x, y, 1, r, 1, s) == 1) {
+        const tr_ipoint *q = &v->pt[s->idx[0]];
+        if (!(q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r)) return q->z;
+      }
       double val = p->nodata;
-      square_nearest(v, x, y, p->radius1, &val);
+      square_nearest(v, x, y, r, &val);
       return val;
     }
     if (scratch_need(s, 1)) return NAN;
