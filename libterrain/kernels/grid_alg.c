@@ -442,22 +442,29 @@ static int square_nearest(const tr_pview *v, double x, double y, double r, doubl
   return best_id >= 0;
 }
 
+/* square_nearest's answer, usually without its scan: the node's nearest
+ * point of all, found within the circle of radius r, is the square's
+ * nearest when the square's test keeps it (no point of the square is
+ * closer, and a tie of the square is a tie of all, where it is the later
+ * point too). Only otherwise (the circle empty, a corner of the square to
+ * search) is the square scanned, which on dense points reads every point of
+ * a 2r x 2r square. */
+static int square_nearest_fast(const tr_pview *v, double x, double y, double r, tr_grid_scratch *s, double *val) {
+  if (r > 0 && !scratch_need(s, 1) && knn_hinted(v, x, y, 1, r, 1, s) == 1) {
+    const tr_ipoint *q = &v->pt[s->idx[0]];
+    if (!(q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r)) {
+      *val = q->z;
+      return 1;
+    }
+  }
+  return square_nearest(v, x, y, r, val);
+}
+
 static double nearest(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s) {
   if (p->angle == 0.0 && p->radius1 == p->radius2) {
     if (p->radius1 != 0.0 && v->h->total > 100) { /* GDAL's quadtree case */
-      /* The node's nearest point of all, found within the circle of radius
-       * r, is the square's nearest when the square's test keeps it: no
-       * point of the square is closer, and a tie of the square is a tie of
-       * all, where it is the later point too. Only otherwise (the circle
-       * empty, a corner of the square to search) is the square scanned,
-       * which on dense points costs every point of a 2r x 2r square. */
-      const double r = p->radius1;
-      if (r > 0 && !scratch_need(s, 1) && knn_hinted(v, x, y, 1, r, 1, s) == 1) {
-        const tr_ipoint *q = &v->pt[s->idx[0]];
-        if (!(q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r)) return q->z;
-      }
       double val = p->nodata;
-      square_nearest(v, x, y, r, &val);
+      square_nearest_fast(v, x, y, p->radius1, s, &val);
       return val;
     }
     if (scratch_need(s, 1)) return NAN;
@@ -547,11 +554,10 @@ int tr_grid_value(const tr_grid_params *p, const tr_pview *v, double x, double y
 }
 
 double tr_grid_linear_outside(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s) {
-  (void)s;
   if (p->radius == 0.0) return p->nodata;
   double val = p->nodata;
   if (p->radius > 0.0) {
-    square_nearest(v, x, y, p->radius, &val);
+    square_nearest_fast(v, x, y, p->radius, s, &val);
     return val;
   }
   /* GDAL's quadtree nearest without radius: squares of half-side r, r*2,
