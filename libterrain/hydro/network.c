@@ -41,7 +41,7 @@
 #include "raster.h"
 #include "written.h"
 
-#define BAND_ROWS 256
+#define BAND_ROWS 64
 /* What a stream cell costs while the links are built: its record (32
  * bytes), build()'s downstream index, inflow count and link (16), its place
  * in the links' cells and seeds (24), and a share of the links (8). */

@@ -251,7 +251,8 @@ static const char *const products[] = {"dir", "acc", "src", "ord", "w"};
 static int flowgraph(const char *prefix, const char *tag, const char *flags) {
   char c[8192];
   snprintf(c, sizeof c,
-           "%s '%s' flowgraph -q --tile-size 128 --cache-mb 0 %s '%s/demo.tif' --dir '%s' --acc '%s' --streams '%s' "
+           "%s '%s' flowgraph -q --tile-size 128 --cache-mb 0 --threshold 1000 %s '%s/demo.tif' --dir '%s' --acc '%s' "
+           "--streams '%s' "
            "--order '%s' "
            "--basins '%s' --network '%s' --aap-stats '%s'",
            prefix, ck_tf, flags, ck_dir, ck_out("dir.tif"), ck_out("acc.tif"), ck_out("src.tif"), ck_out("ord.tif"),
@@ -295,7 +296,9 @@ static int same_products(const char *a, const char *b, const char *what) {
  * on 2 ranks; the fill stage ran fill_perimeter (W did not fit) and the
  * accumulation's state really spilled. (No input
  * tile cache, so that every stage's fixed part is about the same and one
- * --mem leaves each stage about its share.) */
+ * --mem leaves each stage about its share. Threshold 1000: the network's
+ * stream cells, which every rank keeps at 80 bytes each within --mem, fit
+ * beside so small a --mem; at 100 they are 117,000, 9 MiB.) */
 static int test_flowgraph_same_bytes(void) {
   ASSERT_EQ_INT(flowgraph("", "ref", "--threads 2"), 0);
   ss_line l[16];
@@ -340,7 +343,9 @@ static int test_flowgraph_same_bytes(void) {
  * runner runs the twins for those products (the basins' links read a scratch
  * accumulation, a fourth d8_up stage) and d8_up for the order, which its twin
  * cannot compute; every product is the same bytes as the in-memory run, on 2
- * threads and on 2 ranks (each given half of its own in-memory figure). */
+ * threads and on 2 ranks (each given half of its own in-memory figure).
+ * Threshold 500: the links' 59,000 stream cells (80 bytes each, within
+ * --mem) fit beside so small a --mem; at 50 they are 194,000, 15 MiB. */
 static int test_flowgraph_perimeter(void) {
   char c[8192], dir[700];
   snprintf(dir, sizeof dir, "%s", ck_out("pdir.tif"));
@@ -372,7 +377,7 @@ static int test_flowgraph_perimeter(void) {
       snprintf(flags, sizeof flags, "--threads %d", mpi ? 1 : 2);
     snprintf(c, sizeof c,
              "%s%s '%s' flowgraph -q --tile-size 128 %s --dir-in '%s' --acc '%s' --streams '%s' --order '%s' "
-             "--basins '%s' --threshold 50 --aap-stats '%s'",
+             "--basins '%s' --threshold 500 --aap-stats '%s'",
              mpi ? mpirun : "", mpi ? " -n 2" : "", ck_tf, flags, dir, ck_out("pacc.tif"), ck_out("psrc.tif"),
              ck_out("pord.tif"), ck_out("pw.tif"), ck_out("fg.json"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
@@ -626,6 +631,7 @@ static int test_refusals(void) {
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   for (int thr = 1; thr <= 100; thr += 99) {
     unlink(ck_out("net.gpkg"));
+    unlink(ck_out("nw.tif"));
     snprintf(c, sizeof c, "'%s' flowgraph -q --dir-in '%s' --network '%s' --basins '%s' --threshold %d --mem 130M",
              ck_tf, ck_out("ndir.tif"), ck_out("net.gpkg"), ck_out("nw.tif"), thr);
     ASSERT_EQ_INT(rc_run(c, err), thr == 1 ? 7 : 0);
