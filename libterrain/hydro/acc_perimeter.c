@@ -394,11 +394,6 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   return 0;
 }
 
-static void perim_release(tr_aap_program *p) {
-  free(p->user);
-  p->user = NULL;
-}
-
 /* Whole numbers only (counts, whole-number weights); no Strahler order. */
 static int perim_applies(const void *params) {
   const tr_up_params *u = params;
@@ -406,5 +401,5 @@ static int perim_applies(const void *params) {
 }
 
 const tr_graph_program tr_program_d8_up_perimeter = {
-    "d8_up_perimeter",      GDT_Float64,    sizeof(tr_up_params), perim_init, perim_release, 0,
+    "d8_up_perimeter",      GDT_Float64,    sizeof(tr_up_params), perim_init, tr_graph_release_user, 0,
     (int)sizeof(tr_up_msg), D8_PERIM_STATE, D8_PERIM_ROUND,       "d8_up",    NULL,          perim_applies};

@@ -439,12 +439,7 @@ static int up_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-static void up_release(tr_aap_program *p) {
-  free(p->user);
-  p->user = NULL;
-}
-
 /* state, at most: 11 bytes a cell (direction, double, contamination and order
  * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
-const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, up_release, 11,
+const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, tr_graph_release_user, 11,
                                             (int)sizeof(tr_up_msg), 0, 0, NULL, "d8_up_perimeter", NULL};

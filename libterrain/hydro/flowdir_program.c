@@ -593,11 +593,6 @@ static int fd_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-static void fd_release(tr_aap_program *p) {
-  free(p->user);
-  p->user = NULL;
-}
-
 /* state: at most 5 bytes a cell, when every cell is flat */
-const tr_graph_program tr_program_flowdir = {"flowdir", GDT_Int16, sizeof(tr_flowdir_params), fd_init, fd_release, 5,
+const tr_graph_program tr_program_flowdir = {"flowdir", GDT_Int16, sizeof(tr_flowdir_params), fd_init, tr_graph_release_user, 5,
                                               (int)sizeof(fd_value), 0, 0, NULL, NULL, NULL};

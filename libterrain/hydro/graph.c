@@ -27,6 +27,7 @@
 #include "dist.h"
 #include "memory.h"
 #include "run.h"
+#include "scratch_file.h"
 #include "written.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -453,15 +454,8 @@ static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const gra
                        tr_error *err) {
   /* an explicit --tmp is checked even when nothing will spill: a mistyped
    * folder found only on the day a larger DEM spills would end that run */
-  if (g->tmp_dir && g->tmp_dir[0]) {
-    struct stat sb;
-    if (stat(g->tmp_dir, &sb) != 0)
-      return tr_fail(err, TR_EOUTPUT, "--tmp '%s': %s", g->tmp_dir, strerror(errno));
-    if (!S_ISDIR(sb.st_mode)) return tr_fail(err, TR_EOUTPUT, "--tmp '%s' is not a folder", g->tmp_dir);
-    if (access(g->tmp_dir, W_OK | X_OK) != 0)
-      return tr_fail(err, TR_EOUTPUT, "--tmp '%s': this process cannot write there (%s)", g->tmp_dir,
-                     strerror(errno));
-  }
+  int st = tr_scratch_folder(g->tmp_dir, dst, spill_dir, dirlen, err);
+  if (st) return st;
   /* all in memory: the store only counts (--aap-stats' peak_resident is
    * then the state the run really kept) */
   *budget = -1;
@@ -493,14 +487,6 @@ static int memory_plan(const tr_run_opts *run, const tr_graph_opts *g, const gra
   mallopt(M_ARENA_MAX, 1);
   mallopt(M_MMAP_THRESHOLD, 256 << 10);
 #endif
-  if (g->tmp_dir && g->tmp_dir[0]) {
-    snprintf(spill_dir, dirlen, "%s", g->tmp_dir);
-  } else {
-    const char *slash = strrchr(dst, '/');
-    if (!slash) snprintf(spill_dir, dirlen, ".");
-    else if (slash == dst) snprintf(spill_dir, dirlen, "/");
-    else snprintf(spill_dir, dirlen, "%.*s", (int)(slash - dst), dst);
-  }
   struct statvfs vs;
   if (statvfs(spill_dir, &vs) != 0)
     return tr_fail(err, TR_EOUTPUT, "cannot use '%s' for the state that does not fit in --mem: %s", spill_dir,
@@ -709,4 +695,9 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   free(d.seen);
   free(params);
   return st;
+}
+
+void tr_graph_release_user(tr_aap_program *p) {
+  free(p->user);
+  p->user = NULL;
 }

@@ -155,4 +155,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
                         tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
                         const char *dst, tr_error *err);
 
+/* A program's release when its user data is one malloc'd block. */
+void tr_graph_release_user(tr_aap_program *p);
+
 #endif

@@ -4,8 +4,8 @@
  * Files: the scratch file holds (x, y, z) per point in input order; a band
  * file holds tr_ipoint records (input order kept as the id) of the run of
  * buckets it covers (row-major), in input order; the index file holds the bytes of a
- * tr_pindex: tr_pview_head, start[nb + 1], pt[n]. All are made with
- * mkstemp in the folder given and unlinked at once.
+ * tr_pindex: tr_pview_head, start[nb + 1], pt[n]. All are scratch files
+ * (io/scratch_file.h): made in the folder given and unlinked at once.
  */
 #include "point_file.h"
 
@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "scratch_file.h"
 
 #define REC 3 /* doubles per scratch record */
 #define BUF_POINTS 32768
@@ -32,46 +34,19 @@ struct tr_pfile_builder {
 };
 
 static int make_file(const char *dir, const char *what, int *fd, tr_error *err) {
-  const size_t n = strlen(dir) + 48;
-  char *path = malloc(n);
-  if (!path) return tr_fail(err, TR_ENOMEM, "out of memory");
-  snprintf(path, n, "%s/.terrafort-points-XXXXXX", dir);
-  *fd = mkstemp(path);
-  const int e = errno;
-  if (*fd >= 0) unlink(path);
-  free(path);
-  if (*fd < 0) return tr_fail(err, TR_EOUTPUT, "cannot create the points' %s in '%s' (--tmp): %s", what, dir, strerror(e));
+  *fd = tr_scratch_open(dir, "points");
+  if (*fd < 0) return tr_fail(err, TR_EOUTPUT, "cannot create the points' %s in '%s' (--tmp): %s", what, dir, strerror(errno));
   return TR_OK;
 }
 
 static int write_at(int fd, const void *p, size_t len, int64_t off, const char *what, tr_error *err) {
-  const unsigned char *c = p;
-  while (len > 0) {
-    const ssize_t w = pwrite(fd, c, len, (off_t)off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0)
-      return tr_fail(err, TR_EOUTPUT, "cannot write the points' %s (--tmp): %s", what,
-                     w < 0 ? strerror(errno) : "no space left");
-    c += w;
-    len -= (size_t)w;
-    off += w;
-  }
-  return TR_OK;
+  if (tr_pwrite_all(fd, p, (int64_t)len, off) == 0) return TR_OK;
+  return tr_fail(err, TR_EOUTPUT, "cannot write the points' %s (--tmp): %s", what, strerror(errno));
 }
 
 static int read_at(int fd, void *p, size_t len, int64_t off, const char *what, tr_error *err) {
-  unsigned char *c = p;
-  while (len > 0) {
-    const ssize_t r = pread(fd, c, len, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0)
-      return tr_fail(err, TR_EINPUT, "cannot read the points' %s back (--tmp): %s", what,
-                     r < 0 ? strerror(errno) : "the file is shorter than written");
-    c += r;
-    len -= (size_t)r;
-    off += r;
-  }
-  return TR_OK;
+  if (tr_pread_all(fd, p, (int64_t)len, off) == 0) return TR_OK;
+  return tr_fail(err, TR_EINPUT, "cannot read the points' %s back (--tmp): %s", what, strerror(errno));
 }
 
 int tr_pfile_begin(tr_pfile_builder **out, const char *dir, tr_error *err) {

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "state_store.h"
+#include "scratch_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,47 +131,15 @@ int tr_state_store_keep(tr_state_store *s, int64_t f, void *pp, size_t bytes, co
 
 /* ---- file I/O, outside the lock ----------------------------------------------------- */
 
-static int full_pwrite(int fd, const void *buf, int64_t n, int64_t off) {
-  const char *p = buf;
-  while (n > 0) {
-    ssize_t w = pwrite(fd, p, (size_t)n, (off_t)off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w, n -= w, off += w;
-  }
-  return 0;
-}
-
-static int full_pread(int fd, void *buf, int64_t n, int64_t off) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t r = pread(fd, p, (size_t)n, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      if (r == 0) errno = EIO;
-      return -1;
-    }
-    p += r, n -= r, off += r;
-  }
-  return 0;
-}
-
 /* The spill file, made on first use (called under the lock): created in the
  * folder and unlinked at once. */
 static int open_file(tr_state_store *s) {
   if (s->fd >= 0) return 0;
-  size_t n = strlen(s->dir) + 40;
-  char *path = malloc(n);
-  if (!path) return -1;
-  snprintf(path, n, "%s/.terrafort-state-XXXXXX", s->dir);
-  int fd = mkstemp(path);
+  const int fd = tr_scratch_open(s->dir, "state");
   if (fd < 0) {
     set_error(s, "cannot create a spill file in '%s': %s", s->dir, errno);
-    free(path);
     return -1;
   }
-  unlink(path);
-  free(path);
   s->fd = fd;
   return 0;
 }
@@ -198,7 +167,7 @@ static int spill_arrays(tr_state_store *s, st_frag *F, int64_t *written, int64_t
         a->skip = 7; /* did not pay: raw for the next seven spills of this array */
       }
     }
-    const int rc = full_pwrite(s->fd, out, len, a->off);
+    const int rc = tr_pwrite_all(s->fd, out, len, a->off);
     const int e = errno;
     free(tmp);
     if (rc) {
@@ -234,13 +203,13 @@ static int restore_arrays(tr_state_store *s, st_frag *F, int64_t *read) {
     int ok;
     if (a->lz4) {
       char *tmp = malloc((size_t)a->stored);
-      ok = tmp && !full_pread(s->fd, tmp, a->stored, a->off) &&
+      ok = tmp && !tr_pread_all(s->fd, tmp, a->stored, a->off) &&
            LZ4_decompress_safe(tmp, dst, (int)a->stored, (int)a->raw) == a->raw;
       if (tmp && !ok && errno == 0) errno = EIO;
       if (!tmp) errno = ENOMEM;
       free(tmp);
     } else {
-      ok = !full_pread(s->fd, dst, a->raw, a->off);
+      ok = !tr_pread_all(s->fd, dst, a->raw, a->off);
     }
     if (!ok) {
       free(dst);

@@ -60,6 +60,7 @@
 #include "point_index.h"
 #include "points.h"
 #include "run.h"
+#include "scratch_file.h"
 
 #define LINEAR_EPS 1e-10
 #define EVEN_TILE 128 /* all-points invdist's default tile side */
@@ -614,13 +615,9 @@ static int points_on_disk(const tr_interpolate_opts *o, const char *src, const c
                        : "without a radius a node may need any point (give one: radius=, or radius1= and radius2=)");
   }
   char dir[4096];
-  const char *slash = strrchr(dst, '/');
-  if (o->tmp_dir) snprintf(dir, sizeof dir, "%s", o->tmp_dir);
-  else if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == dst) snprintf(dir, sizeof dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - dst), dst);
+  int st = tr_scratch_folder(o->tmp_dir, dst, dir, sizeof dir, err);
   tr_pfile_builder *b = NULL;
-  int st = tr_pfile_begin(&b, dir, err);
+  if (!st) st = tr_pfile_begin(&b, dir, err);
   if (!st) st = tr_points_stream(pts, src, o, sink_to_file, b, err);
   if (st) {
     tr_pfile_abort(b);
@@ -643,6 +640,8 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   if (st) return st;
   if (o->run.tile_size < 0 || o->run.tile_size > TR_MAX_TILE)
     return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
+  char tmp_dir[4096];
+  if ((st = tr_scratch_folder(o->tmp_dir, dst, tmp_dir, sizeof tmp_dir, err))) return st;
   const int type = o->out_type ? o->out_type : GDT_Float64;
   tr_points pts;
   /* the points stay in memory for the whole run: counted in --mem (the
