@@ -50,6 +50,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cli_kit.h"
 #include "tr_test.h"
@@ -841,6 +845,53 @@ static int entries(const char *d) {
   return n;
 }
 
+/* A signal stops a long read of the points: they come through a pipe (a
+ * FIFO named *.xyz) as fast as terrafort reads them, and once 200,000 are
+ * through it gets SIGTERM. It must end with exit 8 having taken at most
+ * about 65,536 more (it asks every 65,536 points) plus what the pipe and
+ * its stdio buffer hold, where without the check it reads all 1,000,000
+ * first. */
+static void interrupted_read(void) {
+  char fifo[1100], out[1100];
+  wpath(fifo, sizeof fifo, "pipe.xyz");
+  wpath(out, sizeof out, "pipe.tif");
+  unlink(fifo);
+  unlink(out);
+  check(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    char *argv[] = {(char *)ck_tf, "interpolate", "-q", "-a", "invdistnn:radius=50:max_points=4", "-txe", "0", "1000",
+                    "-tye", "0", "1000", "-outsize", "100", "100", fifo, out, NULL};
+    execv(ck_tf, argv);
+    _exit(127);
+  }
+  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+  const int fd = open(fifo, O_WRONLY);
+  long sent = 0, after = 0;
+  char buf[64 * 1000];
+  for (int sigsent = 0; fd >= 0 && sent < 1000000;) {
+    size_t len = 0;
+    for (int k = 0; k < 1000; k++)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%d %d %d\n", (int)((sent + k) % 997), (int)((sent + k) % 991), k);
+    if (write(fd, buf, len) != (ssize_t)len) break; /* the reader is gone */
+    sent += 1000;
+    if (sigsent) after += 1000;
+    if (!sigsent && sent >= 200000) {
+      kill(pid, SIGTERM);
+      sigsent = 1;
+    }
+  }
+  if (fd >= 0) close(fd);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  signal(SIGPIPE, old);
+  check(WIFEXITED(status) && WEXITSTATUS(status) == 8, "SIGTERM while reading points: exit 8 (status %d)", status);
+  check(after < 150000, "SIGTERM while reading points: %ld more points taken after it (at most 65,536 + buffers)",
+        after);
+  check(!file_exists(out), "SIGTERM while reading points: no output");
+  unlink(fifo);
+}
+
 /* More points than --mem holds (issue 13): every algorithm with a search
  * radius reads them from an index on disk in --tmp and gives the in-memory
  * run's bytes - threads, small tiles, --ft dual, mpirun, OGR and XYZ input;
@@ -980,6 +1031,7 @@ static int case_on_disk(void) {
     const char *err = rc_slurp(errfile);
     check(rc != 0 && strstr(err, "/nonexistent/dir") && !file_exists(out), "--tmp missing: exit %d '%s'", rc, err);
   }
+  interrupted_read();
   printf("%d on-disk comparisons\n", checks);
   return fails != 0;
 }
