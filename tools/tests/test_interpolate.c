@@ -866,7 +866,14 @@ static void interrupted_read(void) {
     _exit(127);
   }
   void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-  const int fd = open(fifo, O_WRONLY);
+  /* every wait bounded: the reader has 30 s to open the pipe (ENXIO until then) */
+  int fd = -1;
+  for (int k = 0; k < 3000 && fd < 0; k++) {
+    fd = open(fifo, O_WRONLY | O_NONBLOCK);
+    if (fd < 0) usleep(10000);
+  }
+  check(fd >= 0, "terrafort did not open the pipe %s within 30 s", fifo);
+  if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   long sent = 0, after = 0;
   char buf[64 * 1000];
   for (int sigsent = 0; fd >= 0 && sent < 1000000;) {
@@ -883,7 +890,12 @@ static void interrupted_read(void) {
   }
   if (fd >= 0) close(fd);
   int status = 0;
-  waitpid(pid, &status, 0);
+  pid_t done = 0;
+  for (int k = 0; k < 3000 && (done = waitpid(pid, &status, WNOHANG)) == 0; k++) usleep(10000);
+  if (done == 0) { /* still running 30 s on: a failure, and no process left behind */
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
   signal(SIGPIPE, old);
   check(WIFEXITED(status) && WEXITSTATUS(status) == 8, "SIGTERM while reading points: exit 8 (status %d)", status);
   check(after < 150000, "SIGTERM while reading points: %ld more points taken after it (at most 65,536 + buffers)",
