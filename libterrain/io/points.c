@@ -106,25 +106,35 @@ static int read_xyz(tr_points *p, const char *path, const tr_interpolate_opts *o
   size_t cap = 0;
   int64_t lineno = 0, data_lines = 0;
   int st = TR_OK;
-  while (getline(&line, &cap, f) >= 0) {
-    lineno++;
-    char *s = line;
-    while (isspace((unsigned char)*s)) s++;
-    if (!*s || *s == '#') continue;
-    double v[3];
-    const int nf = xyz_fields(s, v);
-    if (nf != 3) {
-      if (data_lines == 0 && lineno == 1) continue; /* a header */
-      st = tr_fail(err, TR_EINPUT, "points '%s' line %lld: expected three numbers 'x y z'", path, (long long)lineno);
+  /* a signal while waiting for input (a pipe) ends the read early: the
+   * stop it asked for, or none (the read goes on) */
+  for (;;) {
+    while (getline(&line, &cap, f) >= 0) {
+      lineno++;
+      char *s = line;
+      while (isspace((unsigned char)*s)) s++;
+      if (!*s || *s == '#') continue;
+      double v[3];
+      const int nf = xyz_fields(s, v);
+      if (nf != 3) {
+        if (data_lines == 0 && lineno == 1) continue; /* a header */
+        st = tr_fail(err, TR_EINPUT, "points '%s' line %lld: expected three numbers 'x y z'", path, (long long)lineno);
+        break;
+      }
+      data_lines++;
+      if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2])) {
+        st = tr_fail(err, TR_EINPUT, "points '%s' line %lld: a coordinate or value is not finite", path,
+                     (long long)lineno);
+        break;
+      }
+      if ((st = add_point(p, v[0], v[1], (v[2] + o->z_increase) * o->z_multiply, err))) break;
+    }
+    if (st || !ferror(f) || errno != EINTR) break;
+    if (p->run && p->run->cancelled && p->run->cancelled(p->run->progress_user)) {
+      st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
       break;
     }
-    data_lines++;
-    if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2])) {
-      st = tr_fail(err, TR_EINPUT, "points '%s' line %lld: a coordinate or value is not finite", path,
-                   (long long)lineno);
-      break;
-    }
-    if ((st = add_point(p, v[0], v[1], (v[2] + o->z_increase) * o->z_multiply, err))) break;
+    clearerr(f);
   }
   if (!st && ferror(f)) st = tr_fail(err, TR_EINPUT, "cannot read points '%s': %s", path, strerror(errno));
   free(line);
