@@ -472,18 +472,6 @@ static int check_space(const tr_interpolate_opts *o, const char *dst, int64_t ro
   return TR_OK;
 }
 
-typedef struct {
-  double key1, key2; /* -top, left */
-  int f;
-} tri_key;
-
-static int cmp_tri_key(const void *a, const void *b) {
-  const tri_key *x = a, *y = b;
-  if (x->key1 != y->key1) return x->key1 < y->key1 ? -1 : 1;
-  if (x->key2 != y->key2) return x->key2 < y->key2 ? -1 : 1;
-  return (x->f > y->f) - (x->f < y->f);
-}
-
 /* The default tile side: TR_DEFAULT_TILE, halved (down to 64) while the
  * grid has fewer than 4 tiles per thread of every rank, so a small grid
  * keeps every thread busy (a 493 x 830 grid was 2 tiles of 512 and 318
@@ -519,17 +507,46 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
   s->tri_start = calloc((size_t)ntiles + 1, sizeof *s->tri_start);
   if (!s->tri_start) return tr_fail(err, TR_ENOMEM, "out of memory");
   const interp_params *p = &s->ip;
-  /* the facets top row first (then left), for the fill pass: each tile's
-   * list runs down the tile, so linear_rows' writes do too */
+  /* Per facet, the node rows and columns its box may hold, one node wider
+   * (as linear_rows); then the facets in order of their top row (counting
+   * sort, facet order within a row), so each tile's list runs down the
+   * tile and linear_rows' writes do too. The order is for locality only:
+   * where facets share a node the lowest facet index wins (linear_rows). */
   const int nf = s->tri->nFacets;
-  tri_key *order = malloc((size_t)nf * sizeof *order);
-  if (!order) return tr_fail(err, TR_ENOMEM, "out of memory for the triangles' order");
+  int64_t(*box)[4] = malloc((size_t)nf * sizeof *box);
+  int *order = malloc((size_t)nf * sizeof *order);
+  int64_t *at_row = calloc((size_t)tg->rows + 1, sizeof *at_row);
+  if (!box || !order || !at_row) {
+    free(box);
+    free(order);
+    free(at_row);
+    return tr_fail(err, TR_ENOMEM, "out of memory for the triangles' order");
+  }
   for (int f = 0; f < nf; f++) {
     const int *v = s->tri->pasFacets[f].anVertexIdx;
-    order[f] = (tri_key){-fmax(s->y[v[0]], fmax(s->y[v[1]], s->y[v[2]])),
-                         fmin(s->x[v[0]], fmin(s->x[v[1]], s->x[v[2]])), f};
+    const double x0 = s->x[v[0]], x1 = s->x[v[1]], x2 = s->x[v[2]];
+    const double y0 = s->y[v[0]], y1 = s->y[v[1]], y2 = s->y[v[2]];
+    const double txmin = x0 < x1 ? (x0 < x2 ? x0 : x2) : (x1 < x2 ? x1 : x2);
+    const double txmax = x0 > x1 ? (x0 > x2 ? x0 : x2) : (x1 > x2 ? x1 : x2);
+    const double tymin = y0 < y1 ? (y0 < y2 ? y0 : y2) : (y1 < y2 ? y1 : y2);
+    const double tymax = y0 > y1 ? (y0 > y2 ? y0 : y2) : (y1 > y2 ? y1 : y2);
+    int64_t c0 = (int64_t)floor((txmin - p->xmin) / p->dx - 0.5) - 1, c1 = (int64_t)ceil((txmax - p->xmin) / p->dx - 0.5) + 1;
+    int64_t r0 = (int64_t)floor((p->ymax - tymax) / p->dy - 0.5) - 1, r1 = (int64_t)ceil((p->ymax - tymin) / p->dy - 0.5) + 1;
+    if (c0 < 0) c0 = 0;
+    if (r0 < 0) r0 = 0;
+    if (c1 > tg->cols - 1) c1 = tg->cols - 1;
+    if (r1 > tg->rows - 1) r1 = tg->rows - 1;
+    box[f][0] = c0;
+    box[f][1] = c1;
+    box[f][2] = r0;
+    box[f][3] = r1;
+    if (c0 <= c1 && r0 <= r1) at_row[r0 + 1]++;
   }
-  qsort(order, (size_t)nf, sizeof *order, cmp_tri_key);
+  for (int64_t r = 0; r < tg->rows; r++) at_row[r + 1] += at_row[r];
+  const int64_t nkeep = at_row[tg->rows];
+  for (int f = 0; f < nf; f++)
+    if (box[f][0] <= box[f][1] && box[f][2] <= box[f][3]) order[at_row[box[f][2]]++] = f;
+  free(at_row);
   /* two passes over the facets: count per tile, then fill */
   for (int pass = 0; pass < 2; pass++) {
     int64_t *fillat = NULL;
@@ -540,27 +557,16 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
       if (!s->tri_list || !fillat) {
         free(fillat);
         free(order);
+        free(box);
         return tr_fail(err, TR_ENOMEM, "out of memory for the triangles' tiles");
       }
       memcpy(fillat, s->tri_start, (size_t)ntiles * sizeof *fillat);
     }
-    for (int k = 0; k < nf; k++) {
-      const int f = order[k].f;
-      const int *v = s->tri->pasFacets[f].anVertexIdx;
-      const double txmin = fmin(s->x[v[0]], fmin(s->x[v[1]], s->x[v[2]]));
-      const double txmax = fmax(s->x[v[0]], fmax(s->x[v[1]], s->x[v[2]]));
-      const double tymin = fmin(s->y[v[0]], fmin(s->y[v[1]], s->y[v[2]]));
-      const double tymax = fmax(s->y[v[0]], fmax(s->y[v[1]], s->y[v[2]]));
-      /* nodes the box may hold, one wider (as linear_rows), then their tiles */
-      int64_t c0 = (int64_t)floor((txmin - p->xmin) / p->dx - 0.5) - 1, c1 = (int64_t)ceil((txmax - p->xmin) / p->dx - 0.5) + 1;
-      int64_t r0 = (int64_t)floor((p->ymax - tymax) / p->dy - 0.5) - 1, r1 = (int64_t)ceil((p->ymax - tymin) / p->dy - 0.5) + 1;
-      if (c0 < 0) c0 = 0;
-      if (r0 < 0) r0 = 0;
-      if (c1 > tg->cols - 1) c1 = tg->cols - 1;
-      if (r1 > tg->rows - 1) r1 = tg->rows - 1;
-      if (c0 > c1 || r0 > r1) continue;
-      for (int64_t tr = r0 / tg->tile; tr <= r1 / tg->tile; tr++)
-        for (int64_t tc = c0 / tg->tile; tc <= c1 / tg->tile; tc++) {
+    for (int64_t k = 0; k < nkeep; k++) {
+      const int f = order[k];
+      const int64_t *bx = box[f];
+      for (int64_t tr = bx[2] / tg->tile; tr <= bx[3] / tg->tile; tr++)
+        for (int64_t tc = bx[0] / tg->tile; tc <= bx[1] / tg->tile; tc++) {
           const int64_t t = tr * tg->tile_cols + tc;
           if (pass == 0) s->tri_start[t + 1]++;
           else s->tri_list[fillat[t]++] = f;
@@ -568,6 +574,7 @@ static int plan_triangles(interp_src *s, int64_t n, tr_error *err) {
     }
     free(fillat);
   }
+  free(box);
   free(order);
   return TR_OK;
 }
