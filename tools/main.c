@@ -21,8 +21,11 @@
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
 #include <pthread.h>
-#include <unistd.h>
 #endif
+#ifdef TERRAFORT_MPI_PEER
+#include <errno.h>
+#endif
+#include <unistd.h>
 
 /* The liveness monitor of this process (tools.h): one per process, owned
  * here, like MPI itself. */
@@ -40,6 +43,27 @@ static int launched_by_mpirun(void) {
     if (getenv(vars[i])) return 1;
   return 0;
 }
+
+#ifdef TERRAFORT_MPI_PEER
+/* This program is built without MPI, so a plain run never loads MPI's
+ * libraries (they cost every start a few milliseconds); its twin linked
+ * with MPI, TERRAFORT_MPI_PEER, lies in the same folder. Started by
+ * mpirun, this process becomes that one: the same arguments, environment
+ * and pid, so mpirun sees no difference. Returns only when it cannot. */
+static void run_mpi_peer(char **argv) {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  path[n > 0 ? n : 0] = 0;
+  char *slash = strrchr(path, '/');
+  if (!slash || (size_t)(slash + 1 - path) + sizeof TERRAFORT_MPI_PEER > sizeof path) {
+    fprintf(stderr, "terrafort: started by mpirun, but cannot find this program's folder (/proc/self/exe)\n");
+    return;
+  }
+  memcpy(slash + 1, TERRAFORT_MPI_PEER, sizeof TERRAFORT_MPI_PEER);
+  execv(path, argv);
+  fprintf(stderr, "terrafort: started by mpirun, but cannot run %s, its MPI build: %s\n", path, strerror(errno));
+}
+#endif
 
 static int mpi_start(int *argc, char ***argv) {
 #ifdef TERRAFORT_HAVE_MPI
@@ -234,6 +258,12 @@ static long batch_rank;
 int tf_batch_rank_gone(void) { return batch_rank > 0 && (long)getppid() != batch_rank; }
 
 int main(int argc, char **argv) {
+#ifdef TERRAFORT_MPI_PEER
+  if (launched_by_mpirun()) {
+    run_mpi_peer(argv);
+    return 1;
+  }
+#endif
   const char *br = getenv(TF_BATCH_PARENT_ENV);
   batch_rank = br ? atol(br) : 0;
   if (argc < 2) {

@@ -755,6 +755,59 @@ static int test_no_libraries_from_cwd(void) {
   return 0;
 }
 
+/* terrafort itself never loads MPI's libraries; started by mpirun, each rank
+ * becomes terrafort-mpi from its folder (the ranks then really share the run:
+ * the statistics' report counts them, and the bytes are one process's), and
+ * without that file each rank says so, leaving no output. */
+static int test_mpi_twin(void) {
+  if (!mpirun[0]) {
+    printf("skip: no mpirun\n");
+    return 0;
+  }
+  reset(outdir);
+  char c[4096], list[600], twin[1024];
+  snprintf(list, sizeof list, "%s/needed", work);
+  snprintf(c, sizeof c, "ldd '%s' > '%s'", tf, list);
+  ASSERT_EQ_INT(system(c), 0);
+  ASSERT(strstr(rc_slurp(list), "libgdal.so") != NULL);
+  ASSERT(strstr(rc_slurp(list), "libmpi") == NULL);
+  snprintf(twin, sizeof twin, "%s", tf);
+  char *slash = strrchr(twin, '/');
+  ASSERT(slash != NULL);
+  snprintf(slash + 1, sizeof twin - (size_t)(slash + 1 - twin), "terrafort-mpi");
+  snprintf(c, sizeof c, "ldd '%s' > '%s'", twin, list);
+  ASSERT_EQ_INT(system(c), 0);
+  ASSERT(strstr(rc_slurp(list), "libmpi") != NULL);
+
+  snprintf(c, sizeof c, "%s -n 2 '%s' slope -q '%s' '%s' --stats-json '%s'", mpirun, tf, in("fractal.tif"), out("m.tif"),
+           out("m.json"));
+  ASSERT_EQ_INT(rc_run(c, errfile), 0);
+  const char *ranks = strstr(rc_slurp(out("m.json")), "\"ranks\":");
+  ASSERT(ranks != NULL);
+  ASSERT_EQ_INT(atoi(ranks + 8), 2);
+  snprintf(c, sizeof c, "'%s' slope -q '%s' '%s'", tf, in("fractal.tif"), out("s.tif"));
+  ASSERT_EQ_INT(rc_run(c, errfile), 0);
+  snprintf(c, sizeof c, "cmp -s '%s' '%s'", out("m.tif"), out("s.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+
+  /* alone in a folder */
+  snprintf(c, sizeof c, "mkdir -p '%s' && cp '%s' '%s'", out("alone"), tf, out("alone/terrafort"));
+  ASSERT_EQ_INT(system(c), 0);
+  snprintf(c, sizeof c, "%s -n 2 '%s' slope -q '%s' '%s'", mpirun, out("alone/terrafort"), in("fractal.tif"),
+           out("a.tif"));
+  const int rc = rc_run(c, errfile);
+  const char *err = rc_slurp(errfile);
+  int n = 0;
+  for (const char *p = strstr(err, "its MPI build"); p; p = strstr(p + 1, "its MPI build")) n++;
+  if (rc == 0 || n != 2 || !strstr(err, "alone/terrafort-mpi")) {
+    fprintf(stderr, "terrafort without its twin under mpirun -n 2: exit %d, the error %d times:\n%s\n", rc, n, err);
+    return 1;
+  }
+  ASSERT(access(out("a.tif"), F_OK) != 0);
+  ASSERT_EQ_INT(temporaries(), 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   dir = argv[1];
@@ -785,6 +838,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_usage_once_under_mpirun),
                                        TR_TEST(test_gdal_names),
                                        TR_TEST(test_long_output_name),
-                                       TR_TEST(test_no_libraries_from_cwd)};
+                                       TR_TEST(test_no_libraries_from_cwd),
+                                       TR_TEST(test_mpi_twin)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
