@@ -28,13 +28,15 @@
  * Assemble reads the directions again and accumulates inside the tile with each
  * perimeter cell's external inflows added: the final value of every cell.
  *
- * Only whole numbers: counts (accumulation in cells or area, stream cells;
- * TauDEM's edge check) and weights that are whole numbers summing below 2^53
- * (tr_up_params.whole_weights: an integer weight band of up to 16 bits). Their sums
- * are exact, so adding them in another order than "d8_up"'s gives the same bits,
+ * Only exact sums: counts (accumulation in cells or area, stream cells; TauDEM's
+ * edge check) and weights whose every sum a double holds exactly (an integer band
+ * of up to 16 bits, tr_up_params.whole_weights; or any band whose values, read,
+ * pass exact_weights: multiples of one power of two on a bounded total). Adding
+ * them in another order than "d8_up"'s then gives the same bits,
  * and the output is the same bytes for any --mem, tiling, schedule, thread or rank
  * count (test_flow_engine). Other weights (a floating-point sum whose bits depend on
- * its order) and Strahler order (not a sum) stay with "d8_up" (applies()). A cell below a cycle of directions never becomes final here either,
+ * its order) and Strahler order (not a sum) stay with "d8_up" (applies()). A cell
+ * below a cycle of directions never becomes final here either,
  * and Assemble names the same cell of the cycle as "d8_up".
  *
  * Each tile's direction window is read twice whatever the number of rounds; the
@@ -47,6 +49,7 @@
 
 #include "d8_window.h"
 #include "flow.h"
+#include "raster.h"
 
 #define LINK_NONE UINT32_MAX      /* the flow ends inside the tile (or on NoData) */
 #define LINK_OUT (UINT32_MAX - 1) /* the cell drains into a neighbour fragment */
@@ -394,10 +397,56 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   return 0;
 }
 
-/* Whole numbers only (counts, whole-number weights); no Strahler order. */
-static int perim_applies(const void *params) {
+/* Whether every sum of the weights is exact in a double whatever the order of
+ * its terms: every weight as the programs read it (a float; NoData and NaN
+ * weigh 0) is a multiple of 2^-k, and their magnitudes sum below 2^(51-k)
+ * (a margin for this check's own rounded sum). Then every partial sum is a
+ * multiple of 2^-k below 2^(52-k) in magnitude,
+ * which a double holds exactly, so no addition rounds and this program's
+ * sums are d8_up's numbers: whole-number weights of any type (a Float32 mask,
+ * Int32 counts) and fractions of a bounded range on a bounded total. One read
+ * of the weight raster (every rank reads it all, so all decide alike), in
+ * bands of rows; a stop asked meanwhile, or a read error, says no (d8_up
+ * then runs and meets it). */
+static int exact_weights(const tr_up_params *u, const tr_run_opts *run) {
+  tr_input in;
+  tr_error e;
+  if (!u->weights || tr_input_open(&in, u->weights, 1, &e) != TR_OK) return 0;
+  const int64_t band = 16;
+  float *buf = malloc((size_t)(band * in.cols) * sizeof *buf);
+  int ok = buf != NULL, k = 0; /* k: the fractional bits the weights need */
+  double sum = 0;              /* their magnitudes' sum (rounded down at most by a relative 2^-40) */
+  for (int64_t r = 0; ok && r < in.rows; r += band) {
+    const int64_t n = in.rows - r < band ? in.rows - r : band;
+    if ((run && run->cancelled && run->cancelled(run->progress_user)) ||
+        tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, &e) != TR_OK) {
+      ok = 0;
+      break;
+    }
+    for (int64_t i = 0; i < n * in.cols; i++) {
+      const float v = buf[i];
+      if (v == 0.0f || isnan(v) || (in.has_nodata && v == (float)in.nodata)) continue;
+      /* v = m 2^x with m in [0.5, 1): m 2^24 is a whole number (24 bits),
+       * whose trailing zero bits lift v's lowest bit */
+      int x;
+      const uint32_t m = (uint32_t)ldexp(frexp(fabs((double)v), &x), 24);
+      const int low = x - 24 + __builtin_ctz(m);
+      if (-low > k) k = -low;
+      sum += fabs((double)v);
+    }
+    ok = k <= 52 && ldexp(sum, k) < 0x1p51;
+  }
+  free(buf);
+  tr_input_close(&in);
+  return ok;
+}
+
+/* Whole numbers (counts), and weights whose sums are exact in any order;
+ * no Strahler order. */
+static int perim_applies(const void *params, const tr_run_opts *run) {
   const tr_up_params *u = params;
-  return (!u->weighted || u->whole_weights) && u->product != TR_UP_ORDER;
+  if (u->product == TR_UP_ORDER) return 0;
+  return !u->weighted || u->whole_weights || exact_weights(u, run);
 }
 
 const tr_graph_program tr_program_d8_up_perimeter = {

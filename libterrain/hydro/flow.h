@@ -45,10 +45,12 @@ typedef struct {
   int32_t encoding;     /* dir_decode.h */
   int32_t edge_check;   /* TR_UP_ACC: TauDEM's contamination rule */
   int32_t weighted;     /* input 1 holds weights (NoData weighs 0) */
-  int32_t whole_weights; /* weighted: every weight is a whole number and every sum of
-                          * them is below 2^53, so sums are exact in any order (an
-                          * integer weight band of at most 16 bits on fewer than
-                          * 2^37 cells: flowgraph.c) */
+  int32_t whole_weights; /* weighted: every sum of the weights is exact in a double,
+                          * in any order, as the band's type shows (an integer band
+                          * of at most 16 bits on fewer than 2^37 cells:
+                          * flowgraph.c); 0: not known, d8_up_perimeter's applies
+                          * reads the weights to see (acc_perimeter.c) */
+  const char *weights;  /* weighted: the weight raster's name */
   double unit;          /* each cell counts weight x unit (1, or the cell area) */
   double threshold;     /* streams: unit-scaled no-edge-check accumulation >= this */
   const char *src;      /* the direction raster's name, for error lines */

@@ -48,9 +48,11 @@ static int up_prepare(const tr_input *in, const void *opts, void *params, tr_pro
   p->encoding = (int32_t)j->o->encoding;
   p->edge_check = j->edge_check;
   p->weighted = j->o->weights != NULL;
+  p->weights = j->o->weights;
   if (p->weighted) {
     /* integer weights of up to 16 bits sum exactly below 2^53 on fewer than
-     * 2^37 cells: then the perimeter program may run them out of core */
+     * 2^37 cells: then the perimeter program may run them out of core (for
+     * other bands its applies reads the values to see, acc_perimeter.c) */
     tr_input w;
     tr_error ignored;
     if (tr_input_open(&w, j->o->weights, 1, &ignored) == TR_OK) {

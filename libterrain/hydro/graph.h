@@ -98,8 +98,9 @@ typedef struct tr_graph_program {
   const char *when_out_of_core;
   /* Whether this program computes what `params` ask (NULL: always): a
    * when_out_of_core twin is swapped in only when it does (d8_up_perimeter:
-   * not weights, not Strahler order). */
-  int (*applies)(const void *params);
+   * not Strahler order, weights only when their sums are exact). `run` for
+   * a stop asked meanwhile (a check may read an input: it then says no). */
+  int (*applies)(const void *params, const tr_run_opts *run);
 } tr_graph_program;
 
 /* The row named `name` of the program table, or NULL. */

@@ -21,6 +21,7 @@
  * refused with a line naming a cell on it; an unknown code is refused naming
  * its cell; the esri and grass encodings of one grid give the same result.
  */
+#include <gdal.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -404,19 +405,19 @@ static int test_schedules_layouts_threads(void) {
           ASSERT(same(out, exp, what));
           /* the perimeter program (counts: accumulation and streams) */
           if (prod == TR_UP_ORDER) continue;
-          ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
+          ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u, NULL));
           ASSERT_EQ_INT(
               run_prog("d8_up_perimeter", &u, p, NULL, &L, &scheds[s], 1 + (run + 1) % 4, 0, out, msg, sizeof msg), 0);
           ASSERT(same(out, exp, "d8_up_perimeter"));
         }
         tr_up_params u = up_params(TR_UP_ACC, run & 2, 1, thr);
-        ASSERT(!tr_graph_program_find("d8_up_perimeter")->applies(&u));
+        ASSERT(!tr_graph_program_find("d8_up_perimeter")->applies(&u, NULL));
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, wt, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         expected(TR_UP_ACC, run & 2, p, wt, thr, exp);
         ASSERT(same(out, exp, "weighted"));
         /* whole-number weights: the perimeter program too, the same bits */
         u.whole_weights = 1;
-        ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
+        ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u, NULL));
         expected(TR_UP_ACC, run & 2, p, ww, thr, exp);
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, ww, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         ASSERT(same(out, exp, "whole weights"));
@@ -621,5 +622,61 @@ static int test_cycle_and_bad_code(void) {
   return 0;
 }
 
+/* A 1 x n Float32 raster of `v` for exact_weights' reading; its NoData is
+ * 2^-100, which would need k = 100 if it counted. */
+static int weights_file(const char *path, const float *v, int n) {
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GTiff"), path, n, 1, 1, GDT_Float32, NULL);
+  if (!ds) return 1;
+  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+  GDALSetRasterNoDataValue(b, 0x1p-100);
+  const int rc = GDALRasterIO(b, GF_Write, 0, 0, n, 1, (void *)v, n, 1, GDT_Float32, 0, 0) != CE_None;
+  GDALClose(ds);
+  return rc;
+}
+
+/* d8_up_perimeter takes weights only when every sum of them is exact in a
+ * double (acc_perimeter.c, exact_weights): all multiples of 2^-k, their
+ * magnitudes summing below 2^(51-k). At the edges of that rule, from values
+ * written to a raster and read back as the programs read them; NoData, NaN
+ * and infinities (read as NaN) weigh nothing; order is never taken. */
+static int test_exact_weights(void) {
+  GDALAllRegister();
+  const char *path = "exact_weights.tif";
+  const tr_graph_program *perim = tr_graph_program_find("d8_up_perimeter");
+  tr_up_params u = up_params(TR_UP_ACC, 0, 1, 100);
+  u.weights = path;
+  const float half_ulp = 0x1p-24f; /* 2^-24: k = 24, so the sum must stay below 2^27 */
+  struct {
+    float v[4];
+    int exact;
+  } cases[] = {
+      {{1, -3, 7, 65535}, 1},                    /* whole numbers */
+      {{0.1f, 1.9f, 0x1p-100f, NAN}, 1},         /* tenths (k = 27); NoData and NaN skipped */
+      {{0x1p50f, 0x1p50f, 0, 0}, 0},             /* whole, but summing to 2^51 */
+      {{0x1p50f, 0x1p50f - 0x1p26f, 0, 0}, 1},   /* just below it */
+      {{half_ulp, 0x1p26f, 0x1p25f, 0}, 1},      /* 2^-24 with 1.5 x 2^26: below 2^27 */
+      {{half_ulp, 0x1p26f, 0x1p26f, 0}, 0},      /* 2^-24 with 2^27: not */
+      {{0x1p-60f, 1, 2, 3}, 0},                  /* 2^-60: k = 60 > 52 */
+      {{1e-45f, 0, 0, 0}, 0},                    /* a subnormal (2^-149) */
+      {{INFINITY, -INFINITY, 5, 0}, 1},          /* infinities read as NaN */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ASSERT_EQ_INT(weights_file(path, cases[i].v, 4), 0);
+    const int got = perim->applies(&u, NULL);
+    if (got != cases[i].exact) {
+      fprintf(stderr, "exact weights case %zu: %d, expected %d\n", i, got, cases[i].exact);
+      return 1;
+    }
+  }
+  u.product = TR_UP_ORDER; /* never Strahler order */
+  ASSERT(!perim->applies(&u, NULL));
+  u.product = TR_UP_ACC;
+  u.weights = "missing_weights.tif"; /* unreadable: no (d8_up then reports it) */
+  ASSERT(!perim->applies(&u, NULL));
+  remove(path);
+  return 0;
+}
+
 TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_schedules_layouts_threads), TR_TEST(test_delayed_messages),
-        TR_TEST(test_perimeter_reads_twice), TR_TEST(test_encodings), TR_TEST(test_cycle_and_bad_code))
+        TR_TEST(test_perimeter_reads_twice), TR_TEST(test_encodings), TR_TEST(test_cycle_and_bad_code),
+        TR_TEST(test_exact_weights))

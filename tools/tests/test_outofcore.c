@@ -420,9 +420,12 @@ static int test_flowgraph_perimeter(void) {
   return 0;
 }
 
-/* A weight band of `type` over the grid of `like`: whole numbers from -50
- * to 149 (Int16's range and Float32's alike), NoData on one cell in 11. */
-static int make_weights(const char *like, const char *path, GDALDataType type) {
+/* A weight band of `type` over the grid of `like`, NoData on one cell in 11:
+ * kind 0 whole numbers from -50 to 149 (Int16's range and Float32's alike);
+ * 1 tenths from 0 to 1.9 (as floats: multiples of 2^-27, summing to about
+ * 2^21); 2 the same with 1e8 on one cell in 13 (sums far beyond 2^24, where
+ * a double no longer holds every multiple of 2^-27: they round). */
+static int make_weights(const char *like, const char *path, GDALDataType type, int kind) {
   GDALDatasetH src = GDALOpen(like, GA_ReadOnly);
   if (!src) return 1;
   const int R = GDALGetRasterYSize(src), C = GDALGetRasterXSize(src);
@@ -438,7 +441,13 @@ static int make_weights(const char *like, const char *path, GDALDataType type) {
   float *row = malloc(sizeof *row * (size_t)C);
   int rc = row ? 0 : 1;
   for (int r = 0; r < R && !rc; r++) {
-    for (int c = 0; c < C; c++) row[c] = (r * 7 + c * 13) % 11 == 0 ? -32768.0f : (float)((r * 31 + c * 17) % 200 - 50);
+    for (int c = 0; c < C; c++) {
+      const int n = (r * 31 + c * 17) % 200 - 50;
+      row[c] = (r * 7 + c * 13) % 11 == 0                    ? -32768.0f
+               : kind == 0                                    ? (float)n
+               : kind == 2 && (r * 5 + c * 3) % 13 == 0       ? 1e8f
+                                                              : (float)((n + 50) % 20) * 0.1f;
+    }
     rc = GDALRasterIO(b, GF_Write, 0, r, C, 1, row, C, 1, GDT_Float32, 0, 0) != CE_None;
   }
   free(row);
@@ -446,26 +455,29 @@ static int make_weights(const char *like, const char *path, GDALDataType type) {
   return rc;
 }
 
-/* Weighted accumulation out of core: an Int16 weight band (whole numbers,
- * exact sums) runs d8_up_perimeter, in memory-sized state and nothing
- * spilled; a Float32 band of the same values stays with d8_up (its sums'
- * bits depend on their order), which spills. Both give the in-memory run's
- * bytes, in one process and under mpirun -n 2. */
+/* Weighted accumulation out of core: weights whose every sum a double holds
+ * exactly run d8_up_perimeter, in memory-sized state and nothing spilled -
+ * an Int16 band (whole numbers: known from the type) and a Float32 band of
+ * tenths (read to see: multiples of 2^-27 summing far below 2^51); a
+ * Float32 band that also holds 1e8 (sums round, their bits depending on the
+ * order: d8_up_perimeter's differ here) stays with d8_up, which spills. All give
+ * the in-memory run's bytes, in one process and under mpirun -n 2. */
 static int test_flowgraph_whole_weights(void) {
-  char c[8192], dir[700], wi[700], wf[700];
+  static const char *const names[] = {"Int16 whole", "Float32 tenths", "Float32 tenths and 1e8"};
+  char c[8192], dir[700], wk[3][700];
   snprintf(dir, sizeof dir, "%s", ck_out("wdir.tif"));
-  snprintf(wi, sizeof wi, "%s", ck_out("w_int16.tif"));
-  snprintf(wf, sizeof wf, "%s", ck_out("w_float32.tif"));
   snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, dir);
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  ASSERT_EQ_INT(make_weights(dir, wi, GDT_Int16), 0);
-  ASSERT_EQ_INT(make_weights(dir, wf, GDT_Float32), 0);
-  for (int fl = 0; fl < 2; fl++) {
-    const char *w = fl ? wf : wi, *twin = fl ? "d8_up" : "d8_up_perimeter";
+  for (int k = 0; k < 3; k++) {
+    snprintf(wk[k], sizeof wk[k], "%s/w_kind%d.tif", ck_outdir, k);
+    ASSERT_EQ_INT(make_weights(dir, wk[k], k ? GDT_Float32 : GDT_Int16, k), 0);
+  }
+  for (int fl = 0; fl < 3; fl++) {
+    const char *w = wk[fl], *twin = fl == 2 ? "d8_up" : "d8_up_perimeter";
     ss_line mem_run[2];
     memset(mem_run, 0, sizeof mem_run);
     char ref[700];
-    snprintf(ref, sizeof ref, "%s", ck_out(fl ? "wacc_f_ref.tif" : "wacc_i_ref.tif"));
+    snprintf(ref, sizeof ref, "%s/wacc_ref%d.tif", ck_outdir, fl);
     /* runs 0 and 2 in memory (one process, mpirun -n 2), 1 and 3 with --mem
      * at the fixed part and half the state of the run before */
     for (int run = 0; run < 4; run++) {
@@ -487,15 +499,14 @@ static int test_flowgraph_whole_weights(void) {
         memcpy(mem_run, o, sizeof o);
         ASSERT(!strcmp(o[0].prog, "d8_up") && o[0].spills == 0);
       } else if (strcmp(o[0].prog, twin)) {
-        fprintf(stderr, "%s weights, run %d: ran %s, not %s\n", fl ? "Float32" : "Int16", run, o[0].prog, twin);
+        fprintf(stderr, "%s weights, run %d: ran %s, not %s\n", names[fl], run, o[0].prog, twin);
         return 1;
       } else {
         /* the perimeter program keeps its summaries in memory; d8_up's state does not fit */
-        ASSERT(fl ? o[0].spills > 0 : o[0].spills == 0);
+        ASSERT(fl == 2 ? o[0].spills > 0 : o[0].spills == 0);
       }
       if (run && !rc_same_file(ref, ck_out("wacc.tif"))) {
-        fprintf(stderr, "%s weights, run %d: accumulation differs from the in-memory run\n", fl ? "Float32" : "Int16",
-                run);
+        fprintf(stderr, "%s weights, run %d: accumulation differs from the in-memory run\n", names[fl], run);
         return 1;
       }
       ASSERT(tmp_empty("weighted accumulation"));
