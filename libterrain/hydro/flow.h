@@ -89,6 +89,24 @@ typedef struct {
 int32_t tr_basin_seed_label(const tr_basin_params *p, int64_t cell);
 int tr_basin_label_max(void *user, void *acc, const void *value);
 
+/* Strahler order from the stream cells (order_cells.c): every stream cell
+ * (sorted by cell) with its order; the params of "d8_order_cells", which
+ * writes the order product from them and the directions. */
+typedef struct {
+  int32_t encoding;
+  const char *src;      /* the direction raster's name, for error lines */
+  const int64_t *cells; /* row * cols + col, sorted */
+  const uint8_t *ord;
+  int64_t n;
+} tr_order_params;
+
+/* Reads the stream cells of `streams` (d8_up's streams product over `dir`)
+ * and orders them; TR_ENOMEM when more than --mem leaves them (the caller
+ * then runs d8_up's order product instead). */
+int tr_order_cells_build(const tr_run_opts *run, const char *dir, const char *streams, int encoding, tr_order_params *out,
+                         tr_error *err);
+void tr_order_cells_free(tr_order_params *p);
+
 /* The network's stream links, built from the stream cells. */
 typedef struct {
   int64_t head, last;   /* first (upstream) and last own cell */

@@ -6,7 +6,9 @@
  *
  * Order of the steps, each only when a product needs it:
  *   1. directions: --dir-in, or from the DEM (the flow-direction step);
- *   2. accumulation (d8_up), streams (d8_up), Strahler order (d8_up);
+ *   2. accumulation (d8_up), streams (d8_up), Strahler order (d8_up; or,
+ *      when its state does not fit --mem, the streams into a scratch raster
+ *      and the order from the stream cells: order_cells.c);
  *   3. the network and basins need the no-edge-check accumulation: the
  *      user's --acc when it is that, else a temporary raster beside the
  *      network or basins output, deleted at the end; then the links
@@ -197,6 +199,56 @@ static void scratch_name(char name[4096], const char *path, const char *tag) {
 
 static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem, const char *elev, tr_error *err);
 
+static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  (void)in;
+  (void)err;
+  memcpy(params, opts, sizeof(tr_order_params));
+  /* up_prepare's order product */
+  prod->type = GDT_Float64;
+  prod->has_nodata = 1;
+  prod->nodata = TR_BYTE_NODATA;
+  prod->file_type = GDT_Byte;
+  return TR_OK;
+}
+
+/* Strahler order: d8_up's product; or, when d8_up's state does not fit
+ * --mem, from the stream cells (order_cells.c): d8_up's streams product
+ * into a scratch raster (two reads of each tile by the perimeter program
+ * where it applies), the stream cells ordered in memory on every rank, and
+ * "d8_order_cells" writing the tiles from the directions. The same bytes.
+ * More stream cells than --mem holds, on any rank: d8_up after all (it
+ * spills). */
+static int run_order(const tr_flowgraph_opts *o, const char *dir, tr_error *err) {
+  int fits = 1;
+  const tr_graph_opts g = graph_of(o, o->weights != NULL);
+  int st = tr_graph_fits(&o->run, &g, "d8_up", dir, GDT_Byte, &fits, err);
+  if (st || fits) return st ? st : run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err);
+  char tmp[4096] = "";
+  scratch_name(tmp, o->order, "streams");
+  if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
+  tr_run_opts r = o->run;
+  r.format = "GTiff";
+  r.creation_options = NULL;
+  r.stats = 0;
+  r.stats_json = NULL;
+  st = run_up(o, &r, dir, TR_UP_STREAMS, 0, tmp, err);
+  tr_order_params p;
+  memset(&p, 0, sizeof p);
+  if (!st) st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, tmp, (int)o->encoding, &p, err), err);
+  if (tr_rank() == 0) tr_output_scratch_remove(tmp);
+  if (st == TR_ENOMEM) {
+    tr_order_cells_free(&p);
+    return run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err);
+  }
+  if (!st) {
+    const tr_graph_opts g0 = graph_of(o, 0);
+    st = tr_dist_agree(&o->run, tr_run_graph(&o->run, &g0, "d8_order_cells", order_prepare, &p, dir, o->order, err),
+                       err);
+  }
+  tr_order_cells_free(&p);
+  return st;
+}
+
 /* The rasters read beside the DEM (or --dir-in) have its size: checked before
  * any stage runs, and named as the user gave them (a later stage compares with
  * the run's scratch directions). */
@@ -279,7 +331,7 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
   const int edge = !o->no_edge_check;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, err))) return st;
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, err))) return st;
-  if (o->order && (st = run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err))) return st;
+  if (o->order && (st = run_order(o, dir, err))) return st;
   const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
   const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);

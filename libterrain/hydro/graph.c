@@ -517,6 +517,25 @@ static int state_stats_json(const char *name, const tr_graph_engine *eng, const 
              : 0;
 }
 
+int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *name, const char *src,
+                  GDALDataType file_type, int *fits, tr_error *err) {
+  const tr_graph_program *prog = tr_graph_program_find(name);
+  if (!prog) return tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
+  tr_aap_opts a;
+  int st = engine_opts(g, tr_run_threads(run), &a, err);
+  if (st) return st;
+  tr_job job;
+  if ((st = tr_job_open(&job, run, src, err))) return st;
+  /* the figures tr_run_graph_inputs decides by */
+  const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
+  const tr_product prod = {prog->cell_type, 1, 0, 0, file_type};
+  const int64_t writer = tr_job_writer_cache(&job, &prod);
+  const int pinned = job.nranks > 1 ? 1 : a.threads;
+  const graph_need need = graph_need_of(prog, &job, cache_mb, writer, pinned);
+  *fits = need.fixed + largest_rank(prog, &job, cache_mb, writer, pinned, 0) <= tr_mem_limit(run->mem);
+  return tr_job_finish(&job, TR_OK, err);
+}
+
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                  const void *opts, const char *src, const char *dst, tr_error *err) {
   return tr_run_graph_inputs(run, g, name, prepare, opts, &src, 1, dst, err);

@@ -156,6 +156,13 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
                         tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
                         const char *dst, tr_error *err);
 
+/* Whether program `name`'s state over src, with an output of file_type,
+ * fits --mem in memory on every rank: *fits, by the figures
+ * tr_run_graph_inputs decides by (it spills, or swaps in its
+ * when_out_of_core twin, when not). Agreed (all ranks call it). */
+int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *name, const char *src,
+                  GDALDataType file_type, int *fits, tr_error *err);
+
 /* A program's release when its user data is one malloc'd block. */
 void tr_graph_release_user(tr_aap_program *p);
 

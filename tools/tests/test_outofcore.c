@@ -98,6 +98,19 @@ static int check_spilled(const ss_line *l, int n, const char *must, int pinned, 
   return seen > 0;
 }
 
+/* The order product out of core: the streams (d8_up_perimeter, or d8_up
+ * where even the perimeter program's rounds do not fit), then
+ * d8_order_cells, which keeps nothing per cell and never spills. */
+static int order_by_cells(const ss_line *l, int n, const char *what) {
+  for (int i = 1; i < n; i++)
+    if (!strcmp(l[i].prog, "d8_order_cells")) {
+      if (!strncmp(l[i - 1].prog, "d8_up", 5) && l[i].spills == 0) return 1;
+      break;
+    }
+  fprintf(stderr, "%s: the order did not come from the stream cells (the streams, then d8_order_cells)\n", what);
+  return 0;
+}
+
 static int tmp_empty(const char *what) {
   const int n = rc_count_entries(tmpdir);
   if (n != 0) fprintf(stderr, "%s: %d entries left in %s\n", what, n, tmpdir);
@@ -312,9 +325,12 @@ static int test_flowgraph_same_bytes(void) {
     ASSERT_EQ_INT(flowgraph("", tag, flags), 0);
     ss_line o[16];
     const int m = read_stats(ck_out("fg.json"), o, 16);
-    ASSERT_EQ_INT(m, n);
+    /* the order from the stream cells: d8_up's order stage becomes the
+     * streams' and d8_order_cells' */
+    ASSERT_EQ_INT(m, n + 1);
     ASSERT(!strcmp(l[0].prog, "fill") && !strcmp(o[0].prog, "fill_perimeter"));
-    ASSERT(check_spilled(o, m, "d8_up", 2, what));
+    ASSERT(order_by_cells(o, m, what));
+    ASSERT(check_spilled(o, m, "d8_up_perimeter", 2, what));
     ASSERT(same_products("ref", tag, what));
     ASSERT(tmp_empty(what));
   }
@@ -328,8 +344,9 @@ static int test_flowgraph_same_bytes(void) {
     ASSERT_EQ_INT(nm, n);
     snprintf(flags, sizeof flags, "--threads 1 --mem %lldB --tmp '%s'", mem_for(lm, nm, 4), tmpdir);
     ASSERT_EQ_INT(flowgraph(prefix, "mpi", flags), 0);
-    ASSERT(read_stats(ck_out("fg.json"), o, 16) == nm &&
-           check_spilled(o, nm, "fill d8_up", 1, "flowgraph, mpirun -n 2, 1/4 in memory"));
+    const int mo = read_stats(ck_out("fg.json"), o, 16);
+    ASSERT(mo == nm + 1 && order_by_cells(o, mo, "flowgraph, mpirun -n 2, 1/4 in memory") &&
+           check_spilled(o, mo, "fill d8_up_perimeter", 1, "flowgraph, mpirun -n 2, 1/4 in memory"));
     ASSERT(same_products("ref", "mpiref", "flowgraph, mpirun -n 2 in memory"));
     ASSERT(same_products("ref", "mpi", "flowgraph, mpirun -n 2, 1/4 in memory"));
     ASSERT(tmp_empty("flowgraph, mpirun -n 2"));
@@ -337,15 +354,16 @@ static int test_flowgraph_same_bytes(void) {
   return 0;
 }
 
-/* Accumulation, stream cells and basins from --dir-in with --mem below the
- * state of d8_up and d8_basins but above what their perimeter twins need
+/* Accumulation, stream cells, order and basins from --dir-in with --mem below
+ * the state of d8_up and d8_basins but above what their perimeter twins need
  * (half of the in-memory run's estimate of d8_up's state, per process): the
  * runner runs the twins for those products (the basins' links read a scratch
- * accumulation, a fourth d8_up stage) and d8_up for the order, which its twin
- * cannot compute; every product is the same bytes as the in-memory run, on 2
- * threads and on 2 ranks (each given half of its own in-memory figure).
- * Threshold 500: the links' 59,000 stream cells (80 bytes each, within
- * --mem) fit beside so small a --mem; at 50 they are 194,000, 15 MiB. */
+ * accumulation, a fourth d8_up stage), and the order comes from the stream
+ * cells (the streams by the perimeter program, then d8_order_cells); every
+ * product is the same bytes as the in-memory run, on 2 threads and on 2 ranks
+ * (each given half of its own in-memory figure). Threshold 500: the links'
+ * 59,000 stream cells (80 bytes each, within --mem) fit beside so small a
+ * --mem; at 50 they are 194,000, 15 MiB. */
 static int test_flowgraph_perimeter(void) {
   char c[8192], dir[700];
   snprintf(dir, sizeof dir, "%s", ck_out("pdir.tif"));
@@ -360,10 +378,13 @@ static int test_flowgraph_perimeter(void) {
   for (long long r0 = 0; r0 < R; r0 += 128)
     for (long long c0 = 0; c0 < C; c0 += 128)
       units += 2 * ((R - r0 < 128 ? R - r0 : 128) + (C - c0 < 128 ? C - c0 : 128)) + 4;
-  static const char *const prod[5] = {"acc", "streams", "order", "links' accumulation", "basins"},
+  /* the stages in memory (5) and out of core (6: the order is two) */
+  static const char *const prod[2][6] = {{"acc", "streams", "order", "links' accumulation", "basins"},
+                                         {"acc", "streams", "order's streams", "order", "links' accumulation", "basins"}},
                            *const names[4] = {"pacc", "psrc", "pord", "pw"};
-  static const char *const twin_runs[5] = {"d8_up_perimeter", "d8_up_perimeter", "d8_up", "d8_up_perimeter",
-                                           "d8_basins_perimeter"};
+  static const char *const runs[2][6] = {{"d8_up", "d8_up", "d8_up", "d8_up", "d8_basins"},
+                                         {"d8_up_perimeter", "d8_up_perimeter", "d8_up_perimeter", "d8_order_cells",
+                                          "d8_up_perimeter", "d8_basins_perimeter"}};
   ss_line mem_run[8];
   memset(mem_run, 0, sizeof mem_run);
   for (int run = 0; run < 4; run++) {
@@ -382,24 +403,29 @@ static int test_flowgraph_perimeter(void) {
              ck_out("pord.tif"), ck_out("pw.tif"), ck_out("fg.json"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
     ss_line o[8];
-    ASSERT_EQ_INT(read_stats(ck_out("fg.json"), o, 8), 5);
+    ASSERT_EQ_INT(read_stats(ck_out("fg.json"), o, 8), twin ? 6 : 5);
     if (!twin) memcpy(mem_run, o, sizeof o);
-    for (int k = 0; k < 5; k++) {
-      const char *want = !twin ? (k == 4 ? "d8_basins" : "d8_up") : twin_runs[k];
+    for (int k = 0; k < (twin ? 6 : 5); k++) {
+      const char *want = runs[twin][k];
+      if (!strcmp(want, "d8_order_cells") && (o[k].spills != 0 || o[k].peak != 0)) {
+        fprintf(stderr, "run %d: the order (d8_order_cells) kept %lld bytes of state, spilled %lld times\n", run,
+                o[k].peak, o[k].spills);
+        return 1;
+      }
       /* the perimeter programs keep their summaries in memory: nothing goes to --tmp */
       if (twin && strstr(want, "perimeter") && (o[k].spills != 0 || o[k].restores != 0)) {
-        fprintf(stderr, "run %d: %s (%s) spilled %lld times\n", run, prod[k], want, o[k].spills);
+        fprintf(stderr, "run %d: %s (%s) spilled %lld times\n", run, prod[twin][k], want, o[k].spills);
         return 1;
       }
       /* and at most 40 (labels: 16) bytes per perimeter cell (man terrafort-flowgraph) */
       const long long most = (strstr(want, "basins") ? 16 : 40) * units;
       if (twin && strstr(want, "perimeter") && (o[k].peak <= 0 || o[k].peak > most)) {
-        fprintf(stderr, "run %d: %s (%s) kept %lld bytes of state, more than %lld\n", run, prod[k], want, o[k].peak,
-                most);
+        fprintf(stderr, "run %d: %s (%s) kept %lld bytes of state, more than %lld\n", run, prod[twin][k], want,
+                o[k].peak, most);
         return 1;
       }
       if (strcmp(o[k].prog, want)) {
-        fprintf(stderr, "run %d: %s ran %s, not %s\n", run, prod[k], o[k].prog, want);
+        fprintf(stderr, "run %d: %s ran %s, not %s\n", run, prod[twin][k], o[k].prog, want);
         return 1;
       }
     }
@@ -411,7 +437,7 @@ static int test_flowgraph_perimeter(void) {
       snprintf(a, sizeof a, "%s_0.tif", names[k]);
       snprintf(x, sizeof x, "%s", ck_out(a));
       if (run > 0 && !rc_same_file(x, ck_out(b))) {
-        fprintf(stderr, "run %d: %s differs from the in-memory run\n", run, prod[k == 3 ? 4 : k]);
+        fprintf(stderr, "run %d: %s differs from the in-memory run\n", run, prod[0][k == 3 ? 4 : k]);
         return 1;
       }
     }
@@ -510,6 +536,68 @@ static int test_flowgraph_whole_weights(void) {
         return 1;
       }
       ASSERT(tmp_empty("weighted accumulation"));
+    }
+  }
+  return 0;
+}
+
+/* Strahler order out of core from the stream cells: with --mem below
+ * d8_up's state, --order runs the streams (d8_up_perimeter), orders the
+ * stream cells in memory and writes the tiles (d8_order_cells, nothing kept
+ * per cell) - the in-memory run's bytes, with and without weights (Float32
+ * tenths: the streams then count them, as d8_up's order does), in one process
+ * and under mpirun -n 2. With threshold 1 every cell is a stream cell, more
+ * than that --mem holds: d8_up computes the order after all, the same bytes. */
+static int test_flowgraph_order_cells(void) {
+  char c[8192], dir[700], w[700];
+  snprintf(dir, sizeof dir, "%s", ck_out("odir.tif"));
+  snprintf(w, sizeof w, "%s", ck_out("ow.tif"));
+  snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, dir);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(make_weights(dir, w, GDT_Float32, 1), 0);
+  static const struct {
+    const char *extra, *last; /* options; the program of the order's last stage */
+    int mpi;
+  } cases[] = {{"--threshold 100", "d8_order_cells", 0},
+               {"--threshold 100", "d8_order_cells", 1},
+               {"--threshold 100 --weights", "d8_order_cells", 0},
+               {"--threshold 1", "d8_up", 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const int mpi = cases[k].mpi, weighted = strstr(cases[k].extra, "weights") != NULL;
+    if (mpi && !mpirun[0]) continue;
+    char opts[1024], ref[700];
+    snprintf(opts, sizeof opts, "%s%s%s%s", cases[k].extra, weighted ? " '" : "", weighted ? w : "", weighted ? "'" : "");
+    snprintf(ref, sizeof ref, "%s/oref%zu.tif", ck_outdir, k);
+    for (int ooc = 0; ooc < 2; ooc++) {
+      ss_line o[4];
+      char flags[1024];
+      flags[0] = 0;
+      if (ooc) {
+        /* half of d8_up's state in memory: the in-memory run's figures */
+        ASSERT_EQ_INT(read_stats(ck_out("o.json"), o, 4), 1);
+        snprintf(flags, sizeof flags, "--mem %lldB --tmp '%s'", o[0].fixed + o[0].state / 2, tmpdir);
+      }
+      snprintf(c, sizeof c,
+               "%s%s '%s' flowgraph -q --tile-size 128 --threads %d %s %s --dir-in '%s' --order '%s' --aap-stats '%s'",
+               mpi ? mpirun : "", mpi ? " -n 2" : "", ck_tf, mpi ? 1 : 2, opts, flags, dir,
+               ooc ? ck_out("oord.tif") : ref, ck_out("o.json"));
+      ASSERT_EQ_INT(rc_run(c, NULL), 0);
+      const int n = read_stats(ck_out("o.json"), o, 4);
+      if (!ooc) {
+        ASSERT(n == 1 && !strcmp(o[0].prog, "d8_up"));
+        continue;
+      }
+      if (n != 2 || strncmp(o[0].prog, "d8_up", 5) || strcmp(o[1].prog, cases[k].last)) {
+        fprintf(stderr, "order, %s%s: %d stages (%s, %s), not the streams then %s\n", cases[k].extra,
+                mpi ? ", mpirun -n 2" : "", n, n > 0 ? o[0].prog : "-", n > 1 ? o[1].prog : "-", cases[k].last);
+        return 1;
+      }
+      if (!strcmp(cases[k].last, "d8_order_cells")) ASSERT(o[1].spills == 0 && o[1].peak == 0);
+      if (!rc_same_file(ref, ck_out("oord.tif"))) {
+        fprintf(stderr, "order, %s%s: differs from the in-memory run\n", cases[k].extra, mpi ? ", mpirun -n 2" : "");
+        return 1;
+      }
+      ASSERT(tmp_empty("order from the stream cells"));
     }
   }
   return 0;
@@ -691,6 +779,7 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_fill_same_bytes), TR_TEST(test_small_gdal_cache),
                                        TR_TEST(test_flowgraph_same_bytes),
                                        TR_TEST(test_flowgraph_perimeter), TR_TEST(test_flowgraph_whole_weights),
+                                       TR_TEST(test_flowgraph_order_cells),
                                        TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
