@@ -197,6 +197,17 @@ static void scratch_name(char name[4096], const char *path, const char *tag) {
   tr_dist_bcast(name, 4096);
 }
 
+/* The run options of a scratch raster: the program's own, so no user
+ * format, creation options or statistics. */
+static tr_run_opts scratch_run(const tr_run_opts *run) {
+  tr_run_opts r = *run;
+  r.format = "GTiff";
+  r.creation_options = NULL;
+  r.stats = 0;
+  r.stats_json = NULL;
+  return r;
+}
+
 static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem, const char *elev, tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
@@ -226,11 +237,7 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, tr_error *err)
   char tmp[4096] = "";
   scratch_name(tmp, o->order, "streams");
   if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
-  tr_run_opts r = o->run;
-  r.format = "GTiff";
-  r.creation_options = NULL;
-  r.stats = 0;
-  r.stats_json = NULL;
+  const tr_run_opts r = scratch_run(&o->run);
   st = run_up(o, &r, dir, TR_UP_STREAMS, 0, tmp, err);
   tr_order_params p;
   memset(&p, 0, sizeof p);
@@ -303,14 +310,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   fo.slope = o->slope;
   fo.filled_out = need_fel ? fel_tmp : NULL;
   const char *dir = o->dir_out ? o->dir_out : dir_tmp;
-  tr_run_opts r = o->run;
-  if (!o->dir_out) {
-    /* the scratch directions are the program's own: no user format, options or statistics */
-    r.format = "GTiff";
-    r.creation_options = NULL;
-    r.stats = 0;
-    r.stats_json = NULL;
-  }
+  const tr_run_opts r = o->dir_out ? o->run : scratch_run(&o->run);
   st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
   if (!st && !only_dir)
@@ -343,11 +343,7 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
   if (need_acc && !acc) {
     scratch_name(tmp, o->network ? o->network : o->basins, "acc");
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
-    tr_run_opts r = o->run;
-    r.format = "GTiff";
-    r.creation_options = NULL;
-    r.stats = 0;
-    r.stats_json = NULL;
+    const tr_run_opts r = scratch_run(&o->run);
     st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, err);
     if (st) return st;
     acc = tmp;
