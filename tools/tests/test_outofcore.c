@@ -547,9 +547,12 @@ static int test_flowgraph_whole_weights(void) {
  * per cell) - the in-memory run's bytes, with and without weights (Float32
  * tenths: the streams then count them, as d8_up's order does), in one process
  * and under mpirun -n 2. With threshold 1 every cell is a stream cell, more
- * than that --mem holds: d8_up computes the order after all, the same bytes. */
+ * than that --mem holds: d8_up computes the order after all, the same bytes.
+ * The scratch streams raster beside the output is gone after every run. */
 static int test_flowgraph_order_cells(void) {
-  char c[8192], dir[700], w[700];
+  char c[8192], dir[700], w[700], odir[700];
+  snprintf(odir, sizeof odir, "%s", ck_out("order"));
+  mkdir(odir, 0755);
   snprintf(dir, sizeof dir, "%s", ck_out("odir.tif"));
   snprintf(w, sizeof w, "%s", ck_out("ow.tif"));
   snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, dir);
@@ -580,8 +583,13 @@ static int test_flowgraph_order_cells(void) {
       snprintf(c, sizeof c,
                "%s%s '%s' flowgraph -q --tile-size 128 --threads %d %s %s --dir-in '%s' --order '%s' --aap-stats '%s'",
                mpi ? mpirun : "", mpi ? " -n 2" : "", ck_tf, mpi ? 1 : 2, opts, flags, dir,
-               ooc ? ck_out("oord.tif") : ref, ck_out("o.json"));
+               ooc ? ck_out("order/oord.tif") : ref, ck_out("o.json"));
       ASSERT_EQ_INT(rc_run(c, NULL), 0);
+      if (ooc && rc_count_entries(odir) != 1) {
+        fprintf(stderr, "order, %s: %d files beside the output, not 1 (a scratch raster left?)\n", cases[k].extra,
+                rc_count_entries(odir));
+        return 1;
+      }
       const int n = read_stats(ck_out("o.json"), o, 4);
       if (!ooc) {
         ASSERT(n == 1 && !strcmp(o[0].prog, "d8_up"));
@@ -593,7 +601,7 @@ static int test_flowgraph_order_cells(void) {
         return 1;
       }
       if (!strcmp(cases[k].last, "d8_order_cells")) ASSERT(o[1].spills == 0 && o[1].peak == 0);
-      if (!rc_same_file(ref, ck_out("oord.tif"))) {
+      if (!rc_same_file(ref, ck_out("order/oord.tif"))) {
         fprintf(stderr, "order, %s%s: differs from the in-memory run\n", cases[k].extra, mpi ? ", mpirun -n 2" : "");
         return 1;
       }
