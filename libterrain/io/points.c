@@ -45,6 +45,20 @@ static int add_point(tr_points *p, double x, double y, double z, tr_error *err) 
   }
   if (p->n == p->cap) {
     const int64_t most = p->mem > 0 ? p->mem / TR_POINT_BYTES : INT64_MAX;
+    if (p->n >= most && p->spill) {
+      /* past mem: what was read goes to the spill, and so does the rest */
+      p->over = 1;
+      for (int64_t i = 0; i < p->n; i++)
+        if ((st = p->spill(p->spill_user, p->x[i], p->y[i], p->z[i], err))) return st;
+      free(p->x);
+      free(p->y);
+      free(p->z);
+      p->x = p->y = p->z = NULL;
+      p->cap = 0;
+      p->sink = p->spill;
+      p->sink_user = p->spill_user;
+      return add_point(p, x, y, z, err);
+    }
     if (p->n >= most)
       return p->over = 1, tr_fail(err, TR_ENOMEM,
                      "more than %lld points, at about %d bytes a point with their search index: more than the "
@@ -356,18 +370,16 @@ static int read_points(tr_points *p, const char *path, const tr_interpolate_opts
   return st;
 }
 
-int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err) {
+int tr_points_read_spill(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_point_sink spill,
+                         void *user, tr_error *err) {
   memset(p, 0, sizeof *p);
   p->mem = mem;
+  p->spill = spill;
+  p->spill_user = user;
   p->run = &o->run;
   return read_points(p, path, o, err);
 }
 
-int tr_points_stream(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_point_sink sink, void *user,
-                     tr_error *err) {
-  memset(p, 0, sizeof *p);
-  p->sink = sink;
-  p->sink_user = user;
-  p->run = &o->run;
-  return read_points(p, path, o, err);
+int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err) {
+  return tr_points_read_spill(p, path, o, mem, NULL, NULL, err);
 }

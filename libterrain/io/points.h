@@ -23,7 +23,7 @@
 #include "error.h"
 #include "terrain.h"
 
-/* Where tr_points_stream hands each point, in input order. */
+/* Where tr_points_read hands the points past its memory, in input order. */
 typedef int (*tr_point_sink)(void *user, double x, double y, double z, tr_error *err);
 
 typedef struct {
@@ -32,9 +32,11 @@ typedef struct {
   char *wkt;  /* the layer's CRS as WKT, or NULL */
   double xmin, ymin, xmax, ymax;
   int64_t mem; /* the memory the points may take (bytes; 0: no limit) */
-  int over;    /* tr_points_read failed because there are more points than mem */
-  tr_point_sink sink; /* tr_points_stream: the points go here, not to x, y, z */
+  int over;    /* there were more points than mem: refused, or (spill given) spilled */
+  tr_point_sink sink; /* once spilled: the points go here, not to x, y, z */
   void *sink_user;
+  tr_point_sink spill; /* tr_points_read_spill's */
+  void *spill_user;
   const tr_run_opts *run; /* its cancelled() stops the reading (a signal) */
 } tr_points;
 
@@ -48,10 +50,12 @@ typedef struct {
  * mem / TR_POINT_BYTES points (mem > 0) is an error (TR_ENOMEM), raised as
  * soon as the reading passes that many, before they take the memory. */
 int tr_points_read(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_error *err);
-/* The same points, handed one by one to sink instead of kept: p gets their
- * count, extent and CRS (no arrays). For point sets larger than memory. */
-int tr_points_stream(tr_points *p, const char *path, const tr_interpolate_opts *o, tr_point_sink sink, void *user,
-                     tr_error *err);
+/* The same, but the points past mem are not refused: those read so far,
+ * then every later one, go to spill in input order, in the same single pass
+ * over the input (a pipe cannot be read twice); the arrays are freed, and p
+ * keeps the count, extent and CRS (p->over and p->sink set). */
+int tr_points_read_spill(tr_points *p, const char *path, const tr_interpolate_opts *o, int64_t mem, tr_point_sink spill,
+                         void *user, tr_error *err);
 void tr_points_free(tr_points *p);
 
 #endif

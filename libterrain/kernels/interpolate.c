@@ -601,36 +601,48 @@ static int disk_reach(const tr_grid_params *g, double *r) {
   return *r > 0 && isfinite(*r);
 }
 
+/* The points past --mem, in input order, into the index on disk: its
+ * builder, made in `dir` when the first point comes. */
+typedef struct {
+  const char *dir;
+  tr_pfile_builder *b;
+} disk_sink;
+
 static int sink_to_file(void *user, double x, double y, double z, tr_error *err) {
-  return tr_pfile_add(user, x, y, z, err);
+  disk_sink *d = user;
+  int st = d->b ? TR_OK : tr_pfile_begin(&d->b, d->dir, err);
+  return st ? st : tr_pfile_add(d->b, x, y, z, err);
 }
 
-/* More points than --mem holds: stream them into the index on disk in
- * --tmp (default: the output's folder), sorted within `mem`. *why holds
- * tr_points_read's refusal, kept when the algorithm needs every point. */
-static int points_on_disk(const tr_interpolate_opts *o, const char *src, const char *dst, int64_t mem, interp_src *s,
-                          tr_points *pts, tr_error *err) {
+/* tr_points_read's refusal of more points than --mem when no index on
+ * disk can serve the algorithm, with the reason. */
+static int refuse_on_disk(const tr_grid_params *g, tr_error *err) {
+  char was[sizeof err->msg];
+  snprintf(was, sizeof was, "%s", err ? err->msg : "");
+  return tr_fail(err, TR_ENOMEM,
+                 "%s. More points than --mem holds are read from disk only when every node's search is bounded: %s",
+                 was,
+                 g->alg == TR_GRID_LINEAR
+                     ? "linear needs every point in memory (its triangulation)"
+                     : "without a radius a node may need any point (give one: radius=, or radius1= and radius2=)");
+}
+
+/* Reads the points: in memory up to `mem`; past it, when every node's
+ * search is bounded (disk_reach), the same single read streams them into
+ * the index on disk in dir (--tmp, or the output's folder), sorted within
+ * `mem` (one pass over the input: a pipe cannot be read twice). */
+static int read_points(const tr_interpolate_opts *o, const char *src, const char *dir, int64_t mem, interp_src *s,
+                       tr_points *pts, tr_error *err) {
   double r = 0;
-  if (!disk_reach(&s->ip.g, &r)) {
-    char was[sizeof err->msg];
-    snprintf(was, sizeof was, "%s", err ? err->msg : "");
-    return tr_fail(err, TR_ENOMEM,
-                   "%s. More points than --mem holds are read from disk only when every node's search is bounded: %s",
-                   was,
-                   s->ip.g.alg == TR_GRID_LINEAR
-                       ? "linear needs every point in memory (its triangulation)"
-                       : "without a radius a node may need any point (give one: radius=, or radius1= and radius2=)");
-  }
-  char dir[4096];
-  int st = tr_scratch_folder(o->tmp_dir, dst, dir, sizeof dir, err);
-  tr_pfile_builder *b = NULL;
-  if (!st) st = tr_pfile_begin(&b, dir, err);
-  if (!st) st = tr_points_stream(pts, src, o, sink_to_file, b, err);
-  if (st) {
-    tr_pfile_abort(b);
+  disk_sink d = {dir, NULL};
+  const int disk = disk_reach(&s->ip.g, &r);
+  int st = disk ? tr_points_read_spill(pts, src, o, mem, sink_to_file, &d, err) : tr_points_read(pts, src, o, mem, err);
+  if (st && pts->over && !disk) return refuse_on_disk(&s->ip.g, err);
+  if (st || !pts->over) {
+    tr_pfile_abort(d.b);
     return st;
   }
-  if ((st = tr_pfile_finish(b, mem, o->run.cancelled, o->run.progress_user, &s->pf, err))) return st;
+  if ((st = tr_pfile_finish(d.b, mem, o->run.cancelled, o->run.progress_user, &s->pf, err))) return st;
   s->on_disk = 1;
   /* wider than any reach tile_input computes (it keeps within r): extra
    * buckets change no answer */
@@ -660,7 +672,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   const int64_t tiles = threads * 4 * (int64_t)TR_DEFAULT_TILE * TR_DEFAULT_TILE * 8;
   int64_t pts_mem = mem - ((int64_t)64 << 20) - tiles;
   if (pts_mem < (int64_t)TR_POINT_BYTES * 4096) pts_mem = (int64_t)TR_POINT_BYTES * 4096;
-  if ((st = tr_points_read(&pts, src, o, pts_mem, err)) && pts.over) st = points_on_disk(o, src, dst, pts_mem, &s, &pts, err);
+  st = read_points(o, src, tmp_dir, pts_mem, &s, &pts, err);
   if (st) {
     tr_pfile_close(&s.pf);
     tr_points_free(&pts);
