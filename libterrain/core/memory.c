@@ -46,6 +46,8 @@ int64_t tr_mem_available(void) {
 
 int64_t tr_mem_limit(int64_t mem_opt) { return mem_opt > 0 ? mem_opt : tr_mem_available() / 4 * 3; }
 
+int64_t tr_mem_room(int64_t mem_opt, int64_t held) { return tr_mem_limit(mem_opt) - TR_PROCESS_BYTES - held; }
+
 const char *tr_size_text(int64_t bytes, char buf[32]) {
   if (bytes >= ((int64_t)1 << 20))
     snprintf(buf, 32, "%.0f MiB", (double)bytes / (double)((int64_t)1 << 20));

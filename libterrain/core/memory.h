@@ -28,6 +28,14 @@ int64_t tr_mem_available(void);
  * 3/4 of tr_mem_available(). */
 int64_t tr_mem_limit(int64_t mem_opt);
 
+/* What every plan leaves the process itself (libraries, MPI, threads'
+ * stacks, allocator slack) before counting its own buffers and state. */
+#define TR_PROCESS_BYTES ((int64_t)64 << 20)
+
+/* What tr_mem_limit(mem_opt) leaves after the process and `held` bytes of a
+ * run's buffers (negative when they alone pass it). */
+int64_t tr_mem_room(int64_t mem_opt, int64_t held);
+
 /* `bytes` for a message: "512 bytes", "3 KiB", "20 MiB" (whole units, rounded
  * down below 1 MiB so that a small --mem never reads as 0 MiB). */
 const char *tr_size_text(int64_t bytes, char buf[32]);

@@ -399,7 +399,7 @@ typedef struct {
 static graph_need graph_memory_of(const tr_graph_program *prog, const tr_job *job, double cache_mb, int rank) {
   const int64_t cell = prog->state_bytes > 0 ? prog->state_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t vs = prog->msg_bytes > 0 ? prog->msg_bytes : GDALGetDataTypeSizeBytes(prog->cell_type);
-  graph_need n = {(int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + ((int64_t)64 << 20), 0, 0, 0};
+  graph_need n = {(int64_t)((cache_mb + gdal_cache_mb(job)) * (1 << 20)) + TR_PROCESS_BYTES, 0, 0, 0};
   for (int64_t i = rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
     const int64_t window = (t.rows + 2) * (t.cols + 2);
@@ -517,6 +517,20 @@ static int state_stats_json(const char *name, const tr_graph_engine *eng, const 
              : 0;
 }
 
+/* The tile store's cache (MB) and the rounds running at once (threads in
+ * one process, one per rank under mpirun) that a run plans with. */
+static double store_cache_mb(const tr_graph_opts *g) { return g->cache_mb >= 0 ? g->cache_mb : 16.0; }
+static int rounds_at_once(const tr_job *job, int threads) { return job->nranks > 1 ? 1 : threads; }
+
+/* What `prog` needs to keep everything in memory on the rank that needs
+ * most: the one figure the runner compares with --mem before it spills or
+ * swaps in a twin (tr_run_graph_inputs, tr_graph_fits). */
+static int64_t all_in_memory(const tr_graph_program *prog, const tr_job *job, double cache_mb, int64_t writer,
+                             int pinned) {
+  const graph_need need = graph_need_of(prog, job, cache_mb, writer, pinned);
+  return need.fixed + largest_rank(prog, job, cache_mb, writer, pinned, 0);
+}
+
 int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *name, const char *src,
                   GDALDataType file_type, int *fits, tr_error *err) {
   const tr_graph_program *prog = tr_graph_program_find(name);
@@ -526,13 +540,9 @@ int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *na
   if (st) return st;
   tr_job job;
   if ((st = tr_job_open(&job, run, src, err))) return st;
-  /* the figures tr_run_graph_inputs decides by */
-  const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
   const tr_product prod = {prog->cell_type, 1, 0, 0, file_type};
   const int64_t writer = tr_job_writer_cache(&job, &prod);
-  const int pinned = job.nranks > 1 ? 1 : a.threads;
-  const graph_need need = graph_need_of(prog, &job, cache_mb, writer, pinned);
-  *fits = need.fixed + largest_rank(prog, &job, cache_mb, writer, pinned, 0) <= tr_mem_limit(run->mem);
+  *fits = all_in_memory(prog, &job, store_cache_mb(g), writer, rounds_at_once(&job, a.threads)) <= tr_mem_limit(run->mem);
   return tr_job_finish(&job, TR_OK, err);
 }
 
@@ -591,7 +601,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   eng.spill_fail = job.inject.spill_fail;
   eng.aap.give_up = engine_give_up;
   eng.aap.give_up_user = (void *)run;
-  const double cache_mb = g->cache_mb >= 0 ? g->cache_mb : 16.0;
+  const double cache_mb = store_cache_mb(g);
   void *params = calloc(1, prog->params_size ? prog->params_size : 1);
   tr_product prod = {prog->cell_type, 1, 0, 0, GDT_Unknown};
   st = params ? prepare(&job.in, opts, params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
@@ -603,7 +613,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     /* the writer's cache holds a row of output tiles on large rasters (core/run.h) */
     const int64_t writer = tr_job_writer_cache(&job, &prod);
     tr_io_cache_default(gdal_cache_mb(&job) + (int)((writer + (1 << 20) - 1) >> 20));
-    const int pinned = job.nranks > 1 ? 1 : eng.aap.threads;
+    const int pinned = rounds_at_once(&job, eng.aap.threads);
     need = graph_need_of(prog, &job, cache_mb, writer, pinned);
     /* a program with a smaller-state twin runs that one out of core. Every
      * rank decides from the largest rank's state, so ranks with the same
@@ -612,7 +622,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
      * send a perimeter cell's current W, min-aggregated, towards one fixed
      * point */
     const int64_t mem = tr_mem_limit(run->mem);
-    if (prog->when_out_of_core && need.fixed + largest_rank(prog, &job, cache_mb, writer, pinned, 0) > mem) {
+    if (prog->when_out_of_core && all_in_memory(prog, &job, cache_mb, writer, pinned) > mem) {
       const tr_graph_program *alt = tr_graph_program_find(prog->when_out_of_core);
       if (alt && (!alt->applies || alt->applies(params, run))) {
         /* only when the twin's own working set fits (its rounds may hold more

@@ -87,7 +87,7 @@ static int64_t find_cell(const cell_list *l, int64_t cell) {
 static int read_streams(const tr_links_src *s, tr_input *in, int nin, cell_list *out, tr_error *err) {
   const int64_t rows = in[0].rows, cols = in[0].cols;
   const int64_t bands = (int64_t)BAND_ROWS * cols * 3 * (int64_t)sizeof(float);
-  int64_t room = tr_mem_limit(s->run ? s->run->mem : 0) - ((int64_t)64 << 20) - bands;
+  int64_t room = tr_mem_room(s->run ? s->run->mem : 0, bands);
   if (room < STREAM_CELL_BYTES * 4096) room = STREAM_CELL_BYTES * 4096;
   const int64_t most = room / STREAM_CELL_BYTES;
   float *buf = malloc((size_t)(BAND_ROWS * cols) * 3 * sizeof *buf);

@@ -78,7 +78,7 @@ int tr_order_cells_build(const tr_run_opts *run, const char *dir, const char *st
   }
   const int64_t rows = in[0].rows, cols = in[0].cols;
   const int64_t bands = (int64_t)BAND_ROWS * cols * 2 * (int64_t)sizeof(float);
-  int64_t room = tr_mem_limit(run ? run->mem : 0) - ((int64_t)64 << 20) - bands;
+  int64_t room = tr_mem_room(run ? run->mem : 0, bands);
   if (room < 0) room = 0;
   const int64_t most = room / ORDER_CELL_BYTES;
   float *buf = malloc((size_t)(BAND_ROWS * cols) * 2 * sizeof *buf);

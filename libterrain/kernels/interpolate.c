@@ -668,9 +668,8 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
    * 64 MiB and the tiles' buffers (a guess here: the executor's check,
    * with the points' real size, follows) */
   const int64_t threads = tr_run_threads(&o->run);
-  const int64_t mem = tr_mem_limit(o->run.mem);
   const int64_t tiles = threads * 4 * (int64_t)TR_DEFAULT_TILE * TR_DEFAULT_TILE * 8;
-  int64_t pts_mem = mem - ((int64_t)64 << 20) - tiles;
+  int64_t pts_mem = tr_mem_room(o->run.mem, tiles);
   if (pts_mem < (int64_t)TR_POINT_BYTES * 4096) pts_mem = (int64_t)TR_POINT_BYTES * 4096;
   st = read_points(o, src, tmp_dir, pts_mem, &s, &pts, err);
   if (st) {
