@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "dir_decode.h"
@@ -234,15 +235,26 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, tr_error *err)
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
   int st = tr_graph_fits(&o->run, &g, "d8_up", dir, GDT_Byte, &fits, err);
   if (st || fits) return st ? st : run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err);
+  /* the user's --streams (made just before) holds the same cells when
+   * written as a plain GeoTIFF (no lossy format or creation option can
+   * have touched its values): read it instead of making them again */
+  const char *ext = o->streams ? strrchr(o->streams, '.') : NULL;
+  const int gtiff = o->run.format ? !strcasecmp(o->run.format, "GTiff")
+                                  : ext && (!strcasecmp(ext, ".tif") || !strcasecmp(ext, ".tiff"));
+  const int reuse = o->streams && gtiff && !o->run.creation_options;
   char tmp[4096] = "";
-  scratch_name(tmp, o->order, "streams");
-  if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
-  const tr_run_opts r = scratch_run(&o->run);
-  st = run_up(o, &r, dir, TR_UP_STREAMS, 0, tmp, err);
+  if (!reuse) {
+    scratch_name(tmp, o->order, "streams");
+    if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
+    const tr_run_opts r = scratch_run(&o->run);
+    st = run_up(o, &r, dir, TR_UP_STREAMS, 0, tmp, err);
+  }
   tr_order_params p;
   memset(&p, 0, sizeof p);
-  if (!st) st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, tmp, (int)o->encoding, &p, err), err);
-  if (tr_rank() == 0) tr_output_scratch_remove(tmp);
+  if (!st)
+    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? o->streams : tmp, (int)o->encoding, &p, err),
+                       err);
+  if (!reuse && tr_rank() == 0) tr_output_scratch_remove(tmp);
   if (st == TR_ENOMEM) {
     tr_order_cells_free(&p);
     return run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err);

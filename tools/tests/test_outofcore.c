@@ -99,8 +99,9 @@ static int check_spilled(const ss_line *l, int n, const char *must, int pinned, 
 }
 
 /* The order product out of core: the streams (d8_up_perimeter, or d8_up
- * where even the perimeter program's rounds do not fit), then
- * d8_order_cells, which keeps nothing per cell and never spills. */
+ * where even the perimeter program's rounds do not fit; the run's own
+ * --streams here), then d8_order_cells, which keeps nothing per cell and
+ * never spills. */
 static int order_by_cells(const ss_line *l, int n, const char *what) {
   for (int i = 1; i < n; i++)
     if (!strcmp(l[i].prog, "d8_order_cells")) {
@@ -325,9 +326,9 @@ static int test_flowgraph_same_bytes(void) {
     ASSERT_EQ_INT(flowgraph("", tag, flags), 0);
     ss_line o[16];
     const int m = read_stats(ck_out("fg.json"), o, 16);
-    /* the order from the stream cells: d8_up's order stage becomes the
-     * streams' and d8_order_cells' */
-    ASSERT_EQ_INT(m, n + 1);
+    /* the order from the stream cells: d8_up's order stage becomes
+     * d8_order_cells, which reads the run's --streams */
+    ASSERT_EQ_INT(m, n);
     ASSERT(!strcmp(l[0].prog, "fill") && !strcmp(o[0].prog, "fill_perimeter"));
     ASSERT(order_by_cells(o, m, what));
     ASSERT(check_spilled(o, m, "d8_up_perimeter", 2, what));
@@ -345,7 +346,7 @@ static int test_flowgraph_same_bytes(void) {
     snprintf(flags, sizeof flags, "--threads 1 --mem %lldB --tmp '%s'", mem_for(lm, nm, 4), tmpdir);
     ASSERT_EQ_INT(flowgraph(prefix, "mpi", flags), 0);
     const int mo = read_stats(ck_out("fg.json"), o, 16);
-    ASSERT(mo == nm + 1 && order_by_cells(o, mo, "flowgraph, mpirun -n 2, 1/4 in memory") &&
+    ASSERT(mo == nm && order_by_cells(o, mo, "flowgraph, mpirun -n 2, 1/4 in memory") &&
            check_spilled(o, mo, "fill d8_up_perimeter", 1, "flowgraph, mpirun -n 2, 1/4 in memory"));
     ASSERT(same_products("ref", "mpiref", "flowgraph, mpirun -n 2 in memory"));
     ASSERT(same_products("ref", "mpi", "flowgraph, mpirun -n 2, 1/4 in memory"));
@@ -359,7 +360,7 @@ static int test_flowgraph_same_bytes(void) {
  * (half of the in-memory run's estimate of d8_up's state, per process): the
  * runner runs the twins for those products (the basins' links read a scratch
  * accumulation, a fourth d8_up stage), and the order comes from the stream
- * cells (the streams by the perimeter program, then d8_order_cells); every
+ * cells (d8_order_cells, reading the run's --streams); every
  * product is the same bytes as the in-memory run, on 2 threads and on 2 ranks
  * (each given half of its own in-memory figure). Threshold 500: the links'
  * 59,000 stream cells (80 bytes each, within --mem) fit beside so small a
@@ -378,13 +379,13 @@ static int test_flowgraph_perimeter(void) {
   for (long long r0 = 0; r0 < R; r0 += 128)
     for (long long c0 = 0; c0 < C; c0 += 128)
       units += 2 * ((R - r0 < 128 ? R - r0 : 128) + (C - c0 < 128 ? C - c0 : 128)) + 4;
-  /* the stages in memory (5) and out of core (6: the order is two) */
-  static const char *const prod[2][6] = {{"acc", "streams", "order", "links' accumulation", "basins"},
-                                         {"acc", "streams", "order's streams", "order", "links' accumulation", "basins"}},
+  /* the stages, in memory and out of core (the order then reads the
+   * run's --streams) */
+  static const char *const prod[5] = {"acc", "streams", "order", "links' accumulation", "basins"},
                            *const names[4] = {"pacc", "psrc", "pord", "pw"};
-  static const char *const runs[2][6] = {{"d8_up", "d8_up", "d8_up", "d8_up", "d8_basins"},
-                                         {"d8_up_perimeter", "d8_up_perimeter", "d8_up_perimeter", "d8_order_cells",
-                                          "d8_up_perimeter", "d8_basins_perimeter"}};
+  static const char *const runs[2][5] = {{"d8_up", "d8_up", "d8_up", "d8_up", "d8_basins"},
+                                         {"d8_up_perimeter", "d8_up_perimeter", "d8_order_cells", "d8_up_perimeter",
+                                          "d8_basins_perimeter"}};
   ss_line mem_run[8];
   memset(mem_run, 0, sizeof mem_run);
   for (int run = 0; run < 4; run++) {
@@ -403,9 +404,9 @@ static int test_flowgraph_perimeter(void) {
              ck_out("pord.tif"), ck_out("pw.tif"), ck_out("fg.json"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
     ss_line o[8];
-    ASSERT_EQ_INT(read_stats(ck_out("fg.json"), o, 8), twin ? 6 : 5);
+    ASSERT_EQ_INT(read_stats(ck_out("fg.json"), o, 8), 5);
     if (!twin) memcpy(mem_run, o, sizeof o);
-    for (int k = 0; k < (twin ? 6 : 5); k++) {
+    for (int k = 0; k < 5; k++) {
       const char *want = runs[twin][k];
       if (!strcmp(want, "d8_order_cells") && (o[k].spills != 0 || o[k].peak != 0)) {
         fprintf(stderr, "run %d: the order (d8_order_cells) kept %lld bytes of state, spilled %lld times\n", run,
@@ -414,18 +415,18 @@ static int test_flowgraph_perimeter(void) {
       }
       /* the perimeter programs keep their summaries in memory: nothing goes to --tmp */
       if (twin && strstr(want, "perimeter") && (o[k].spills != 0 || o[k].restores != 0)) {
-        fprintf(stderr, "run %d: %s (%s) spilled %lld times\n", run, prod[twin][k], want, o[k].spills);
+        fprintf(stderr, "run %d: %s (%s) spilled %lld times\n", run, prod[k], want, o[k].spills);
         return 1;
       }
       /* and at most 40 (labels: 16) bytes per perimeter cell (man terrafort-flowgraph) */
       const long long most = (strstr(want, "basins") ? 16 : 40) * units;
       if (twin && strstr(want, "perimeter") && (o[k].peak <= 0 || o[k].peak > most)) {
-        fprintf(stderr, "run %d: %s (%s) kept %lld bytes of state, more than %lld\n", run, prod[twin][k], want,
+        fprintf(stderr, "run %d: %s (%s) kept %lld bytes of state, more than %lld\n", run, prod[k], want,
                 o[k].peak, most);
         return 1;
       }
       if (strcmp(o[k].prog, want)) {
-        fprintf(stderr, "run %d: %s ran %s, not %s\n", run, prod[twin][k], o[k].prog, want);
+        fprintf(stderr, "run %d: %s ran %s, not %s\n", run, prod[k], o[k].prog, want);
         return 1;
       }
     }
@@ -437,7 +438,7 @@ static int test_flowgraph_perimeter(void) {
       snprintf(a, sizeof a, "%s_0.tif", names[k]);
       snprintf(x, sizeof x, "%s", ck_out(a));
       if (run > 0 && !rc_same_file(x, ck_out(b))) {
-        fprintf(stderr, "run %d: %s differs from the in-memory run\n", run, prod[0][k == 3 ? 4 : k]);
+        fprintf(stderr, "run %d: %s differs from the in-memory run\n", run, prod[k == 3 ? 4 : k]);
         return 1;
       }
     }
@@ -560,25 +561,30 @@ static int test_flowgraph_order_cells(void) {
   ASSERT_EQ_INT(make_weights(dir, w, GDT_Float32, 1), 0);
   static const struct {
     const char *extra, *last; /* options; the program of the order's last stage */
-    int mpi;
-  } cases[] = {{"--threshold 100", "d8_order_cells", 0},
-               {"--threshold 100", "d8_order_cells", 1},
-               {"--threshold 100 --weights", "d8_order_cells", 0},
-               {"--threshold 1", "d8_up", 0}};
+    int mpi, streams;         /* under mpirun; --streams asked too (a GeoTIFF: the order reads it) */
+  } cases[] = {{"--threshold 100", "d8_order_cells", 0, 0},
+               {"--threshold 100", "d8_order_cells", 1, 0},
+               {"--threshold 100 --weights", "d8_order_cells", 0, 0},
+               {"--threshold 100", "d8_order_cells", 0, 1},
+               {"--threshold 1", "d8_up", 0, 0}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const int mpi = cases[k].mpi, weighted = strstr(cases[k].extra, "weights") != NULL;
     if (mpi && !mpirun[0]) continue;
     char opts[1024], ref[700];
-    snprintf(opts, sizeof opts, "%s%s%s%s", cases[k].extra, weighted ? " '" : "", weighted ? w : "", weighted ? "'" : "");
+    snprintf(opts, sizeof opts, "%s%s%s%s%s%s%s", cases[k].extra, weighted ? " '" : "", weighted ? w : "",
+             weighted ? "'" : "", cases[k].streams ? " --streams '" : "", cases[k].streams ? ck_out("ostreams.tif") : "",
+             cases[k].streams ? "'" : "");
     snprintf(ref, sizeof ref, "%s/oref%zu.tif", ck_outdir, k);
     for (int ooc = 0; ooc < 2; ooc++) {
       ss_line o[4];
       char flags[1024];
       flags[0] = 0;
       if (ooc) {
-        /* half of d8_up's state in memory: the in-memory run's figures */
-        ASSERT_EQ_INT(read_stats(ck_out("o.json"), o, 4), 1);
-        snprintf(flags, sizeof flags, "--mem %lldB --tmp '%s'", o[0].fixed + o[0].state / 2, tmpdir);
+        /* half of d8_up's state in memory: the in-memory run's figures (its
+         * order stage, the last) */
+        const int nm = read_stats(ck_out("o.json"), o, 4);
+        ASSERT_EQ_INT(nm, 1 + cases[k].streams);
+        snprintf(flags, sizeof flags, "--mem %lldB --tmp '%s'", o[nm - 1].fixed + o[nm - 1].state / 2, tmpdir);
       }
       snprintf(c, sizeof c,
                "%s%s '%s' flowgraph -q --tile-size 128 --threads %d %s %s --dir-in '%s' --order '%s' --aap-stats '%s'",
@@ -590,9 +596,22 @@ static int test_flowgraph_order_cells(void) {
                 rc_count_entries(odir));
         return 1;
       }
-      const int n = read_stats(ck_out("o.json"), o, 4);
+      /* the user's streams stage comes first; the order then reads them
+       * rather than making its own */
+      const int n0 = read_stats(ck_out("o.json"), o, 4), n = n0 - cases[k].streams;
+      if (cases[k].streams) memmove(o, o + 1, sizeof o[0] * 3);
       if (!ooc) {
         ASSERT(n == 1 && !strcmp(o[0].prog, "d8_up"));
+        continue;
+      }
+      if (cases[k].streams) {
+        if (n != 1) {
+          fprintf(stderr, "order with --streams: %d stages of its own, not 1 (the streams made twice?)\n", n);
+          return 1;
+        }
+        ASSERT(!strcmp(o[0].prog, "d8_order_cells") && o[0].spills == 0 && o[0].peak == 0);
+        ASSERT(rc_same_file(ref, ck_out("order/oord.tif")));
+        ASSERT(tmp_empty("order from the user's streams"));
         continue;
       }
       if (n != 2 || strncmp(o[0].prog, "d8_up", 5) || strcmp(o[1].prog, cases[k].last)) {
