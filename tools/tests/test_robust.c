@@ -758,7 +758,8 @@ static int test_no_libraries_from_cwd(void) {
 /* terrafort itself never loads MPI's libraries; started by mpirun, each rank
  * becomes terrafort-mpi from its folder (the ranks then really share the run:
  * the statistics' report counts them, and the bytes are one process's), and
- * without that file each rank says so, leaving no output. */
+ * without that file the ranks say so and the job ends with exit 1, leaving
+ * no output. */
 static int test_mpi_twin(void) {
   if (!mpirun[0]) {
     printf("skip: no mpirun\n");
@@ -799,7 +800,9 @@ static int test_mpi_twin(void) {
   const char *err = rc_slurp(errfile);
   int n = 0;
   for (const char *p = strstr(err, "its MPI build"); p; p = strstr(p + 1, "its MPI build")) n++;
-  if (rc == 0 || n != 2 || !strstr(err, "alone/terrafort-mpi")) {
+  /* every rank fails at once, but mpirun ends the job when the first has
+   * exited: a rank slower to start may be ended before it speaks */
+  if (rc != 1 || n < 1 || n > 2 || !strstr(err, "alone/terrafort-mpi")) {
     fprintf(stderr, "terrafort without its twin under mpirun -n 2: exit %d, the error %d times:\n%s\n", rc, n, err);
     return 1;
   }
