@@ -845,6 +845,16 @@ static int entries(const char *d) {
   return n;
 }
 
+/* A new FIFO named `name` in the work folder and a path for the output
+ * `oname`, neither left from an earlier run (fifo and out: 1100 bytes). */
+static void fresh_fifo(char *fifo, const char *name, char *out, const char *oname) {
+  wpath(fifo, 1100, name);
+  wpath(out, 1100, oname);
+  unlink(fifo);
+  unlink(out);
+  check(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+}
+
 /* A signal stops a long read of the points: they come through a pipe (a
  * FIFO named *.xyz) as fast as terrafort reads them, and once 200,000 are
  * through it gets SIGTERM. It must end with exit 8 having taken at most
@@ -855,11 +865,7 @@ static int entries(const char *d) {
  * must still end with exit 8, not as a failed read. */
 static void interrupted_read(int idle) {
   char fifo[1100], out[1100];
-  wpath(fifo, sizeof fifo, "pipe.xyz");
-  wpath(out, sizeof out, "pipe.tif");
-  unlink(fifo);
-  unlink(out);
-  check(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+  fresh_fifo(fifo, "pipe.xyz", out, "pipe.tif");
   const pid_t pid = fork();
   if (pid == 0) {
     char *argv[] = {(char *)ck_tf, "interpolate", "-q", "-a", "invdistnn:radius=50:max_points=4", "-txe", "0", "1000",
@@ -979,11 +985,7 @@ static int case_on_disk(void) {
        * go to disk in the same single read (reading them again from the
        * start took the pipe's remainder: a wrong line, or wrong values) */
       char fifo[1100], c2[6000];
-      wpath(fifo, sizeof fifo, "dpipe.xyz");
-      wpath(out, sizeof out, "d2.tif");
-      unlink(fifo);
-      unlink(out);
-      check(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+      fresh_fifo(fifo, "dpipe.xyz", out, "d2.tif");
       snprintf(c2, sizeof c2,
                "timeout 60 sh -c 'cat \"%s\" > \"%s\"' & '%s' interpolate -q -a '%s' --threads 2 --mem 80M --tmp '%s' "
                "-txe 0 3000 -tye 0 2000 -outsize 150 100 -a_srs EPSG:32633 '%s' '%s'; r=$?; wait; exit $r",
