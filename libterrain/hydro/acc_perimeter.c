@@ -451,4 +451,4 @@ static int perim_applies(const void *params, const tr_run_opts *run) {
 
 const tr_graph_program tr_program_d8_up_perimeter = {
     "d8_up_perimeter",      GDT_Float64,    sizeof(tr_up_params), perim_init, tr_graph_release_user, 0,
-    (int)sizeof(tr_up_msg), D8_PERIM_STATE, D8_PERIM_ROUND,       "d8_up",    NULL,          perim_applies};
+    (int)sizeof(tr_up_msg), D8_PERIM_STATE, D8_PERIM_ROUND,       "d8_up",    NULL,          perim_applies, 0};

@@ -442,4 +442,4 @@ static int up_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
 /* state, at most: 11 bytes a cell (direction, double, contamination and order
  * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
 const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, tr_graph_release_user, 11,
-                                            (int)sizeof(tr_up_msg), 0, 0, NULL, "d8_up_perimeter", NULL};
+                                            (int)sizeof(tr_up_msg), 0, 0, NULL, "d8_up_perimeter", NULL, 0};

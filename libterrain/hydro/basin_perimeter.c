@@ -309,4 +309,4 @@ static int bp_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
 
 const tr_graph_program tr_program_d8_basins_perimeter = {
     "d8_basins_perimeter", GDT_Float64,          sizeof(tr_basin_params), bp_init,     tr_graph_release_user, 0,
-    (int)sizeof(int32_t),  D8_BASIN_PERIM_STATE, D8_BASIN_PERIM_ROUND,    "d8_basins", NULL,       NULL};
+    (int)sizeof(int32_t),  D8_BASIN_PERIM_STATE, D8_BASIN_PERIM_ROUND,    "d8_basins", NULL,       NULL, 0};

@@ -196,4 +196,4 @@ static int basin_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
 
 const tr_graph_program tr_program_d8_basins = {"d8_basins", GDT_Float64, sizeof(tr_basin_params), basin_init,
                                                tr_graph_release_user, 9 /* a direction byte and a label */,
-                                               (int)sizeof(int32_t), 0, 0, NULL, "d8_basins_perimeter", NULL};
+                                               (int)sizeof(int32_t), 0, 0, NULL, "d8_basins_perimeter", NULL, 0};

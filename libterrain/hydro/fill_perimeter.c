@@ -597,4 +597,4 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
 
 const tr_graph_program tr_program_fill_perimeter = {
     "fill_perimeter",   GDT_Float32,      sizeof(tr_fill_params), perim_init, perim_release, 0,
-    (int)sizeof(float), FILL_PERIM_STATE, FILL_PERIM_ROUND,       "fill",     NULL, NULL};
+    (int)sizeof(float), FILL_PERIM_STATE, FILL_PERIM_ROUND,       "fill",     NULL, NULL, 0};

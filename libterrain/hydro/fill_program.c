@@ -226,8 +226,8 @@ static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
 const tr_graph_program tr_program_fill = {"fill",        GDT_Float32,          sizeof(tr_fill_params),
                                            fill_init,     fill_release,         sizeof(float),
                                            sizeof(float), 0,                    0,
-                                           NULL,          "fill_perimeter",     NULL};
+                                           NULL,          "fill_perimeter",     NULL, 0};
 /* --epsilon: the same program, which spills out of core (up() adds along a
  * path, which fill_perimeter's graph of labels cannot carry). */
 const tr_graph_program tr_program_fill_eps = {"fill_eps",    GDT_Float32, sizeof(tr_fill_params), fill_init, fill_release,
-                                               sizeof(float), sizeof(float), 0, 0, "fill", NULL, NULL};
+                                               sizeof(float), sizeof(float), 0, 0, "fill", NULL, NULL, 0};

@@ -25,6 +25,24 @@
  * seed the search again (seeds sorted by value and merged with the FIFO, so
  * cells leave in distance order). Emit flat perimeter cells that fell.
  * Assemble: every cell's code (D8 rule, or the flat rule of flowdir.h).
+ *
+ * The row "flowdir_compact" (flowdir's when_out_of_core: the runner runs it
+ * when flowdir's state does not fit --mem) is the same program keeping, between
+ * rounds, only the flat bitmap (1 bit per cell) and, per perimeter cell, its
+ * dl and dh, its level neighbours outside the tile and the halo ring as
+ * received (17 bytes per unit of the perimeter): on the 8000 x 8000 benchmark
+ * DEM, 16.7 MB instead of 155. PEval is flowdir's, then drops the rest.
+ * IncEval: whatever enters a tile enters at its perimeter, so a halo value
+ * that fell seeds the perimeter cells level with it where it beats their
+ * kept value, and one search from those seeds alone, over the flat bitmap,
+ * gives each perimeter cell min(kept, new), which is its distance from all
+ * the seeds so far (a search stops at a perimeter cell whose kept value is no
+ * worse: what it leads to is already as low). Interior values are never
+ * needed between rounds. Assemble rebuilds the whole state from the filled
+ * DEM's window and the final ring with one search from the tile's seeds and
+ * the ring's: the least fixed point of the same seeds as flowdir's, so the
+ * same dl, dh and output bytes. The filled DEM is read twice per tile, as by
+ * flowdir; rounds read back only the kept arrays when they were spilled.
  */
 #include <limits.h>
 #include <math.h>
@@ -46,6 +64,7 @@ typedef struct {
 typedef struct {
   tr_graph_env *env;
   tr_flowdir_params prm;
+  int compact; /* flowdir_compact: rebuild the state in every round */
 } fd_ctx;
 
 /* One distance per flat cell in 16 bits: values up to DIRECT_MAX directly,
@@ -127,6 +146,9 @@ typedef struct {
   uint8_t *eq;        /* per flat cell: bit k - 1 set when neighbour k is level with it */
   int32_t *ring_dl, *ring_dh; /* the halo ring, by ring_at() */
   size_t nflat;       /* flat cells */
+  /* flowdir_compact, per tile perimeter cell (ring order, per_at): */
+  uint8_t *per_eq;           /* its level neighbours outside the tile */
+  int32_t *per_dl, *per_dh;  /* its dl and dh so far (+inf off the flats) */
 } fd_state;
 
 typedef struct {
@@ -213,6 +235,21 @@ static inline int64_t ring_at(const fd_state *s, int64_t r, int64_t c) {
   return 2 * s->pw + s->h + (r - 1);
 }
 
+/* Tile perimeter cells in ring order: the top row, the bottom row, then the
+ * first and the last column between them. */
+static inline int64_t per_size(const fd_state *s) {
+  return s->h == 1 ? s->w : s->w == 1 ? s->h : 2 * s->w + 2 * (s->h - 2);
+}
+
+/* The ring index of tile cell (r, c), or -1 for an inner cell. */
+static inline int64_t per_at(const fd_state *s, int64_t r, int64_t c) {
+  if (r == 1) return c - 1;
+  if (r == s->h) return s->w + c - 1;
+  if (c == 1) return 2 * s->w + r - 2;
+  if (c == s->w) return 2 * s->w + s->h - 2 + r - 2;
+  return -1;
+}
+
 /* A valid cell with eight valid neighbours none lower (padded index p). */
 static int flat_cell(const float *Z, int64_t p, int64_t pw) {
   const float z = Z[p];
@@ -224,16 +261,61 @@ static int flat_cell(const float *Z, int64_t p, int64_t pw) {
   return 1;
 }
 
-static void state_free(fd_state *s) {
-  if (!s) return;
-  free(s->bits);
+/* Frees what flowdir_compact rebuilds in every round. */
+static void slim(fd_state *s) {
   free(s->rank);
   field_free(&s->dl);
   field_free(&s->dh);
   free(s->eq);
+  s->rank = NULL;
+  s->eq = NULL;
+  memset(&s->dl, 0, sizeof s->dl);
+  memset(&s->dh, 0, sizeof s->dh);
+}
+
+static void state_free(fd_state *s) {
+  if (!s) return;
+  slim(s);
+  free(s->bits);
   free(s->ring_dl);
   free(s->ring_dh);
+  free(s->per_eq);
+  free(s->per_dl);
+  free(s->per_dh);
   free(s);
+}
+
+/* The level masks of the flat cells (by slot) from the padded window Z. */
+static void eq_from_z(fd_state *s, const float *Z) {
+  uint32_t i = 0;
+  for (int64_t r = 1; r <= s->h; r++)
+    for (int64_t c = 1; c <= s->w; c++) {
+      if (!is_flat(s, tidx(s, r, c))) continue;
+      const int64_t p = r * s->pw + c;
+      uint8_t m = 0;
+      for (int k = 1; k <= 8; k++)
+        if (Z[p + tr_d8_drow[k] * s->pw + tr_d8_dcol[k]] == Z[p]) m |= (uint8_t)(1u << (k - 1));
+      s->eq[i++] = m;
+    }
+}
+
+/* rank, dl and dh (all +inf) and eq for the flat bitmap; 0 or -1. */
+static int slots_new(fd_state *s) {
+  const int64_t nwords = (s->h * s->w + 63) / 64;
+  s->rank = malloc((size_t)nwords * sizeof *s->rank);
+  if (!s->rank) return -1;
+  uint32_t acc = 0;
+  for (int64_t i = 0; i < nwords; i++) {
+    s->rank[i] = acc;
+    acc += (uint32_t)popcount64(s->bits[i]);
+  }
+  s->nflat = acc;
+  s->dl.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
+  s->dh.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
+  s->eq = malloc((size_t)acc + 1);
+  if (!s->dl.a || !s->dh.a || !s->eq) return -1;
+  for (uint32_t i = 0; i < acc; i++) s->dl.a[i] = s->dh.a[i] = INF16;
+  return 0;
 }
 
 /* Classifies the tile and allocates the state; NULL when out of memory. */
@@ -245,10 +327,9 @@ static fd_state *state_new(const tr_aap_frag *f, const float *Z) {
   s->pw = f->cols + 2;
   const int64_t n = s->h * s->w, nwords = (n + 63) / 64, nring = 2 * s->pw + 2 * s->h;
   s->bits = calloc((size_t)nwords, sizeof *s->bits);
-  s->rank = malloc((size_t)nwords * sizeof *s->rank);
   s->ring_dl = malloc((size_t)nring * sizeof(int32_t));
   s->ring_dh = malloc((size_t)nring * sizeof(int32_t));
-  if (!s->bits || !s->rank || !s->ring_dl || !s->ring_dh) {
+  if (!s->bits || !s->ring_dl || !s->ring_dh) {
     state_free(s);
     return NULL;
   }
@@ -258,31 +339,12 @@ static fd_state *state_new(const tr_aap_frag *f, const float *Z) {
         const int64_t t = tidx(s, r, c);
         s->bits[t >> 6] |= UINT64_C(1) << (t & 63);
       }
-  uint32_t acc = 0;
-  for (int64_t i = 0; i < nwords; i++) {
-    s->rank[i] = acc;
-    acc += (uint32_t)popcount64(s->bits[i]);
-  }
-  s->nflat = acc;
-  s->dl.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
-  s->dh.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
-  s->eq = malloc((size_t)acc + 1);
-  if (!s->dl.a || !s->dh.a || !s->eq) {
+  if (slots_new(s)) {
     state_free(s);
     return NULL;
   }
-  for (uint32_t i = 0; i < acc; i++) s->dl.a[i] = s->dh.a[i] = INF16;
   /* which neighbours are level: the searches and IncEval then need no elevations */
-  uint32_t i = 0;
-  for (int64_t r = 1; r <= s->h; r++)
-    for (int64_t c = 1; c <= s->w; c++) {
-      if (!is_flat(s, tidx(s, r, c))) continue;
-      const int64_t p = r * s->pw + c;
-      uint8_t m = 0;
-      for (int k = 1; k <= 8; k++)
-        if (Z[p + tr_d8_drow[k] * s->pw + tr_d8_dcol[k]] == Z[p]) m |= (uint8_t)(1u << (k - 1));
-      s->eq[i++] = m;
-    }
+  eq_from_z(s, Z);
   for (int64_t i = 0; i < nring; i++) s->ring_dl[i] = s->ring_dh[i] = INF;
   return s;
 }
@@ -358,16 +420,32 @@ static int state_keep(tr_graph_env *env, const tr_aap_frag *f, fd_state *s) {
              : 0;
 }
 
-static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
-  fd_ctx *x = user;
-  float *Z = tr_graph_window(x->env, f);
-  if (!Z) return -1;
-  fd_state *s = state_new(f, Z);
-  qvec sl = {0}, sh = {0}, fifo = {0};
-  int rc = s && !state_keep(x->env, f, s) ? 0 : -1;
-  const int64_t pw = f->cols + 2;
-  for (int64_t r = 1; !rc && r <= f->rows; r++)
-    for (int64_t c = 1; c <= f->cols; c++) {
+/* flowdir_compact: allocates the perimeter's arrays and registers what the
+ * rounds keep (not rank, dl, dh and eq, which PEval drops). */
+static int compact_keep(tr_graph_env *env, const tr_aap_frag *f, fd_state *s) {
+  const size_t nwords = (size_t)((s->h * s->w + 63) / 64), nring = (size_t)(2 * s->pw + 2 * s->h),
+               nper = (size_t)per_size(s);
+  s->per_eq = calloc(nper, 1);
+  s->per_dl = malloc(nper * sizeof(int32_t));
+  s->per_dh = malloc(nper * sizeof(int32_t));
+  if (!s->per_eq || !s->per_dl || !s->per_dh) return -1;
+  return tr_graph_keep(env, f, &s->bits, nwords * sizeof *s->bits, NULL) ||
+                 tr_graph_keep(env, f, &s->per_eq, nper, NULL) ||
+                 tr_graph_keep(env, f, &s->per_dl, nper * sizeof(int32_t), NULL) ||
+                 tr_graph_keep(env, f, &s->per_dh, nper * sizeof(int32_t), NULL) ||
+                 tr_graph_keep(env, f, &s->ring_dl, nring * sizeof(int32_t), NULL) ||
+                 tr_graph_keep(env, f, &s->ring_dh, nring * sizeof(int32_t), NULL)
+             ? -1
+             : 0;
+}
+
+/* Seeds the two searches from the tile's own cells: dl = 1 on flat cells
+ * next to a level drain of the tile, dh = 0 on flat cells next to higher
+ * terrain (in row-major order, so each list is sorted). */
+static void seed_tile(fd_state *s, const float *Z, qvec *sl, qvec *sh) {
+  const int64_t pw = s->pw;
+  for (int64_t r = 1; r <= s->h; r++)
+    for (int64_t c = 1; c <= s->w; c++) {
       const int64_t t = tidx(s, r, c);
       if (!is_flat(s, t)) continue;
       const int64_t p = r * pw + c, slot = slot_of(s, t);
@@ -381,13 +459,24 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
       }
       if (to_drain) {
         s->dl.a[slot] = 1;
-        qpush(&sl, (uint32_t)p, 1);
+        qpush(sl, (uint32_t)p, 1);
       }
       if (higher) {
         s->dh.a[slot] = 0;
-        qpush(&sh, (uint32_t)p, 0);
+        qpush(sh, (uint32_t)p, 0);
       }
     }
+}
+
+static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
+  fd_ctx *x = user;
+  float *Z = tr_graph_window(x->env, f);
+  if (!Z) return -1;
+  fd_state *s = state_new(f, Z);
+  qvec sl = {0}, sh = {0}, fifo = {0};
+  int rc = s && !(x->compact ? compact_keep : state_keep)(x->env, f, s) ? 0 : -1;
+  const int64_t pw = f->cols + 2;
+  if (!rc) seed_tile(s, Z, &sl, &sh);
   if (!rc && (sl.oom || sh.oom)) rc = -1;
   int64_t w1 = rc ? -1 : bfs(s, &s->dl, &sl, &fifo);
   int64_t w2 = w1 < 0 ? -1 : bfs(s, &s->dh, &sh, &fifo);
@@ -412,6 +501,24 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
       }
     })
   }
+  if (!rc && x->compact) {
+    /* the perimeter's values and level neighbours outside the tile, then
+     * only what the rounds keep */
+    FOR_PERIMETER(s, r, c, {
+      const int64_t t = tidx(s, r, c), k = per_at(s, r, c);
+      s->per_eq[k] = 0;
+      s->per_dl[k] = s->per_dh[k] = INF;
+      if (!is_flat(s, t)) continue;
+      const int64_t slot = slot_of(s, t);
+      uint8_t out = 0;
+      for (int d = 1; d <= 8; d++)
+        if (!in_tile(s, r + tr_d8_drow[d], c + tr_d8_dcol[d])) out |= (uint8_t)(1u << (d - 1));
+      s->per_eq[k] = s->eq[slot] & out;
+      s->per_dl[k] = fget(&s->dl, slot);
+      s->per_dh[k] = fget(&s->dh, slot);
+    })
+    slim(s);
+  }
   free(sl.a);
   free(sh.a);
   free(fifo.a);
@@ -420,10 +527,102 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   return rc;
 }
 
+/* flowdir_compact's IncEval. What enters a tile enters at its perimeter, so
+ * a halo value that fell seeds the perimeter cells level with it where it
+ * beats their kept value, and one search from those seeds alone over the
+ * flat bitmap (dense, dropped after the round) gives every perimeter cell
+ * min(kept, new): the distances from the seeds so far and the new ones. A
+ * perimeter cell whose kept value is no worse stops the search there: all
+ * it leads to is already at least as low. No interior value is needed. */
+static int64_t search_new(fd_state *s, int32_t *per, qvec *seeds, qvec *fifo, int32_t *D, uint8_t *fell) {
+  if (!seeds->n) return 0;
+  const int64_t n = s->h * s->w;
+  for (int64_t t = 0; t < n; t++) D[t] = INF;
+  qsort(seeds->a, seeds->n, sizeof *seeds->a, qent_cmp);
+  for (size_t i = 0; i < seeds->n; i++)
+    if (seeds->a[i].v < D[seeds->a[i].p]) D[seeds->a[i].p] = seeds->a[i].v;
+  size_t si = 0, fh = 0;
+  int64_t work = 0;
+  fifo->n = 0;
+  for (;;) {
+    qent e;
+    if (si < seeds->n && (fh >= fifo->n || seeds->a[si].v <= fifo->a[fh].v)) e = seeds->a[si++];
+    else if (fh < fifo->n) e = fifo->a[fh++];
+    else break;
+    const int64_t t = e.p;
+    if (D[t] < e.v) continue; /* lowered since it was queued */
+    if (e.v >= INF - 1) return -1;
+    const int64_t r = t / s->w + 1, c = t % s->w + 1, k = per_at(s, r, c);
+    if (k >= 0) {
+      if (per[k] <= e.v) continue;
+      per[k] = e.v;
+      fell[k] = 1;
+    }
+    work++;
+    for (int d = 1; d <= 8; d++) {
+      const int64_t rr = r + tr_d8_drow[d], cc = c + tr_d8_dcol[d];
+      if (!in_tile(s, rr, cc)) continue;
+      const int64_t u = tidx(s, rr, cc);
+      /* flat cells next to each other are level (neither is lower) */
+      if (!is_flat(s, u) || e.v + 1 >= D[u]) continue;
+      D[u] = e.v + 1;
+      qpush(fifo, (uint32_t)u, e.v + 1);
+    }
+    if (fifo->oom) return -1;
+  }
+  return work;
+}
+
+static int fd_inceval_compact(fd_ctx *x, const tr_aap_frag *f, fd_state *s, int64_t n, const int64_t *cells,
+                              const fd_value *vals, tr_aap_round *rd) {
+  qvec sl = {0}, sh = {0}, fifo = {0};
+  for (int64_t m = 0; m < n; m++) {
+    const int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
+    if (in_tile(s, pr, pc)) continue; /* not a halo cell (never sent here) */
+    const int64_t ri = ring_at(s, pr, pc);
+    const fd_value v = vals[m];
+    const int fell_l = v.dl < s->ring_dl[ri], fell_h = v.dh < s->ring_dh[ri];
+    if (fell_l) s->ring_dl[ri] = v.dl;
+    if (fell_h) s->ring_dh[ri] = v.dh;
+    if (!fell_l && !fell_h) continue;
+    for (int d = 1; d <= 8; d++) {
+      const int64_t rr = pr + tr_d8_drow[d], cc = pc + tr_d8_dcol[d];
+      if (!in_tile(s, rr, cc) || !is_flat(s, tidx(s, rr, cc))) continue;
+      const int64_t k = per_at(s, rr, cc);
+      if (!((s->per_eq[k] >> (OPPOSITE(d) - 1)) & 1u)) continue; /* not level with the halo cell */
+      const uint32_t t = (uint32_t)tidx(s, rr, cc);
+      if (fell_l && v.dl + 1 < s->per_dl[k]) qpush(&sl, t, v.dl + 1);
+      if (fell_h && v.dh + 1 < s->per_dh[k]) qpush(&sh, t, v.dh + 1);
+    }
+  }
+  int rc = (sl.oom || sh.oom) ? -1 : 0;
+  if (!rc && (sl.n || sh.n)) {
+    const int64_t nper = per_size(s);
+    int32_t *D = malloc((size_t)(s->h * s->w) * sizeof *D);
+    uint8_t *fell = calloc((size_t)nper, 1);
+    const int64_t w1 = D && fell ? search_new(s, s->per_dl, &sl, &fifo, D, fell) : -1;
+    const int64_t w2 = w1 < 0 ? -1 : search_new(s, s->per_dh, &sh, &fifo, D, fell);
+    if (w2 < 0) rc = -1;
+    else tr_aap_add_work(rd, w1 + w2);
+    FOR_PERIMETER(s, r, c, {
+      if (rc) break;
+      const int64_t k = per_at(s, r, c);
+      if (fell[k]) rc = emit(rd, x, f, r, c, s->per_dl[k], s->per_dh[k]);
+    })
+    free(D);
+    free(fell);
+  }
+  free(sl.a);
+  free(sh.a);
+  free(fifo.a);
+  return rc;
+}
+
 static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, const int64_t *cells,
                       const void *values, tr_aap_round *rd) {
   fd_ctx *x = user;
   fd_state *s = state;
+  if (x->compact) return fd_inceval_compact(x, f, s, n, cells, values, rd);
   const int64_t pw = s->pw, nper = (s->h > 1 && s->w > 1) ? 2 * (s->h + s->w) - 4 : s->h * s->w;
   fd_value *old = malloc((size_t)nper * sizeof *old);
   if (!old) return -1;
@@ -531,6 +730,50 @@ static int flat_dir(const fd_state *s, int64_t r, int64_t c, int64_t me) {
   return best;
 }
 
+/* flowdir_compact's Assemble: the whole state from the filled DEM's window
+ * and the halo ring as received, with one search from the tile's seeds and
+ * the ring's: the least fixed point of the same seeds as flowdir's state,
+ * so the same dl and dh. 0, or -1 when out of memory. */
+static int compact_final(fd_state *s, const float *Z) {
+  if (slots_new(s)) return -1;
+  eq_from_z(s, Z);
+  qvec sl = {0}, sh = {0}, fifo = {0};
+  seed_tile(s, Z, &sl, &sh);
+  /* the ring as IncEval applied it */
+  int oom = 0;
+  for (int64_t pr = 0; pr <= s->h + 1; pr++)
+    for (int64_t pc = 0; pc <= s->w + 1; pc += (pr == 0 || pr == s->h + 1) ? 1 : s->w + 1) {
+      const int64_t ri = ring_at(s, pr, pc);
+      const int32_t vl = s->ring_dl[ri], vh = s->ring_dh[ri];
+      if (vl == INF && vh == INF) continue;
+      for (int d = 1; d <= 8; d++) {
+        const int64_t rr = pr + tr_d8_drow[d], cc = pc + tr_d8_dcol[d];
+        if (!in_tile(s, rr, cc) || !is_flat(s, tidx(s, rr, cc))) continue;
+        const int64_t sl_ = slot_of(s, tidx(s, rr, cc));
+        if (!((s->eq[sl_] >> (OPPOSITE(d) - 1)) & 1u)) continue;
+        const uint32_t p = (uint32_t)(rr * s->pw + cc);
+        if (vl < INF && vl + 1 < fget(&s->dl, sl_)) {
+          if (fset(&s->dl, sl_, vl + 1)) oom = 1;
+          qpush(&sl, p, vl + 1);
+        }
+        if (vh < INF && vh + 1 < fget(&s->dh, sl_)) {
+          if (fset(&s->dh, sl_, vh + 1)) oom = 1;
+          qpush(&sh, p, vh + 1);
+        }
+      }
+    }
+  int rc = oom || sl.oom || sh.oom ? -1 : 0;
+  if (!rc) {
+    if (sl.n) qsort(sl.a, sl.n, sizeof *sl.a, qent_cmp);
+    if (sh.n) qsort(sh.a, sh.n, sizeof *sh.a, qent_cmp);
+    rc = bfs(s, &s->dl, &sl, &fifo) < 0 || bfs(s, &s->dh, &sh, &fifo) < 0 ? -1 : 0;
+  }
+  free(sl.a);
+  free(sh.a);
+  free(fifo.a);
+  return rc;
+}
+
 static int fd_assemble(void *user, const tr_aap_frag *f, void *state) {
   fd_ctx *x = user;
   fd_state *s = state;
@@ -538,7 +781,8 @@ static int fd_assemble(void *user, const tr_aap_frag *f, void *state) {
   const int64_t h = f->rows, w = f->cols, pw = w + 2;
   int16_t *tile = malloc((size_t)(h * w) * sizeof *tile);
   float *Z = tile ? tr_graph_window(x->env, f) : NULL;
-  if (!Z) {
+  if (!Z || (x->compact && compact_final(s, Z))) {
+    if (Z) tr_graph_window_done(x->env, f, Z);
     free(tile);
     return -1;
   }
@@ -557,6 +801,7 @@ static int fd_assemble(void *user, const tr_aap_frag *f, void *state) {
   tr_graph_window_done(x->env, f, Z);
   const int rc = x->env->put(x->env, f, tile);
   free(tile);
+  if (x->compact) slim(s);
   return rc;
 }
 
@@ -593,6 +838,21 @@ static int fd_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
+static int fd_init_compact(tr_aap_program *p, tr_graph_env *env, const void *params) {
+  if (fd_init(p, env, params)) return -1;
+  ((fd_ctx *)p->user)->compact = 1;
+  p->assemble_parallel = 1; /* Assemble searches its tile again: on every thread */
+  return 0;
+}
+
 /* state: at most 5 bytes a cell, when every cell is flat */
 const tr_graph_program tr_program_flowdir = {"flowdir", GDT_Int16, sizeof(tr_flowdir_params), fd_init, tr_graph_release_user, 5,
-                                              (int)sizeof(fd_value), 0, 0, NULL, NULL, NULL};
+                                              (int)sizeof(fd_value), 0, 0, NULL, "flowdir_compact", NULL, 0};
+
+/* state: the flat bitmap (state_bits) and, per unit of 2 x (rows + cols) + 4,
+ * 8 bytes of halo ring, 8 of perimeter values and a byte of outer level
+ * mask; a round's search: a distance per cell and 8 bytes per queued cell,
+ * counted as 16; Assemble's whole state (5 bytes a flat cell) fits in that */
+const tr_graph_program tr_program_flowdir_compact = {
+    "flowdir_compact", GDT_Int16, sizeof(tr_flowdir_params), fd_init_compact, tr_graph_release_user, 0,
+    (int)sizeof(fd_value), 17, 16, "flowdir", NULL, NULL, 1};

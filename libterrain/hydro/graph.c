@@ -403,8 +403,9 @@ static graph_need graph_memory_of(const tr_graph_program *prog, const tr_job *jo
   for (int64_t i = rank; i < job->ntiles; i += job->nranks) {
     const tr_tile t = tr_grid_tile(&job->grid, i);
     const int64_t window = (t.rows + 2) * (t.cols + 2);
-    const int64_t st = prog->perimeter_state > 0 ? (2 * (t.rows + t.cols) + 4) * prog->perimeter_state
-                                                 : window * cell;
+    const int64_t st = prog->perimeter_state > 0
+                           ? (2 * (t.rows + t.cols) + 4) * prog->perimeter_state + (window * prog->state_bits + 7) / 8
+                           : window * cell;
     if (window * prog->round_bytes > n.round_max) n.round_max = window * prog->round_bytes;
     n.fixed += (2 * (t.rows + t.cols) + 4) * (2 * vs + 5) + 512;
     n.state += st;

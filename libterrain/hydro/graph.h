@@ -101,6 +101,9 @@ typedef struct tr_graph_program {
    * not Strahler order, weights only when their sums are exact). `run` for
    * a stop asked meanwhile (a check may read an input: it then says no). */
   int (*applies)(const void *params, const tr_run_opts *run);
+  /* With perimeter_state: bits per cell of the padded window kept besides
+   * the perimeter's bytes (flowdir_compact's bitmaps); 0: none. */
+  int state_bits;
 } tr_graph_program;
 
 /* The row named `name` of the program table, or NULL. */

@@ -253,4 +253,4 @@ static int order_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
  * honest); a round (Assemble) holds a direction byte and a double per cell */
 const tr_graph_program tr_program_d8_order_cells = {
     "d8_order_cells", GDT_Float64, sizeof(tr_order_params), order_init, tr_graph_release_user, 0, (int)sizeof(int32_t),
-    1, 9, NULL, NULL, NULL};
+    1, 9, NULL, NULL, NULL, 0};

@@ -60,6 +60,8 @@ static int setup(void) {
 typedef struct {
   const char *schedule;
   int tile, threads, encoding;
+  int64_t mem;       /* --mem in bytes, 0: the default */
+  const char *stats; /* --aap-stats, or NULL */
 } config;
 
 /* Runs tr_flowdir on DEM d with config cf into out (and the filled DEM and slope when given). */
@@ -68,10 +70,13 @@ static int run(int d, const config *cf, const char *out, const char *fel, const 
   tr_run_opts_init(&run);
   run.tile_size = cf->tile;
   run.threads = cf->threads;
+  run.mem = cf->mem;
   tr_graph_opts g;
   tr_graph_opts_init(&g);
   g.schedule = cf->schedule;
   g.ds_max_ms = 0.3;
+  g.aap_stats = cf->stats;
+  g.tmp_dir = dir;
   tr_flowdir_opts o;
   tr_flowdir_opts_init(&o);
   o.encoding = (tr_dir_encoding)cf->encoding;
@@ -131,19 +136,19 @@ static int test_equals_reference_every_setting(void) {
     const fd_dem dem = k.dem;
     const int *ref = k.ref;
     for (int s = 0; s < 5; s++) {
-      config cf = {scheds[s], 7, 2, TR_DIR_TAUDEM};
+      config cf = {scheds[s], 7, 2, TR_DIR_TAUDEM, 0, NULL};
       ASSERT(equals_reference(d, &cf, ref, dem.rows, dem.cols));
       runs++;
     }
     for (int t = 0; t < 6; t++)
       for (int th = 1; th <= 4; th++) {
         if ((t + th) % 2 && t != 3) continue; /* every tile size, every thread count, not every pair */
-        config cf = {scheds[(t + th) % 5], tiles[t], th, TR_DIR_TAUDEM};
+        config cf = {scheds[(t + th) % 5], tiles[t], th, TR_DIR_TAUDEM, 0, NULL};
         ASSERT(equals_reference(d, &cf, ref, dem.rows, dem.cols));
         runs++;
       }
     for (int enc = TR_DIR_ESRI; enc <= TR_DIR_GRASS; enc++) {
-      config cf = {"aap", 5, 3, enc};
+      config cf = {"aap", 5, 3, enc, 0, NULL};
       ASSERT(equals_reference(d, &cf, ref, dem.rows, dem.cols));
       runs++;
     }
@@ -167,12 +172,12 @@ static int read_bytes(const char *p, unsigned char **buf, size_t *n) {
 
 static int test_same_bytes(void) {
   ASSERT_EQ_INT(setup(), 0);
-  const config base = {"aap", 0, 1, TR_DIR_TAUDEM};
+  const config base = {"aap", 0, 1, TR_DIR_TAUDEM, 0, NULL};
   ASSERT_EQ_INT(run(FD_SPIRAL, &base, path("a.tif"), NULL, NULL, 0), 0);
   unsigned char *a;
   size_t na;
   ASSERT_EQ_INT(read_bytes(path("a.tif"), &a, &na), 0);
-  const config other[] = {{"random", 3, 4, TR_DIR_TAUDEM}, {"bsp", 13, 2, TR_DIR_TAUDEM}, {"ssp", 5, 3, TR_DIR_TAUDEM}};
+  const config other[] = {{"random", 3, 4, TR_DIR_TAUDEM, 0, NULL}, {"bsp", 13, 2, TR_DIR_TAUDEM, 0, NULL}, {"ssp", 5, 3, TR_DIR_TAUDEM, 0, NULL}};
   for (int i = 0; i < 3; i++) {
     ASSERT_EQ_INT(run(FD_SPIRAL, &other[i], path("b.tif"), NULL, NULL, 0), 0);
     unsigned char *b;
@@ -194,7 +199,7 @@ static int test_filled_and_slope(void) {
     const int64_t n = k.n, cols = dem.cols;
     float *fel = k.fel;
     int *ref = k.ref;
-    const config cf = {"aap", 7, 2, TR_DIR_TAUDEM};
+    const config cf = {"aap", 7, 2, TR_DIR_TAUDEM, 0, NULL};
     ASSERT_EQ_INT(run(d, &cf, path("dir.tif"), path("fel.tif"), path("sd8.tif"), 0), 0);
     rc_raster f, s;
     ASSERT_EQ_INT(rc_load(path("fel.tif"), &f), 0);
@@ -244,7 +249,7 @@ static int test_invariants_every_dem(void) {
     fd_case k;
     fd_case_make(d, 0, &k);
     const fd_dem dem = k.dem;
-    const config cf = {"random", 5, 4, TR_DIR_TAUDEM};
+    const config cf = {"random", 5, 4, TR_DIR_TAUDEM, 0, NULL};
     ASSERT_EQ_INT(run(d, &cf, path("dir.tif"), NULL, NULL, 0), 0);
     int *got = fd_read_dirs(path("dir.tif"), TR_DIR_TAUDEM, dem.rows, dem.cols);
     ASSERT(got);
@@ -264,7 +269,7 @@ static int test_filled_input(void) {
   const fd_dem dem = k.dem;
   const int64_t n = k.n;
   const int *ref = k.ref;
-  const config cf = {"aap", 13, 2, TR_DIR_TAUDEM};
+  const config cf = {"aap", 13, 2, TR_DIR_TAUDEM, 0, NULL};
   ASSERT_EQ_INT(run(FD_PITS, &cf, path("dir.tif"), NULL, NULL, 1), 0);
   int *got = fd_read_dirs(path("dir.tif"), TR_DIR_TAUDEM, dem.rows, dem.cols);
   ASSERT(got);
@@ -288,7 +293,7 @@ static int test_scratch_removed(void) {
   ASSERT(mkdir(sub, 0700) == 0);
   char out[192];
   snprintf(out, sizeof out, "%s/p.tif", sub);
-  const config cf = {"aap", 7, 2, TR_DIR_TAUDEM};
+  const config cf = {"aap", 7, 2, TR_DIR_TAUDEM, 0, NULL};
   ASSERT_EQ_INT(run(FD_FLATS, &cf, out, NULL, NULL, 0), 0);
   DIR *dd = opendir(sub);
   ASSERT(dd);
@@ -350,6 +355,81 @@ static int test_long_flat(void) {
   return 0;
 }
 
+/* The state-store line of program `prog` in an --aap-stats file: its state,
+ * fixed part, largest fragment, spills and restores; 0, or -1 when absent. */
+typedef struct {
+  long long state, fixed, frag, spills, restores;
+} store_line;
+
+static long long field_of(const char *line, const char *key) {
+  const char *p = strstr(line, key);
+  return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+static int store_line_of(const char *file, const char *prog, store_line *o) {
+  FILE *f = fopen(file, "r");
+  if (!f) return -1;
+  char line[4096], want[96];
+  snprintf(want, sizeof want, "\"program\":\"%s\"", prog);
+  int found = -1;
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, want)) {
+      *o = (store_line){field_of(line, "\"state_bytes\":"), field_of(line, "\"fixed_bytes\":"),
+                        field_of(line, "\"frag_max_bytes\":"), field_of(line, "\"spills\":"),
+                        field_of(line, "\"restores\":")};
+      found = 0;
+    }
+  fclose(f);
+  return found;
+}
+
+/* Out of core: when flowdir's state does not fit --mem the runner runs
+ * flowdir_compact (the flat bitmap and the tiles' perimeters between
+ * rounds), and with a quarter of that one's own state it spills and reads
+ * back too. Both equal the reference cell for cell on every DEM (the bowl's
+ * one flat crosses every tile; the spiral's corridor crosses tile borders
+ * many times), for several tile sizes, schedules and thread counts. (On
+ * DEMs this small the rounds' working set outweighs the state saved, so
+ * the first run may spill as well; scripts/bench/outofcore and cli_outofcore
+ * show what it saves.) */
+static int test_compact_out_of_core(void) {
+  ASSERT_EQ_INT(setup(), 0);
+  static const int tl[3] = {13, 16, 20}, th[3] = {2, 1, 1};
+  char stats[256]; /* path()'s buffers are reused */
+  snprintf(stats, sizeof stats, "%s", path("st.json"));
+  int spilled = 0;
+  for (int d = 0; d < FD_NDEM; d++) {
+    fd_case k;
+    fd_case_make(d, 0, &k);
+    for (int v = 0; v < 3; v++) {
+      config cf = {scheds[(d + v) % 5], tl[v], th[v], TR_DIR_TAUDEM, 0, stats};
+      ASSERT_EQ_INT(run(d, &cf, path("dir.tif"), NULL, NULL, 0), 0);
+      store_line full, c1, c2;
+      ASSERT_EQ_INT(store_line_of(stats, "flowdir", &full), 0);
+      ASSERT(full.state > 0 && full.spills == 0);
+      /* a byte less than flowdir needs */
+      cf.mem = full.fixed + full.state - 1;
+      ASSERT(equals_reference(d, &cf, k.ref, k.dem.rows, k.dem.cols));
+      ASSERT_EQ_INT(store_line_of(stats, "flowdir_compact", &c1), 0);
+      ASSERT(store_line_of(stats, "flowdir", &full) != 0);
+      /* a quarter of flowdir_compact's own state: it spills and reads back */
+      const long long share = c1.state / 4 > 3 * c1.frag ? c1.state / 4 : 3 * c1.frag;
+      cf.mem = c1.fixed + share;
+      ASSERT(equals_reference(d, &cf, k.ref, k.dem.rows, k.dem.cols));
+      ASSERT_EQ_INT(store_line_of(stats, "flowdir_compact", &c2), 0);
+      if (c2.spills <= 0 || c2.restores <= 0) {
+        fprintf(stderr, "%s tile %d: flowdir_compact at %lld bytes spilled %lld, restored %lld\n", fd_dem_name[d],
+                tl[v], (long long)cf.mem, c2.spills, c2.restores);
+        return 1;
+      }
+      spilled++;
+    }
+    fd_case_free(&k);
+  }
+  ASSERT_EQ_INT(spilled, 3 * FD_NDEM);
+  return 0;
+}
+
 static int test_ft_dual_slope(void) {
   /* --ft dual applies to the d8 slope kernel: with half of its sub-block results flipped,
      the slope and the directions are the same bytes as without fault tolerance */
@@ -398,5 +478,5 @@ static int test_ft_dual_slope(void) {
 
 TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_equals_reference_every_setting), TR_TEST(test_same_bytes),
         TR_TEST(test_filled_and_slope), TR_TEST(test_invariants_every_dem), TR_TEST(test_filled_input),
-        TR_TEST(test_scratch_removed), TR_TEST(test_long_flat),
+        TR_TEST(test_scratch_removed), TR_TEST(test_long_flat), TR_TEST(test_compact_out_of_core),
         TR_TEST(test_ft_dual_slope))
