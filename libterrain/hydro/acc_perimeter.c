@@ -29,19 +29,27 @@
  * perimeter cell's external inflows added: the final value of every cell.
  *
  * Only exact sums: counts (accumulation in cells or area, stream cells; TauDEM's
- * edge check) and weights whose every sum a double holds exactly (an integer band
- * of up to 16 bits, tr_up_params.whole_weights; or any band whose values, read,
- * pass exact_weights: multiples of one power of two on a bounded total). Adding
- * them in another order than "d8_up"'s then gives the same bits,
- * and the output is the same bytes for any --mem, tiling, schedule, thread or rank
- * count (test_flow_engine). Other weights (a floating-point sum whose bits depend on
- * its order) and Strahler order (not a sum) stay with "d8_up" (applies()). A cell
- * below a cycle of directions never becomes final here either,
- * and Assemble names the same cell of the cycle as "d8_up".
+ * edge check) and weights whose every sum a double holds exactly (exact_sums: an
+ * integer band of up to 16 bits, or any band whose values, read by
+ * tr_up_weights_sums, are multiples of one power of two on a bounded total).
+ * Adding them in another order than "d8_up"'s then gives the same bits, and the
+ * output is the same bytes for any --mem, tiling, schedule, thread or rank count
+ * (test_flow_engine). Strahler order (not a sum) stays with "d8_up" (applies()).
+ * A cell below a cycle of directions never becomes final here either, and
+ * Assemble names the same cell of the cycle as "d8_up".
+ *
+ * The row "d8_up_wide" is the same program over 128-bit integers in units of
+ * 2^-k, for weights whose sums a double would round but such integers hold
+ * (TR_SUMS_WIDE): its sums are exact in any order and Assemble rounds each
+ * cell's once. flowgraph.c runs it for such weights in memory as well, so the
+ * bytes do not depend on --mem; d8_up's sums in its fixed order could differ in
+ * the last bits. Only weights beyond that (TR_SUMS_ROUND: magnitudes spanning
+ * more than 2^124 units) stay with "d8_up", which spills out of core. Both rows
+ * are one body, acc_perimeter_sums.h, included once per type of sum.
  *
  * Each tile's direction window is read twice whatever the number of rounds; the
  * state kept between rounds (or spilled) is about D8_PERIM_STATE bytes per
- * perimeter cell instead of 2 to 7 bytes per cell.
+ * perimeter cell (D8_WIDE_STATE for d8_up_wide) instead of 2 to 7 bytes per cell.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -61,6 +69,10 @@
  * values, contamination, counters, the queue, the links (PEval) or the output tile
  * (Assemble) */
 #define D8_PERIM_ROUND 28
+/* the same for d8_up_wide: 16-byte sums, so 3 x 8 more per perimeter cell and
+ * 8 more per cell of a round */
+#define D8_WIDE_STATE 64
+#define D8_WIDE_ROUND 36
 
 enum { F_LCON = 1, F_ACON = 2, F_ECON = 4, F_FINAL = 8 };
 
@@ -77,171 +89,6 @@ typedef struct {
   unsigned char *blob;
 } pstate;
 
-typedef struct {
-  int64_t nper, nhalo;
-  double *L;         /* local count (0 below an in-tile cycle) */
-  double *A;         /* what arrived: external inflows and linked cells' A */
-  double *E;         /* external inflows alone (Assemble adds them) */
-  uint32_t *link;    /* perimeter index, LINK_OUT or LINK_NONE */
-  uint32_t *pend;    /* inputs still missing (+ NEVER below a cycle) */
-  uint32_t *htarget; /* per halo cell: the perimeter cell it drains into, or LINK_NONE */
-  uint8_t *flags;    /* F_* */
-  uint8_t *epend;    /* external inflows still missing */
-  uint8_t *hseen;    /* per halo cell: its value was applied */
-} pview;
-
-static size_t blob_bytes(int64_t nper, int64_t nhalo) {
-  return 2 * sizeof(int64_t) + (size_t)nper * (3 * sizeof(double) + 2 * sizeof(uint32_t) + 2) +
-         (size_t)nhalo * (sizeof(uint32_t) + 1);
-}
-
-static pview view_of(unsigned char *b) {
-  pview v;
-  memcpy(&v.nper, b, sizeof v.nper);
-  memcpy(&v.nhalo, b + sizeof(int64_t), sizeof v.nhalo);
-  unsigned char *p = b + 2 * sizeof(int64_t);
-  v.L = (double *)p, p += (size_t)v.nper * sizeof(double);
-  v.A = (double *)p, p += (size_t)v.nper * sizeof(double);
-  v.E = (double *)p, p += (size_t)v.nper * sizeof(double);
-  v.link = (uint32_t *)p, p += (size_t)v.nper * sizeof(uint32_t);
-  v.pend = (uint32_t *)p, p += (size_t)v.nper * sizeof(uint32_t);
-  v.htarget = (uint32_t *)p, p += (size_t)v.nhalo * sizeof(uint32_t);
-  v.flags = p, p += v.nper;
-  v.epend = p, p += v.nper;
-  v.hseen = p;
-  return v;
-}
-
-/* ------------------------------------------------------------ the tile */
-
-/* One round's arrays over the padded window (n cells). */
-typedef struct {
-  int64_t n, nq;
-  int8_t *dir;
-  double *v; /* running sum, then the value of a cell that left the queue */
-  uint8_t *con;
-  uint8_t *rem; /* inflows (and blocks) not yet counted: > 0 at the end = unknown */
-  int64_t *q;   /* Kahn's order: every cell that became known, in that order */
-} tile_flow;
-
-static void flow_free(tile_flow *t) {
-  free(t->dir);
-  free(t->v);
-  free(t->con);
-  free(t->rem);
-  free(t->q);
-  memset(t, 0, sizeof *t);
-}
-
-/* Decodes fragment f's directions and accumulates inside the tile: each valid
- * cell counts 1 (or its weight; NoData weighs 0), its in-tile inflows and, with
- * pv (Assemble), its external
- * inflows - a perimeter cell with one still missing stays unknown (as every cell
- * below it). 0, or -1 when out of memory or after tr_graph_fail. */
-static int flow_tile(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, const pview *pv, tile_flow *t) {
-  memset(t, 0, sizeof *t);
-  const int64_t n = g->pw * (g->h + 2);
-  t->n = n;
-  t->dir = malloc((size_t)n);
-  t->v = malloc((size_t)n * sizeof *t->v);
-  t->con = malloc((size_t)n);
-  t->rem = calloc((size_t)n, 1);
-  t->q = malloc((size_t)(g->h * g->w) * sizeof *t->q);
-  float *z = t->dir && t->v && t->con && t->rem && t->q ? tr_graph_window(x->env, f) : NULL;
-  if (!z) {
-    flow_free(t);
-    return -1;
-  }
-  const int bad = tr_d8_decode(x->env, f, g, &x->lut, x->prm.encoding, x->prm.src, z, t->dir);
-  tr_graph_window_done(x->env, f, z);
-  /* the weights' window, read with the directions' (twice per tile) */
-  const float *wz = !bad && x->prm.weighted ? tr_graph_window_in(x->env, 1, f) : NULL;
-  if (bad || (x->prm.weighted && !wz)) {
-    flow_free(t);
-    return -1;
-  }
-  for (int64_t r = 1; r <= g->h; r++)
-    for (int64_t c = 1; c <= g->w; c++) {
-      const int64_t i = r * g->pw + c;
-      if (t->dir[i] == TR_DIR_NODATA) continue;
-      int rem = 0, con = 0;
-      for (int k = 0; k < 8; k++) {
-        const int64_t nb = i + g->off[k];
-        const int dn = t->dir[nb];
-        if (dn == TR_DIR_NODATA)
-          con = 1;
-        else if (dn == (k + 4) % 8 && tr_d8_in_tile(g, nb))
-          rem++;
-      }
-      double v = wz ? (isnan(wz[i]) ? 0.0 : (double)wz[i]) : 1.0;
-      const int64_t p = pv && (r == 1 || r == g->h || c == 1 || c == g->w) ? tr_d8_per_of(g, i) : -1;
-      if (p >= 0) {
-        v += pv->E[p];
-        con |= (pv->flags[p] & F_ECON) != 0;
-        rem += pv->epend[p] > 0;
-      }
-      t->v[i] = v;
-      t->con[i] = (uint8_t)con;
-      t->rem[i] = (uint8_t)rem;
-      if (!rem) t->q[t->nq++] = i;
-    }
-  if (wz) tr_graph_window_in_done(x->env, 1, f, (float *)wz);
-  for (int64_t h = 0; h < t->nq; h++) {
-    const int64_t i = t->q[h];
-    const int di = t->dir[i];
-    if (di < 0) continue;
-    const int64_t d = i + g->off[di];
-    if (t->dir[d] == TR_DIR_NODATA || !tr_d8_in_tile(g, d)) continue;
-    t->v[d] += t->v[i];
-    t->con[d] |= t->con[i];
-    if (--t->rem[d] == 0) t->q[t->nq++] = d;
-  }
-  return 0;
-}
-
-static int known(const tile_flow *t, int64_t i) { return t->rem[i] == 0; }
-static int flow_dir(const void *t, int64_t i) { return ((const tile_flow *)t)->dir[i]; }
-static int flow_known(const void *t, int64_t i) { return known(t, i); }
-
-/* ------------------------------------------------------------ the links */
-
-/* Finishes perimeter cell k (its counter reached 0) and every cell that
- * becomes final after it along the links; emits those that drain out. */
-static int finish(pctx *x, const tr_d8_win *g, pview *v, uint32_t k, uint32_t *stack, tr_aap_round *rd) {
-  int64_t top = 0, work = 0;
-  stack[top++] = k;
-  while (top > 0) {
-    const uint32_t p = stack[--top];
-    v->flags[p] |= F_FINAL;
-    work++;
-    const uint32_t to = v->link[p];
-    if (to == LINK_OUT) {
-      tr_up_msg m;
-      memset(&m, 0, sizeof m);
-      m.v = v->L[p] + v->A[p];
-      m.con = (uint8_t)((v->flags[p] & (F_LCON | F_ACON)) != 0);
-      if (tr_aap_emit(rd, tr_d8_cell(g, x->env->cols, tr_d8_per_cell(g, p)), &m)) return -1;
-    } else if (to != LINK_NONE) {
-      v->A[to] += v->A[p];
-      if (v->flags[p] & F_ACON) v->flags[to] |= F_ACON;
-      if (--v->pend[to] == 0) stack[top++] = to;
-    }
-  }
-  tr_aap_add_work(rd, work);
-  return 0;
-}
-
-/* Cell d, which a tile cell drains into, as a link: a perimeter cell, out of
- * the tile, or none (NoData, or an inner cell below a cycle); nx holds the
- * links of the inner cells below it. One division for its row and column. */
-static uint32_t link_of(const tr_d8_win *g, const tile_flow *t, const uint32_t *nx, int64_t d) {
-  if (t->dir[d] == TR_DIR_NODATA) return LINK_NONE;
-  const int64_t r = d / g->pw, c = d % g->pw;
-  if (r < 1 || r > g->h || c < 1 || c > g->w) return LINK_OUT;
-  if (r == 1 || r == g->h || c == 1 || c == g->w) return (uint32_t)tr_d8_ring_index(g->h, g->w, r - 1, c - 1);
-  return known(t, d) ? nx[d] : LINK_NONE;
-}
-
 static void perim_destroy(void *user, void *state) {
   (void)user;
   pstate *s = state;
@@ -250,168 +97,101 @@ static void perim_destroy(void *user, void *state) {
   free(s);
 }
 
-static int perim_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
-  pctx *x = user;
-  const tr_d8_win g = tr_d8_win_of(f);
-  tile_flow t;
-  if (flow_tile(x, f, &g, NULL, &t)) return -1;
-  const int64_t nper = tr_d8_ring_size(g.h, g.w), nhalo = tr_d8_ring_size(g.h + 2, g.w + 2);
-  pstate *s = calloc(1, sizeof *s);
-  *state = s;
-  const size_t bytes = blob_bytes(nper, nhalo);
-  if (s) s->blob = calloc(1, bytes);
-  /* nx[i]: the first perimeter cell downstream of tile cell i, from the cells
-   * below it (Kahn's order backwards), or LINK_NONE */
-  uint32_t *nx = s && s->blob ? malloc((size_t)t.n * sizeof *nx) : NULL;
-  uint32_t *stack = nx ? malloc((size_t)nper * sizeof *stack) : NULL;
-  if (!stack || tr_graph_keep(x->env, f, &s->blob, bytes, NULL)) {
-    free(nx);
-    free(stack);
-    flow_free(&t);
-    return -1;
-  }
-  memcpy(s->blob, &nper, sizeof nper);
-  memcpy(s->blob + sizeof(int64_t), &nhalo, sizeof nhalo);
-  pview v = view_of(s->blob);
-  for (int64_t h = t.nq - 1; h >= 0; h--) {
-    const int64_t i = t.q[h];
-    nx[i] = t.dir[i] < 0 ? LINK_NONE : link_of(&g, &t, nx, i + g.off[t.dir[i]]);
-  }
-  for (int64_t k = 0; k < nper; k++) {
-    const int64_t i = tr_d8_per_cell(&g, k);
-    v.link[k] = LINK_NONE;
-    if (t.dir[i] == TR_DIR_NODATA) continue; /* never final, never read */
-    if (known(&t, i)) {
-      v.L[k] = t.v[i];
-      if (t.con[i]) v.flags[k] |= F_LCON;
-    } else {
-      v.pend[k] += NEVER;
-    }
-    if (t.dir[i] >= 0) v.link[k] = known(&t, i) ? nx[i] : link_of(&g, &t, nx, i + g.off[t.dir[i]]);
-    /* the external inflows it waits for */
-    for (int d = 0; d < 8; d++) {
-      const int64_t nb = i + g.off[d];
-      if (t.dir[nb] == (d + 4) % 8 && !tr_d8_in_tile(&g, nb)) v.epend[k]++;
-    }
-    v.pend[k] += v.epend[k];
-  }
-  for (int64_t k = 0; k < nper; k++)
-    if (v.link[k] < LINK_OUT) v.pend[v.link[k]]++;
-  for (int64_t j = 0; j < nhalo; j++) {
-    int64_t r, c;
-    tr_d8_ring_cell(g.h + 2, g.w + 2, j, &r, &c);
-    const int64_t hi = r * g.pw + c;
-    const int dh = t.dir[hi];
-    v.htarget[j] = LINK_NONE;
-    if (dh < 0) continue;
-    const int64_t d = hi + g.off[dh];
-    if (d >= 0 && d < t.n && tr_d8_in_tile(&g, d) && t.dir[d] != TR_DIR_NODATA)
-      v.htarget[j] = (uint32_t)tr_d8_per_of(&g, d);
-  }
-  int rc = 0;
-  for (int64_t k = 0; k < nper && !rc; k++)
-    if (t.dir[tr_d8_per_cell(&g, k)] != TR_DIR_NODATA && v.pend[k] == 0 && !(v.flags[k] & F_FINAL))
-      rc = finish(x, &g, &v, (uint32_t)k, stack, rd);
-  tr_aap_add_work(rd, t.nq);
-  free(nx);
-  free(stack);
-  flow_free(&t);
-  return rc;
+/* ---------------------------------------------- d8_up_perimeter: doubles */
+
+#define VAL double
+#define NS(n) n##_d
+#define W_OF(x, w) (isnan(w) ? 0.0 : (double)(w))
+#define MSG tr_up_msg
+#define MSG_PUT(m, x_) ((m).v = (x_))
+#define MSG_GET(m) ((m).v)
+#define AGGR tr_up_msg_max
+#define OUT(x, x_) (x_)
+#include "acc_perimeter_sums.h"
+#undef VAL
+#undef NS
+#undef W_OF
+#undef MSG
+#undef MSG_PUT
+#undef MSG_GET
+#undef AGGR
+#undef OUT
+
+/* ------------------------------ d8_up_wide: 128-bit integers of 2^-k units */
+
+/* Weights whose sums a double would round (tr_up_weights_sums: TR_SUMS_WIDE)
+ * but a 128-bit integer in units of 2^-k holds: every weight is a whole
+ * number of units and every sum below 2^124 units, so no addition rounds, in
+ * any order; Assemble rounds each cell's exact sum once, to the nearest
+ * double. In memory and out of core alike (flowgraph.c runs it for every
+ * product of such weights), so the bytes never depend on --mem. */
+__extension__ typedef __int128 wide_t;
+__extension__ typedef unsigned __int128 uwide_t;
+
+/* A final perimeter value of d8_up_wide: the sum's two 64-bit halves. */
+typedef struct {
+  uint64_t lo, hi;
+  uint8_t con, ord;
+  uint8_t pad[6];
+} wide_msg;
+
+static inline void wide_put(wide_msg *m, wide_t v) {
+  m->lo = (uint64_t)v;
+  m->hi = (uint64_t)((uwide_t)v >> 64);
 }
 
-static int perim_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, const int64_t *cells,
-                         const void *values, tr_aap_round *rd) {
-  pctx *x = user;
-  pstate *s = state;
-  const tr_d8_win g = tr_d8_win_of(f);
-  pview v = view_of(s->blob);
-  uint32_t *stack = malloc((size_t)v.nper * sizeof *stack);
-  if (!stack) return -1;
-  int rc = 0;
-  for (int64_t m = 0; m < n && !rc; m++) {
-    const int64_t i = tr_d8_index(&g, x->env->cols, cells[m]);
-    const int64_t j = tr_d8_halo_of(&g, i);
-    if (j < 0 || v.hseen[j] || v.htarget[j] == LINK_NONE) continue; /* a copy of a value already applied */
-    tr_up_msg val;
-    memcpy(&val, (const unsigned char *)values + (size_t)m * sizeof val, sizeof val);
-    v.hseen[j] = 1;
-    const uint32_t p = v.htarget[j];
-    v.E[p] += val.v;
-    v.A[p] += val.v;
-    if (val.con) v.flags[p] |= F_ECON | F_ACON;
-    v.epend[p]--;
-    if (--v.pend[p] == 0) rc = finish(x, &g, &v, p, stack, rd);
-  }
-  free(stack);
-  return rc;
+static inline wide_t wide_get(const wide_msg *m) {
+  return (wide_t)(((uwide_t)m->hi << 64) | m->lo);
 }
 
-static int perim_assemble(void *user, const tr_aap_frag *f, void *state) {
-  pctx *x = user;
-  pstate *s = state;
-  if (!s || !s->blob) return -1;
-  const tr_d8_win g = tr_d8_win_of(f);
-  const pview v = view_of(s->blob);
-  tile_flow t;
-  if (flow_tile(x, f, &g, &v, &t)) return -1;
-  double *tile = malloc((size_t)(g.h * g.w) * sizeof *tile);
-  const double nd = x->prm.product == TR_UP_ACC ? TR_ACC_NODATA : TR_BYTE_NODATA;
-  int rc = tile ? 0 : -1;
-  for (int64_t r = 0; r < g.h && !rc; r++)
-    for (int64_t c = 0; c < g.w && !rc; c++) {
-      const int64_t i = (r + 1) * g.pw + c + 1;
-      double out = nd;
-      if (t.dir[i] != TR_DIR_NODATA) {
-        if (!known(&t, i)) {
-          /* the same cell of the cycle as "d8_up" names */
-          rc = tr_d8_fail_cycle(x->env, f, &g, x->prm.src, tr_d8_cycle_cell(&g, t.n, i, &t, flow_dir, flow_known));
-          break;
-        }
-        const double val = t.v[i] * x->prm.unit;
-        out = x->prm.product == TR_UP_ACC ? (x->prm.edge_check && t.con[i] ? nd : val)
-                                          : (double)(val >= x->prm.threshold);
-      }
-      tile[r * g.w + c] = out;
-    }
-  if (!rc) rc = x->env->put(x->env, f, tile);
-  free(tile);
-  flow_free(&t);
-  return rc;
+/* f_aggr: the largest (value, contamination); copies of one final value are
+ * equal, so it keeps that value. */
+static int wide_msg_max(void *user, void *acc, const void *value) {
+  (void)user;
+  wide_msg a, v;
+  memcpy(&a, acc, sizeof a);
+  memcpy(&v, value, sizeof v);
+  const wide_t x = wide_get(&a), y = wide_get(&v);
+  const int more = y > x || (y == x && v.con > a.con);
+  if (more) memcpy(acc, &v, sizeof v);
+  return more;
 }
 
-static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
-  pctx *x = calloc(1, sizeof *x);
-  if (!x) return -1;
-  x->env = env;
-  memcpy(&x->prm, params, sizeof x->prm);
-  tr_dir_lut_init(&x->lut, x->prm.encoding);
-  memset(p, 0, sizeof *p);
-  p->value_size = sizeof(tr_up_msg);
-  p->user = x;
-  p->peval = perim_peval;
-  p->inceval = perim_inceval;
-  p->assemble = perim_assemble;
-  p->destroy = perim_destroy;
-  p->aggr = tr_up_msg_max;
-  p->assemble_parallel = 1; /* Assemble accumulates its tile again: on every thread */
-  return 0;
-}
+#define VAL wide_t
+#define NS(n) n##_w
+#define W_OF(x, w) (isnan(w) ? (wide_t)0 : (wide_t)ldexp((double)(w), (x)->prm.weights_k))
+#define MSG wide_msg
+#define MSG_PUT(m, x_) wide_put(&(m), (x_))
+#define MSG_GET(m) wide_get(&(m))
+#define AGGR wide_msg_max
+#define OUT(x, x_) ldexp((double)(x_), -(x)->prm.weights_k)
+#include "acc_perimeter_sums.h"
+#undef VAL
+#undef NS
+#undef W_OF
+#undef MSG
+#undef MSG_PUT
+#undef MSG_GET
+#undef AGGR
+#undef OUT
 
-/* Whether every sum of the weights is exact in a double whatever the order of
- * its terms: every weight as the programs read it (a float; NoData and NaN
- * weigh 0) is a multiple of 2^-k, and their magnitudes sum below 2^(51-k)
- * (a margin for this check's own rounded sum). Then every partial sum is a
- * multiple of 2^-k below 2^(52-k) in magnitude,
- * which a double holds exactly, so no addition rounds and this program's
- * sums are d8_up's numbers: whole-number weights of any type (a Float32 mask,
- * Int32 counts) and fractions of a bounded range on a bounded total. One read
- * of the weight raster (every rank reads it all, so all decide alike), in
- * bands of rows; a stop asked meanwhile, or a read error, says no (d8_up
- * then runs and meets it). */
-static int exact_weights(const tr_up_params *u, const tr_run_opts *run) {
+/* ------------------------------------------------------------ the weights */
+
+
+/* What the sums of the weights in raster `path` need (flow.h): every weight
+ * as the programs read it (a float; NoData and NaN weigh 0) is a multiple of
+ * 2^-k for the least such k, and the magnitudes sum to S. Below 2^(51-k)
+ * every partial sum, in any order, is a multiple of 2^-k below 2^(52-k),
+ * which a double holds exactly (TR_SUMS_DOUBLE); below 2^(124-k), a 128-bit
+ * integer of 2^-k units (TR_SUMS_WIDE). The margins cover this scan's own
+ * rounded S. One read of the raster, in bands of rows (every rank reads it
+ * all, so all decide alike); a stop asked meanwhile, or a read error, gives
+ * TR_SUMS_ROUND (d8_up then runs and meets it). */
+int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out) {
   tr_input in;
   tr_error e;
-  if (!u->weights || tr_input_open(&in, u->weights, 1, &e) != TR_OK) return 0;
+  *k_out = 0;
+  if (!path || tr_input_open(&in, path, 1, &e) != TR_OK) return TR_SUMS_ROUND;
   const int64_t band = 16;
   float *buf = malloc((size_t)(band * in.cols) * sizeof *buf);
   int ok = buf != NULL, k = 0; /* k: the fractional bits the weights need */
@@ -434,21 +214,31 @@ static int exact_weights(const tr_up_params *u, const tr_run_opts *run) {
       if (-low > k) k = -low;
       sum += fabs((double)v);
     }
-    ok = k <= 52 && ldexp(sum, k) < 0x1p51;
+    ok = k <= 160 && ldexp(sum, k) < 0x1p124;
   }
   free(buf);
   tr_input_close(&in);
-  return ok;
+  if (!ok) return TR_SUMS_ROUND;
+  *k_out = k;
+  return k <= 52 && ldexp(sum, k) < 0x1p51 ? TR_SUMS_DOUBLE : TR_SUMS_WIDE;
 }
 
-/* Whole numbers (counts), and weights whose sums are exact in any order;
- * no Strahler order. */
+/* Counts, and weights whose sums are exact in a double (exact_sums, which
+ * flowgraph.c sets from the band's type or tr_up_weights_sums); no Strahler
+ * order. */
 static int perim_applies(const void *params, const tr_run_opts *run) {
+  (void)run;
   const tr_up_params *u = params;
-  if (u->product == TR_UP_ORDER) return 0;
-  return !u->weighted || u->whole_weights || exact_weights(u, run);
+  return u->product != TR_UP_ORDER && (!u->weighted || u->exact_sums);
 }
 
 const tr_graph_program tr_program_d8_up_perimeter = {
-    "d8_up_perimeter",      GDT_Float64,    sizeof(tr_up_params), perim_init, tr_graph_release_user, 0,
-    (int)sizeof(tr_up_msg), D8_PERIM_STATE, D8_PERIM_ROUND,       "d8_up",    NULL,          perim_applies, 0};
+    "d8_up_perimeter",      GDT_Float64,    sizeof(tr_up_params), perim_init_d, tr_graph_release_user, 0,
+    (int)sizeof(tr_up_msg), D8_PERIM_STATE, D8_PERIM_ROUND,       "d8_up",      NULL,          perim_applies, 0};
+
+/* Not swapped in by the runner: flowgraph.c names it for weights of
+ * TR_SUMS_WIDE, whatever --mem (no Strahler order: that comes from its
+ * streams, order_cells.c) */
+const tr_graph_program tr_program_d8_up_wide = {
+    "d8_up_wide",      GDT_Float64,    sizeof(tr_up_params), perim_init_w, tr_graph_release_user, 0,
+    (int)sizeof(wide_msg), D8_WIDE_STATE, D8_WIDE_ROUND,     "d8_up",      NULL,          NULL, 0};

@@ -45,17 +45,26 @@ typedef struct {
   int32_t encoding;     /* dir_decode.h */
   int32_t edge_check;   /* TR_UP_ACC: TauDEM's contamination rule */
   int32_t weighted;     /* input 1 holds weights (NoData weighs 0) */
-  int32_t whole_weights; /* weighted: every sum of the weights is exact in a double,
-                          * in any order, as the band's type shows (an integer band
-                          * of at most 16 bits on fewer than 2^37 cells:
-                          * flowgraph.c); 0: not known, d8_up_perimeter's applies
-                          * reads the weights to see (acc_perimeter.c) */
+  int32_t exact_sums;   /* weighted: every sum of the weights is exact in a double,
+                          * in any order (flowgraph.c: the band's type, or
+                          * tr_up_weights_sums); d8_up_perimeter then takes them */
+  int32_t weights_k;    /* d8_up_wide: the weights are whole numbers of 2^-k units */
   const char *weights;  /* weighted: the weight raster's name */
   double unit;          /* each cell counts weight x unit (1, or the cell area) */
   double threshold;     /* streams: unit-scaled no-edge-check accumulation >= this */
   const char *src;      /* the direction raster's name, for error lines */
   int32_t word_max;     /* 0; tests: a smaller largest count a cell's word holds (acc_program.c) */
 } tr_up_params;
+
+/* What the sums of a weight raster need (tr_up_weights_sums). */
+enum { TR_SUMS_ROUND = 0, TR_SUMS_DOUBLE = 1, TR_SUMS_WIDE = 2 };
+
+/* Reads the weight raster `path` once: TR_SUMS_DOUBLE when every weight is a
+ * multiple of 2^-k and their magnitudes sum below 2^(51-k) (every sum exact
+ * in a double, whatever the order), TR_SUMS_WIDE when below 2^(124-k) (exact
+ * in a 128-bit integer of 2^-k units: "d8_up_wide"), else TR_SUMS_ROUND
+ * (also on a read error, or a stop asked through run). *k: that k. */
+int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k);
 
 /* The message of "d8_up" and "d8_up_perimeter" (the same, so ranks that
  * chose differently still agree): a perimeter cell's final value (a count or

@@ -34,11 +34,35 @@ void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
   o->snap = 50;
 }
 
+/* What the sums of the run's weights need (flow.h, TR_SUMS_*), found once
+ * per run: exact in a double (d8_up; out of core d8_up_perimeter), exact in
+ * 128-bit integers of 2^-k units (d8_up_wide, in memory too), or neither
+ * (d8_up, whose sums round in its fixed order; out of core it spills). */
+typedef struct {
+  int sums, k;
+} weights_sums;
+
+/* An integer band of up to 16 bits on fewer than 2^37 cells sums exactly in a
+ * double as its type shows; any other band is read once to see. */
+static weights_sums sums_of(const tr_flowgraph_opts *o) {
+  weights_sums ws = {TR_SUMS_ROUND, 0};
+  tr_input w;
+  tr_error ignored;
+  if (!o->weights || tr_input_open(&w, o->weights, 1, &ignored) != TR_OK) return ws; /* the stage reports it */
+  const GDALDataType t = w.type;
+  const int narrow = (t == GDT_Byte || t == GDT_UInt16 || t == GDT_Int16) && w.rows * w.cols < ((int64_t)1 << 37);
+  tr_input_close(&w);
+  if (narrow) ws.sums = TR_SUMS_DOUBLE;
+  else ws.sums = tr_up_weights_sums(o->weights, &o->run, &ws.k);
+  return ws;
+}
+
 typedef struct {
   const tr_flowgraph_opts *o;
   tr_up_product product;
   int edge_check;
   const char *dir;
+  const weights_sums *ws;
 } up_job;
 
 static double cell_area(const tr_input *in) { return fabs(in->gt[1] * in->gt[5] - in->gt[2] * in->gt[4]); }
@@ -52,18 +76,8 @@ static int up_prepare(const tr_input *in, const void *opts, void *params, tr_pro
   p->edge_check = j->edge_check;
   p->weighted = j->o->weights != NULL;
   p->weights = j->o->weights;
-  if (p->weighted) {
-    /* integer weights of up to 16 bits sum exactly below 2^53 on fewer than
-     * 2^37 cells: then the perimeter program may run them out of core (for
-     * other bands its applies reads the values to see, acc_perimeter.c) */
-    tr_input w;
-    tr_error ignored;
-    if (tr_input_open(&w, j->o->weights, 1, &ignored) == TR_OK) {
-      const GDALDataType t = w.type;
-      p->whole_weights = (t == GDT_Byte || t == GDT_UInt16 || t == GDT_Int16) && in->rows * in->cols < ((int64_t)1 << 37);
-      tr_input_close(&w);
-    }
-  }
+  p->exact_sums = p->weighted && j->ws->sums == TR_SUMS_DOUBLE;
+  p->weights_k = j->ws->k;
   p->unit = j->o->units == TR_ACC_AREA ? cell_area(in) : 1.0;
   p->threshold = j->o->threshold;
   p->src = j->dir;
@@ -90,13 +104,14 @@ static tr_graph_opts graph_of(const tr_flowgraph_opts *o, int weighted) {
 }
 
 static int run_up(const tr_flowgraph_opts *o, const tr_run_opts *run, const char *dir, tr_up_product product,
-                  int edge_check, const char *dst, tr_error *err) {
-  up_job j = {o, product, edge_check, dir};
+                  int edge_check, const char *dst, const weights_sums *ws, tr_error *err) {
+  up_job j = {o, product, edge_check, dir, ws};
   const char *srcs[2] = {dir, o->weights};
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
+  const char *prog = o->weights && ws->sums == TR_SUMS_WIDE && product != TR_UP_ORDER ? "d8_up_wide" : "d8_up";
   /* agreed: a run's outcome is otherwise the writer's alone, and the next
    * stage must not start on some ranks only */
-  return tr_dist_agree(run, tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err),
+  return tr_dist_agree(run, tr_run_graph_inputs(run, &g, prog, up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err),
                        err);
 }
 
@@ -229,12 +244,16 @@ static int order_prepare(const tr_input *in, const void *opts, void *params, tr_
  * where it applies), the stream cells ordered in memory on every rank, and
  * "d8_order_cells" writing the tiles from the directions. The same bytes.
  * More stream cells than --mem holds, on any rank: d8_up after all (it
- * spills). */
-static int run_order(const tr_flowgraph_opts *o, const char *dir, tr_error *err) {
-  int fits = 1;
+ * spills). Weights of TR_SUMS_WIDE always take the stream cells' road, so
+ * that the stream cells are d8_up_wide's (d8_up's rounded sums could put a
+ * cell on the other side of the threshold); more stream cells than --mem
+ * holds then end the run with that error. */
+static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_sums *ws, tr_error *err) {
+  int fits = 1, st = TR_OK;
+  const int wide = o->weights && ws->sums == TR_SUMS_WIDE;
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
-  int st = tr_graph_fits(&o->run, &g, "d8_up", dir, GDT_Byte, &fits, err);
-  if (st || fits) return st ? st : run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err);
+  if (!wide) st = tr_graph_fits(&o->run, &g, "d8_up", dir, GDT_Byte, &fits, err);
+  if (st || (fits && !wide)) return st ? st : run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, ws, err);
   /* the user's --streams (made just before) holds the same cells when
    * written as a plain GeoTIFF (no lossy format or creation option can
    * have touched its values): read it instead of making them again */
@@ -247,17 +266,25 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, tr_error *err)
     scratch_name(tmp, o->order, "streams");
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
     const tr_run_opts r = scratch_run(&o->run);
-    st = run_up(o, &r, dir, TR_UP_STREAMS, 0, tmp, err);
+    st = run_up(o, &r, dir, TR_UP_STREAMS, 0, tmp, ws, err);
   }
   tr_order_params p;
   memset(&p, 0, sizeof p);
+  const int streams_st = st;
   if (!st)
     st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? o->streams : tmp, (int)o->encoding, &p, err),
                        err);
   if (!reuse && tr_rank() == 0) tr_output_scratch_remove(tmp);
-  if (st == TR_ENOMEM) {
+  if (st == TR_ENOMEM && wide && !streams_st) {
+    char was[sizeof err->msg];
+    snprintf(was, sizeof was, "%s", err->msg);
     tr_order_cells_free(&p);
-    return run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, err);
+    return tr_fail(err, TR_ENOMEM, "%s (with these --weights the order's stream cells come from exact sums: raise --mem or "
+                   "--threshold)", was);
+  }
+  if (st == TR_ENOMEM && !wide) {
+    tr_order_cells_free(&p);
+    return run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, ws, err);
   }
   if (!st) {
     const tr_graph_opts g0 = graph_of(o, 0);
@@ -341,9 +368,10 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
   st = tr_dist_agree(&o->run, check_valid(dir, dem, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
-  if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, err))) return st;
-  if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, err))) return st;
-  if (o->order && (st = run_order(o, dir, err))) return st;
+  const weights_sums ws = sums_of(o);
+  if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, &ws, err))) return st;
+  if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, &ws, err))) return st;
+  if (o->order && (st = run_order(o, dir, &ws, err))) return st;
   const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
   const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
@@ -356,7 +384,7 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
     scratch_name(tmp, o->network ? o->network : o->basins, "acc");
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
     const tr_run_opts r = scratch_run(&o->run);
-    st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, err);
+    st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, &ws, err);
     if (st) return st;
     acc = tmp;
   }

@@ -8,7 +8,7 @@
 
 #include "graph.h"
 
-#define TR_PROGRAM_LIST(X) X(fill) X(fill_eps) X(fill_perimeter) X(flowdir) X(flowdir_compact) X(d8_up) X(d8_up_perimeter) X(d8_basins) X(d8_basins_perimeter) X(d8_order_cells)
+#define TR_PROGRAM_LIST(X) X(fill) X(fill_eps) X(fill_perimeter) X(flowdir) X(flowdir_compact) X(d8_up) X(d8_up_perimeter) X(d8_up_wide) X(d8_basins) X(d8_basins_perimeter) X(d8_order_cells)
 
 #define TR_PROGRAM_DECLARE(n) extern const tr_graph_program tr_program_##n;
 TR_PROGRAM_LIST(TR_PROGRAM_DECLARE)

@@ -117,6 +117,13 @@ static void make_whole_weights(float *w) {
   for (int i = 0; i < N; i++) w[i] = (rnd(&s) % 7 == 0) ? NAN : (float)((int)(rnd(&s) % 65535) - 32767);
 }
 
+/* Weights whose sums a double rounds: make_weights' fractions (down to
+ * 2^-31) with 2^30 on every 41st cell, so sums carry 61 bits. */
+static void make_wide_weights(float *w) {
+  make_weights(w);
+  for (int i = 0; i < N; i += 41) w[i] = 0x1p30f;
+}
+
 /* ------------------------------------------------------ the references */
 
 static int down(const float *p, int i) {
@@ -165,6 +172,49 @@ static int ref_acc(const float *p, const float *wt, double *acc, unsigned char *
   free(indeg);
   free(q);
   return done == valid ? 0 : -1;
+}
+
+/* ref_acc with exact sums: 128-bit integers of 2^-40 units (every test
+ * weight is a whole number of them, and their sum stays far below 2^127),
+ * each cell's total rounded once to the nearest double. */
+static int ref_acc_exact(const float *p, const float *wt, double *acc, unsigned char *con) {
+  __extension__ typedef __int128 i128;
+  i128 *sum = calloc(N, sizeof *sum);
+  int *indeg = calloc(N, sizeof(int)), *q = malloc(sizeof(int) * N), qh = 0, qt = 0;
+  for (int i = 0; i < N; i++) {
+    acc[i] = NAN;
+    con[i] = 0;
+    if (isnan(p[i])) continue;
+    const int d = down(p, i);
+    if (d >= 0) indeg[d]++;
+    for (int k = 0; k < 8; k++) {
+      const int r = i / C + dr[k], c = i % C + dc[k];
+      if (r < 0 || r >= R || c < 0 || c >= C || isnan(p[r * C + c])) con[i] = 1;
+    }
+  }
+  for (int i = 0; i < N; i++)
+    if (!isnan(p[i]) && !indeg[i]) q[qt++] = i;
+  while (qh < qt) {
+    const int i = q[qh++];
+    i128 v = isnan(wt[i]) ? 0 : (i128)ldexp((double)wt[i], 40);
+    for (int k = 0; k < 8; k++) {
+      const int r = i / C + dr[k], c = i % C + dc[k];
+      if (r < 0 || r >= R || c < 0 || c >= C) continue;
+      const int n = r * C + c;
+      if (drains_into(p, n, i)) {
+        v += sum[n];
+        con[i] |= con[n];
+      }
+    }
+    sum[i] = v;
+    acc[i] = ldexp((double)v, -40);
+    const int d = down(p, i);
+    if (d >= 0 && --indeg[d] == 0) q[qt++] = d;
+  }
+  free(sum);
+  free(indeg);
+  free(q);
+  return 0;
 }
 
 /* Strahler order of stream cell i, by recursion over stream inflows. */
@@ -275,7 +325,7 @@ static int run_prog(const char *name, const void *params, const float *p, const 
   tr_state_store_stats ss = {0};
   if (spill) {
     /* the perimeter programs keep a few KiB per fragment here: a smaller budget */
-    eng.state_budget = strstr(name, "perimeter") ? 256 : 4096;
+    eng.state_budget = strstr(name, "perimeter") || strstr(name, "wide") ? 256 : 4096;
     eng.spill_dir = ".";
     eng.spill_stats = &ss;
   }
@@ -331,6 +381,17 @@ static void expected(int product, int edge, const float *p, const float *wt, dou
   }
 }
 
+/* expected() for accumulation and streams with exact sums (d8_up_wide). */
+static void expected_exact(int product, int edge, const float *p, const float *wt, double thr, double *exp) {
+  static double acc[N];
+  static unsigned char con[N];
+  ref_acc_exact(p, wt, acc, con);
+  for (int i = 0; i < N; i++)
+    exp[i] = isnan(p[i]) ? (product == TR_UP_ACC ? TR_ACC_NODATA : TR_BYTE_NODATA)
+             : product == TR_UP_ACC ? (edge && con[i] ? TR_ACC_NODATA : acc[i])
+                                    : (double)(acc[i] >= thr);
+}
+
 static int same(const double *a, const double *b, const char *what) {
   for (int i = 0; i < N; i++)
     if (memcmp(&a[i], &b[i], sizeof(double))) {
@@ -374,14 +435,24 @@ static int test_reference_sanity(void) {
 /* Every grid x layout x schedule, threads cycling 1..4: accumulation with
  * and without the edge check, weighted, streams, order, labels; the counts'
  * word at its full width and narrowed to 2 and 40. */
+static int weights_file(const char *path, const float *v, int n);
+
 static int test_schedules_layouts_threads(void) {
   static const int32_t word_maxes[3] = {0, 2, 40};
-  static float p[N], wt[N], ww[N];
+  static float p[N], wt[N], ww[N], wv[N];
   static double out[N], exp[N], acc[N];
   static unsigned char con[N];
   char msg[512];
   make_weights(wt);
   make_whole_weights(ww);
+  make_wide_weights(wv);
+  /* what the wide weights' sums need, as flowgraph finds it */
+  GDALAllRegister();
+  int wide_k = -1;
+  ASSERT_EQ_INT(weights_file("wide_weights.tif", wv, N), 0);
+  ASSERT_EQ_INT(tr_up_weights_sums("wide_weights.tif", NULL, &wide_k), TR_SUMS_WIDE);
+  remove("wide_weights.tif");
+  ASSERT(wide_k > 24 && wide_k <= 40);
   int run = 0;
   for (int g = 0; g < NGRID; g++) {
     make_dirs(g, p);
@@ -416,7 +487,7 @@ static int test_schedules_layouts_threads(void) {
         expected(TR_UP_ACC, run & 2, p, wt, thr, exp);
         ASSERT(same(out, exp, "weighted"));
         /* whole-number weights: the perimeter program too, the same bits */
-        u.whole_weights = 1;
+        u.exact_sums = 1;
         ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u, NULL));
         expected(TR_UP_ACC, run & 2, p, ww, thr, exp);
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, ww, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
@@ -424,6 +495,25 @@ static int test_schedules_layouts_threads(void) {
         ASSERT_EQ_INT(
             run_prog("d8_up_perimeter", &u, p, ww, &L, &scheds[s], 1 + (run + 3) % 4, 0, out, msg, sizeof msg), 0);
         ASSERT(same(out, exp, "whole weights, d8_up_perimeter"));
+        /* weights whose sums a double rounds: d8_up_wide sums them exactly and
+         * rounds each cell once; d8_up's sums differ (checked once) */
+        tr_up_params uw = up_params(TR_UP_ACC, run & 2, 1, thr);
+        uw.weights_k = wide_k;
+        expected_exact(TR_UP_ACC, run & 2, p, wv, thr, exp);
+        if (run == 0) {
+          ASSERT_EQ_INT(run_prog("d8_up", &uw, p, wv, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
+          int differ = 0;
+          for (int i = 0; i < N; i++) differ += memcmp(&out[i], &exp[i], sizeof(double)) != 0;
+          ASSERT(differ > 0);
+        }
+        ASSERT_EQ_INT(run_prog("d8_up_wide", &uw, p, wv, &L, &scheds[s], 1 + (run + 1) % 4, 0, out, msg, sizeof msg), 0);
+        ASSERT(same(out, exp, "wide weights, d8_up_wide"));
+        uw.product = TR_UP_STREAMS;
+        uw.edge_check = 0;
+        uw.threshold = 0x1p31;
+        expected_exact(TR_UP_STREAMS, 0, p, wv, 0x1p31, exp);
+        ASSERT_EQ_INT(run_prog("d8_up_wide", &uw, p, wv, &L, &scheds[s], 1 + (run + 2) % 4, 0, out, msg, sizeof msg), 0);
+        ASSERT(same(out, exp, "wide weights' streams, d8_up_wide"));
         /* labels: seeds are the stream cells */
         ref_acc(p, NULL, acc, con);
         tr_basin_seed *seeds = malloc(sizeof *seeds * N);
@@ -489,7 +579,7 @@ static int test_delayed_messages(void) {
  * no input cache, on 1 and 3 threads, state spilled or not, and give the
  * reference. */
 static int test_perimeter_reads_twice(void) {
-  static float p[N];
+  static float p[N], wv[N];
   static double out[N], exp[N], acc[N];
   static unsigned char con[N];
   static tr_basin_seed seeds[N];
@@ -506,29 +596,35 @@ static int test_perimeter_reads_twice(void) {
     for (int i = 0; i < N; i++)
       if (!isnan(p[i]) && acc[i] >= 8) seeds[ns++] = (tr_basin_seed){i, seed_label(i)};
     tr_basin_params b = {TR_DIRENC_TAUDEM, ns, seeds, "test"};
-    tr_up_params u = up_params(TR_UP_ACC, 1, 0, 8);
-    for (int run = 0; run < 4; run++) {
-      const int basins = run >= 2;
+    tr_up_params u = up_params(TR_UP_ACC, 1, 0, 8), uw = up_params(TR_UP_ACC, 1, 1, 8);
+    make_wide_weights(wv);
+    uw.weights_k = 40; /* enough for every weight of make_wide_weights */
+    for (int run = 0; run < 6; run++) {
+      const int basins = run >= 2 && run < 4, wide = run >= 4;
       const int threads = run % 2 ? 3 : 1; /* odd: the tile store keeps no window (run_prog) */
       tr_aap_stats st;
       memset(&st, 0, sizeof st);
       memset(loads, 0, (size_t)L.nfrags * sizeof *loads);
       g_loads = loads;
       g_stats = &st;
-      const int rc = run_prog(basins ? "d8_basins_perimeter" : "d8_up_perimeter", basins ? (const void *)&b : (const void *)&u,
-                              p, NULL, &L, &scheds[0], threads, 0, out, msg, sizeof msg);
+      const int rc = run_prog(basins ? "d8_basins_perimeter" : wide ? "d8_up_wide" : "d8_up_perimeter",
+                              basins ? (const void *)&b : wide ? (const void *)&uw : (const void *)&u, p,
+                              wide ? wv : NULL, &L, &scheds[0], threads, 0, out, msg, sizeof msg);
       g_loads = NULL;
       g_stats = NULL;
       ASSERT_EQ_INT(rc, 0);
       if (basins)
         for (int i = 0; i < N; i++) exp[i] = ref_label(p, acc, 8, i);
+      else if (wide)
+        expected_exact(TR_UP_ACC, 1, p, wv, 8, exp);
       else
         expected(TR_UP_ACC, 1, p, NULL, 8, exp);
-      ASSERT(same(out, exp, basins ? "labels, reads" : "accumulation, reads"));
+      ASSERT(same(out, exp, basins ? "labels, reads" : wide ? "wide weights, reads" : "accumulation, reads"));
       int64_t rounds = 0;
       for (int w = 0; w < st.nworkers; w++) rounds += st.w[w].rounds;
       tr_aap_stats_free(&st);
-      printf("  %s, grid %d, %d thread(s): %lld rounds over %lld fragments\n", basins ? "labels" : "accumulation",
+      printf("  %s, grid %d, %d thread(s): %lld rounds over %lld fragments\n",
+             basins ? "labels" : wide ? "wide weights" : "accumulation",
              grids[gi], threads, (long long)rounds, (long long)L.nfrags);
       for (int64_t f = 0; f < L.nfrags; f++) ASSERT_EQ_INT(loads[f], 2);
       /* not for want of rounds: besides PEval's, at least one round for
@@ -634,46 +730,54 @@ static int weights_file(const char *path, const float *v, int n) {
   return rc;
 }
 
-/* d8_up_perimeter takes weights only when every sum of them is exact in a
- * double (acc_perimeter.c, exact_weights): all multiples of 2^-k, their
- * magnitudes summing below 2^(51-k). At the edges of that rule, from values
- * written to a raster and read back as the programs read them; NoData, NaN
- * and infinities (read as NaN) weigh nothing; order is never taken. */
+/* What the sums of a weight raster need (tr_up_weights_sums): exact in a
+ * double when all are multiples of 2^-k with magnitudes summing below
+ * 2^(51-k) (then d8_up_perimeter may take them), exact in 128-bit integers
+ * of 2^-k units below 2^(124-k) (d8_up_wide), else rounded (d8_up). At the
+ * edges of those rules, from values written to a raster and read back as the
+ * programs read them; NoData, NaN and infinities (read as NaN) weigh
+ * nothing. d8_up_perimeter's applies takes what flowgraph found, never
+ * Strahler order. */
 static int test_exact_weights(void) {
   GDALAllRegister();
   const char *path = "exact_weights.tif";
-  const tr_graph_program *perim = tr_graph_program_find("d8_up_perimeter");
-  tr_up_params u = up_params(TR_UP_ACC, 0, 1, 100);
-  u.weights = path;
   const float half_ulp = 0x1p-24f; /* 2^-24: k = 24, so the sum must stay below 2^27 */
   struct {
     float v[4];
-    int exact;
+    int sums, k;
   } cases[] = {
-      {{1, -3, 7, 65535}, 1},                    /* whole numbers */
-      {{0.1f, 1.9f, 0x1p-100f, NAN}, 1},         /* tenths (k = 27); NoData and NaN skipped */
-      {{0x1p50f, 0x1p50f, 0, 0}, 0},             /* whole, but summing to 2^51 */
-      {{0x1p50f, 0x1p50f - 0x1p26f, 0, 0}, 1},   /* just below it */
-      {{half_ulp, 0x1p26f, 0x1p25f, 0}, 1},      /* 2^-24 with 1.5 x 2^26: below 2^27 */
-      {{half_ulp, 0x1p26f, 0x1p26f, 0}, 0},      /* 2^-24 with 2^27: not */
-      {{0x1p-60f, 1, 2, 3}, 0},                  /* 2^-60: k = 60 > 52 */
-      {{1e-45f, 0, 0, 0}, 0},                    /* a subnormal (2^-149) */
-      {{INFINITY, -INFINITY, 5, 0}, 1},          /* infinities read as NaN */
+      {{1, -3, 7, 65535}, TR_SUMS_DOUBLE, 0},                  /* whole numbers */
+      {{0.1f, 1.9f, 0x1p-100f, NAN}, TR_SUMS_DOUBLE, 27},      /* tenths; NoData and NaN skipped */
+      {{0x1p50f, 0x1p50f, 0, 0}, TR_SUMS_WIDE, 0},             /* whole, but summing to 2^51 */
+      {{0x1p50f, 0x1p50f - 0x1p26f, 0, 0}, TR_SUMS_DOUBLE, 0}, /* just below it */
+      {{half_ulp, 0x1p26f, 0x1p25f, 0}, TR_SUMS_DOUBLE, 24},   /* 2^-24 with 1.5 x 2^26: below 2^27 */
+      {{half_ulp, 0x1p26f, 0x1p26f, 0}, TR_SUMS_WIDE, 24},     /* 2^-24 with 2^27: not */
+      {{0x1p-60f, 1, 2, 3}, TR_SUMS_WIDE, 60},                 /* 2^-60: k = 60 > 52 */
+      {{1e-45f, 0, 0, 0}, TR_SUMS_WIDE, 149},                  /* a subnormal (2^-149) alone */
+      {{1e-45f, 1, 0, 0}, TR_SUMS_ROUND, 0},                   /* with 1: 2^149 units */
+      {{0x1p96f, 0x1p95f, -0x1p-27f, 0}, TR_SUMS_WIDE, 27},    /* 1.5 x 2^123 units */
+      {{0x1p96f, 0x1p96f, -0x1p-27f, 0}, TR_SUMS_ROUND, 0},    /* 2^124 units */
+      {{INFINITY, -INFINITY, 5, 0}, TR_SUMS_DOUBLE, 0},        /* infinities read as NaN */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     ASSERT_EQ_INT(weights_file(path, cases[i].v, 4), 0);
-    const int got = perim->applies(&u, NULL);
-    if (got != cases[i].exact) {
-      fprintf(stderr, "exact weights case %zu: %d, expected %d\n", i, got, cases[i].exact);
+    int k = -1;
+    const int got = tr_up_weights_sums(path, NULL, &k);
+    if (got != cases[i].sums || k != cases[i].k) {
+      fprintf(stderr, "weights case %zu: sums %d k %d, expected %d k %d\n", i, got, k, cases[i].sums, cases[i].k);
       return 1;
     }
   }
+  int k = -1;
+  ASSERT_EQ_INT(tr_up_weights_sums("missing_weights.tif", NULL, &k), TR_SUMS_ROUND); /* d8_up then reports it */
+  remove(path);
+  const tr_graph_program *perim = tr_graph_program_find("d8_up_perimeter");
+  tr_up_params u = up_params(TR_UP_ACC, 0, 1, 100);
+  ASSERT(!perim->applies(&u, NULL)); /* weights not known to sum exactly */
+  u.exact_sums = 1;
+  ASSERT(perim->applies(&u, NULL));
   u.product = TR_UP_ORDER; /* never Strahler order */
   ASSERT(!perim->applies(&u, NULL));
-  u.product = TR_UP_ACC;
-  u.weights = "missing_weights.tif"; /* unreadable: no (d8_up then reports it) */
-  ASSERT(!perim->applies(&u, NULL));
-  remove(path);
   return 0;
 }
 

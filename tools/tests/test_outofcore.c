@@ -479,6 +479,7 @@ static int make_weights(const char *like, const char *path, GDALDataType type, i
       row[c] = (r * 7 + c * 13) % 11 == 0                    ? -32768.0f
                : kind == 0                                    ? (float)n
                : kind == 2 && (r * 5 + c * 3) % 13 == 0       ? 1e8f
+               : kind == 3 && (r * 5 + c * 3) % 13 == 0       ? 1e30f
                                                               : (float)((n + 50) % 20) * 0.1f;
     }
     rc = GDALRasterIO(b, GF_Write, 0, r, C, 1, row, C, 1, GDT_Float32, 0, 0) != CE_None;
@@ -492,21 +493,30 @@ static int make_weights(const char *like, const char *path, GDALDataType type, i
  * exactly run d8_up_perimeter, in memory-sized state and nothing spilled -
  * an Int16 band (whole numbers: known from the type) and a Float32 band of
  * tenths (read to see: multiples of 2^-27 summing far below 2^51); a
- * Float32 band that also holds 1e8 (sums round, their bits depending on the
- * order: d8_up_perimeter's differ here) stays with d8_up, which spills. All give
- * the in-memory run's bytes, in one process and under mpirun -n 2. */
+ * Float32 band that also holds 1e8 (sums a double would round: multiples of
+ * 2^-27 summing past 2^51) runs d8_up_wide, whose 128-bit sums are exact, in
+ * memory and out of core alike, and spills nothing; one that holds 1e30
+ * (2^126 units of 2^-27) stays with d8_up, which spills. All give the
+ * in-memory run's bytes, in one process and under mpirun -n 2. With the 1e8
+ * band the Strahler order comes from d8_up_wide's stream cells, in memory
+ * too: the same bytes with --mem. */
 static int test_flowgraph_whole_weights(void) {
-  static const char *const names[] = {"Int16 whole", "Float32 tenths", "Float32 tenths and 1e8"};
-  char c[8192], dir[700], wk[3][700];
+  static const char *const names[] = {"Int16 whole", "Float32 tenths", "Float32 tenths and 1e8",
+                                      "Float32 tenths and 1e30"};
+  static const char *const in_memory[] = {"d8_up", "d8_up", "d8_up_wide", "d8_up"},
+                           *const out_of_core[] = {"d8_up_perimeter", "d8_up_perimeter", "d8_up_wide", "d8_up"};
+  char c[8192], dir[700], wk[4][700];
+  ss_line d8up[2];
+  memset(d8up, 0, sizeof d8up);
   snprintf(dir, sizeof dir, "%s", ck_out("wdir.tif"));
   snprintf(c, sizeof c, "'%s' flowgraph -q '%s/demo.tif' --dir '%s'", ck_tf, ck_dir, dir);
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     snprintf(wk[k], sizeof wk[k], "%s/w_kind%d.tif", ck_outdir, k);
     ASSERT_EQ_INT(make_weights(dir, wk[k], k ? GDT_Float32 : GDT_Int16, k), 0);
   }
-  for (int fl = 0; fl < 3; fl++) {
-    const char *w = wk[fl], *twin = fl == 2 ? "d8_up" : "d8_up_perimeter";
+  for (int fl = 0; fl < 4; fl++) {
+    const char *w = wk[fl], *twin = out_of_core[fl];
     ss_line mem_run[2];
     memset(mem_run, 0, sizeof mem_run);
     char ref[700];
@@ -518,9 +528,12 @@ static int test_flowgraph_whole_weights(void) {
       if (mpi && !mpirun[0]) break;
       char flags[1024];
       snprintf(flags, sizeof flags, "--threads %d", mpi ? 1 : 2);
+      /* d8_up_wide runs in memory too: its --mem is half of what d8_up would
+       * keep (the tenths' in-memory run, the same band type) */
+      const ss_line *m = fl == 2 ? &d8up[mpi] : &mem_run[0];
       if (ooc)
-        snprintf(flags, sizeof flags, "--threads %d --mem %lldB --tmp '%s'", mpi ? 1 : 2,
-                 mem_run[0].fixed + mem_run[0].state / 2, tmpdir);
+        snprintf(flags, sizeof flags, "--threads %d --mem %lldB --tmp '%s'", mpi ? 1 : 2, m->fixed + m->state / 2,
+                 tmpdir);
       snprintf(c, sizeof c,
                "%s%s '%s' flowgraph -q --tile-size 128 %s --dir-in '%s' --weights '%s' --acc '%s' --aap-stats '%s'",
                mpi ? mpirun : "", mpi ? " -n 2" : "", ck_tf, flags, dir, w, run ? ck_out("wacc.tif") : ref,
@@ -530,13 +543,18 @@ static int test_flowgraph_whole_weights(void) {
       ASSERT_EQ_INT(read_stats(ck_out("w.json"), o, 2), 1);
       if (!ooc) {
         memcpy(mem_run, o, sizeof o);
-        ASSERT(!strcmp(o[0].prog, "d8_up") && o[0].spills == 0);
+        if (fl == 1) d8up[mpi] = o[0];
+        if (strcmp(o[0].prog, in_memory[fl]) || o[0].spills != 0) {
+          fprintf(stderr, "%s weights, run %d: ran %s in memory (spills %lld), not %s\n", names[fl], run, o[0].prog,
+                  o[0].spills, in_memory[fl]);
+          return 1;
+        }
       } else if (strcmp(o[0].prog, twin)) {
         fprintf(stderr, "%s weights, run %d: ran %s, not %s\n", names[fl], run, o[0].prog, twin);
         return 1;
       } else {
-        /* the perimeter program keeps its summaries in memory; d8_up's state does not fit */
-        ASSERT(fl == 2 ? o[0].spills > 0 : o[0].spills == 0);
+        /* the perimeter programs keep their summaries in memory; d8_up's state does not fit */
+        ASSERT(fl == 3 ? o[0].spills > 0 : o[0].spills == 0);
       }
       if (run && !rc_same_file(ref, ck_out("wacc.tif"))) {
         fprintf(stderr, "%s weights, run %d: accumulation differs from the in-memory run\n", names[fl], run);
@@ -545,6 +563,39 @@ static int test_flowgraph_whole_weights(void) {
       ASSERT(tmp_empty("weighted accumulation"));
     }
   }
+  /* the order with the 1e8 band: from d8_up_wide's stream cells in memory
+   * and with --mem alike */
+  char ord_ref[700];
+  snprintf(ord_ref, sizeof ord_ref, "%s/word_ref.tif", ck_outdir);
+  for (int run = 0; run < 2; run++) {
+    char flags[1024] = "--threads 2";
+    if (run) snprintf(flags, sizeof flags, "--threads 2 --mem 110M --tmp '%s'", tmpdir);
+    snprintf(c, sizeof c,
+             "'%s' flowgraph -q --tile-size 128 %s --dir-in '%s' --weights '%s' --order '%s' --threshold 1e9 "
+             "--aap-stats '%s'",
+             ck_tf, flags, dir, wk[2], run ? ck_out("word.tif") : ord_ref, ck_out("w.json"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ss_line o[4];
+    ASSERT_EQ_INT(read_stats(ck_out("w.json"), o, 4), 2);
+    if (strcmp(o[0].prog, "d8_up_wide") || strcmp(o[1].prog, "d8_order_cells")) {
+      fprintf(stderr, "order with the 1e8 band, run %d: ran %s, %s\n", run, o[0].prog, o[1].prog);
+      return 1;
+    }
+    ASSERT(tmp_empty("weighted order"));
+  }
+  ASSERT(rc_same_file(ord_ref, ck_out("word.tif")));
+  /* more stream cells than --mem holds: no rounded fallback, a clear error
+   * and no output */
+  char c0[4096], err[700];
+  snprintf(c0, sizeof c0,
+           "'%s' flowgraph -q --tile-size 128 --threads 2 --mem 110M --tmp '%s' --dir-in '%s' --weights '%s' --order '%s' "
+           "--threshold 0.001",
+           ck_tf, tmpdir, dir, wk[2], ck_out("word0.tif"));
+  snprintf(err, sizeof err, "%s", ck_out("word0.err"));
+  ASSERT_EQ_INT(rc_run(c0, err), 7);
+  ASSERT(strstr(rc_slurp(err), "stream cells come from exact sums") != NULL);
+  ASSERT(access(ck_out("word0.tif"), F_OK) != 0);
+  ASSERT(tmp_empty("weighted order refused"));
   return 0;
 }
 
