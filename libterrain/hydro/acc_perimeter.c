@@ -108,14 +108,6 @@ static void perim_destroy(void *user, void *state) {
 #define AGGR tr_up_msg_max
 #define OUT(x, x_) (x_)
 #include "acc_perimeter_sums.h"
-#undef VAL
-#undef NS
-#undef W_OF
-#undef MSG
-#undef MSG_PUT
-#undef MSG_GET
-#undef AGGR
-#undef OUT
 
 /* ------------------------------ d8_up_wide: 128-bit integers of 2^-k units */
 
@@ -166,14 +158,6 @@ static int wide_msg_max(void *user, void *acc, const void *value) {
 #define AGGR wide_msg_max
 #define OUT(x, x_) ldexp((double)(x_), -(x)->prm.weights_k)
 #include "acc_perimeter_sums.h"
-#undef VAL
-#undef NS
-#undef W_OF
-#undef MSG
-#undef MSG_PUT
-#undef MSG_GET
-#undef AGGR
-#undef OUT
 
 /* ------------------------------------------------------------ the weights */
 

@@ -10,6 +10,7 @@
  *                 the message a final perimeter value travels in, and its
  *                 f_aggr;
  *   OUT(x, v)     a VAL as the double Assemble scales by the unit.
+ * and it undefines them at its end.
  */
 
 typedef struct {
@@ -324,3 +325,12 @@ static int NS(perim_init)(tr_aap_program *p, tr_graph_env *env, const void *para
   p->assemble_parallel = 1; /* Assemble accumulates its tile again: on every thread */
   return 0;
 }
+
+#undef VAL
+#undef NS
+#undef W_OF
+#undef MSG
+#undef MSG_PUT
+#undef MSG_GET
+#undef AGGR
+#undef OUT

@@ -527,6 +527,22 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   return rc;
 }
 
+/* Applies halo value v of global cell `cell` to the ring: the halo cell's
+ * padded position, and which of dl and dh fell (0: neither, or not a halo
+ * cell, which is never sent here). */
+static int ring_take(fd_state *s, const tr_aap_frag *f, int64_t cols, int64_t cell, fd_value v, int64_t *pr,
+                     int64_t *pc, int *fell_l, int *fell_h) {
+  *pr = cell / cols - f->row0 + 1;
+  *pc = cell % cols - f->col0 + 1;
+  if (in_tile(s, *pr, *pc)) return 0;
+  const int64_t ri = ring_at(s, *pr, *pc);
+  *fell_l = v.dl < s->ring_dl[ri];
+  *fell_h = v.dh < s->ring_dh[ri];
+  if (*fell_l) s->ring_dl[ri] = v.dl;
+  if (*fell_h) s->ring_dh[ri] = v.dh;
+  return *fell_l || *fell_h;
+}
+
 /* flowdir_compact's IncEval. What enters a tile enters at its perimeter, so
  * a halo value that fell seeds the perimeter cells level with it where it
  * beats their kept value, and one search from those seeds alone over the
@@ -577,14 +593,10 @@ static int fd_inceval_compact(fd_ctx *x, const tr_aap_frag *f, fd_state *s, int6
                               const fd_value *vals, tr_aap_round *rd) {
   qvec sl = {0}, sh = {0}, fifo = {0};
   for (int64_t m = 0; m < n; m++) {
-    const int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
-    if (in_tile(s, pr, pc)) continue; /* not a halo cell (never sent here) */
-    const int64_t ri = ring_at(s, pr, pc);
     const fd_value v = vals[m];
-    const int fell_l = v.dl < s->ring_dl[ri], fell_h = v.dh < s->ring_dh[ri];
-    if (fell_l) s->ring_dl[ri] = v.dl;
-    if (fell_h) s->ring_dh[ri] = v.dh;
-    if (!fell_l && !fell_h) continue;
+    int64_t pr, pc;
+    int fell_l, fell_h;
+    if (!ring_take(s, f, x->env->cols, cells[m], v, &pr, &pc, &fell_l, &fell_h)) continue;
     for (int d = 1; d <= 8; d++) {
       const int64_t rr = pr + tr_d8_drow[d], cc = pc + tr_d8_dcol[d];
       if (!in_tile(s, rr, cc) || !is_flat(s, tidx(s, rr, cc))) continue;
@@ -640,14 +652,10 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   qvec sl = {0}, sh = {0}, fifo = {0};
   const fd_value *vals = values;
   for (int64_t m = 0; m < n; m++) {
-    const int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
-    if (in_tile(s, pr, pc)) continue; /* not a halo cell (never sent here) */
-    const int64_t ri = ring_at(s, pr, pc);
     const fd_value v = vals[m];
-    const int fell_l = v.dl < s->ring_dl[ri], fell_h = v.dh < s->ring_dh[ri];
-    if (fell_l) s->ring_dl[ri] = v.dl;
-    if (fell_h) s->ring_dh[ri] = v.dh;
-    if (!fell_l && !fell_h) continue;
+    int64_t pr, pc;
+    int fell_l, fell_h;
+    if (!ring_take(s, f, x->env->cols, cells[m], v, &pr, &pc, &fell_l, &fell_h)) continue;
     for (int d = 1; d <= 8; d++) {
       const int64_t rr = pr + tr_d8_drow[d], cc = pc + tr_d8_dcol[d];
       if (!in_tile(s, rr, cc)) continue;

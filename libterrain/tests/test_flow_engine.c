@@ -135,9 +135,12 @@ static int down(const float *p, int i) {
 
 static int drains_into(const float *p, int n, int i) { return !isnan(p[n]) && down(p, n) == i; }
 
-/* acc (NAN where nodata), contaminated flags; 0, or -1 on a cycle. */
-static int ref_acc(const float *p, const float *wt, double *acc, unsigned char *con) {
-  int *indeg = calloc(N, sizeof(int)), *q = malloc(sizeof(int) * N), qh = 0, qt = 0, done = 0, valid = 0;
+/* The start of a topological sort of grid p: acc NAN, contamination from
+ * NoData or off-grid neighbours, inflow counts in indeg, the sources queued
+ * in q. Returns the valid cells; *qt the sources. */
+static int ref_start(const float *p, double *acc, unsigned char *con, int *indeg, int *q, int *qt) {
+  int valid = 0;
+  *qt = 0;
   for (int i = 0; i < N; i++) {
     acc[i] = NAN;
     con[i] = 0;
@@ -151,7 +154,14 @@ static int ref_acc(const float *p, const float *wt, double *acc, unsigned char *
     }
   }
   for (int i = 0; i < N; i++)
-    if (!isnan(p[i]) && !indeg[i]) q[qt++] = i;
+    if (!isnan(p[i]) && !indeg[i]) q[(*qt)++] = i;
+  return valid;
+}
+
+/* acc (NAN where nodata), contaminated flags; 0, or -1 on a cycle. */
+static int ref_acc(const float *p, const float *wt, double *acc, unsigned char *con) {
+  int *indeg = calloc(N, sizeof(int)), *q = malloc(sizeof(int) * N), qh = 0, qt = 0, done = 0;
+  const int valid = ref_start(p, acc, con, indeg, q, &qt);
   while (qh < qt) {
     const int i = q[qh++];
     double v = wt ? (isnan(wt[i]) ? 0.0 : (double)wt[i]) : 1.0;
@@ -181,19 +191,7 @@ static int ref_acc_exact(const float *p, const float *wt, double *acc, unsigned 
   __extension__ typedef __int128 i128;
   i128 *sum = calloc(N, sizeof *sum);
   int *indeg = calloc(N, sizeof(int)), *q = malloc(sizeof(int) * N), qh = 0, qt = 0;
-  for (int i = 0; i < N; i++) {
-    acc[i] = NAN;
-    con[i] = 0;
-    if (isnan(p[i])) continue;
-    const int d = down(p, i);
-    if (d >= 0) indeg[d]++;
-    for (int k = 0; k < 8; k++) {
-      const int r = i / C + dr[k], c = i % C + dc[k];
-      if (r < 0 || r >= R || c < 0 || c >= C || isnan(p[r * C + c])) con[i] = 1;
-    }
-  }
-  for (int i = 0; i < N; i++)
-    if (!isnan(p[i]) && !indeg[i]) q[qt++] = i;
+  ref_start(p, acc, con, indeg, q, &qt);
   while (qh < qt) {
     const int i = q[qh++];
     i128 v = isnan(wt[i]) ? 0 : (i128)ldexp((double)wt[i], 40);
