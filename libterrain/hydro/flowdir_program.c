@@ -351,6 +351,16 @@ static fd_state *state_new(const tr_aap_frag *f, const float *Z) {
 
 /* ---- breadth-first search ------------------------------------------------------------- */
 
+/* The next cell of a search in distance order: the lower of the next seed
+ * (seeds sorted by value) and the FIFO's head (values never decrease along
+ * it). 0 when both are spent. */
+static inline int next_entry(const qvec *seeds, size_t *si, const qvec *fifo, size_t *fh, qent *e) {
+  if (*si < seeds->n && (*fh >= fifo->n || seeds->a[*si].v <= fifo->a[*fh].v)) *e = seeds->a[(*si)++];
+  else if (*fh < fifo->n) *e = fifo->a[(*fh)++];
+  else return 0;
+  return 1;
+}
+
 /* Lowers field F (dl or dh, by slot) from the seeds (sorted by value) through
  * equal-elevation flat tile cells. Returns cells settled, or -1 when out of
  * memory or a distance would pass INT32_MAX - 1. */
@@ -360,9 +370,7 @@ static int64_t bfs(const fd_state *s, field *F, const qvec *seeds, qvec *fifo) {
   fifo->n = 0;
   for (;;) {
     qent e;
-    if (si < seeds->n && (fh >= fifo->n || seeds->a[si].v <= fifo->a[fh].v)) e = seeds->a[si++];
-    else if (fh < fifo->n) e = fifo->a[fh++];
-    else break;
+    if (!next_entry(seeds, &si, fifo, &fh, &e)) break;
     const int64_t r = e.p / s->pw, c = e.p % s->pw, me = slot_of(s, tidx(s, r, c));
     if (fget(F, me) < e.v) continue; /* lowered since it was queued */
     if (e.v >= INF - 1) return -1;
@@ -562,9 +570,7 @@ static int64_t search_new(fd_state *s, int32_t *per, qvec *seeds, qvec *fifo, in
   fifo->n = 0;
   for (;;) {
     qent e;
-    if (si < seeds->n && (fh >= fifo->n || seeds->a[si].v <= fifo->a[fh].v)) e = seeds->a[si++];
-    else if (fh < fifo->n) e = fifo->a[fh++];
-    else break;
+    if (!next_entry(seeds, &si, fifo, &fh, &e)) break;
     const int64_t t = e.p;
     if (D[t] < e.v) continue; /* lowered since it was queued */
     if (e.v >= INF - 1) return -1;
