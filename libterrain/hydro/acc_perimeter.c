@@ -169,24 +169,26 @@ static int wide_msg_max(void *user, void *acc, const void *value) {
  * which a double holds exactly (TR_SUMS_DOUBLE); below 2^(124-k), a 128-bit
  * integer of 2^-k units (TR_SUMS_WIDE). The margins cover this scan's own
  * rounded S. One read of the raster, in bands of rows (every rank reads it
- * all, so all decide alike); a stop asked meanwhile, or a read error, gives
- * TR_SUMS_ROUND (d8_up then runs and meets it). */
-int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out) {
+ * all, so all decide alike); a stop asked meanwhile, or a read error, is a
+ * status (the caller agrees on it over the ranks, which must not run
+ * programs of different messages). */
+int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out, tr_error *err) {
   tr_input in;
-  tr_error e;
   *k_out = 0;
-  if (!path || tr_input_open(&in, path, 1, &e) != TR_OK) return TR_SUMS_ROUND;
+  int st = tr_input_open(&in, path, 1, err);
+  if (st) return st;
   const int64_t band = 16;
   float *buf = malloc((size_t)(band * in.cols) * sizeof *buf);
-  int ok = buf != NULL, k = 0; /* k: the fractional bits the weights need */
-  double sum = 0;              /* their magnitudes' sum (rounded down at most by a relative 2^-40) */
-  for (int64_t r = 0; ok && r < in.rows; r += band) {
+  if (!buf) st = tr_fail(err, TR_ENOMEM, "out of memory reading the weights");
+  int fits = 1, k = 0; /* k: the fractional bits the weights need */
+  double sum = 0;      /* their magnitudes' sum (rounded down at most by a relative 2^-40) */
+  for (int64_t r = 0; !st && fits && r < in.rows; r += band) {
     const int64_t n = in.rows - r < band ? in.rows - r : band;
-    if ((run && run->cancelled && run->cancelled(run->progress_user)) ||
-        tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, &e) != TR_OK) {
-      ok = 0;
+    if (run && run->cancelled && run->cancelled(run->progress_user)) {
+      st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
       break;
     }
+    if ((st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err))) break;
     for (int64_t i = 0; i < n * in.cols; i++) {
       const float v = buf[i];
       if (v == 0.0f || isnan(v) || (in.has_nodata && v == (float)in.nodata)) continue;
@@ -198,11 +200,12 @@ int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out) {
       if (-low > k) k = -low;
       sum += fabs((double)v);
     }
-    ok = k <= 160 && ldexp(sum, k) < 0x1p124;
+    fits = k <= 160 && ldexp(sum, k) < 0x1p124;
   }
   free(buf);
   tr_input_close(&in);
-  if (!ok) return TR_SUMS_ROUND;
+  if (st) return st;
+  if (!fits) return TR_SUMS_ROUND;
   *k_out = k;
   return k <= 52 && ldexp(sum, k) < 0x1p51 ? TR_SUMS_DOUBLE : TR_SUMS_WIDE;
 }

@@ -62,9 +62,10 @@ enum { TR_SUMS_ROUND = 0, TR_SUMS_DOUBLE = 1, TR_SUMS_WIDE = 2 };
 /* Reads the weight raster `path` once: TR_SUMS_DOUBLE when every weight is a
  * multiple of 2^-k and their magnitudes sum below 2^(51-k) (every sum exact
  * in a double, whatever the order), TR_SUMS_WIDE when below 2^(124-k) (exact
- * in a 128-bit integer of 2^-k units: "d8_up_wide"), else TR_SUMS_ROUND
- * (also on a read error, or a stop asked through run). *k: that k. */
-int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k);
+ * in a 128-bit integer of 2^-k units: "d8_up_wide"), else TR_SUMS_ROUND; *k:
+ * that k. A tr_status (< 0) with its line in err when the raster cannot be
+ * read or a stop was asked through run. */
+int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k, tr_error *err);
 
 /* The message of "d8_up" and "d8_up_perimeter" (the same, so ranks that
  * chose differently still agree): a perimeter cell's final value (a count or

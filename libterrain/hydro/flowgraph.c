@@ -43,18 +43,27 @@ typedef struct {
 } weights_sums;
 
 /* An integer band of up to 16 bits on fewer than 2^37 cells sums exactly in a
- * double as its type shows; any other band is read once to see. */
-static weights_sums sums_of(const tr_flowgraph_opts *o) {
-  weights_sums ws = {TR_SUMS_ROUND, 0};
+ * double as its type shows; any other band is read once to see. TR_OK, or
+ * the scan's failure (a read error, a stop), which the caller agrees on over
+ * the ranks before any of them picks a program. */
+static int sums_of(const tr_flowgraph_opts *o, weights_sums *ws, tr_error *err) {
+  ws->sums = TR_SUMS_ROUND;
+  ws->k = 0;
+  if (!o->weights) return TR_OK;
   tr_input w;
-  tr_error ignored;
-  if (!o->weights || tr_input_open(&w, o->weights, 1, &ignored) != TR_OK) return ws; /* the stage reports it */
+  int st = tr_input_open(&w, o->weights, 1, err);
+  if (st) return st;
   const GDALDataType t = w.type;
   const int narrow = (t == GDT_Byte || t == GDT_UInt16 || t == GDT_Int16) && w.rows * w.cols < ((int64_t)1 << 37);
   tr_input_close(&w);
-  if (narrow) ws.sums = TR_SUMS_DOUBLE;
-  else ws.sums = tr_up_weights_sums(o->weights, &o->run, &ws.k);
-  return ws;
+  if (narrow) {
+    ws->sums = TR_SUMS_DOUBLE;
+    return TR_OK;
+  }
+  st = tr_up_weights_sums(o->weights, &o->run, &ws->k, err);
+  if (st < 0) return st;
+  ws->sums = st;
+  return TR_OK;
 }
 
 typedef struct {
@@ -368,7 +377,9 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
   st = tr_dist_agree(&o->run, check_valid(dir, dem, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
-  const weights_sums ws = sums_of(o);
+  weights_sums ws;
+  st = tr_dist_agree(&o->run, sums_of(o, &ws, err), err);
+  if (st) return st;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, &ws, err))) return st;
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, &ws, err))) return st;
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;

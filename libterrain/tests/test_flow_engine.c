@@ -448,7 +448,8 @@ static int test_schedules_layouts_threads(void) {
   GDALAllRegister();
   int wide_k = -1;
   ASSERT_EQ_INT(weights_file("wide_weights.tif", wv, N), 0);
-  ASSERT_EQ_INT(tr_up_weights_sums("wide_weights.tif", NULL, &wide_k), TR_SUMS_WIDE);
+  tr_error we = {{0}};
+  ASSERT_EQ_INT(tr_up_weights_sums("wide_weights.tif", NULL, &wide_k, &we), TR_SUMS_WIDE);
   remove("wide_weights.tif");
   ASSERT(wide_k > 24 && wide_k <= 40);
   int run = 0;
@@ -734,8 +735,13 @@ static int weights_file(const char *path, const float *v, int n) {
  * of 2^-k units below 2^(124-k) (d8_up_wide), else rounded (d8_up). At the
  * edges of those rules, from values written to a raster and read back as the
  * programs read them; NoData, NaN and infinities (read as NaN) weigh
- * nothing. d8_up_perimeter's applies takes what flowgraph found, never
+ * nothing; a missing raster is an error naming it. d8_up_perimeter's applies takes what flowgraph found, never
  * Strahler order. */
+static int always_stop(void *user) {
+  (void)user;
+  return 1;
+}
+
 static int test_exact_weights(void) {
   GDALAllRegister();
   const char *path = "exact_weights.tif";
@@ -760,14 +766,24 @@ static int test_exact_weights(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     ASSERT_EQ_INT(weights_file(path, cases[i].v, 4), 0);
     int k = -1;
-    const int got = tr_up_weights_sums(path, NULL, &k);
+    tr_error e = {{0}};
+    const int got = tr_up_weights_sums(path, NULL, &k, &e);
     if (got != cases[i].sums || k != cases[i].k) {
       fprintf(stderr, "weights case %zu: sums %d k %d, expected %d k %d\n", i, got, k, cases[i].sums, cases[i].k);
       return 1;
     }
   }
   int k = -1;
-  ASSERT_EQ_INT(tr_up_weights_sums("missing_weights.tif", NULL, &k), TR_SUMS_ROUND); /* d8_up then reports it */
+  tr_error e = {{0}};
+  ASSERT_EQ_INT(tr_up_weights_sums("missing_weights.tif", NULL, &k, &e), TR_EINPUT); /* named */
+  ASSERT(strstr(e.msg, "missing_weights.tif") != NULL);
+  /* a stop asked while reading: a status (flowgraph agrees on it over the
+   * ranks), not a class some ranks might not share */
+  ASSERT_EQ_INT(weights_file(path, cases[0].v, 4), 0);
+  tr_run_opts stop;
+  tr_run_opts_init(&stop);
+  stop.cancelled = always_stop;
+  ASSERT_EQ_INT(tr_up_weights_sums(path, &stop, &k, &e), TR_EINTERRUPTED);
   remove(path);
   const tr_graph_program *perim = tr_graph_program_find("d8_up_perimeter");
   tr_up_params u = up_params(TR_UP_ACC, 0, 1, 100);
