@@ -207,6 +207,15 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     for (int j = i + 1; j < nouts; j++)
       if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
         return tr_fail(err, TR_EUSAGE, "'%s' is given for two products", outs[i]);
+  /* a product written over a raster a later stage reads (the weights are
+   * read by every accumulation stage, the elevations by the network, the
+   * DEM by the directions) would feed that stage its own output */
+  const char *ins[] = {dem, o->dir_in, o->weights, o->filled_in, o->outlets};
+  static const char *const in_what[] = {"the DEM", "--dir-in", "--weights", "--filled-in", "--outlets"};
+  for (int i = 0; i < nouts; i++)
+    for (size_t j = 0; j < sizeof ins / sizeof ins[0]; j++)
+      if (tr_path_same_file(outs[i], ins[j]))
+        return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': it is %s ('%s')", outs[i], in_what[j], ins[j]);
   return TR_OK;
 }
 

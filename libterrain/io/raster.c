@@ -446,6 +446,13 @@ static void remove_ours(const char *tmp_path) {
 
 /* ------------------------------------------------------------- checks */
 
+int tr_path_same_file(const char *a, const char *b) {
+  if (!a || !b) return 0;
+  if (!strcmp(a, b)) return 1;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* The destination: not the input (by any path), nothing but a regular file
  * replaced, its folder there and writable. Writes the folder into dir. */
 static int check_destination(const char *path, const tr_input *in, char *dir, size_t dirsz, tr_error *err) {

@@ -103,6 +103,10 @@ char *tr_output_scratch_name(const char *path, const char *tag);
 /* Deletes the scratch raster at `path` (any driver; nothing when it does
  * not exist) and stops tracking the name. */
 void tr_output_scratch_remove(const char *path);
+
+/* Whether paths a and b name one file: the same string, or (both existing)
+ * the same device and inode. 0 when either is NULL. */
+int tr_path_same_file(const char *a, const char *b);
 /* Flushes, closes and renames into place. On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
 /* Closes and deletes the temporary raster; safe after a failed create. */

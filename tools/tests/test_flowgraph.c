@@ -298,6 +298,26 @@ static int test_bad_inputs(void) {
   ASSERT(refused(f, 2, "two products"));
   snprintf(f, sizeof f, "--dir-in '%s' --network '%s'", opath("maze.tif"), outdir);
   ASSERT(refused(f, 4, "directory"));
+  /* a product over a raster a stage reads, by another path: the weights
+   * (every accumulation stage reads them), the directions, the DEM; refused
+   * before any stage, the file untouched */
+  char cp[4096], wcopy[1024], wkeep[1024], wother[1024];
+  snprintf(wcopy, sizeof wcopy, "%s/w_in.tif", outdir);
+  snprintf(wkeep, sizeof wkeep, "%s/w_keep.tif", outdir);
+  snprintf(wother, sizeof wother, "%s/./w_in.tif", outdir);
+  snprintf(cp, sizeof cp, "cp '%s' '%s' && cp '%s' '%s'", opath("maze.tif"), wcopy, opath("maze.tif"), wkeep);
+  ASSERT_EQ_INT(rc_run(cp, NULL), 0);
+  snprintf(f, sizeof f, "--dir-in '%s' --weights '%s' --streams '%s' --acc '%s'", opath("maze.tif"), wcopy,
+           opath("y.tif"), wother);
+  ASSERT(refused(f, 4, "it is --weights"));
+  ASSERT(rc_same_file(wcopy, wkeep));
+  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --order '%s'", wcopy, opath("x.tif"), wother);
+  ASSERT(refused(f, 4, "it is --dir-in"));
+  snprintf(f, sizeof f, "'%s' --acc '%s'", wcopy, wother);
+  ASSERT(refused(f, 4, "it is the DEM"));
+  ASSERT(rc_same_file(wcopy, wkeep));
+  unlink(wcopy);
+  unlink(wkeep);
   snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --threshold -3", opath("maze.tif"), opath("x.tif"));
   ASSERT(refused(f, 2, "--threshold"));
   snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --ft dual", opath("maze.tif"), opath("x.tif"));
