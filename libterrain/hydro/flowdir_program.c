@@ -52,6 +52,7 @@
 #include "d8.h"
 #include "flowdir.h"
 #include "graph.h"
+#include "tile_ring.h"
 
 #define INF INT32_MAX
 /* the direction from neighbour k back to the cell */
@@ -227,27 +228,15 @@ static inline void nb_slots(const fd_state *s, int64_t r, int64_t c, int64_t me,
   if (c < s->w && is_flat(s, tidx(s, r, c + 1))) nb[1] = me + 1;
 }
 
-/* Halo ring position of padded cell (r, c) outside the tile. */
-static inline int64_t ring_at(const fd_state *s, int64_t r, int64_t c) {
-  if (r == 0) return c;
-  if (r == s->h + 1) return s->pw + c;
-  if (c == 0) return 2 * s->pw + (r - 1);
-  return 2 * s->pw + s->h + (r - 1);
-}
+/* Halo ring position of padded cell (r, c) outside the tile (tile_ring.h). */
+static inline int64_t ring_at(const fd_state *s, int64_t r, int64_t c) { return tr_d8_ring_index(s->h + 2, s->pw, r, c); }
 
-/* Tile perimeter cells in ring order: the top row, the bottom row, then the
- * first and the last column between them. */
-static inline int64_t per_size(const fd_state *s) {
-  return s->h == 1 ? s->w : s->w == 1 ? s->h : 2 * s->w + 2 * (s->h - 2);
-}
+/* Tile perimeter cells in ring order (tile_ring.h), and the ring index of
+ * tile cell (r, c) (1-based), or -1 for an inner cell. */
+static inline int64_t per_size(const fd_state *s) { return tr_d8_ring_size(s->h, s->w); }
 
-/* The ring index of tile cell (r, c), or -1 for an inner cell. */
 static inline int64_t per_at(const fd_state *s, int64_t r, int64_t c) {
-  if (r == 1) return c - 1;
-  if (r == s->h) return s->w + c - 1;
-  if (c == 1) return 2 * s->w + r - 2;
-  if (c == s->w) return 2 * s->w + s->h - 2 + r - 2;
-  return -1;
+  return tr_d8_ring_index(s->h, s->w, r - 1, c - 1);
 }
 
 /* A valid cell with eight valid neighbours none lower (padded index p). */
@@ -641,7 +630,7 @@ static int fd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   fd_ctx *x = user;
   fd_state *s = state;
   if (x->compact) return fd_inceval_compact(x, f, s, n, cells, values, rd);
-  const int64_t pw = s->pw, nper = (s->h > 1 && s->w > 1) ? 2 * (s->h + s->w) - 4 : s->h * s->w;
+  const int64_t pw = s->pw, nper = per_size(s);
   fd_value *old = malloc((size_t)nper * sizeof *old);
   if (!old) return -1;
   int64_t k = 0;
@@ -865,8 +854,9 @@ const tr_graph_program tr_program_flowdir = {"flowdir", GDT_Int16, sizeof(tr_flo
 
 /* state: the flat bitmap (state_bits) and, per unit of 2 x (rows + cols) + 4,
  * 8 bytes of halo ring, 8 of perimeter values and a byte of outer level
- * mask; a round's search: a distance per cell and 8 bytes per queued cell,
- * counted as 16; Assemble's whole state (5 bytes a flat cell) fits in that */
+ * mask. A round, per cell at most: IncEval a distance (4) and a queued seed
+ * and FIFO entry (8 each); Assemble the whole state (5: dl, dh, the level
+ * mask), both searches' seeds (8 each) and the FIFO (8): 29 */
 const tr_graph_program tr_program_flowdir_compact = {
     "flowdir_compact", GDT_Int16, sizeof(tr_flowdir_params), fd_init_compact, tr_graph_release_user, 0,
-    (int)sizeof(fd_value), 17, 16, "flowdir", NULL, NULL, 1};
+    (int)sizeof(fd_value), 17, 29, "flowdir", NULL, NULL, 1};

@@ -288,21 +288,20 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   }
   tr_order_params p;
   memset(&p, 0, sizeof p);
-  const int streams_st = st;
-  if (!st)
+  int cells_short = 0; /* the stream cells do not fit --mem */
+  if (!st) {
     st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? o->streams : tmp, (int)o->encoding, &p, err),
                        err);
+    cells_short = st == TR_ENOMEM;
+  }
   if (!reuse && tr_rank() == 0) tr_output_scratch_remove(tmp);
-  if (st == TR_ENOMEM && wide && !streams_st) {
+  if (cells_short) {
+    tr_order_cells_free(&p);
+    if (!wide) return run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, ws, err);
     char was[sizeof err->msg];
     snprintf(was, sizeof was, "%s", err->msg);
-    tr_order_cells_free(&p);
     return tr_fail(err, TR_ENOMEM, "%s (with these --weights the order's stream cells come from exact sums: raise --mem or "
                    "--threshold)", was);
-  }
-  if (st == TR_ENOMEM && !wide) {
-    tr_order_cells_free(&p);
-    return run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, ws, err);
   }
   if (!st) {
     const tr_graph_opts g0 = graph_of(o, 0);
