@@ -213,8 +213,7 @@ int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out, tr_
 /* Counts, and weights whose sums are exact in a double (exact_sums, which
  * flowgraph.c sets from the band's type or tr_up_weights_sums); no Strahler
  * order. */
-static int perim_applies(const void *params, const tr_run_opts *run) {
-  (void)run;
+static int perim_applies(const void *params) {
   const tr_up_params *u = params;
   return u->product != TR_UP_ORDER && (!u->weighted || u->exact_sums);
 }

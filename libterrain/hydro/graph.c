@@ -625,7 +625,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     const int64_t mem = tr_mem_limit(run->mem);
     if (prog->when_out_of_core && all_in_memory(prog, &job, cache_mb, writer, pinned) > mem) {
       const tr_graph_program *alt = tr_graph_program_find(prog->when_out_of_core);
-      if (alt && (!alt->applies || alt->applies(params, run))) {
+      if (alt && (!alt->applies || alt->applies(params))) {
         /* only when the twin's own working set fits (its rounds may hold more
          * than the program's: d8_up_perimeter's): otherwise the program
          * spills, or says what it needs */

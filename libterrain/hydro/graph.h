@@ -98,9 +98,8 @@ typedef struct tr_graph_program {
   const char *when_out_of_core;
   /* Whether this program computes what `params` ask (NULL: always): a
    * when_out_of_core twin is swapped in only when it does (d8_up_perimeter:
-   * not Strahler order, weights only when their sums are exact). `run` for
-   * a stop asked meanwhile (a check may read an input: it then says no). */
-  int (*applies)(const void *params, const tr_run_opts *run);
+   * not Strahler order, weights only when their sums are exact). */
+  int (*applies)(const void *params);
   /* With perimeter_state: bits per cell of the padded window kept besides
    * the perimeter's bytes (flowdir_compact's bitmaps); 0: none. */
   int state_bits;

@@ -36,15 +36,21 @@
  * count (3), queue slot (8), and the list's growth slack. */
 #define ORDER_CELL_BYTES 40
 
-static int64_t find(const int64_t *cells, int64_t n, int64_t cell) {
-  int64_t lo = 0, hi = n - 1;
-  while (lo <= hi) {
+/* The first index of sorted cells[0..n) not below `cell` (n when none). */
+static int64_t lower_bound(const int64_t *cells, int64_t n, int64_t cell) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (cells[mid] == cell) return mid;
     if (cells[mid] < cell) lo = mid + 1;
-    else hi = mid - 1;
+    else hi = mid;
   }
-  return -1;
+  return lo;
+}
+
+/* The index of `cell` in sorted cells[0..n), or -1. */
+static int64_t find(const int64_t *cells, int64_t n, int64_t cell) {
+  const int64_t i = lower_bound(cells, n, cell);
+  return i < n && cells[i] == cell ? i : -1;
 }
 
 /* Appends (cell, dir), growing both arrays. */
@@ -205,12 +211,7 @@ static int order_assemble(void *user, const tr_aap_frag *f, void *state) {
   for (int64_t r = 0; !rc && r < g.h; r++) {
     /* the row's stream cells, in order along it */
     const int64_t row0 = tr_d8_cell(&g, cols, (r + 1) * g.pw + 1);
-    int64_t lo = 0, hi = x->prm.n;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (x->prm.cells[mid] < row0) lo = mid + 1;
-      else hi = mid;
-    }
+    int64_t lo = lower_bound(x->prm.cells, x->prm.n, row0);
     for (int64_t c = 0; c < g.w; c++) {
       const int64_t i = (r + 1) * g.pw + c + 1, cell = row0 + c;
       while (lo < x->prm.n && x->prm.cells[lo] < cell) lo++;

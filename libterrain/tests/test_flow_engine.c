@@ -475,19 +475,19 @@ static int test_schedules_layouts_threads(void) {
           ASSERT(same(out, exp, what));
           /* the perimeter program (counts: accumulation and streams) */
           if (prod == TR_UP_ORDER) continue;
-          ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u, NULL));
+          ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
           ASSERT_EQ_INT(
               run_prog("d8_up_perimeter", &u, p, NULL, &L, &scheds[s], 1 + (run + 1) % 4, 0, out, msg, sizeof msg), 0);
           ASSERT(same(out, exp, "d8_up_perimeter"));
         }
         tr_up_params u = up_params(TR_UP_ACC, run & 2, 1, thr);
-        ASSERT(!tr_graph_program_find("d8_up_perimeter")->applies(&u, NULL));
+        ASSERT(!tr_graph_program_find("d8_up_perimeter")->applies(&u));
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, wt, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         expected(TR_UP_ACC, run & 2, p, wt, thr, exp);
         ASSERT(same(out, exp, "weighted"));
         /* whole-number weights: the perimeter program too, the same bits */
         u.exact_sums = 1;
-        ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u, NULL));
+        ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
         expected(TR_UP_ACC, run & 2, p, ww, thr, exp);
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, ww, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         ASSERT(same(out, exp, "whole weights"));
@@ -787,11 +787,11 @@ static int test_exact_weights(void) {
   remove(path);
   const tr_graph_program *perim = tr_graph_program_find("d8_up_perimeter");
   tr_up_params u = up_params(TR_UP_ACC, 0, 1, 100);
-  ASSERT(!perim->applies(&u, NULL)); /* weights not known to sum exactly */
+  ASSERT(!perim->applies(&u)); /* weights not known to sum exactly */
   u.exact_sums = 1;
-  ASSERT(perim->applies(&u, NULL));
+  ASSERT(perim->applies(&u));
   u.product = TR_UP_ORDER; /* never Strahler order */
-  ASSERT(!perim->applies(&u, NULL));
+  ASSERT(!perim->applies(&u));
   return 0;
 }
 
