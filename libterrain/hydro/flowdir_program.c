@@ -30,8 +30,10 @@
  * when flowdir's state does not fit --mem) is the same program keeping, between
  * rounds, only the flat bitmap (1 bit per cell) and, per perimeter cell, its
  * dl and dh, its level neighbours outside the tile and the halo ring as
- * received (17 bytes per unit of the perimeter): on the 8000 x 8000 benchmark
- * DEM, 16.7 MB instead of 155. PEval is flowdir's, then drops the rest.
+ * received (17 bytes per unit of the perimeter): 253 MiB for the 32000 x
+ * 32000 DEM of scripts/bench/outofcore (RESULTS.md), where flowdir's state
+ * was estimated at 4921 MiB (the pass recorded at b93a4f2). PEval is
+ * flowdir's, then drops the rest.
  * IncEval: whatever enters a tile enters at its perimeter, so a halo value
  * that fell seeds the perimeter cells level with it where it beats their
  * kept value, and one search from those seeds alone, over the flat bitmap,
