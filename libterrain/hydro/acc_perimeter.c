@@ -29,7 +29,7 @@
  * perimeter cell's external inflows added: the final value of every cell.
  *
  * Only exact sums: counts (accumulation in cells or area, stream cells; TauDEM's
- * edge check) and weights whose every sum a double holds exactly (exact_sums: an
+ * edge check) and weights whose every sum a double holds exactly (sums TR_SUMS_DOUBLE: an
  * integer band of up to 16 bits, or any band whose values, read by
  * tr_up_weights_sums, are multiples of one power of two on a bounded total).
  * Adding them in another order than "d8_up"'s then gives the same bits, and the
@@ -210,21 +210,35 @@ int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out, tr_
   return k <= 52 && ldexp(sum, k) < 0x1p51 ? TR_SUMS_DOUBLE : TR_SUMS_WIDE;
 }
 
-/* Counts, and weights whose sums are exact in a double (exact_sums, which
+/* Counts, and weights whose sums are exact in a double (sums, which
  * flowgraph.c sets from the band's type or tr_up_weights_sums); no Strahler
  * order. */
 static int perim_applies(const void *params) {
   const tr_up_params *u = params;
-  return u->product != TR_UP_ORDER && (!u->weighted || u->exact_sums);
+  return u->product != TR_UP_ORDER && (!u->weighted || u->sums == TR_SUMS_DOUBLE);
 }
 
-const tr_graph_program tr_program_d8_up_perimeter = {
-    "d8_up_perimeter",      GDT_Float64,    sizeof(tr_up_params), perim_init_d, tr_graph_release_user, 0,
-    (int)sizeof(tr_up_msg), D8_PERIM_STATE, D8_PERIM_ROUND,       "d8_up",      NULL,          perim_applies, 0};
+const tr_graph_body tr_body_d8_up_perimeter = {
+    .name = "d8_up_perimeter",
+    .role = TR_BODY_TWIN,
+    .init = perim_init_d,
+    .release = tr_graph_release_user,
+    .state = TR_STATE_PERIMETER(D8_PERIM_STATE, 0, D8_PERIM_ROUND),
+    .msg_bytes = sizeof(tr_up_msg),
+    .applies = perim_applies};
 
-/* Not swapped in by the runner: flowgraph.c names it for weights of
- * TR_SUMS_WIDE, whatever --mem (no Strahler order: that comes from its
- * streams, order_cells.c) */
-const tr_graph_program tr_program_d8_up_wide = {
-    "d8_up_wide",      GDT_Float64,    sizeof(tr_up_params), perim_init_w, tr_graph_release_user, 0,
-    (int)sizeof(wide_msg), D8_WIDE_STATE, D8_WIDE_ROUND,     "d8_up",      NULL,          NULL, 0};
+int tr_up_wide(const tr_up_params *u) {
+  return u->weighted && u->sums == TR_SUMS_WIDE && u->product != TR_UP_ORDER;
+}
+
+static int wide_applies(const void *params) { return tr_up_wide(params); }
+
+/* A main body: weights of TR_SUMS_WIDE take it whatever --mem (no Strahler
+ * order: that comes from its streams, order_cells.c); it spills when its
+ * perimeters do not fit. */
+const tr_graph_body tr_body_d8_up_wide = {.name = "d8_up_wide",
+                                          .init = perim_init_w,
+                                          .release = tr_graph_release_user,
+                                          .state = TR_STATE_PERIMETER(D8_WIDE_STATE, 0, D8_WIDE_ROUND),
+                                          .msg_bytes = sizeof(wide_msg),
+                                          .applies = wide_applies};

@@ -439,7 +439,24 @@ static int up_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
+/* Every product but sums of weights that a double would round (d8_up_wide's). */
+static int up_applies(const void *params) { return !tr_up_wide(params); }
+
 /* state, at most: 11 bytes a cell (direction, double, contamination and order
  * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
-const tr_graph_program tr_program_d8_up = {"d8_up", GDT_Float64, sizeof(tr_up_params), up_init, tr_graph_release_user, 11,
-                                            (int)sizeof(tr_up_msg), 0, 0, NULL, "d8_up_perimeter", NULL, 0};
+static const tr_graph_body body_up = {.name = "d8_up",
+                                      .init = up_init,
+                                      .release = tr_graph_release_user,
+                                      .state = TR_STATE_PER_CELL(11),
+                                      .msg_bytes = sizeof(tr_up_msg),
+                                      .applies = up_applies};
+
+/* Weights whose sums a double rounds take d8_up_wide whatever --mem (exact
+ * 128-bit sums, so the bytes never depend on --mem); out of core, counts and
+ * weights exact in a double take d8_up_perimeter (acc_perimeter.c). */
+const tr_graph_program tr_program_d8_up = {
+    .name = "d8_up",
+    .cell_type = GDT_Float64,
+    .params_size = sizeof(tr_up_params),
+    .bodies = {&body_up, &tr_body_d8_up_wide, &tr_body_d8_up_perimeter},
+};

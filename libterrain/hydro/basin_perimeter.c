@@ -307,6 +307,10 @@ static int bp_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-const tr_graph_program tr_program_d8_basins_perimeter = {
-    "d8_basins_perimeter", GDT_Float64,          sizeof(tr_basin_params), bp_init,     tr_graph_release_user, 0,
-    (int)sizeof(int32_t),  D8_BASIN_PERIM_STATE, D8_BASIN_PERIM_ROUND,    "d8_basins", NULL,       NULL, 0};
+const tr_graph_body tr_body_d8_basins_perimeter = {
+    .name = "d8_basins_perimeter",
+    .role = TR_BODY_TWIN,
+    .init = bp_init,
+    .release = tr_graph_release_user,
+    .state = TR_STATE_PERIMETER(D8_BASIN_PERIM_STATE, 0, D8_BASIN_PERIM_ROUND),
+    .msg_bytes = sizeof(int32_t)};

@@ -194,6 +194,16 @@ static int basin_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   return 0;
 }
 
-const tr_graph_program tr_program_d8_basins = {"d8_basins", GDT_Float64, sizeof(tr_basin_params), basin_init,
-                                               tr_graph_release_user, 9 /* a direction byte and a label */,
-                                               (int)sizeof(int32_t), 0, 0, NULL, "d8_basins_perimeter", NULL, 0};
+static const tr_graph_body body_basins = {.name = "d8_basins",
+                                          .init = basin_init,
+                                          .release = tr_graph_release_user,
+                                          .state = TR_STATE_PER_CELL(9), /* a direction byte and a label */
+                                          .msg_bytes = sizeof(int32_t)};
+
+/* out of core: the twin keeping each tile's perimeter (basin_perimeter.c) */
+const tr_graph_program tr_program_d8_basins = {
+    .name = "d8_basins",
+    .cell_type = GDT_Float64,
+    .params_size = sizeof(tr_basin_params),
+    .bodies = {&body_basins, &tr_body_d8_basins_perimeter},
+};

@@ -7,9 +7,9 @@
  * block cache is capped at 16 MB for graph runs (shared among the ranks under
  * mpirun, at least 4 MB each), and each running round holds
  * its flood queues: about 1.0x the input as Float32 plus 32 MB. When that
- * does not fit --mem, flat fill runs fill_perimeter instead (the runner
- * swaps it in: the "fill" row's when_out_of_core), which keeps a summary
- * of each tile's perimeter and reads each tile twice.
+ * does not fit --mem, flat fill runs fill_perimeter instead (the planner
+ * takes the "fill" program's twin body), which keeps a summary of each
+ * tile's perimeter and reads each tile twice.
  */
 #include <float.h>
 #include <math.h>
@@ -70,7 +70,6 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
     return tr_fail(err, TR_EUSAGE, "--epsilon needs a floating-point output type (-ot Float32 or Float64)");
   if (opts->epsilon_step < 0 || isnan(opts->epsilon_step))
     return tr_fail(err, TR_EUSAGE, "--epsilon-step must be 0 (one ulp) or positive");
-  /* "fill", which the runner swaps for fill_perimeter when W does not fit --mem */
-  return tr_run_graph(&opts->run, &opts->graph, tr_fill_program(TR_FILL_METHOD_AUTO, opts->epsilon), fill_prepare,
-                      opts, src, dst, err);
+  /* the planner takes fill_perimeter when W does not fit --mem (flat fill) */
+  return tr_run_graph(&opts->run, &opts->graph, "fill", fill_prepare, opts, src, dst, err);
 }

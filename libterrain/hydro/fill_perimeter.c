@@ -595,6 +595,13 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   return 0;
 }
 
-const tr_graph_program tr_program_fill_perimeter = {
-    "fill_perimeter",   GDT_Float32,      sizeof(tr_fill_params), perim_init, perim_release, 0,
-    (int)sizeof(float), FILL_PERIM_STATE, FILL_PERIM_ROUND,       "fill",     NULL, NULL, 0};
+static int perim_applies(const void *params) { return !((const tr_fill_params *)params)->epsilon; }
+
+/* fill's twin (fill_program.c): flat fill only */
+const tr_graph_body tr_body_fill_perimeter = {.name = "fill_perimeter",
+                                              .role = TR_BODY_TWIN,
+                                              .init = perim_init,
+                                              .release = perim_release,
+                                              .state = TR_STATE_PERIMETER(FILL_PERIM_STATE, 0, FILL_PERIM_ROUND),
+                                              .msg_bytes = sizeof(float),
+                                              .applies = perim_applies};

@@ -221,13 +221,29 @@ static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-/* Flat fill: out of core, fill_perimeter instead (its state is the tiles'
- * perimeters, and it reads each tile twice whatever the rounds). */
-const tr_graph_program tr_program_fill = {"fill",        GDT_Float32,          sizeof(tr_fill_params),
-                                           fill_init,     fill_release,         sizeof(float),
-                                           sizeof(float), 0,                    0,
-                                           NULL,          "fill_perimeter",     NULL, 0};
-/* --epsilon: the same program, which spills out of core (up() adds along a
+static int flat_fill(const void *params) { return !((const tr_fill_params *)params)->epsilon; }
+static int eps_fill(const void *params) { return ((const tr_fill_params *)params)->epsilon; }
+
+/* Flat fill: W per cell. Out of core, fill_perimeter instead (its state is
+ * the tiles' perimeters, and it reads each tile twice whatever the rounds). */
+const tr_graph_body tr_body_fill = {.name = "fill",
+                                    .init = fill_init,
+                                    .release = fill_release,
+                                    .state = TR_STATE_PER_CELL(sizeof(float)),
+                                    .msg_bytes = sizeof(float),
+                                    .applies = flat_fill};
+/* --epsilon: the same body, which spills out of core (up() adds along a
  * path, which fill_perimeter's graph of labels cannot carry). */
-const tr_graph_program tr_program_fill_eps = {"fill_eps",    GDT_Float32, sizeof(tr_fill_params), fill_init, fill_release,
-                                               sizeof(float), sizeof(float), 0, 0, "fill", NULL, NULL, 0};
+const tr_graph_body tr_body_fill_eps = {.name = "fill_eps",
+                                        .init = fill_init,
+                                        .release = fill_release,
+                                        .state = TR_STATE_PER_CELL(sizeof(float)),
+                                        .msg_bytes = sizeof(float),
+                                        .applies = eps_fill};
+
+const tr_graph_program tr_program_fill = {
+    .name = "fill",
+    .cell_type = GDT_Float32,
+    .params_size = sizeof(tr_fill_params),
+    .bodies = {&tr_body_fill, &tr_body_fill_eps, &tr_body_fill_perimeter},
+};

@@ -2,22 +2,24 @@
  * flow.h - the programs computed from a D8 direction raster, and what
  * `terrafort flowgraph` assembles from them (internal to libterrain).
  *
- * Graph programs (rows of the program table) and one sequential step:
- *   "d8_up"      the upstream dataflow (acc_program.c): a cell's value is
- *                final once every cell draining into it is final. It gives
- *                accumulation (cells, area, weights; TauDEM's edge check),
- *                stream cells (accumulation >= threshold) and Strahler order
- *                on them; a run writes the one product params.product asks.
- *   "d8_up_perimeter" the same counts (and whole-number weights; not other
- *                weights, not order) keeping only
- *                each tile's perimeter between rounds (acc_perimeter.c):
- *                what the runner runs when "d8_up"'s state does not fit.
- *   "d8_basins_perimeter" the same labels, keeping each tile's perimeter
- *                (basin_perimeter.c), when "d8_basins"'s state does not fit.
+ * Graph programs (rows of the program table, each with its bodies) and one
+ * sequential step:
+ *   "d8_up"      the upstream dataflow: a cell's value is final once every
+ *                cell draining into it is final. It gives accumulation
+ *                (cells, area, weights; TauDEM's edge check), stream cells
+ *                (accumulation >= threshold) and Strahler order on them; a
+ *                run writes the one product params.product asks. Bodies:
+ *                "d8_up" (acc_program.c, per cell); "d8_up_wide"
+ *                (acc_perimeter.c: weights whose sums a double would round,
+ *                summed exactly in 128 bits, whatever --mem); its twin
+ *                "d8_up_perimeter" (acc_perimeter.c: counts and weights exact
+ *                in a double, not order, keeping each tile's perimeter).
  *   "d8_basins"  the downstream labelling (basin_program.c): a cell takes
  *                the label of the cell it drains into; seeds (stream cells
  *                with their link number) are known from the start, a known
- *                label never changes.
+ *                label never changes. Its twin "d8_basins_perimeter"
+ *                (basin_perimeter.c) keeps each tile's perimeter.
+ *   "d8_order_cells" Strahler order from the stream cells (order_cells.c).
  *   the network  (network.c): the stream links assembled on every rank from
  *                the stream cells (a small set) and written through OGR on
  *                rank 0; it gives basins their seeds.
@@ -40,14 +42,18 @@ typedef enum { TR_UP_ACC = 0, TR_UP_STREAMS = 1, TR_UP_ORDER = 2 } tr_up_product
 #define TR_BYTE_NODATA 255.0
 #define TR_LABEL_NODATA (-2147483647.0)
 
+/* What the sums of a weight raster need (tr_up_weights_sums). */
+enum { TR_SUMS_ROUND = 0, TR_SUMS_DOUBLE = 1, TR_SUMS_WIDE = 2 };
+
 typedef struct {
   int32_t product;      /* tr_up_product */
   int32_t encoding;     /* dir_decode.h */
   int32_t edge_check;   /* TR_UP_ACC: TauDEM's contamination rule */
   int32_t weighted;     /* input 1 holds weights (NoData weighs 0) */
-  int32_t exact_sums;   /* weighted: every sum of the weights is exact in a double,
-                          * in any order (flowgraph.c: the band's type, or
-                          * tr_up_weights_sums); d8_up_perimeter then takes them */
+  int32_t sums;         /* weighted: what their sums need, TR_SUMS_* (flowgraph.c:
+                          * the band's type, or tr_up_weights_sums): exact in a
+                          * double (d8_up_perimeter takes them too), exact in 128
+                          * bits (d8_up_wide, the planner's choice), or rounded */
   int32_t weights_k;    /* d8_up_wide: the weights are whole numbers of 2^-k units */
   const char *weights;  /* weighted: the weight raster's name */
   double unit;          /* each cell counts weight x unit (1, or the cell area) */
@@ -56,8 +62,6 @@ typedef struct {
   int32_t word_max;     /* 0; tests: a smaller largest count a cell's word holds (acc_program.c) */
 } tr_up_params;
 
-/* What the sums of a weight raster need (tr_up_weights_sums). */
-enum { TR_SUMS_ROUND = 0, TR_SUMS_DOUBLE = 1, TR_SUMS_WIDE = 2 };
 
 /* Reads the weight raster `path` once: TR_SUMS_DOUBLE when every weight is a
  * multiple of 2^-k and their magnitudes sum below 2^(51-k) (every sum exact
@@ -66,6 +70,12 @@ enum { TR_SUMS_ROUND = 0, TR_SUMS_DOUBLE = 1, TR_SUMS_WIDE = 2 };
  * that k. A tr_status (< 0) with its line in err when the raster cannot be
  * read or a stop was asked through run. */
 int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k, tr_error *err);
+
+/* Whether params ask for sums that only d8_up_wide gives exactly. */
+int tr_up_wide(const tr_up_params *u);
+
+/* The bodies of "d8_up" and "d8_basins" defined beside the per-cell ones. */
+extern const tr_graph_body tr_body_d8_up_wide, tr_body_d8_up_perimeter, tr_body_d8_basins_perimeter;
 
 /* The message of "d8_up" and "d8_up_perimeter" (the same, so ranks that
  * chose differently still agree): a perimeter cell's final value (a count or

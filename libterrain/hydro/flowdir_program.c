@@ -851,14 +851,27 @@ static int fd_init_compact(tr_aap_program *p, tr_graph_env *env, const void *par
 }
 
 /* state: at most 5 bytes a cell, when every cell is flat */
-const tr_graph_program tr_program_flowdir = {"flowdir", GDT_Int16, sizeof(tr_flowdir_params), fd_init, tr_graph_release_user, 5,
-                                              (int)sizeof(fd_value), 0, 0, NULL, "flowdir_compact", NULL, 0};
+static const tr_graph_body body_flowdir = {.name = "flowdir",
+                                           .init = fd_init,
+                                           .release = tr_graph_release_user,
+                                           .state = TR_STATE_PER_CELL(5),
+                                           .msg_bytes = sizeof(fd_value)};
 
 /* state: the flat bitmap (state_bits) and, per unit of 2 x (rows + cols) + 4,
  * 8 bytes of halo ring, 8 of perimeter values and a byte of outer level
  * mask. A round, per cell at most: IncEval a distance (4) and a queued seed
  * and FIFO entry (8 each); Assemble the whole state (5: dl, dh, the level
  * mask), both searches' seeds (8 each) and the FIFO (8): 29 */
-const tr_graph_program tr_program_flowdir_compact = {
-    "flowdir_compact", GDT_Int16, sizeof(tr_flowdir_params), fd_init_compact, tr_graph_release_user, 0,
-    (int)sizeof(fd_value), 17, 29, "flowdir", NULL, NULL, 1};
+static const tr_graph_body body_flowdir_compact = {.name = "flowdir_compact",
+                                                   .role = TR_BODY_TWIN,
+                                                   .init = fd_init_compact,
+                                                   .release = tr_graph_release_user,
+                                                   .state = TR_STATE_PERIMETER(17, 1, 29),
+                                                   .msg_bytes = sizeof(fd_value)};
+
+const tr_graph_program tr_program_flowdir = {
+    .name = "flowdir",
+    .cell_type = GDT_Int16,
+    .params_size = sizeof(tr_flowdir_params),
+    .bodies = {&body_flowdir, &body_flowdir_compact},
+};

@@ -85,7 +85,7 @@ static int up_prepare(const tr_input *in, const void *opts, void *params, tr_pro
   p->edge_check = j->edge_check;
   p->weighted = j->o->weights != NULL;
   p->weights = j->o->weights;
-  p->exact_sums = p->weighted && j->ws->sums == TR_SUMS_DOUBLE;
+  p->sums = p->weighted ? j->ws->sums : TR_SUMS_ROUND;
   p->weights_k = j->ws->k;
   p->unit = j->o->units == TR_ACC_AREA ? cell_area(in) : 1.0;
   p->threshold = j->o->threshold;
@@ -117,10 +117,10 @@ static int run_up(const tr_flowgraph_opts *o, const tr_run_opts *run, const char
   up_job j = {o, product, edge_check, dir, ws};
   const char *srcs[2] = {dir, o->weights};
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
-  const char *prog = o->weights && ws->sums == TR_SUMS_WIDE && product != TR_UP_ORDER ? "d8_up_wide" : "d8_up";
-  /* agreed: a run's outcome is otherwise the writer's alone, and the next
+  /* the planner takes d8_up_wide for weights whose sums a double rounds;
+   * agreed: a run's outcome is otherwise the writer's alone, and the next
    * stage must not start on some ranks only */
-  return tr_dist_agree(run, tr_run_graph_inputs(run, &g, prog, up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err),
+  return tr_dist_agree(run, tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err),
                        err);
 }
 
@@ -270,7 +270,11 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   int fits = 1, st = TR_OK;
   const int wide = o->weights && ws->sums == TR_SUMS_WIDE;
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
-  if (!wide) st = tr_graph_fits(&o->run, &g, "d8_up", dir, GDT_Byte, &fits, err);
+  if (!wide) {
+    /* the order's params as the planner reads them (up_prepare's) */
+    tr_up_params u = {.product = TR_UP_ORDER, .weighted = o->weights != NULL, .sums = ws->sums};
+    st = tr_graph_fits(&o->run, &g, "d8_up", &u, dir, GDT_Byte, &fits, err);
+  }
   if (st || (fits && !wide)) return st ? st : run_up(o, &o->run, dir, TR_UP_ORDER, 0, o->order, ws, err);
   /* the user's --streams (made just before) holds the same cells when
    * written as a plain GeoTIFF (no lossy format or creation option can

@@ -252,6 +252,15 @@ static int order_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
 
 /* state: nothing per cell (1 byte per perimeter cell keeps the runner's plan
  * honest); a round (Assemble) holds a direction byte and a double per cell */
+static const tr_graph_body body_order_cells = {.name = "d8_order_cells",
+                                               .init = order_init,
+                                               .release = tr_graph_release_user,
+                                               .state = TR_STATE_PERIMETER(1, 0, 9),
+                                               .msg_bytes = sizeof(int32_t)};
+
 const tr_graph_program tr_program_d8_order_cells = {
-    "d8_order_cells", GDT_Float64, sizeof(tr_order_params), order_init, tr_graph_release_user, 0, (int)sizeof(int32_t),
-    1, 9, NULL, NULL, NULL, 0};
+    .name = "d8_order_cells",
+    .cell_type = GDT_Float64,
+    .params_size = sizeof(tr_order_params),
+    .bodies = {&body_order_cells},
+};

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fill.h"
+#include "fill_io.h"
 #include "test_fill_ref.h"
 #include "tr_test.h"
 
@@ -55,14 +55,14 @@ static const sched_case scheds[] = {
 #define NSCHED ((int)(sizeof scheds / sizeof scheds[0]))
 
 static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int threads,
-                    int epsilon, float *w, tr_fill_backend be, const tr_aap_sim_opts *so,
+                    int epsilon, float *w, tr_graph_backend be, const tr_aap_sim_opts *so,
                     double delay_max) {
   static float z[R * C];
   int has_nd;
   float nd;
   make_dem(dem, z, R, C, &has_nd, &nd);
-  tr_fill_opts o;
-  tr_fill_opts_default(&o);
+  fill_opts o;
+  fill_opts_default(&o);
   o.rows = R;
   o.cols = C;
   o.layout = L;
@@ -86,7 +86,7 @@ static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int t
   const int spill = nrun % 2;
   const int perim = !epsilon && (nrun / 2) % 2;
   nrun++;
-  o.method = perim ? TR_FILL_METHOD_PERIMETER : TR_FILL_METHOD_WINDOW;
+  o.method = perim ? FILL_PERIMETER : FILL_WINDOW;
   tr_state_store_stats ss = {0};
   if (spill) {
     o.state_budget = perim ? 256 : 8192;
@@ -95,7 +95,7 @@ static int run_fill(int dem, const tr_aap_layout *L, const sched_case *sc, int t
   }
   char err[256] = "";
   for (int64_t i = 0; i < R * C; i++) w[i] = -12345.0f;
-  int rc = tr_fill_array(&o, z, w, NULL, err, sizeof err);
+  int rc = fill_array(&o, z, w, NULL, err, sizeof err);
   if (rc) fprintf(stderr, "fill failed: %d %s\n", rc, err);
   if (!rc && spill && L->nfrags > 2 && (ss.spills == 0 || ss.restores == 0)) {
     fprintf(stderr, "fill (%s) with a state budget of %lld bytes over %lld fragments spilled %lld and restored %lld\n",
@@ -142,7 +142,7 @@ static int test_one_fragment_equals_reference(void) {
   ASSERT_EQ_INT(make_layout(LAY_ONE, &L), 0);
   for (int d = 0; d < NDEM; d++) {
     reference(d, 0, ref);
-    ASSERT_EQ_INT(run_fill(d, &L, &scheds[0], 1, 0, w, TR_FILL_THREADS, NULL, 0), 0);
+    ASSERT_EQ_INT(run_fill(d, &L, &scheds[0], 1, 0, w, TR_GRAPH_THREADS, NULL, 0), 0);
     ASSERT(same(ref, w, R * C, dem_name[d]));
   }
   tr_aap_layout_free(&L);
@@ -157,7 +157,7 @@ static int test_no_depressions_keeps_z(void) {
   make_dem(DEM_NODEP, z, R, C, &hn, &nd);
   tr_aap_layout L;
   ASSERT_EQ_INT(make_layout(LAY_SMALL, &L), 0);
-  ASSERT_EQ_INT(run_fill(DEM_NODEP, &L, &scheds[0], 2, 0, w, TR_FILL_THREADS, NULL, 0), 0);
+  ASSERT_EQ_INT(run_fill(DEM_NODEP, &L, &scheds[0], 2, 0, w, TR_GRAPH_THREADS, NULL, 0), 0);
   ASSERT(same(z, w, R * C, "W == Z"));
   tr_aap_layout_free(&L);
   return 0;
@@ -176,7 +176,7 @@ static int test_schedules_layouts_threads(void) {
       for (int s = 0; s < NSCHED; s++) {
         int threads = 1 + (d + l + s) % 4;
         snprintf(what, sizeof what, "%s/%s/%s/t%d", dem_name[d], lay_name[l], scheds[s].name, threads);
-        ASSERT_EQ_INT(run_fill(d, &L, &scheds[s], threads, 0, w, TR_FILL_THREADS, NULL, 0), 0);
+        ASSERT_EQ_INT(run_fill(d, &L, &scheds[s], threads, 0, w, TR_GRAPH_THREADS, NULL, 0), 0);
         if (!same(ref, w, R * C, what)) return 1;
         runs++;
       }
@@ -195,7 +195,7 @@ static int test_thread_counts(void) {
   reference(DEM_SPIRAL, 0, ref);
   for (int t = 1; t <= 4; t++)
     for (int s = 0; s < NSCHED; s++) {
-      ASSERT_EQ_INT(run_fill(DEM_SPIRAL, &L, &scheds[s], t, 0, w, TR_FILL_THREADS, NULL, 0), 0);
+      ASSERT_EQ_INT(run_fill(DEM_SPIRAL, &L, &scheds[s], t, 0, w, TR_GRAPH_THREADS, NULL, 0), 0);
       ASSERT(same(ref, w, R * C, "threads"));
     }
   tr_aap_layout_free(&L);
@@ -213,7 +213,7 @@ static int test_threads_random_delays(void) {
     for (uint64_t seed = 1; seed <= 12; seed++) {
       sched_case sc = scheds[seed % NSCHED];
       sc.seed = seed;
-      ASSERT_EQ_INT(run_fill(dems[k], &L, &sc, 1 + (int)(seed % 4), 0, w, TR_FILL_THREADS, NULL, 0.002), 0);
+      ASSERT_EQ_INT(run_fill(dems[k], &L, &sc, 1 + (int)(seed % 4), 0, w, TR_GRAPH_THREADS, NULL, 0.002), 0);
       ASSERT(same(ref, w, R * C, "threads+delays"));
     }
   }
@@ -241,7 +241,7 @@ static int test_sim_random_latency(void) {
         so.time_per_work = 0.001;
         so.latency = 5;
         so.latency_jitter = 40;
-        ASSERT_EQ_INT(run_fill(dems[k], &L, &sc, 1, 0, w, TR_FILL_SIM, &so, 0), 0);
+        ASSERT_EQ_INT(run_fill(dems[k], &L, &sc, 1, 0, w, TR_GRAPH_SIM, &so, 0), 0);
         ASSERT(same(ref, w, R * C, "sim+latency"));
       }
     }
@@ -264,7 +264,7 @@ static int test_epsilon_variant(void) {
     for (int l = 0; l < NLAY; l++) {
       tr_aap_layout L;
       ASSERT_EQ_INT(make_layout(l, &L), 0);
-      ASSERT_EQ_INT(run_fill(d, &L, &scheds[l % NSCHED], 1 + l % 3, 1, w, TR_FILL_THREADS, NULL, 0), 0);
+      ASSERT_EQ_INT(run_fill(d, &L, &scheds[l % NSCHED], 1 + l % 3, 1, w, TR_GRAPH_THREADS, NULL, 0), 0);
       ASSERT(same(ref, w, R * C, "epsilon"));
       tr_aap_layout_free(&L);
     }
@@ -306,11 +306,11 @@ static int test_epsilon_given_increment(void) {
   ref_fill(z, R, C, hn, nd, 1, 0.01f, w1);
   tr_aap_layout L;
   ASSERT_EQ_INT(make_layout(LAY_SEVEN, &L), 0);
-  tr_fill_opts o;
-  tr_fill_opts_default(&o);
+  fill_opts o;
+  fill_opts_default(&o);
   o.rows = R; o.cols = C; o.layout = &L; o.epsilon = 1; o.eps = 0.01f; o.aap.threads = 3;
   char err[128];
-  ASSERT_EQ_INT(tr_fill_array(&o, z, w2, NULL, err, sizeof err), 0);
+  ASSERT_EQ_INT(fill_array(&o, z, w2, NULL, err, sizeof err), 0);
   ASSERT(same(w1, w2, R * C, "eps 0.01"));
   /* inside the flat basin at 2 (ringed by 8) the values now differ */
   ASSERT(w2[15 * C + 10] != w2[15 * C + 11] || w2[15 * C + 10] != w2[16 * C + 10]);
@@ -338,22 +338,22 @@ static int test_signed_zero_ties(void) {
   double slow_south[3] = {1, 1, 5}, slow_north[3] = {5, 1, 1};
   const double *rts[2] = {slow_south, slow_north};
   for (int k = 0; k < 3; k++) {
-    tr_fill_opts o;
-    tr_fill_opts_default(&o);
+    fill_opts o;
+    fill_opts_default(&o);
     o.rows = 3;
     o.cols = 3;
     tr_aap_sim_opts so = {0};
     if (k < 2) {
       o.layout = &L;
       o.aap.schedule = TR_AAP_SCHED_AP;
-      o.backend = TR_FILL_SIM;
+      o.backend = TR_GRAPH_SIM;
       so.workers = 3;
       so.round_time = rts[k];
       so.latency = 0.5;
       o.sim = &so;
     }
     char err[128] = "";
-    ASSERT_EQ_INT(tr_fill_array(&o, z, w[k], NULL, err, sizeof err), 0);
+    ASSERT_EQ_INT(fill_array(&o, z, w[k], NULL, err, sizeof err), 0);
     ASSERT_NEAR(w[k][4], 0, 0);
   }
   ASSERT(memcmp(w[0], w[1], sizeof w[0]) == 0);
@@ -404,8 +404,8 @@ static int test_perimeter_reads_each_tile_twice(void) {
   for (int m = 0; m < 4; m++) {
     const int perim = m < 2;
     count_io io = {z, w, tile, {0}};
-    tr_fill_opts o;
-    tr_fill_opts_default(&o);
+    fill_opts o;
+    fill_opts_default(&o);
     o.rows = R;
     o.cols = C;
     o.tile_rows = o.tile_cols = tile;
@@ -413,18 +413,18 @@ static int test_perimeter_reads_each_tile_twice(void) {
     o.has_nodata = hn;
     o.nodata = nd;
     o.z_cache_bytes = 0;
-    o.method = perim ? TR_FILL_METHOD_PERIMETER : TR_FILL_METHOD_WINDOW;
+    o.method = perim ? FILL_PERIMETER : FILL_WINDOW;
     tr_state_store_stats ss = {0};
     if (m % 2) {
       o.state_budget = 256;
       o.spill_dir = ".";
       o.spill_stats = &ss;
     }
-    tr_fill_io fio = {count_load, count_write, &io};
+
     tr_aap_stats st;
     char err[128] = "";
     for (int64_t i = 0; i < R * C; i++) w[i] = -1;
-    ASSERT_EQ_INT(tr_fill_run(&o, &fio, &st, err, sizeof err), 0);
+    ASSERT_EQ_INT(fill_run(&o, count_load, count_write, &io, &st, err, sizeof err), 0);
     ASSERT(same(ref, w, R * C, perim ? "perimeter" : "window"));
     int64_t rounds = 0, total = 0, most = 0;
     for (int i = 0; i < st.nworkers; i++) rounds += st.w[i].rounds;
@@ -443,18 +443,16 @@ static int test_perimeter_reads_each_tile_twice(void) {
 }
 
 static int test_errors(void) {
-  tr_fill_opts o;
-  tr_fill_opts_default(&o);
+  fill_opts o;
+  fill_opts_default(&o);
   char err[256] = "";
-  tr_fill_io io = {failing_loader, NULL, NULL};
-  ASSERT(tr_fill_run(&o, &io, NULL, err, sizeof err) == TR_AAP_EINVAL); /* rows unset */
+  ASSERT(fill_run(&o, failing_loader, NULL, NULL, NULL, err, sizeof err) == TR_AAP_EINVAL); /* rows unset */
   o.rows = 40; o.cols = 40; o.tile_rows = o.tile_cols = 8;
-  int rc = tr_fill_run(&o, &io, NULL, err, sizeof err);
+  int rc = fill_run(&o, failing_loader, NULL, NULL, NULL, err, sizeof err);
   ASSERT(rc == TR_AAP_EPROGRAM);
   ASSERT(strlen(err) > 0);
   o.tile_rows = 0;
-  io.load_z = failing_loader;
-  ASSERT(tr_fill_run(&o, &io, NULL, err, sizeof err) == TR_AAP_EINVAL);
+  ASSERT(fill_run(&o, failing_loader, NULL, NULL, NULL, err, sizeof err) == TR_AAP_EINVAL);
   return 0;
 }
 
@@ -464,12 +462,12 @@ static int test_stats_json(void) {
   int hn;
   float nd;
   make_dem(DEM_PITS, z, R, C, &hn, &nd);
-  tr_fill_opts o;
-  tr_fill_opts_default(&o);
+  fill_opts o;
+  fill_opts_default(&o);
   o.rows = R; o.cols = C; o.tile_rows = 16; o.tile_cols = 16; o.aap.threads = 2;
   tr_aap_stats st;
   char err[128];
-  ASSERT_EQ_INT(tr_fill_array(&o, z, w, &st, err, sizeof err), 0);
+  ASSERT_EQ_INT(fill_array(&o, z, w, &st, err, sizeof err), 0);
   ASSERT_EQ_INT(st.nworkers, 2);
   int64_t rounds = 0, work = 0, sent = 0, recv = 0;
   for (int i = 0; i < st.nworkers; i++) {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fill.h"
+#include "fill_io.h"
 #include "test_fill_ref.h"
 #include "tr_test.h"
 
@@ -52,12 +52,12 @@ static int test_mpi_equals_reference(void) {
       tr_aap_layout L;
       ASSERT_EQ_INT(make_layout(lays[l], &L), 0);
       for (int s = 0; s < 6; s++) {
-        tr_fill_opts o;
-        tr_fill_opts_default(&o);
+        fill_opts o;
+        fill_opts_default(&o);
         o.rows = R;
         o.cols = C;
         o.layout = &L;
-        o.backend = TR_FILL_MPI;
+        o.backend = TR_GRAPH_MPI;
         o.mpi_comm = &comm;
         o.aap.schedule = sc[s].s;
         o.aap.staleness = sc[s].c;
@@ -66,11 +66,11 @@ static int test_mpi_equals_reference(void) {
         o.has_nodata = hn;
         o.nodata = nd;
         /* odd schedules run the perimeter program (fill_perimeter.c) */
-        o.method = s % 2 ? TR_FILL_METHOD_PERIMETER : TR_FILL_METHOD_WINDOW;
+        o.method = s % 2 ? FILL_PERIMETER : FILL_WINDOW;
         char err[256] = "";
         for (int64_t i = 0; i < R * C; i++) w[i] = -1;
         tr_aap_stats st;
-        int rc = tr_fill_array(&o, z, w, &st, err, sizeof err);
+        int rc = fill_array(&o, z, w, &st, err, sizeof err);
         if (rc) {
           fprintf(stderr, "rank %d: %s\n", me, err);
           ok = 0;
@@ -108,16 +108,16 @@ static int test_mpi_error_reaches_all_ranks(void) {
   int me;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm comm = MPI_COMM_WORLD;
-  tr_fill_opts o;
-  tr_fill_opts_default(&o);
+  fill_opts o;
+  fill_opts_default(&o);
   o.rows = 30;
   o.cols = 30;
   o.tile_rows = o.tile_cols = 10;
-  o.backend = TR_FILL_MPI;
+  o.backend = TR_GRAPH_MPI;
   o.mpi_comm = &comm;
-  tr_fill_io io = {fail_load, NULL, &me};
+
   char err[256] = "";
-  int rc = tr_fill_run(&o, &io, NULL, err, sizeof err);
+  int rc = fill_run(&o, fail_load, NULL, &me, NULL, err, sizeof err);
   ASSERT(all_ok(rc != 0));
   ASSERT(strlen(err) > 0);
   return 0;

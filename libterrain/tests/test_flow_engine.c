@@ -330,7 +330,7 @@ static int run_prog(const char *name, const void *params, const float *p, const 
   int pst = 0;
   msg[0] = 0;
   g_weights = wt;
-  int rc = tr_graph_exec_inputs(tr_graph_program_find(name), params, L, st, wt ? 2 : 1, &sink, &eng, g_stats, msg,
+  int rc = tr_graph_exec(tr_graph_body_find(name, NULL), params, L, st, wt ? 2 : 1, &sink, &eng, g_stats, msg,
                                 msglen, &pst);
   if (!rc && spill && L->nfrags > 2 && (ss.spills == 0 || ss.restores == 0)) {
     fprintf(stderr, "%s with a state budget of 4 KiB over %lld fragments spilled %lld and restored %lld\n", name,
@@ -475,19 +475,19 @@ static int test_schedules_layouts_threads(void) {
           ASSERT(same(out, exp, what));
           /* the perimeter program (counts: accumulation and streams) */
           if (prod == TR_UP_ORDER) continue;
-          ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
+          ASSERT(tr_graph_body_find("d8_up_perimeter", NULL)->applies(&u));
           ASSERT_EQ_INT(
               run_prog("d8_up_perimeter", &u, p, NULL, &L, &scheds[s], 1 + (run + 1) % 4, 0, out, msg, sizeof msg), 0);
           ASSERT(same(out, exp, "d8_up_perimeter"));
         }
         tr_up_params u = up_params(TR_UP_ACC, run & 2, 1, thr);
-        ASSERT(!tr_graph_program_find("d8_up_perimeter")->applies(&u));
+        ASSERT(!tr_graph_body_find("d8_up_perimeter", NULL)->applies(&u));
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, wt, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         expected(TR_UP_ACC, run & 2, p, wt, thr, exp);
         ASSERT(same(out, exp, "weighted"));
         /* whole-number weights: the perimeter program too, the same bits */
-        u.exact_sums = 1;
-        ASSERT(tr_graph_program_find("d8_up_perimeter")->applies(&u));
+        u.sums = TR_SUMS_DOUBLE;
+        ASSERT(tr_graph_body_find("d8_up_perimeter", NULL)->applies(&u));
         expected(TR_UP_ACC, run & 2, p, ww, thr, exp);
         ASSERT_EQ_INT(run_prog("d8_up", &u, p, ww, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         ASSERT(same(out, exp, "whole weights"));
@@ -785,10 +785,10 @@ static int test_exact_weights(void) {
   stop.cancelled = always_stop;
   ASSERT_EQ_INT(tr_up_weights_sums(path, &stop, &k, &e), TR_EINTERRUPTED);
   remove(path);
-  const tr_graph_program *perim = tr_graph_program_find("d8_up_perimeter");
+  const tr_graph_body *perim = tr_graph_body_find("d8_up_perimeter", NULL);
   tr_up_params u = up_params(TR_UP_ACC, 0, 1, 100);
   ASSERT(!perim->applies(&u)); /* weights not known to sum exactly */
-  u.exact_sums = 1;
+  u.sums = TR_SUMS_DOUBLE;
   ASSERT(perim->applies(&u));
   u.product = TR_UP_ORDER; /* never Strahler order */
   ASSERT(!perim->applies(&u));

@@ -520,7 +520,7 @@ static int test_compact_reads_twice(void) {
       memset(&st, 0, sizeof st);
       char msg[256] = "";
       int pst = 0;
-      const int rc = tr_graph_exec_inputs(tr_graph_program_find("flowdir_compact"), &prm, &L, &store, 1, &sink, &eng,
+      const int rc = tr_graph_exec(tr_graph_body_find("flowdir_compact", NULL), &prm, &L, &store, 1, &sink, &eng,
                                           &st, msg, sizeof msg, &pst);
       tr_sink_drain(&sink, &e);
       tr_sink_close(&sink);

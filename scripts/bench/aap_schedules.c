@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fill.h"
+#include "fill_io.h"
 
 static double now_s(void) {
   struct timespec t;
@@ -87,12 +87,12 @@ static double median(double *v, int n) {
 
 /* Runs one case once; its engine statistics (per worker: rounds, busy, idle, DS, work)
  * go to stats_out as one JSON line when given. Returns 0 or -1. */
-static int run_once(const char *setting, const char *sched_name, int rep, const tr_fill_opts *o,
+static int run_once(const char *setting, const char *sched_name, int rep, fill_opts *o,
                     const float *z, float *w, FILE *stats_out, sample *out) {
   tr_aap_stats st;
   char err[256] = "";
   double t0 = now_s();
-  int rc = tr_fill_array(o, z, w, &st, err, sizeof err);
+  int rc = fill_array(o, z, w, &st, err, sizeof err);
   double t1 = now_s();
   if (rc) {
     fprintf(stderr, "%s/%s failed: %s\n", setting, sched_name, err);
@@ -147,7 +147,7 @@ static int in_list(const char *list, const char *name) {
 }
 
 /* One JSON line per case: medians over its n runs, and the makespan's min and max. */
-static void print_case(const char *setting, const char *sched_name, const tr_fill_opts *o,
+static void print_case(const char *setting, const char *sched_name, fill_opts *o,
                        sample *runs, int n) {
   sample m;
   double v[256], lo = INFINITY, hi = -INFINITY;
@@ -164,7 +164,7 @@ static void print_case(const char *setting, const char *sched_name, const tr_fil
          "\"work\":%.0f,\"work_per_cell\":%.3f,\"rounds\":%.0f,\"max_round\":%.0f,\"ds_s\":%.4f,"
          "\"w0_rounds\":%.0f,\"w0_work\":%.0f,\"w0_busy_s\":%.4f,\"w0_idle_s\":%.4f,\"w0_other_s\":%.4f,"
          "\"w1_idle_s\":%.4f,\"makespans_s\":[",
-         setting, sched_name, o->backend == TR_FILL_SIM ? "sim" : "threads", (long long)o->rows, o->aap.threads, n, m.makespan, lo, hi, m.wall,
+         setting, sched_name, o->backend == TR_GRAPH_SIM ? "sim" : "threads", (long long)o->rows, o->aap.threads, n, m.makespan, lo, hi, m.wall,
          m.work, m.work / (double)(o->rows * o->cols), m.rounds, m.max_round, m.ds, m.w0_rounds,
          m.w0_work, m.w0_busy, m.w0_idle, m.w0_other, m.w1_idle);
   /* every repeat's makespan in run order: repeat r of each schedule ran in the same round,
@@ -252,11 +252,11 @@ int main(int argc, char **argv) {
     for (int setting = 0; setting < 3; setting++) {
       const char *name = setting_names[setting];
       if (only && strcmp(only, name)) continue;
-      tr_fill_opts o[NSCHED];
+      fill_opts o[NSCHED];
       int use[NSCHED];
       for (int k = 0; k < NSCHED; k++) {
         use[k] = !scheds || in_list(scheds, sc[k].name);
-        tr_fill_opts_default(&o[k]);
+        fill_opts_default(&o[k]);
         o[k].rows = o[k].cols = n;
         o[k].tile_rows = o[k].tile_cols = tile;
         o[k].aap.threads = threads;
@@ -274,7 +274,7 @@ int main(int argc, char **argv) {
         }
         if (setting == 2) o[k].layout = &skew;
         if (sim) {
-          o[k].backend = TR_FILL_SIM;
+          o[k].backend = TR_GRAPH_SIM;
           o[k].sim = &so;
         }
       }
@@ -309,8 +309,8 @@ int main(int argc, char **argv) {
     float *z = malloc((size_t)(big * big) * sizeof(float)), *w = malloc((size_t)(big * big) * sizeof(float));
     if (!z || !w) return 1;
     make_dem(z, big, 2);
-    tr_fill_opts o;
-    tr_fill_opts_default(&o);
+    fill_opts o;
+    fill_opts_default(&o);
     o.rows = o.cols = big;
     o.aap.threads = threads;
     o.z_cache_bytes = (size_t)(big * big) * 2;

@@ -1,0 +1,530 @@
+/*
+ * graph_run.c - the graph runners (graph.h): a program over rasters (the
+ * commands' tr_run_graph) or over a caller's loaders and writer
+ * (tr_graph_run_io: tests, benchmarks, in-memory arrays). Both take their
+ * body and memory budget from the planner (graph_plan.c) and run it through
+ * the engine step (graph_exec.c), so there is one path to test.
+ *
+ * The command's run, top-down (tr_run_graph_inputs):
+ *   run_open    engine options, the job (core/run.h: options checked, the
+ *               input opened on every rank, the tile grid) and the extra
+ *               inputs, each opened once and agreed;
+ *   run_plan    the program's params from the opened input (the command's
+ *               prepare), the body and the state store's budget;
+ *   run_create  agreed: the output under its temporary name and the sink,
+ *               the tile stores over the inputs, the layout, the back-end;
+ *   run_engine  agreed: the engine step, its failures mapped to one status
+ *               and line, --aap-stats;
+ *   run_finish  the job's end (commit or delete on the writer), frees.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "dist.h"
+#include "graph.h"
+#include "graph_plan.h"
+#include "memory.h"
+#include "run.h"
+#include "scratch_file.h"
+#include "written.h"
+
+#ifdef TERRAFORT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* ------------------------------------------------------------ shared */
+
+/* The engine's options from the command's. */
+static int engine_opts(const tr_graph_opts *g, int threads, tr_aap_opts *a, tr_error *err) {
+  tr_aap_opts_default(a);
+  if (g->schedule && tr_aap_schedule_parse(g->schedule, &a->schedule) != 0)
+    return tr_fail(err, TR_EUSAGE, "--schedule: '%s' is not one of aap, bsp, ap, ssp, random", g->schedule);
+  if (g->staleness >= 0) a->staleness = g->staleness;
+  if (a->schedule == TR_AAP_SCHED_SSP && a->staleness < 0) a->staleness = 1;
+  if (g->ds_max_ms > 0) a->ds_max = g->ds_max_ms / 1000.0;
+  /* the straggler bound is opt-in: it saves work, not time (libterrain/aap/schedule.c) */
+  if (g->straggler_ratio > 0) {
+    a->straggler_ratio = g->straggler_ratio;
+    if (a->schedule == TR_AAP_SCHED_AAP && g->staleness < 0) a->staleness = TR_AAP_STALENESS_AUTO;
+  }
+  if (g->l_bottom > 0) a->L_bottom = g->l_bottom;
+  if (g->l_up > 0) a->L_up = g->l_up;
+  if (a->L_bottom > a->L_up)
+    return tr_fail(err, TR_EUSAGE, "--l-bottom (%d) is above --l-up (%d)", a->L_bottom, a->L_up);
+  if (a->straggler_ratio <= 1 || isnan(a->straggler_ratio))
+    return tr_fail(err, TR_EUSAGE, "--straggler-ratio must be above 1");
+  a->threads = threads;
+  return TR_OK;
+}
+
+/* GDAL's block cache of a graph run, in MB: the job's 16 MB shared among its
+ * ranks (at least 4 each). Each window is read once per round that needs it
+ * and rank 0's tiles are written once, so the cache only saves re-reading
+ * strips that neighbouring windows share; under mpirun each rank reads only
+ * its own windows and the ranks' caches would otherwise add up. */
+static int gdal_cache_mb(const tr_job *job) { return job->nranks >= 4 ? 4 : 16 / job->nranks; }
+
+/* The tile store's cache (MB) and the rounds running at once (threads in
+ * one process, one per rank under mpirun) that a run plans with. */
+static double store_cache_mb(const tr_graph_opts *g) { return g->cache_mb >= 0 ? g->cache_mb : 16.0; }
+static int rounds_at_once(int nranks, int threads) { return nranks > 1 ? 1 : threads; }
+
+static tr_tile grid_tile_at(const void *geom, int64_t i) { return tr_grid_tile(geom, i); }
+
+static tr_tile layout_tile_at(const void *geom, int64_t i) {
+  const tr_aap_frag *f = &((const tr_aap_layout *)geom)->frags[i];
+  tr_tile t = {i, f->row0, f->col0, f->rows, f->cols};
+  return t;
+}
+
+/* What the planner is told of a command's job: its grid and ranks, the
+ * caches and the writer's. */
+static tr_graph_space job_space(const tr_job *job, const tr_graph_opts *g, int threads, int64_t writer) {
+  tr_graph_space sp = {job->ntiles, grid_tile_at, &job->grid, job->rank, job->nranks,
+                       rounds_at_once(job->nranks, threads),
+                       (int64_t)((store_cache_mb(g) + gdal_cache_mb(job)) * (1 << 20)) + TR_PROCESS_BYTES, writer};
+  return sp;
+}
+
+/* ------------------------------------------------ the command's runner */
+
+/* What the store's loader over the GDAL input keeps: progress of the first
+ * half of a run is the share of this rank's fragments whose first round
+ * (PEval) has loaded its window. */
+typedef struct {
+  const tr_run_opts *run;
+  tr_input *in;
+  unsigned char *seen;         /* NULL: an extra input, no progress */
+  int64_t mine, started;
+  int status;
+  tr_error first;
+} dem_loader;
+
+static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                    float *dst) {
+  dem_loader *d = user;
+  tr_error e;
+  int st = tr_input_read_f32(d->in, row0, col0, rows, cols, dst, cols, &e);
+  if (!st && d->seen && !d->seen[t->index]) {
+    d->seen[t->index] = 1;
+    d->started++;
+    if (d->run->progress && !d->run->progress(0.5 * (double)d->started / (double)d->mine, NULL, d->run->progress_user))
+      st = tr_fail(&e, TR_EINTERRUPTED, "interrupted");
+  }
+  if (st && !d->status) {
+    d->status = st;
+    d->first = e;
+  }
+  return st ? -1 : 0;
+}
+
+/* The engine's give_up (aap.h): a rank lost or the run cancelled. */
+static int engine_give_up(void *user, char *why, size_t n) {
+  const tr_run_opts *run = user;
+  tr_error e;
+  int st = tr_dist_check(run, &e);
+  if (st && why && n) snprintf(why, n, "%s", e.msg);
+  return st != TR_OK;
+}
+
+/* Everything a command's run carries from one step to the next. */
+typedef struct {
+  const tr_run_opts *run;
+  const tr_graph_opts *g;
+  const tr_graph_program *prog;
+  const tr_graph_body *body;
+  const char *const *srcs;
+  int nsrc;
+  const char *dst;
+  tr_graph_engine eng;
+  tr_job job;
+  tr_input extra[TR_GRAPH_MAX_INPUTS]; /* [1..nsrc) */
+  void *params;
+  tr_product prod;
+  tr_graph_need need;
+  char spill_dir[PATH_MAX];
+  tr_aap_layout L;
+  tr_tile_store *stores[TR_GRAPH_MAX_INPUTS];
+  dem_loader d[TR_GRAPH_MAX_INPUTS];
+  tr_state_store_stats sstats;
+} graph_run;
+
+static void close_extra(graph_run *r, int upto) {
+  for (int k = 1; k < upto; k++) tr_input_close(&r->extra[k]);
+}
+
+/* Opens the extra inputs srcs[1..] on every rank (agreed) and checks their
+ * size against the first; on failure all are closed. */
+static int open_extra(graph_run *r, tr_error *err) {
+  int st = TR_OK, k = 1;
+  for (; k < r->nsrc && !st; k++) {
+    st = tr_input_open(&r->extra[k], r->srcs[k], 1, err);
+    if (st) break;
+    if ((st = tr_input_same_size(&r->extra[k], r->srcs[k], &r->job.in, "", r->srcs[0], err))) {
+      tr_input_close(&r->extra[k]);
+      break;
+    }
+  }
+  st = tr_dist_agree(r->run, st, err);
+  if (st) close_extra(r, k);
+  return st;
+}
+
+static int run_open(graph_run *r, tr_error *err) {
+  int st = engine_opts(r->g, tr_run_threads(r->run), &r->eng.aap, err);
+  if (st) return st;
+  if ((st = tr_job_open(&r->job, r->run, r->srcs[0], err))) return st;
+  if (r->job.grid.tile < TR_MIN_GRAPH_TILE && r->job.ntiles > TR_MAX_SMALL_FRAGS)
+    return tr_job_finish(&r->job,
+                         tr_fail(err, TR_EUSAGE,
+                                 "--tile-size %lld makes %lld tiles; %s needs tiles of at least %d cells a side "
+                                 "(each tile is a fragment with rounds and messages of its own)",
+                                 (long long)r->job.grid.tile, (long long)r->job.ntiles, r->prog->name,
+                                 TR_MIN_GRAPH_TILE),
+                         err);
+  if ((st = open_extra(r, err))) return tr_job_finish(&r->job, st, err);
+  r->eng.aap.inject = r->job.inject.aap;
+  r->eng.spill_fail = r->job.inject.spill_fail;
+  r->eng.aap.give_up = engine_give_up;
+  r->eng.aap.give_up_user = (void *)r->run;
+  return TR_OK;
+}
+
+/* Where the state beyond --mem goes (man terrafort-fill, MEMORY): --tmp or
+ * the output's folder, checked even when nothing will spill (a mistyped
+ * folder found only on the day a larger DEM spills would end that run), and
+ * with room for what spills. */
+static int spill_plan(graph_run *r, const char *what, tr_error *err) {
+  int st = tr_scratch_folder(r->g->tmp_dir, r->dst, r->spill_dir, sizeof r->spill_dir, err);
+  if (st) return st;
+  const int64_t mem = tr_mem_limit(r->run->mem);
+  const int pinned = rounds_at_once(r->job.nranks, r->eng.aap.threads);
+  if ((st = tr_graph_plan_budget(&r->need, pinned, mem, r->run->mem, what, &r->eng.state_budget, err)))
+    return st;
+  if (r->eng.state_budget < 0) return TR_OK;
+#ifdef __GLIBC__
+  /* tiles' state is freed and allocated again by whichever thread spills or
+   * restores it; glibc's per-thread arenas keep what other threads freed
+   * (the outofcore benchmark's flowgraph at 32000² peaked 82 MB higher), so
+   * an out-of-core run allocates from one arena. Arrays of 256 KiB and more
+   * are mapped each on its own and unmapped when freed: the heap would keep
+   * the holes between tiles' arrays of every size (scripts/bench/outofcore,
+   * flowgraph at 32000² with --mem 1G: 1273 MiB before, 1038 MiB with this
+   * and the store's trim). glibc otherwise raises this threshold to the largest
+   * block freed, which is every tile's state. The state store trims the rest
+   * (state_store.c). */
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#endif
+  struct statvfs vs;
+  if (statvfs(r->spill_dir, &vs) != 0)
+    return tr_fail(err, TR_EOUTPUT, "cannot use '%s' for the state that does not fit in --mem: %s", r->spill_dir,
+                   strerror(errno));
+  /* the node's ranks share the folder's disk as they share its memory */
+  const int64_t spill = r->need.state - r->eng.state_budget,
+                avail = (int64_t)vs.f_bavail * (int64_t)vs.f_frsize / tr_node_ranks();
+  if (spill > avail)
+    return tr_fail(err, TR_ENOSPC,
+                   "%s: %.2f GiB of state does not fit in %.0f MiB of memory and the rest, up to %.2f GiB, does "
+                   "not fit in '%s' either (%.2f GiB free for this rank): give more --mem or a --tmp folder with room",
+                   what, (double)r->need.state / (1 << 30), (double)mem / (1 << 20), (double)spill / (1 << 30),
+                   r->spill_dir, (double)avail / (1 << 30));
+  return TR_OK;
+}
+
+static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts, tr_error *err) {
+  r->params = calloc(1, r->prog->params_size ? r->prog->params_size : 1);
+  r->prod = (tr_product){r->prog->cell_type, 1, 0, 0, GDT_Unknown};
+  int st = r->params ? prepare(&r->job.in, opts, r->params, &r->prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
+  if (st) return st;
+  char what[160];
+  snprintf(what, sizeof what, "%s of a %lld x %lld raster", r->prog->name, (long long)r->job.in.rows,
+           (long long)r->job.in.cols);
+  /* the writer's cache holds a row of output tiles on large rasters (core/run.h) */
+  const int64_t writer = tr_job_writer_cache(&r->job, &r->prod);
+  tr_io_cache_default(gdal_cache_mb(&r->job) + (int)((writer + (1 << 20) - 1) >> 20));
+  const tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);
+  r->body = tr_graph_plan_body(r->prog, r->params, &sp, tr_mem_limit(r->run->mem), &r->need);
+  if (!r->body) return tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", r->prog->name);
+  st = spill_plan(r, what, err);
+  r->eng.spill_dir = r->spill_dir;
+  return st;
+}
+
+/* Agreed: with every rank's plan good, the output and sink, the stores and
+ * the layout; else the job ends. */
+static int run_create(graph_run *r, int st, tr_error *err) {
+  st = tr_dist_agree(r->run, st, err);
+  if (st) {
+    tr_job_finish(&r->job, st, err);
+    return st;
+  }
+  return tr_job_create(&r->job, r->dst, &r->prod, TR_SINK_SPREAD, 0.5, err);
+}
+
+/* The stores over the inputs, the layout and the back-end, then the engine
+ * step; its failures become one status and line in e. */
+static int run_engine(graph_run *r, tr_error *e) {
+  tr_job *job = &r->job;
+  int status = TR_OK;
+  const double cache_mb = store_cache_mb(r->g);
+  r->d[0] = (dem_loader){r->run, &job->in, calloc((size_t)job->ntiles, 1),
+                         tr_grid_owned(job->ntiles, job->rank, job->nranks), 0, 0, {{0}}};
+  int stores_ok = 1;
+  for (int k = 0; k < r->nsrc; k++) {
+    tr_input *ink = k ? &r->extra[k] : &job->in;
+    if (k) r->d[k] = (dem_loader){r->run, ink, NULL, 0, 0, 0, {{0}}};
+    r->stores[k] = tr_tile_store_create(job->in.rows, job->in.cols, job->ntiles,
+                                        (size_t)(cache_mb * (1 << 20)) / (size_t)r->nsrc, ink->has_nodata,
+                                        (float)ink->nodata, load_dem, &r->d[k]);
+    stores_ok = stores_ok && r->stores[k];
+  }
+  if (!r->d[0].seen || !stores_ok ||
+      tr_aap_layout_grid(&r->L, job->in.rows, job->in.cols, job->grid.tile, job->grid.tile) != 0)
+    status = tr_fail(e, TR_ENOMEM, "out of memory");
+#ifdef TERRAFORT_HAVE_MPI
+  MPI_Comm world = MPI_COMM_WORLD;
+  if (job->nranks > 1) {
+    r->eng.backend = TR_GRAPH_MPI;
+    r->eng.mpi_comm = &world;
+  }
+#endif
+  if (!status && job->rank == 0 && r->run->progress && !r->run->progress(0.0, NULL, r->run->progress_user))
+    status = tr_fail(e, TR_EINTERRUPTED, "interrupted");
+  r->eng.spill_stats = &r->sstats;
+  /* all ranks run the engine or none does: one missing would leave the
+   * others waiting */
+  status = tr_dist_agree(r->run, status, e);
+  if (status) {
+    tr_sink_fail(&job->sink, status, e);
+    for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) tr_sink_put(&job->sink, i, status, e, NULL);
+    return status;
+  }
+  tr_aap_stats astats;
+  memset(&astats, 0, sizeof astats);
+  char msg[256] = "";
+  int pst = 0;
+  const int rc =
+      tr_graph_exec(r->body, r->params, &r->L, r->stores, r->nsrc, &job->sink, &r->eng, &astats, msg, sizeof msg, &pst);
+  dem_loader *d = &r->d[0];
+  for (int k = 1; k < r->nsrc && !d->status; k++)
+    if (r->d[k].status) d->status = r->d[k].status, d->first = r->d[k].first;
+  if (d->status) {
+    /* the input's own failure is the cause; the tiles' generic one only follows from it */
+    status = d->status, *e = d->first;
+    job->sink.status = 0;
+    tr_sink_fail(&job->sink, status, e);
+  } else if (job->sink.status)
+    status = job->sink.status, *e = job->sink.first;
+  else if (rc == TR_AAP_EABANDONED)
+    status = tr_dist_check(r->run, e) ? tr_dist_check(r->run, e) : tr_fail(e, TR_EINTERNAL, "%s", msg);
+  else if (rc && pst)
+    status = tr_fail(e, pst, "%s", msg);
+  else if (rc)
+    status = tr_fail(e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", r->prog->name,
+                     r->srcs[0], msg[0] ? msg : tr_aap_strerror(rc));
+  if (!status && job->rank == 0 && r->g->aap_stats) {
+    FILE *f = fopen(r->g->aap_stats, r->g->aap_stats_append ? "a" : "w");
+    const tr_state_store_stats *s = &r->sstats;
+    if (!f || tr_aap_stats_json(&astats, f) != 0 ||
+        fprintf(f,
+                "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
+                "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
+                r->body->name, (long long)r->need.state, (long long)r->need.fixed, (long long)r->need.frag_max,
+                (long long)r->eng.state_budget, (long long)s->peak_resident, (long long)s->spills,
+                (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
+                (long long)s->raw_written) < 0)
+      status = tr_fail(e, TR_EOUTPUT, "cannot write engine statistics '%s'", r->g->aap_stats);
+    if (f && fclose(f) && !status) status = tr_fail(e, TR_EOUTPUT, "cannot write engine statistics '%s'", r->g->aap_stats);
+    if (f && !status) tr_output_written(r->g->aap_stats);
+  }
+  tr_aap_stats_free(&astats);
+  return status;
+}
+
+static int run_finish(graph_run *r, int status, const tr_error *e, tr_error *err) {
+  tr_error e2 = *e;
+  const int st = tr_job_finish(&r->job, status, &e2);
+  if (st && err) *err = e2;
+  tr_aap_layout_free(&r->L);
+  for (int k = 0; k < r->nsrc; k++) tr_tile_store_destroy(r->stores[k]);
+  close_extra(r, r->nsrc);
+  free(r->d[0].seen);
+  free(r->params);
+  return st;
+}
+
+int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const char *name,
+                        tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
+                        const char *dst, tr_error *err) {
+  if (nsrc < 1 || nsrc > TR_GRAPH_MAX_INPUTS) return tr_fail(err, TR_EINTERNAL, "graph: %d inputs", nsrc);
+  graph_run *r = calloc(1, sizeof *r);
+  if (!r) return tr_fail(err, TR_ENOMEM, "out of memory");
+  *r = (graph_run){.run = run, .g = g, .prog = tr_graph_program_find(name), .srcs = srcs, .nsrc = nsrc, .dst = dst};
+  snprintf(r->spill_dir, sizeof r->spill_dir, ".");
+  int st;
+  if (!r->prog) st = tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
+  else if (run->ft != TR_FT_OFF)
+    st = tr_fail(err, TR_EUSAGE, "--ft is for local kernels (slope, aspect, ...); %s runs on the AAP engine",
+                 r->prog->name);
+  else if (!(st = run_open(r, err))) {
+    st = run_create(r, run_plan(r, prepare, opts, err), err);
+    if (st) {
+      close_extra(r, nsrc);
+      free(r->params);
+    } else {
+      tr_error e = {{0}};
+      const int status = run_engine(r, &e);
+      st = run_finish(r, status, &e, err);
+    }
+  }
+  free(r);
+  return st;
+}
+
+int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
+                 const void *opts, const char *src, const char *dst, tr_error *err) {
+  return tr_run_graph_inputs(run, g, name, prepare, opts, &src, 1, dst, err);
+}
+
+int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *name, const void *params,
+                  const char *src, GDALDataType file_type, int *fits, tr_error *err) {
+  const tr_graph_program *prog = tr_graph_program_find(name);
+  if (!prog) return tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
+  tr_aap_opts a;
+  int st = engine_opts(g, tr_run_threads(run), &a, err);
+  if (st) return st;
+  tr_job job;
+  if ((st = tr_job_open(&job, run, src, err))) return st;
+  const tr_product prod = {prog->cell_type, 1, 0, 0, file_type};
+  const tr_graph_space sp = job_space(&job, g, a.threads, tr_job_writer_cache(&job, &prod));
+  const tr_graph_body *b = tr_graph_plan_body(prog, params, &sp, INT64_MAX, NULL);
+  if (!b) return tr_job_finish(&job, tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", name), err);
+  *fits = tr_graph_plan_all_in_memory(prog, b, &sp) <= tr_mem_limit(run->mem);
+  return tr_job_finish(&job, TR_OK, err);
+}
+
+/* ------------------------------------------------- the caller's runner */
+
+typedef struct {
+  const tr_graph_io *io;
+  int k;
+} io_loader;
+
+static int io_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst) {
+  (void)t;
+  const io_loader *l = user;
+  return l->io->load(l->io->load_user[l->k], row0, col0, rows, cols, dst);
+}
+
+static int io_write(void *user, const tr_tile *t, const void *cells, tr_error *e) {
+  const tr_graph_io *io = user;
+  if (io->write && io->write(io->write_user, t->row0, t->col0, t->rows, t->cols, cells) != 0)
+    return tr_fail(e, TR_EOUTPUT, "the writer failed on tile %lld", (long long)t->index);
+  return TR_OK;
+}
+
+static void io_err(char *err, size_t errlen, const char *msg) {
+  if (err && errlen) snprintf(err, errlen, "%s", msg);
+}
+
+int tr_graph_run_io(const char *name, const void *params, const tr_graph_io *io, tr_aap_stats *stats, char *err,
+                    size_t errlen) {
+  const tr_graph_program *prog = tr_graph_program_find(name);
+  if (!prog || !io || !io->load || io->rows < 1 || io->cols < 1 || io->ninputs < 1 ||
+      io->ninputs > TR_GRAPH_MAX_INPUTS) {
+    io_err(err, errlen, "graph: need a program, rows, cols and a loader per input");
+    return TR_AAP_EINVAL;
+  }
+  tr_aap_layout own;
+  memset(&own, 0, sizeof own);
+  const tr_aap_layout *L = io->layout;
+  if (L && (L->rows != io->rows || L->cols != io->cols)) {
+    io_err(err, errlen, "graph: layout does not match the grid");
+    return TR_AAP_EINVAL;
+  }
+  if (!L) {
+    const int rc = io->tile > 0 ? tr_aap_layout_grid(&own, io->rows, io->cols, io->tile, io->tile) : TR_AAP_EINVAL;
+    if (rc) {
+      if (err && errlen) snprintf(err, errlen, "graph: bad tile size %lld", (long long)io->tile);
+      return rc;
+    }
+    L = &own;
+  }
+  int64_t max_cells = 0;
+  for (int64_t f = 0; f < L->nfrags; f++)
+    if (L->frags[f].rows * L->frags[f].cols > max_cells) max_cells = L->frags[f].rows * L->frags[f].cols;
+  tr_graph_engine eng = io->eng;
+  int rank = 0, nranks = 1;
+  if (eng.backend == TR_GRAPH_MPI) {
+#ifdef TERRAFORT_HAVE_MPI
+    MPI_Comm_rank(*(MPI_Comm *)eng.mpi_comm, &rank);
+    MPI_Comm_size(*(MPI_Comm *)eng.mpi_comm, &nranks);
+#else
+    tr_aap_layout_free(&own);
+    io_err(err, errlen, "graph: built without MPI");
+    return TR_AAP_ENOMPI;
+#endif
+  }
+  /* the plan, as the command's: the body from the params and io->mem */
+  const tr_graph_space sp = {L->nfrags, layout_tile_at, L, rank, nranks,
+                             io->threads_per_round > 0 ? io->threads_per_round : rounds_at_once(nranks, eng.aap.threads),
+                             (int64_t)io->cache_bytes + TR_PROCESS_BYTES, 0};
+  const int64_t mem = io->mem > 0 ? io->mem : INT64_MAX;
+  tr_graph_need need;
+  const tr_graph_body *body = NULL;
+  if (io->body) {
+    const tr_graph_program *owner = NULL;
+    body = tr_graph_body_find(io->body, &owner);
+    if (owner != prog) body = NULL;
+    else need = tr_graph_plan_need(prog, body, &sp);
+  } else {
+    body = tr_graph_plan_body(prog, params, &sp, mem, &need);
+  }
+  int rc = TR_AAP_OK;
+  tr_error e = {{0}};
+  if (!body) {
+    io_err(err, errlen, "graph: no body of the program for these params");
+    rc = TR_AAP_EINVAL;
+  } else if (!eng.state_budget && io->mem > 0 &&
+             tr_graph_plan_budget(&need, sp.pinned, mem, io->mem, prog->name, &eng.state_budget, &e) != TR_OK) {
+    io_err(err, errlen, e.msg);
+    rc = TR_AAP_ENOMEM;
+  }
+  if (!rc && io->chosen) *io->chosen = body->name;
+  io_loader loaders[TR_GRAPH_MAX_INPUTS];
+  tr_tile_store *stores[TR_GRAPH_MAX_INPUTS] = {NULL};
+  for (int k = 0; !rc && k < io->ninputs; k++) {
+    loaders[k] = (io_loader){io, k};
+    stores[k] = tr_tile_store_create(io->rows, io->cols, L->nfrags, io->cache_bytes / (size_t)io->ninputs,
+                                     io->has_nodata, io->nodata, io_load, &loaders[k]);
+    if (!stores[k]) rc = TR_AAP_ENOMEM;
+  }
+  const tr_product prod = {prog->cell_type, 1, io->out_has_nodata, io->out_has_nodata ? io->out_nodata : NAN,
+                           GDT_Unknown};
+  const tr_sink_mode mode = eng.backend == TR_GRAPH_MPI ? TR_SINK_SPREAD : TR_SINK_LOCAL;
+  tr_sink sink;
+  int sink_ok = 0;
+  if (!rc && tr_sink_init(&sink, NULL, L->nfrags, layout_tile_at, L, max_cells, &prod, mode, io_write, (void *)io,
+                          &e) == TR_OK)
+    sink_ok = 1;
+  else if (!rc)
+    rc = TR_AAP_ENOMEM;
+  if (!rc) {
+    rc = tr_graph_exec(body, params, L, stores, io->ninputs, &sink, &eng, stats, err, errlen, NULL);
+    if (tr_sink_drain(&sink, &e) && !rc) {
+      io_err(err, errlen, e.msg);
+      rc = TR_AAP_EPROGRAM;
+    }
+  }
+  if (sink_ok) tr_sink_close(&sink);
+  for (int k = 0; k < io->ninputs; k++) tr_tile_store_destroy(stores[k]);
+  tr_aap_layout_free(&own);
+  return rc;
+}
