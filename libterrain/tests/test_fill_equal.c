@@ -493,9 +493,68 @@ static int test_stats_json(void) {
   return 0;
 }
 
+/* The planner's choice, which `terrafort fill` makes from --mem (FILL_AUTO),
+ * over a sweep of memory from below any run's need to above W's: first a
+ * refusal with the planner's line, then W per cell spilling (its minimum is
+ * below the twin's), then fill_perimeter (its rounds and two tiles'
+ * perimeters fit, W does not), then W per cell all in memory; --epsilon's
+ * body, which has no twin, never changes. Every run gives the reference. */
+static int test_planner_chooses(void) {
+  static float z[R * C];
+  float ref[R * C], w[R * C];
+  int hn;
+  float nd;
+  make_dem(DEM_SPIRAL, z, R, C, &hn, &nd);
+  const int64_t process = (int64_t)64 << 20;
+  for (int epsilon = 0; epsilon < 2; epsilon++) {
+    ref_fill(z, R, C, hn, nd, epsilon, 0, ref);
+    /* 0 refused, 1 the main body spilling, 2 the twin, 3 the main body in memory */
+    int phase = 0, seen[4] = {0};
+    for (int64_t extra = 0; extra <= 160 << 10; extra += 1024) {
+      fill_opts o;
+      fill_opts_default(&o);
+      o.rows = R;
+      o.cols = C;
+      o.tile_rows = o.tile_cols = 8;
+      o.aap.threads = 1;
+      o.has_nodata = hn;
+      o.nodata = nd;
+      o.z_cache_bytes = 0;
+      o.epsilon = epsilon;
+      o.mem = process + extra;
+      o.spill_dir = ".";
+      tr_state_store_stats ss = {0};
+      o.spill_stats = &ss;
+      char err[512] = "";
+      const int rc = fill_array(&o, z, w, NULL, err, sizeof err);
+      int now;
+      if (rc) {
+        ASSERT_EQ_INT(rc, TR_AAP_ENOMEM);
+        ASSERT(strstr(err, "needs at least") != NULL);
+        now = 0;
+      } else {
+        ASSERT(same(ref, w, R * C, o.chosen));
+        const char *main_body = epsilon ? "fill_eps" : "fill";
+        if (!strcmp(o.chosen, "fill_perimeter")) now = 2;
+        else {
+          ASSERT(!strcmp(o.chosen, main_body));
+          now = ss.spills > 0 ? 1 : 3;
+        }
+        if (now == 2) ASSERT(!epsilon);
+      }
+      ASSERT(now >= phase); /* more memory never goes back to a smaller plan */
+      phase = now;
+      seen[now] = 1;
+    }
+    ASSERT(seen[0] && seen[1] && seen[3]);
+    ASSERT_EQ_INT(seen[2], !epsilon);
+  }
+  return 0;
+}
+
 TR_MAIN(TR_TEST(test_reference_sanity), TR_TEST(test_perimeter_reads_each_tile_twice), TR_TEST(test_one_fragment_equals_reference),
         TR_TEST(test_no_depressions_keeps_z), TR_TEST(test_schedules_layouts_threads),
         TR_TEST(test_thread_counts), TR_TEST(test_threads_random_delays),
         TR_TEST(test_sim_random_latency), TR_TEST(test_epsilon_variant),
         TR_TEST(test_epsilon_given_increment), TR_TEST(test_signed_zero_ties),
-        TR_TEST(test_errors), TR_TEST(test_stats_json))
+        TR_TEST(test_errors), TR_TEST(test_stats_json), TR_TEST(test_planner_chooses))
