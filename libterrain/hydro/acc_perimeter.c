@@ -38,14 +38,14 @@
  * A cell below a cycle of directions never becomes final here either, and
  * Assemble names the same cell of the cycle as "d8_up".
  *
- * The row "d8_up_wide" is the same program over 128-bit integers in units of
+ * The body "d8_up_wide" is the same program over 128-bit integers in units of
  * 2^-k, for weights whose sums a double would round but such integers hold
  * (TR_SUMS_WIDE): its sums are exact in any order and Assemble rounds each
- * cell's once. flowgraph.c runs it for such weights in memory as well, so the
+ * cell's once. The planner takes it for such weights in memory as well, so the
  * bytes do not depend on --mem; d8_up's sums in its fixed order could differ in
  * the last bits. Only weights beyond that (TR_SUMS_ROUND: magnitudes spanning
  * more than 2^124 units) stay with "d8_up", which spills out of core. Both rows
- * are one body, acc_perimeter_sums.h, included once per type of sum.
+ * are one source, acc_perimeter_sums.h, included once per type of sum.
  *
  * Each tile's direction window is read twice whatever the number of rounds; the
  * state kept between rounds (or spilled) is about D8_PERIM_STATE bytes per
@@ -62,7 +62,7 @@
 #define LINK_NONE UINT32_MAX      /* the flow ends inside the tile (or on NoData) */
 #define LINK_OUT (UINT32_MAX - 1) /* the cell drains into a neighbour fragment */
 #define NEVER (UINT32_MAX / 2)    /* added to the counter of a cell below an in-tile cycle */
-/* bytes per unit of 2 x (rows + cols) + 4 (graph.c): a perimeter cell's 3 doubles, 2
+/* bytes per unit of 2 x (rows + cols) + 4 (graph_plan.c): a perimeter cell's 3 doubles, 2
  * words and 2 bytes, and a halo cell's word and byte (about as many of each) */
 #define D8_PERIM_STATE 40
 /* bytes per cell of a round's padded window besides the input window: directions,
@@ -115,7 +115,7 @@ static void perim_destroy(void *user, void *state) {
  * but a 128-bit integer in units of 2^-k holds: every weight is a whole
  * number of units and every sum below 2^124 units, so no addition rounds, in
  * any order; Assemble rounds each cell's exact sum once, to the nearest
- * double. In memory and out of core alike (flowgraph.c runs it for every
+ * double. In memory and out of core alike (the planner takes it for every
  * product of such weights), so the bytes never depend on --mem. */
 __extension__ typedef __int128 wide_t;
 __extension__ typedef unsigned __int128 uwide_t;
@@ -177,6 +177,15 @@ int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out, tr_
   *k_out = 0;
   int st = tr_input_open(&in, path, 1, err);
   if (st) return st;
+  st = tr_up_weights_sums_of(&in, run, k_out, err);
+  tr_input_close(&in);
+  return st;
+}
+
+int tr_up_weights_sums_of(tr_input *w, const tr_run_opts *run, int *k_out, tr_error *err) {
+  const tr_input in = *w;
+  int st = TR_OK;
+  *k_out = 0;
   const int64_t band = 16;
   float *buf = malloc((size_t)(band * in.cols) * sizeof *buf);
   if (!buf) st = tr_fail(err, TR_ENOMEM, "out of memory reading the weights");
@@ -188,7 +197,7 @@ int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out, tr_
       st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
       break;
     }
-    if ((st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err))) break;
+    if ((st = tr_input_read_f32(w, r, 0, n, in.cols, buf, in.cols, err))) break;
     for (int64_t i = 0; i < n * in.cols; i++) {
       const float v = buf[i];
       if (v == 0.0f || isnan(v) || (in.has_nodata && v == (float)in.nodata)) continue;
@@ -203,7 +212,6 @@ int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k_out, tr_
     fits = k <= 160 && ldexp(sum, k) < 0x1p124;
   }
   free(buf);
-  tr_input_close(&in);
   if (st) return st;
   if (!fits) return TR_SUMS_ROUND;
   *k_out = k;

@@ -70,6 +70,8 @@ typedef struct {
  * that k. A tr_status (< 0) with its line in err when the raster cannot be
  * read or a stop was asked through run. */
 int tr_up_weights_sums(const char *path, const tr_run_opts *run, int *k, tr_error *err);
+/* The same over a raster the caller opened (band 1). */
+int tr_up_weights_sums_of(tr_input *w, const tr_run_opts *run, int *k, tr_error *err);
 
 /* Whether params ask for sums that only d8_up_wide gives exactly. */
 int tr_up_wide(const tr_up_params *u);

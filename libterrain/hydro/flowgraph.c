@@ -14,6 +14,7 @@
  *      network or basins output, deleted at the end; then the links
  *      (network.c, every rank), the lines (rank 0), basins (d8_basins).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,24 +44,14 @@ typedef struct {
 } weights_sums;
 
 /* An integer band of up to 16 bits on fewer than 2^37 cells sums exactly in a
- * double as its type shows; any other band is read once to see. TR_OK, or
- * the scan's failure (a read error, a stop), which the caller agrees on over
- * the ranks before any of them picks a program. */
-static int sums_of(const tr_flowgraph_opts *o, weights_sums *ws, tr_error *err) {
-  ws->sums = TR_SUMS_ROUND;
-  ws->k = 0;
-  if (!o->weights) return TR_OK;
-  tr_input w;
-  int st = tr_input_open(&w, o->weights, 1, err);
-  if (st) return st;
-  const GDALDataType t = w.type;
-  const int narrow = (t == GDT_Byte || t == GDT_UInt16 || t == GDT_Int16) && w.rows * w.cols < ((int64_t)1 << 37);
-  tr_input_close(&w);
-  if (narrow) {
+ * double as its type shows; any other band is read once to see. */
+static int sums_of(const tr_flowgraph_opts *o, tr_input *w, weights_sums *ws, tr_error *err) {
+  const GDALDataType t = w->type;
+  if ((t == GDT_Byte || t == GDT_UInt16 || t == GDT_Int16) && w->rows * w->cols < ((int64_t)1 << 37)) {
     ws->sums = TR_SUMS_DOUBLE;
     return TR_OK;
   }
-  st = tr_up_weights_sums(o->weights, &o->run, &ws->k, err);
+  const int st = tr_up_weights_sums_of(w, &o->run, &ws->k, err);
   if (st < 0) return st;
   ws->sums = st;
   return TR_OK;
@@ -147,35 +138,70 @@ static int basin_prepare(const tr_input *in, const void *opts, void *params, tr_
   return TR_OK;
 }
 
-/* Whether band 1 of `path` has a valid cell (a band of rows at a time; stops
- * at the first one). */
-static int any_valid(const char *path, int *found, tr_error *err) {
-  tr_input in;
+/* Whether band 1 of the opened `in` has a valid cell (a band of rows at a
+ * time; stops at the first one). */
+static int any_valid(tr_input *in, int *found, tr_error *err) {
+  int st = TR_OK;
   *found = 0;
-  int st = tr_input_open(&in, path, 1, err);
-  if (st) return st;
-  float *buf = malloc((size_t)in.cols * 64 * sizeof *buf);
+  float *buf = malloc((size_t)in->cols * 64 * sizeof *buf);
   if (!buf) st = tr_fail(err, TR_ENOMEM, "out of memory");
-  for (int64_t r = 0; r < in.rows && !st && !*found; r += 64) {
-    const int64_t n = in.rows - r < 64 ? in.rows - r : 64;
-    st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err);
-    for (int64_t i = 0; !st && i < n * in.cols && !*found; i++)
-      *found = !isnan(buf[i]) && !(in.has_nodata && buf[i] == (float)in.nodata);
+  for (int64_t r = 0; r < in->rows && !st && !*found; r += 64) {
+    const int64_t n = in->rows - r < 64 ? in->rows - r : 64;
+    st = tr_input_read_f32(in, r, 0, n, in->cols, buf, in->cols, err);
+    for (int64_t i = 0; !st && i < n * in->cols && !*found; i++)
+      *found = !isnan(buf[i]) && !(in->has_nodata && buf[i] == (float)in->nodata);
   }
   free(buf);
-  tr_input_close(&in);
+  return st;
+}
+
+/* What flowgraph learns of its inputs before any stage, opening each once:
+ * the rasters read beside the DEM (or --dir-in) have its size (named as the
+ * user gave them), whether it has a valid cell, its cell area (the
+ * directions made from a DEM are made like it), and what the weights' sums
+ * need. */
+typedef struct {
+  int ref_valid;
+  double cell_area;
+  weights_sums ws;
+} fg_inputs;
+
+static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_error *err) {
+  const char *ref = o->dir_in ? o->dir_in : dem;
+  const char *others[] = {o->weights, o->filled_in};
+  const char *what = o->dir_in ? "the directions " : "the DEM ";
+  s->ws = (weights_sums){TR_SUMS_ROUND, 0};
+  tr_input in0, in;
+  int st = tr_input_open(&in0, ref, 1, err);
+  if (st) return st;
+  s->cell_area = cell_area(&in0);
+  for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
+    if (!others[k]) continue;
+    if ((st = tr_input_open(&in, others[k], 1, err))) break;
+    st = tr_input_same_size(&in, others[k], &in0, what, ref, err);
+    if (!st && others[k] == o->weights) st = sums_of(o, &in, &s->ws, err);
+    tr_input_close(&in);
+  }
+  if (!st) st = any_valid(&in0, &s->ref_valid, err);
+  tr_input_close(&in0);
   return st;
 }
 
 /* Refuses a direction raster without a valid cell before any output exists.
  * `dem`: the DEM the directions were computed from in this run (into --dir or
- * a scratch raster), else NULL: the message is then about the DEM. */
-static int check_valid(const char *dir, const char *dem, tr_error *err) {
-  int found = 0, st = any_valid(dir, &found, err);
+ * a scratch raster), read here once; else NULL: dir is --dir-in, whose
+ * validity the survey found. */
+static int check_valid(const char *dir, const char *dem, const fg_inputs *s, tr_error *err) {
+  int found = s->ref_valid, st = TR_OK;
+  if (dem) {
+    tr_input in;
+    if ((st = tr_input_open(&in, dir, 1, err))) return st;
+    st = any_valid(&in, &found, err);
+    tr_input_close(&in);
+  }
   if (st || found) return st;
   if (!dem) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dir);
-  if ((st = any_valid(dem, &found, err))) return st;
-  if (!found) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dem);
+  if (!s->ref_valid) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dem);
   return tr_fail(err, TR_EINPUT,
                  "no cell of '%s' has a flow direction: every valid cell lies on the grid's edge or beside nodata, "
                  "where directions are nodata (as in TauDEM)",
@@ -221,14 +247,14 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
 
 /* One scratch name for every rank, rank 0's (tr_output_scratch_name):
  * beside `path`, tagged `tag`; "" when out of memory. */
-static void scratch_name(char name[4096], const char *path, const char *tag) {
+static void scratch_name(char name[PATH_MAX], const char *path, const char *tag) {
   name[0] = 0;
   if (tr_rank() == 0) {
     char *s = tr_output_scratch_name(path, tag);
-    if (s && strlen(s) < 4096) strcpy(name, s);
+    if (s && strlen(s) < PATH_MAX) strcpy(name, s);
     free(s);
   }
-  tr_dist_bcast(name, 4096);
+  tr_dist_bcast(name, PATH_MAX);
 }
 
 /* The run options of a scratch raster: the program's own, so no user
@@ -242,7 +268,8 @@ static tr_run_opts scratch_run(const tr_run_opts *run) {
   return r;
 }
 
-static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem, const char *elev, tr_error *err);
+static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
+                    tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -283,7 +310,7 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   const int gtiff = o->run.format ? !strcasecmp(o->run.format, "GTiff")
                                   : ext && (!strcasecmp(ext, ".tif") || !strcasecmp(ext, ".tiff"));
   const int reuse = o->streams && gtiff && !o->run.creation_options;
-  char tmp[4096] = "";
+  char tmp[PATH_MAX] = "";
   if (!reuse) {
     scratch_name(tmp, o->order, "streams");
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -316,28 +343,10 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   return st;
 }
 
-/* The rasters read beside the DEM (or --dir-in) have its size: checked before
- * any stage runs, and named as the user gave them (a later stage compares with
- * the run's scratch directions). */
-static int check_sizes(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
-  const char *ref = o->dir_in ? o->dir_in : dem;
-  const char *others[] = {o->weights, o->filled_in};
-  tr_input in0, in;
-  int st = tr_input_open(&in0, ref, 1, err);
-  if (st) return st;
-  for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
-    if (!others[k]) continue;
-    if ((st = tr_input_open(&in, others[k], 1, err))) break;
-    st = tr_input_same_size(&in, others[k], &in0, o->dir_in ? "the directions " : "the DEM ", ref, err);
-    tr_input_close(&in);
-  }
-  tr_input_close(&in0);
-  return st;
-}
-
 int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
   int st = check_opts(opts, dem, err);
-  if (!st) st = tr_dist_agree(&opts->run, check_sizes(opts, dem, err), err);
+  fg_inputs s;
+  if (!st) st = tr_dist_agree(&opts->run, survey(opts, dem, &s, err), err);
   if (st) return st;
   /* --aap-stats: every stage's lines, in order, in one file made afresh */
   tr_flowgraph_opts oc = *opts;
@@ -349,7 +358,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
     }
     oc.graph.aap_stats_append = 1;
   }
-  if (o->dir_in) return products(o, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, err);
+  if (o->dir_in) return products(o, &s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -358,7 +367,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const char *outs[] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
   const char *first = NULL;
   for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !first; i++) first = outs[i];
-  char dir_tmp[4096] = "", fel_tmp[4096] = "";
+  char dir_tmp[PATH_MAX] = "", fel_tmp[PATH_MAX] = "";
   const int need_fel = o->network && !o->filled_in && !o->filled;
   if (!o->dir_out) scratch_name(dir_tmp, first, "dir");
   if (need_fel) scratch_name(fel_tmp, first, "fel");
@@ -374,7 +383,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
   if (!st && !only_dir)
-    st = products(o, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
+    st = products(o, &s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);
@@ -384,14 +393,12 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
 
 /* Every product after the directions, from the direction raster `dir`
  * (computed from `dem` in this run when dem is given). */
-static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem, const char *elev, tr_error *err) {
-  int st;
-  st = tr_dist_agree(&o->run, check_valid(dir, dem, err), err);
+static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
+                    tr_error *err) {
+  int st = tr_dist_agree(&o->run, check_valid(dir, dem, s, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
-  weights_sums ws;
-  st = tr_dist_agree(&o->run, sums_of(o, &ws, err), err);
-  if (st) return st;
+  const weights_sums ws = s->ws;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, &ws, err))) return st;
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, &ws, err))) return st;
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
@@ -401,7 +408,7 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
   if (!need_links && !o->basins) return TR_OK;
 
   /* the no-edge-check accumulation the links (and snapping) read */
-  char tmp[4096] = "";
+  char tmp[PATH_MAX] = "";
   const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
   if (need_acc && !acc) {
     scratch_name(tmp, o->network ? o->network : o->basins, "acc");
@@ -411,20 +418,13 @@ static int products(const tr_flowgraph_opts *o, const char *dir, const char *dem
     if (st) return st;
     acc = tmp;
   }
-  tr_input din;
-  st = tr_input_open(&din, dir, 1, err);
-  double area = 1;
-  if (!st) {
-    area = o->units == TR_ACC_AREA ? 1.0 : cell_area(&din);
-    tr_input_close(&din);
-  }
+  const double area = o->units == TR_ACC_AREA ? 1.0 : s->cell_area;
   tr_links_src ls = {&o->run, dir, acc, elev, (int)o->encoding, o->threshold, area};
   tr_links links;
   memset(&links, 0, sizeof links);
   tr_basin_seed *seeds = NULL;
   int64_t nseeds = 0;
-  st = tr_dist_agree(&o->run, st, err);
-  if (!st && need_links) st = tr_links_build(&ls, &links, err);
+  if (need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->basins && !by_links) {
     tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
