@@ -3,7 +3,7 @@
  *
  * A graph program keeps state for every cell its rank owns (fill: one float of
  * W per cell). The graph runner plans a run against what this rank may have
- * (hydro/graph.c): all in memory when it fits, else the state beyond --mem
+ * (hydro/graph_plan.c): all in memory when it fits, else the state beyond --mem
  * spilled to disk (io/state_store.h), and a refusal with the minimum when not
  * even the rounds running fit.
  *

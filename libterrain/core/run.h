@@ -1,7 +1,7 @@
 /*
  * run.h - the run path every command shares (internal to libterrain).
  *
- * Both runners (local/executor.c for local kernels, hydro/graph.c for AAP
+ * Both runners (local/executor.c for local kernels, hydro/graph_run.c for AAP
  * programs) go through the same four steps, so each is written once:
  *   tr_job_open    check the shared options, open the input on every rank
  *                  (agreed: all ranks go on or all stop), plan the tile grid;

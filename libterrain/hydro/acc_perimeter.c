@@ -1,7 +1,7 @@
 /*
  * acc_perimeter.c - accumulation and stream cells in two visits of each tile: the
- * row "d8_up_perimeter" of the program table, which the runner runs instead of
- * "d8_up" when that one's state does not fit --mem (its when_out_of_core).
+ * body "d8_up_perimeter" of the "d8_up" program, its twin, which the planner
+ * takes instead of the per-cell body when that one's state does not fit --mem.
  *
  * "d8_up" (acc_program.c) keeps about 2 bytes per cell and continues its tile's
  * dataflow in every round; out of core that state is spilled and read back once

@@ -1,8 +1,8 @@
 /*
- * basin_perimeter.c - watershed labels in two visits of each tile: the row
- * "d8_basins_perimeter" of the program table, which the runner runs instead of
- * "d8_basins" when that one's state (a direction byte and a label per cell) does
- * not fit --mem (its when_out_of_core).
+ * basin_perimeter.c - watershed labels in two visits of each tile: the body
+ * "d8_basins_perimeter" of the "d8_basins" program, its twin, which the planner
+ * takes instead of the per-cell body when that one's state (a direction byte
+ * and a label per cell) does not fit --mem.
  *
  * A cell takes the label of the cell it drains into (basin_program.c). Inside a
  * tile, a cell's label is therefore either decided inside the tile (its path
@@ -34,7 +34,7 @@
 #define UNKNOWN INT32_MIN
 #define NOLABEL ((int32_t)TR_LABEL_NODATA)
 #define INFLOW 0x10 /* pdir: a halo cell drains into this perimeter cell */
-/* bytes per unit of 2 x (rows + cols) + 4 (graph.c): a perimeter cell's label,
+/* bytes per unit of 2 x (rows + cols) + 4 (graph_plan.c): a perimeter cell's label,
  * direction byte and two words of the waiting lists */
 #define D8_BASIN_PERIM_STATE 16
 /* bytes per cell of a round's padded window besides its input window:

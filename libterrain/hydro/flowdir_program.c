@@ -26,8 +26,8 @@
  * cells leave in distance order). Emit flat perimeter cells that fell.
  * Assemble: every cell's code (D8 rule, or the flat rule of flowdir.h).
  *
- * The row "flowdir_compact" (flowdir's when_out_of_core: the runner runs it
- * when flowdir's state does not fit --mem) is the same program keeping, between
+ * The body "flowdir_compact" (flowdir's twin: the planner takes it when the
+ * per-cell body's state does not fit --mem) is the same program keeping, between
  * rounds, only the flat bitmap (1 bit per cell) and, per perimeter cell, its
  * dl and dh, its level neighbours outside the tile and the halo ring as
  * received (17 bytes per unit of the perimeter): 253 MiB for the 32000 x

@@ -269,7 +269,7 @@ int tr_state_store_pin(tr_state_store *s, int64_t f) {
  * outofcore benchmark's flowgraph at 32000² with --mem 1G peaked 249 MiB
  * over it, while the state it held stayed within the budget). malloc_trim
  * gives the holes' whole pages back, after every eighth of the budget
- * spilled (at least 16 MiB); graph.c maps the large arrays on their own. */
+ * spilled (at least 16 MiB); graph_run.c maps the large arrays on their own. */
 static int64_t trim_every(const tr_state_store *s) {
   const int64_t e = s->budget / 8;
   return e > ((int64_t)16 << 20) ? e : (int64_t)16 << 20;
