@@ -39,7 +39,7 @@ void ft_opts_init(ft_opts *o) {
   memset(o, 0, sizeof *o);
   o->mode = FT_MODE_DUAL_FAST;
   o->max_recomputes = 3;
-  o->timeout_ms = 60000;
+  o->timeout_ms = FT_TIMEOUT_DEFAULT_MS;
 }
 
 void ft_opts_source_profile(ft_opts *o) {
