@@ -13,6 +13,7 @@
 #define COLL_INTERNAL_H
 
 #include "coll.h"
+#include "coll_clock.h"
 
 #include <stdarg.h>
 
@@ -87,8 +88,6 @@ int coll_fail(coll_ctx *ctx, int code, const char *fmt, ...)
 #endif
     ;
 
-double coll_now(void);
-void coll_sleep_ms(double ms);
 /* Sleeps when the context's fault injection delays this rank. */
 void coll_inject_delay(const coll_ctx *ctx);
 
@@ -105,8 +104,9 @@ size_t coll_nsegments(const coll_ctx *ctx, size_t n, size_t es);
 int coll_ctx_gone(coll_ctx *ctx);
 
 /* Frees the timeout-aggregation sends that completed; returns how many are
- * still in flight. */
-size_t coll_ta_reap_sends(coll_ctx *ctx);
+ * still in flight. In comm.c: the context owns the sends and its
+ * destruction waits for them. */
+size_t coll_ctx_reap_sends(coll_ctx *ctx);
 #endif
 
 #endif

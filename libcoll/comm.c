@@ -24,11 +24,9 @@
 #include "coll_internal.h"
 #include "coll_live.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 const char *coll_strerror(int code) {
   switch (code) {
@@ -69,21 +67,6 @@ int coll_fail(coll_ctx *ctx, int code, const char *fmt, ...) {
     va_end(ap);
   }
   return code;
-}
-
-double coll_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void coll_sleep_ms(double ms) {
-  if (ms <= 0) return;
-  struct timespec ts;
-  ts.tv_sec = (time_t)(ms / 1000.0);
-  ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000.0) * 1e6);
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
 }
 
 void coll_inject_delay(const coll_ctx *ctx) {
@@ -166,6 +149,21 @@ int coll_ctx_gone(coll_ctx *c) {
   return 0;
 }
 
+/* The sends live in the context (timeout aggregation posts them and returns
+ * before they complete), so the context reaps them: destruction must, and
+ * it must not call up into the algorithm that posted them. */
+size_t coll_ctx_reap_sends(coll_ctx *c) {
+  size_t j = 0;
+  for (size_t i = 0; i < c->nsends; i++) {
+    int done = 0;
+    MPI_Test(&c->sends[i].req, &done, MPI_STATUS_IGNORE);
+    if (done) free(c->sends[i].buf);
+    else c->sends[j++] = c->sends[i];
+  }
+  c->nsends = j;
+  return j;
+}
+
 /* Receives and discards every message waiting on ta_comm. */
 static void drain_once(coll_ctx *c) {
   for (;;) {
@@ -190,7 +188,7 @@ void coll_ctx_destroy(coll_ctx *c) {
     /* Bounded: a rank lost (or a cancel) leaves the context's MPI state to
      * the process's end, which then must not call MPI_Finalize. */
     int gone = coll_ctx_gone(c);
-    while (!gone && coll_ta_reap_sends(c) > 0) {
+    while (!gone && coll_ctx_reap_sends(c) > 0) {
       drain_once(c);
       gone = coll_ctx_gone(c);
       coll_sleep_ms(0.2);

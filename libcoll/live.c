@@ -39,12 +39,14 @@
  * and every later wait returns at once without touching MPI.
  */
 #include "coll_live.h"
-#include "coll_internal.h"
+#include "coll.h"
+#include "coll_clock.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #ifdef TERRAFORT_HAVE_MPI
+#include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
 

@@ -146,18 +146,6 @@ static unsigned char *msg_payload(unsigned char *m) {
   return m + sizeof(hdr) + ((hdr *)m)->nw * sizeof(uint64_t);
 }
 
-size_t coll_ta_reap_sends(coll_ctx *c) {
-  size_t j = 0;
-  for (size_t i = 0; i < c->nsends; i++) {
-    int done = 0;
-    MPI_Test(&c->sends[i].req, &done, MPI_STATUS_IGNORE);
-    if (done) free(c->sends[i].buf);
-    else c->sends[j++] = c->sends[i];
-  }
-  c->nsends = j;
-  return j;
-}
-
 /* Sends a message (copying bits and payload); the buffer lives in the
  * context until MPI is done with it. */
 static int post(coll_ctx *c, int dest, uint32_t type, int origin, uint64_t opid,
@@ -586,7 +574,7 @@ static int run_tree(ta_op *t) {
                      (unsigned long long)t->opid, t->tan);
       break;
     }
-    coll_ta_reap_sends(c);
+    coll_ctx_reap_sends(c);
     if (!got) coll_sleep_ms(0.1);
   }
   if (!rc) rc = t->rc;

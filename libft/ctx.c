@@ -1,15 +1,18 @@
 /*
- * ctx.c - the context: options, creation and destruction, error strings,
- * clocks, the report and the trace.
+ * ctx.c - the context: options, creation and destruction, error strings
+ * and the report.
+ *
+ * The context is the top of libft's file graph: at creation it picks its
+ * back-end's table (ft_backend: pool.c's threads or mpi.c's ranks) and from
+ * then on the context and the master (dual.c) reach the back-end only
+ * through that table. Nothing below calls back up into this file: clocks
+ * (clock.c), the trace (trace.c), the sub-block split (split.c) and kernel
+ * lookup (kernels.c) are files of their own that the back-ends call.
  */
-#define _GNU_SOURCE /* sched_getcpu, for the trace */
-#include <errno.h>
-#include <sched.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "ft_internal.h"
 
@@ -36,49 +39,12 @@ void ft_opts_init(ft_opts *o) {
   memset(o, 0, sizeof *o);
   o->mode = FT_MODE_DUAL_FAST;
   o->max_recomputes = 3;
-  o->timeout_ms = 60000;
+  o->timeout_ms = FT_TIMEOUT_DEFAULT_MS;
 }
 
 void ft_opts_source_profile(ft_opts *o) {
   o->tolerance = 0.1;
   o->error_rate = 0.15;
-}
-
-int ft_split_rows(int64_t rows, int64_t row0[4], int64_t nrows[4]) {
-  int n = rows >= 4 ? 4 : (int)(rows > 0 ? rows : 0);
-  int64_t base = n ? rows / n : 0, rem = n ? rows % n : 0, r = 0;
-  for (int i = 0; i < 4; i++) {
-    row0[i] = r;
-    nrows[i] = i < n ? base + (i < rem) : 0;
-    r += nrows[i];
-  }
-  return n;
-}
-
-double ft_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void ft_cond_init_mono(pthread_cond_t *c) {
-  pthread_condattr_t a;
-  pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  pthread_cond_init(c, &a);
-  pthread_condattr_destroy(&a);
-}
-
-void ft_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, double deadline) {
-  struct timespec ts;
-  double s = deadline > 0 ? deadline : 0;
-  ts.tv_sec = (time_t)s;
-  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  pthread_cond_timedwait(c, m, &ts);
 }
 
 static void set_err(char *err, size_t len, const char *fmt, ...) {
@@ -87,12 +53,6 @@ static void set_err(char *err, size_t len, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(err, len, fmt, ap);
   va_end(ap);
-}
-
-const ft_kernel *ft_kernel_lookup(const ft_ctx *ctx, const char *name) {
-  for (size_t i = 0; i < ctx->opts.n_kernels; i++)
-    if (strcmp(ctx->kernels[i].name, name) == 0) return &ctx->kernels[i];
-  return NULL;
 }
 
 int ft_ctx_create(const ft_opts *opts, ft_ctx **out, char *err, size_t errlen) {
@@ -140,29 +100,20 @@ int ft_ctx_create(const ft_opts *opts, ft_ctx **out, char *err, size_t errlen) {
     ctx->trace = calloc(opts->trace_capacity, sizeof *ctx->trace);
     if (!ctx->trace) goto nomem;
   }
+  /* the back-end's table: from here on nothing names pool.c or mpi.c */
   int rc;
   if (opts->mpi_comm) {
 #ifdef TERRAFORT_HAVE_MPI
     ctx->opts.mpi_comm = opts->mpi_comm;
-    rc = ft_mpi_create(ctx, err, errlen);
+    ctx->backend = &ft_backend_mpi;
+    rc = ctx->backend->start(ctx, err, errlen);
 #else
     set_err(err, errlen, "ft: an MPI communicator was given but libft was built without MPI");
     rc = FT_ERR_NOMPI;
 #endif
   } else {
-    ctx->role = FT_ROLE_MASTER;
-    int n = opts->workers;
-    if (n == 0) {
-      long c = sysconf(_SC_NPROCESSORS_ONLN);
-      n = c > 2 ? (int)c : 2;
-    }
-    if (n < 2) {
-      set_err(err, errlen, "ft: the thread back-end needs at least 2 workers (got %d)", n);
-      rc = FT_ERR_INVAL;
-    } else {
-      ctx->nworkers = n;
-      rc = ft_pool_start(ctx, err, errlen);
-    }
+    ctx->backend = &ft_backend_threads;
+    rc = ctx->backend->start(ctx, err, errlen);
   }
   if (rc < 0) {
     free(ctx->kernels);
@@ -184,12 +135,7 @@ nomem:
 
 void ft_ctx_destroy(ft_ctx *ctx) {
   if (!ctx) return;
-  int abandoned = 0;
-#ifdef TERRAFORT_HAVE_MPI
-  if (ctx->mpi) ft_mpi_destroy(ctx);
-  else
-#endif
-    abandoned = ft_pool_stop(ctx);
+  const int abandoned = ctx->backend->stop(ctx);
   if (abandoned) return; /* a hung worker still holds the context: leave it to it */
   free(ctx->kernels);
   free(ctx->trace);
@@ -203,50 +149,12 @@ int ft_ctx_workers(const ft_ctx *ctx) { return ctx->nworkers; }
 int ft_serve(ft_ctx *ctx) {
   if (!ctx) return FT_ERR_INVAL;
   if (ctx->role != FT_ROLE_WORKER) return FT_ERR_ROLE;
-#ifdef TERRAFORT_HAVE_MPI
-  return ft_mpi_serve(ctx);
-#else
-  return FT_ERR_NOMPI;
-#endif
+  /* only a back-end of worker processes makes a context a worker */
+  return ctx->backend->serve ? ctx->backend->serve(ctx) : FT_ERR_NOMPI;
 }
 
 void ft_report_get(ft_ctx *ctx, ft_report *r) {
   pthread_mutex_lock(&ctx->lock);
   *r = ctx->rep;
   pthread_mutex_unlock(&ctx->lock);
-}
-
-double ft_trace_cpu(const ft_ctx *ctx) {
-  if (!ctx->trace) return 0.0;
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int ft_trace_on_cpu(const ft_ctx *ctx) { return ctx->trace ? sched_getcpu() : -1; }
-
-double ft_trace_run_delay(const ft_ctx *ctx) {
-  if (!ctx->trace) return -1.0;
-  FILE *f = fopen("/proc/thread-self/schedstat", "r");
-  if (!f) return -1.0;
-  unsigned long long run_ns = 0, delay_ns = 0;
-  int n = fscanf(f, "%llu %llu", &run_ns, &delay_ns);
-  fclose(f);
-  return n == 2 ? 1e-9 * (double)delay_ns : -1.0;
-}
-
-void ft_trace_add(ft_ctx *ctx, ft_event_kind kind, int64_t block, int sub, int slot, int worker,
-                  const ft_trace_times *tt) {
-  if (!ctx->trace || ctx->trace_n >= ctx->opts.trace_capacity) return;
-  ctx->trace[ctx->trace_n++] = (ft_event){kind,       block,     sub,          slot,
-                                          worker,     tt->t0,    tt->t1,       tt->ready,
-                                          tt->cpu_s,  tt->core_wait_s, tt->cpu_at, tt->cpu_end};
-}
-
-size_t ft_trace_get(ft_ctx *ctx, ft_event *ev, size_t cap) {
-  pthread_mutex_lock(&ctx->lock);
-  size_t n = ctx->trace_n;
-  if (ev) memcpy(ev, ctx->trace, (n < cap ? n : cap) * sizeof *ev);
-  pthread_mutex_unlock(&ctx->lock);
-  return n;
 }

@@ -27,41 +27,11 @@
 
 #include "ft_internal.h"
 
-/* ---- references (ctx lock held) ----------------------------------------- */
-
-static void job_free(ft_job *j) {
-  for (int s = 0; s < FT_MAX_SUB; s++)
-    for (int x = 0; x < FT_MAX_SLOTS; x++) free(j->sub[s].res[x]);
-  pthread_cond_destroy(&j->cond);
-  free(j->excluded);
-  free(j);
-}
-
-void ft_job_unref(ft_job *j) {
-  if (--j->refs == 0) job_free(j);
-}
-
-void ft_task_unref(ft_task *t) {
-  if (--t->refs == 0) {
-    ft_job_unref(t->job);
-    free(t);
-  }
-}
-
-static void task_retire(ft_task *t) {
-  if (!t->live) return;
-  ft_task **p = &t->job->live;
-  while (*p != t) p = &(*p)->jnext;
-  *p = t->jnext;
-  t->live = 0;
-  ft_task_unref(t);
-}
-
 static void task_cancel(ft_ctx *ctx, ft_task *t) {
   if (t->cancelled) return;
   t->cancelled = 1;
   ctx->workers[t->worker].load -= t->sub_end - t->sub_next;
-  task_retire(t);
+  ft_task_retire(t);
 }
 
 /* Least-loaded worker not excluded by this job; workers a and b are taken
@@ -105,46 +75,8 @@ static ft_task *task_new(ft_ctx *ctx, ft_job *j, int slot, int s0, int s1, int w
   j->live = t;
   t->since = t->ready = ft_now();
   ctx->workers[worker].load += s1 - s0;
-#ifdef TERRAFORT_HAVE_MPI
-  if (ctx->mpi) {
-    ft_mpi_dispatch(ctx, t);
-    return t;
-  }
-#endif
-  ft_pool_dispatch(ctx, t);
+  ctx->backend->dispatch(ctx, t);
   return t;
-}
-
-void ft_deliver(ft_ctx *ctx, ft_task *t, int sub, void *buf, int ninj, int kerr,
-                ft_trace_times tt) {
-  ft_job *j = t->job;
-  ft_worker *w = &ctx->workers[t->worker];
-  tt.ready = t->ready;
-  w->last_activity = t->ready = ft_now();
-  w->suspect = 0;
-  if (t->cancelled || sub != t->sub_next) {
-    free(buf);
-    return;
-  }
-  w->load--;
-  t->sub_next++;
-  if (t->slot < 2) ctx->rep.compute_s += tt.t1 - tt.t0;
-  else ctx->rep.recompute_s += tt.t1 - tt.t0;
-  ft_trace_add(ctx, FT_EV_COMPUTE, j->blk.id, sub, t->slot, t->worker, &tt);
-  ft_sub *s = &j->sub[sub];
-  s->last_in = t->ready;
-  if (kerr) {
-    if (!j->kernel_err) j->kernel_err = kerr;
-    free(buf);
-  } else if (s->res[t->slot] || s->state == SUB_DONE || s->state == SUB_FAILED) {
-    free(buf);
-  } else {
-    s->res[t->slot] = buf;
-    s->injected[t->slot] = (uint8_t)ninj;
-  }
-  if (t->sub_next >= t->sub_end) task_retire(t);
-  j->changed = 1;
-  pthread_cond_broadcast(&j->cond);
 }
 
 /* ---- decisions ------------------------------------------------------------ */
@@ -240,7 +172,7 @@ int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_
     return FT_ERR_INVAL;
   }
   if (ctx->role != FT_ROLE_MASTER) return FT_ERR_ROLE;
-  if (ctx->mpi && !ft_kernel_lookup(ctx, k->name)) {
+  if (ctx->backend->by_name && !ft_kernel_lookup(ctx, k->name)) {
     if (st) snprintf(st->msg, sizeof st->msg, "kernel '%s' is not registered", k->name);
     return FT_ERR_UNKNOWN_KERNEL;
   }

@@ -95,6 +95,33 @@ typedef struct ft_worker {
 
 typedef struct ft_mpi ft_mpi; /* mpi.c */
 
+/* A back-end: where tasks run (pool.c: threads; mpi.c: ranks). The context
+ * holds its row and calls it only through these pointers, so the context
+ * and the master never name a back-end's functions and a back-end can call
+ * down into the job layer (job.c) without a circle of files. */
+typedef struct ft_backend {
+  const char *name;
+  /* Makes the workers (sets role, nworkers, workers); on failure leaves
+   * nothing of itself behind. */
+  int (*start)(struct ft_ctx *ctx, char *err, size_t errlen);
+  /* Ends them; 1 when one had to be abandoned (the context must then not be
+   * freed). */
+  int (*stop)(struct ft_ctx *ctx);
+  /* Places task t on worker t->worker (lock held). */
+  void (*dispatch)(struct ft_ctx *ctx, ft_task *t);
+  /* A worker process's loop (ft_serve); NULL when every worker is a thread
+   * of the master. */
+  int (*serve)(struct ft_ctx *ctx);
+  /* Kernels reach the workers by name, so ft_run_block refuses one that is
+   * not in the registry. */
+  int by_name;
+} ft_backend;
+
+extern const ft_backend ft_backend_threads; /* pool.c */
+#ifdef TERRAFORT_HAVE_MPI
+extern const ft_backend ft_backend_mpi; /* mpi.c */
+#endif
+
 struct ft_ctx {
   ft_opts opts;
   ft_role role;
@@ -107,14 +134,17 @@ struct ft_ctx {
   ft_event *trace;
   size_t trace_n;
   ft_kernel *kernels;  /* copy of the registry */
-  ft_mpi *mpi;         /* NULL for the thread back-end */
+  const ft_backend *backend; /* chosen at creation */
+  ft_mpi *mpi;         /* the MPI back-end's state; NULL for the thread back-end */
 };
 
-/* ctx.c */
+/* clock.c */
 double ft_now(void);
 void ft_cond_init_mono(pthread_cond_t *c);
 /* Waits on c until signalled or `deadline` (ft_now() seconds). */
 void ft_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, double deadline);
+
+/* trace.c */
 typedef struct ft_trace_times {
   double t0, t1, ready, cpu_s, core_wait_s;
   int cpu_at, cpu_end;
@@ -129,9 +159,15 @@ double ft_trace_cpu(const struct ft_ctx *ctx);
 /* Run-queue delay of the calling thread so far in seconds when ctx keeps a
  * trace and the kernel reports it; -1 otherwise. */
 double ft_trace_run_delay(const struct ft_ctx *ctx);
+
+/* kernels.c: the registered kernel of that name, NULL if none. */
 const ft_kernel *ft_kernel_lookup(const struct ft_ctx *ctx, const char *name);
+
+/* job.c (ctx lock held) */
 void ft_task_unref(ft_task *t);
 void ft_job_unref(ft_job *j);
+/* Takes a task off its job's live list (once; later calls do nothing). */
+void ft_task_retire(ft_task *t);
 
 /* inject.c: computes sub-block `sub` of blk for result `slot`, applying the
  * injector's data faults; *ninj gets the number of faults injected.
@@ -142,24 +178,11 @@ int ft_compute_sub(ft_kernel_fn fn, const void *kctx, const ft_block *blk, int s
 int ft_inject_stall_ms(const ft_inject *inj, int worker, int64_t n);
 int ft_inject_killed(const ft_inject *inj, int worker, int64_t n);
 
-/* dual.c: hands a computed result to its job (lock held). Takes ownership of
+/* job.c: hands a computed result to its job (lock held). Takes ownership of
  * buf. tt: when the worker computed it (t0, t1) and, for the trace, the CPU
  * time it used meanwhile and its wait for a core (-1 unknown); `ready` is
  * filled in here. */
 void ft_deliver(struct ft_ctx *ctx, ft_task *t, int sub, void *buf, int ninj, int kerr,
                 ft_trace_times tt);
-
-/* pool.c: thread back-end */
-int ft_pool_start(struct ft_ctx *ctx, char *err, size_t errlen);
-/* Stops the workers; 1 when one had to be abandoned (the context must then
- * not be freed). */
-int ft_pool_stop(struct ft_ctx *ctx);
-void ft_pool_dispatch(struct ft_ctx *ctx, ft_task *t); /* lock held */
-
-/* mpi.c */
-int ft_mpi_create(struct ft_ctx *ctx, char *err, size_t errlen);
-void ft_mpi_destroy(struct ft_ctx *ctx);
-void ft_mpi_dispatch(struct ft_ctx *ctx, ft_task *t); /* lock held */
-int ft_mpi_serve(struct ft_ctx *ctx);
 
 #endif

@@ -278,7 +278,7 @@ static void *progress_main(void *arg) {
   return NULL;
 }
 
-void ft_mpi_dispatch(ft_ctx *ctx, ft_task *t) {
+static void mpi_dispatch(ft_ctx *ctx, ft_task *t) {
   ft_mpi *m = ctx->mpi;
   t->qnext = NULL;
   if (m->outq_tail) m->outq_tail->qnext = t;
@@ -287,7 +287,7 @@ void ft_mpi_dispatch(ft_ctx *ctx, ft_task *t) {
   pthread_cond_signal(&m->cond);
 }
 
-int ft_mpi_create(ft_ctx *ctx, char *err, size_t errlen) {
+static int mpi_start(ft_ctx *ctx, char *err, size_t errlen) {
   int inited = 0, level = 0;
   MPI_Initialized(&inited);
   if (!inited) {
@@ -356,7 +356,9 @@ int ft_mpi_create(ft_ctx *ctx, char *err, size_t errlen) {
   return 0;
 }
 
-void ft_mpi_destroy(ft_ctx *ctx) {
+/* 0 always: the workers are other processes, so no thread of this one can
+ * still hold the context. */
+static int mpi_stop(ft_ctx *ctx) {
   ft_mpi *m = ctx->mpi;
   if (m->progress_started) {
     pthread_mutex_lock(&ctx->lock);
@@ -382,6 +384,7 @@ void ft_mpi_destroy(ft_ctx *ctx) {
   free(ctx->workers);
   ctx->workers = NULL;
   ctx->mpi = NULL;
+  return 0;
 }
 
 /* ---- worker rank ------------------------------------------------------------ */
@@ -446,7 +449,7 @@ static wtask *unpack(ft_ctx *ctx, unsigned char *msg, int cnt) {
   return t;
 }
 
-int ft_mpi_serve(ft_ctx *ctx) {
+static int mpi_serve(ft_ctx *ctx) {
   ft_mpi *m = ctx->mpi;
   wtask *urgent = NULL, *normal = NULL;
   int dead = 0, widx = m->rank - 1;
@@ -536,6 +539,15 @@ int ft_mpi_serve(ft_ctx *ctx) {
     }
   }
 }
+
+const ft_backend ft_backend_mpi = {
+    .name = "mpi",
+    .start = mpi_start,
+    .stop = mpi_stop,
+    .dispatch = mpi_dispatch,
+    .serve = mpi_serve,
+    .by_name = 1,
+};
 #else
 typedef int ft_mpi_unused;
 #endif

@@ -13,14 +13,16 @@
  * masters' timeouts, as with a real lost worker).
  * Shutting down never waits for a worker forever: one that has not returned
  * within the context's timeout (a kernel that hangs) is detached and the
- * context is left to it (ft_pool_stop returns 1, and ft_ctx_destroy does not
+ * context is left to it (its stop returns 1, and ft_ctx_destroy does not
  * free what the worker may still touch): the process goes on and can exit.
  */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ft_internal.h"
 
@@ -102,7 +104,7 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-void ft_pool_dispatch(ft_ctx *ctx, ft_task *t) {
+static void pool_dispatch(ft_ctx *ctx, ft_task *t) {
   ft_worker *w = &ctx->workers[t->worker];
   ft_task **head = t->urgent ? &w->urgent_head : &w->normal_head;
   ft_task **tail = t->urgent ? &w->urgent_tail : &w->normal_tail;
@@ -113,7 +115,20 @@ void ft_pool_dispatch(ft_ctx *ctx, ft_task *t) {
   pthread_cond_signal(&w->cond);
 }
 
-int ft_pool_start(ft_ctx *ctx, char *err, size_t errlen) {
+static int pool_stop(ft_ctx *ctx);
+
+static int pool_start(ft_ctx *ctx, char *err, size_t errlen) {
+  ctx->role = FT_ROLE_MASTER;
+  int n = ctx->opts.workers;
+  if (n == 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c > 2 ? (int)c : 2;
+  }
+  if (n < 2) {
+    if (err && errlen) snprintf(err, errlen, "ft: the thread back-end needs at least 2 workers (got %d)", n);
+    return FT_ERR_INVAL;
+  }
+  ctx->nworkers = n;
   ctx->workers = calloc((size_t)ctx->nworkers, sizeof *ctx->workers);
   if (!ctx->workers) return FT_ERR_NOMEM;
   double now = ft_now();
@@ -128,7 +143,7 @@ int ft_pool_start(ft_ctx *ctx, char *err, size_t errlen) {
     ft_worker *w = &ctx->workers[i];
     if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
       if (err && errlen) snprintf(err, errlen, "ft: could not start worker thread %d", i);
-      ft_pool_stop(ctx);
+      pool_stop(ctx);
       return FT_ERR_THREAD;
     }
     w->started = 1;
@@ -136,7 +151,7 @@ int ft_pool_start(ft_ctx *ctx, char *err, size_t errlen) {
   return 0;
 }
 
-int ft_pool_stop(ft_ctx *ctx) {
+static int pool_stop(ft_ctx *ctx) {
   if (!ctx->workers) return 0;
   pthread_mutex_lock(&ctx->lock);
   ctx->shutdown = 1;
@@ -170,3 +185,10 @@ int ft_pool_stop(ft_ctx *ctx) {
   ctx->workers = NULL;
   return 0;
 }
+
+const ft_backend ft_backend_threads = {
+    .name = "threads",
+    .start = pool_start,
+    .stop = pool_stop,
+    .dispatch = pool_dispatch,
+};

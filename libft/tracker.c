@@ -20,7 +20,7 @@
 void ft_tracker_opts_init(ft_tracker_opts *o) {
   memset(o, 0, sizeof *o);
   o->history = 4096;
-  o->max_errors = 16;
+  o->max_errors = FT_MAX_ERRORS_DEFAULT;
 }
 
 int ft_tracker_create(const ft_tracker_opts *o, ft_tracker **out) {

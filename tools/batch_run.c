@@ -506,7 +506,7 @@ static int gather(batch *b, double wall_s, tf_batch_outcome *out) {
   ta.arity = n > 2 ? n - 1 : 2;
   ta.tan_policy = COLL_TAN_ROOT;
   ta.root_only = 1;
-  if (tf_live() && coll_live_lost(tf_live(), NULL) == -1) ta.deadline_ms = 86400e3; /* the monitor bounds it */
+  if (tf_live() && coll_live_lost(tf_live(), NULL) == -1) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS; /* the monitor bounds it */
   coll_ta_report rep;
   memset(&rep, 0, sizeof rep);
   coll_op add = coll_op_builtin(COLL_SUM);

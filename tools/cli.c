@@ -11,6 +11,7 @@
 #include "batch.h"
 
 #include "coll_live.h"
+#include "ft.h"
 
 #include <cpl_progress.h>
 #include <ctype.h>
@@ -44,8 +45,8 @@ const char *tf_common_help =
     "  --ft-profile source     XI = 0.1, EPS = 0.15, the source method's values\n"
     "  --ft-mode fast|basic    sub-block overlap (default) or whole-block baseline\n"
     "  --ft-report FILE        fault-tolerance counters as JSON\n"
-    "  --ft-timeout MS         a worker silent this long loses its work to another (10000)\n"
-    "  --ft-max-errors N       --ft replay: faults repaired before giving up (exit 9; default 16)\n"
+    "  --ft-timeout MS         a worker silent this long loses its work to another (" FT_STRINGIFY(FT_TIMEOUT_RUN_MS) ")\n"
+    "  --ft-max-errors N       --ft replay: faults repaired before giving up (exit 9; default " FT_STRINGIFY(FT_MAX_ERRORS_DEFAULT) ")\n"
     "  --ft-check R            --ft replay: re-execute this share of launches and compare checksums\n"
     "  --device cpu|auto|gpu   where kernels with a GPU version run (default cpu; auto: a GPU\n"
     "                          when one is usable)\n"

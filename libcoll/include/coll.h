@@ -260,6 +260,13 @@ typedef struct coll_ta_opts {
                                  bit-identical for the same late set */
 } coll_ta_opts;
 
+/* A deadline_ms that never fires in practice (one day): for a timeout
+ * aggregation run under a liveness monitor (coll_live.h). The ranks that are
+ * merely slow (a long tile, a big DEM) must not fail the operation; the
+ * ones that are gone are found by the monitor, which ends every wait within
+ * its own timeout. */
+#define COLL_DEADLINE_MONITORED_MS 86400e3
+
 void coll_ta_opts_init(coll_ta_opts *o);
 
 /* Depth of rank in the tree of o over nranks ranks (root 0), -1 on bad input. */

@@ -184,6 +184,19 @@ typedef enum {
   FT_MODE_DUAL_BASIC = 1 /* baseline: both replicas compute the whole block, then detect, then recompute */
 } ft_mode;
 
+/* Worker timeouts (ft_opts.timeout_ms) in ms, named once: libft's default,
+ * the one terrafort's runs use and terrafort's --help all quote these. Plain
+ * integer literals, so that FT_STRINGIFY can splice one into a help string
+ * and the number is written nowhere else. */
+#define FT_TIMEOUT_DEFAULT_MS 60000  /* ft_opts_init's */
+#define FT_TIMEOUT_RUN_MS 10000      /* terrafort's runs: --ft-timeout's default */
+/* terrafort's runs that inject a stall or a kill (tests, benchmarks): the
+ * fault is known to come, so its worker is given up on sooner. */
+#define FT_TIMEOUT_INJECTED_MS 2000
+
+#define FT_STRINGIFY_(x) #x
+#define FT_STRINGIFY(x) FT_STRINGIFY_(x) /* FT_STRINGIFY(FT_TIMEOUT_RUN_MS) is "10000" */
+
 typedef struct ft_opts {
   ft_mode mode;
   int workers;            /* thread back-end: worker threads; 0 = online cores, at least 2 */
@@ -196,7 +209,8 @@ typedef struct ft_opts {
                              accept), so such a cell is settled by a further
                              computation and a 2-of-3 vote. 0: the source's rule. */
   int max_recomputes;     /* per sub-block, 1..14; default 3 */
-  int timeout_ms;         /* a worker silent this long while holding our work is given up on; default 60000 */
+  int timeout_ms;         /* a worker silent this long while holding our work is given up on;
+                             default FT_TIMEOUT_DEFAULT_MS */
   const ft_kernel *kernels; /* registry (needed by the MPI back-end; names must be unique) */
   size_t n_kernels;
   ft_inject inject;
@@ -408,9 +422,14 @@ typedef int (*ft_launch_fn)(void *args);
 #define FT_TRACK_MAX_PARAMS 8   /* inputs + outputs of one launch */
 #define FT_TRACK_ARGS_MAX 256
 
+/* Errors one run may repair (ft_tracker_opts.max_errors): ft_tracker_opts_init's,
+ * and terrafort's --ft-max-errors default, which its --help quotes. */
+#define FT_MAX_ERRORS_DEFAULT 16
+
 typedef struct ft_tracker_opts {
   size_t history;    /* launches remembered for relaunch sets; default 4096 */
-  int max_errors;    /* errors repaired per run; one more fails with FT_ERR_LIMIT; default 16 */
+  int max_errors;    /* errors repaired per run; one more fails with FT_ERR_LIMIT;
+                        default FT_MAX_ERRORS_DEFAULT */
 } ft_tracker_opts;
 
 void ft_tracker_opts_init(ft_tracker_opts *o);

@@ -152,7 +152,7 @@ int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
   ta.arity = n > 2 ? n - 1 : 2;
   ta.tan_policy = COLL_TAN_ROOT;
   ta.root_only = 1;
-  if (run->live) ta.deadline_ms = 86400e3; /* the monitor bounds it */
+  if (run->live) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS; /* the monitor bounds it */
   coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
   int rc = coll_timeout_reduce(run->coll, &mine, &all, 1, COLL_UINT8, &op, &ta, NULL);
   if (rc) return coll_rc_status(run, rc, err);

@@ -160,7 +160,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   ta.arity = nranks > 2 ? nranks - 1 : 2;
   ta.tan_policy = COLL_TAN_ROOT;
   ta.root_only = 1;
-  if (coll_live_lost(run->live, NULL) == -1 && run->live) ta.deadline_ms = 86400e3;
+  if (coll_live_lost(run->live, NULL) == -1 && run->live) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS;
   coll_ta_report rep;
   memset(&rep, 0, sizeof rep);
   coll_op add = coll_op_builtin(COLL_SUM);

@@ -121,12 +121,13 @@ typedef struct {
                                ft_opts_source_profile); ft_tolerance and
                                ft_error_rate, when set, still override */
   int ft_timeout_ms;        /* a worker silent this long is given up on and its work
-                               re-dispatched; 0: 10000 (2000 when a stall or kill
-                               is injected) */
+                               re-dispatched; 0: libft's FT_TIMEOUT_RUN_MS
+                               (FT_TIMEOUT_INJECTED_MS when a stall or kill is
+                               injected) */
   const char *ft_report;    /* JSON report path, or NULL */
   const char *inject;       /* fault-injection spec (TERRAFORT_INJECT syntax) */
   /* --ft replay (specs/idempotent-replay.md) and devices. */
-  int ft_max_errors;        /* faults repaired per rank before failing with TR_EFTLIMIT; 0: 16; < 0: none */
+  int ft_max_errors;        /* faults repaired per rank before failing with TR_EFTLIMIT; 0: libft's FT_MAX_ERRORS_DEFAULT; < 0: none */
   double ft_check;          /* share of idempotent launches re-executed and checksummed, [0, 1] */
   tr_device device;
   int replay_on_cpu;        /* 1: a GPU launch found faulty is replayed on the CPU */

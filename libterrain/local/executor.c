@@ -256,7 +256,7 @@ static int ft_setup(run_state *s, tr_error *err) {
   o.kernels = s->ftk;
   o.n_kernels = n;
   o.inject = inj->ft;
-  o.timeout_ms = run->ft_timeout_ms > 0 ? run->ft_timeout_ms : (inj->ft.stall || inj->ft.kill) ? 2000 : 10000;
+  o.timeout_ms = run->ft_timeout_ms > 0 ? run->ft_timeout_ms : (inj->ft.stall || inj->ft.kill) ? FT_TIMEOUT_INJECTED_MS : FT_TIMEOUT_RUN_MS;
   /* the tools promise that no cell beyond xi comes from an unverified replica */
   o.settle_cells = 1;
   o.give_up = ft_give_up;
