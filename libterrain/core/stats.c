@@ -14,7 +14,7 @@
 #include "coll_live.h"
 #include "dist.h"
 #include "inject.h"
-#include "error.h"
+#include "status.h"
 #include "written.h"
 
 #ifdef TERRAFORT_HAVE_MPI

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "dist.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "run.h"
 #include "scratch_file.h"
 #include "written.h"

@@ -76,7 +76,7 @@ typedef struct tr_graph_program {
   void (*release)(tr_aap_program *p);
   /* Bytes the program keeps per cell of a fragment's padded window while it
    * runs (fill: one float of W); 0 means the size of cell_type. The runner
-   * refuses a run whose state does not fit in memory (core/memory.h). */
+   * refuses a run whose state does not fit in memory (core/mem_limit.h). */
   int state_bytes;
   /* Bytes of one message value (the engine program's value_size): the
    * engine keeps a halo slot per perimeter cell of each owned fragment with

@@ -37,7 +37,7 @@
 #include "dist.h"
 #include "flow.h"
 #include "gradient.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "raster.h"
 #include "written.h"
 

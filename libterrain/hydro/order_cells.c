@@ -27,7 +27,7 @@
 #include "d8_window.h"
 #include "dir_decode.h"
 #include "flow.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "raster.h"
 
 #define BAND_ROWS 64

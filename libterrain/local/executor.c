@@ -40,7 +40,7 @@
 #include "ft.h"
 #include "kernel.h"
 #include "launch.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "reorder.h"
 #include "run.h"
 #include "written.h"
