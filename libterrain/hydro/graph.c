@@ -611,7 +611,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   if (!st) {
     char what[160];
     snprintf(what, sizeof what, "%s of a %lld x %lld raster", shown, (long long)job.in.rows, (long long)job.in.cols);
-    /* the writer's cache holds a row of output tiles on large rasters (core/run.h) */
+    /* the writer's cache holds a row of output tiles on large rasters (run/run.h) */
     const int64_t writer = tr_job_writer_cache(&job, &prod);
     tr_io_cache_default(gdal_cache_mb(&job) + (int)((writer + (1 << 20) - 1) >> 20));
     const int pinned = rounds_at_once(&job, eng.aap.threads);

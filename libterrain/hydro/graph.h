@@ -8,7 +8,7 @@
  * program sees only a tr_graph_env: the grid, its fragments, the tile store
  * its rounds borrow input windows from, and `put`, where Assemble hands
  * finished tiles. Everything else is the runner's: opening the input,
- * creating the output (core/run.h), the engine's back-end (threads, the
+ * creating the output (run/run.h), the engine's back-end (threads, the
  * simulator, MPI ranks), the ordered sink, statistics, commit or delete.
  * Adding a hydrology program is one program file and one table row.
  */
