@@ -42,7 +42,7 @@ typedef enum { TR_UP_ACC = 0, TR_UP_STREAMS = 1, TR_UP_ORDER = 2 } tr_up_product
 
 typedef struct {
   int32_t product;      /* tr_up_product */
-  int32_t encoding;     /* dir_decode.h */
+  int32_t encoding;     /* d8_codes.h */
   int32_t edge_check;   /* TR_UP_ACC: TauDEM's contamination rule */
   int32_t weighted;     /* input 1 holds weights (NoData weighs 0) */
   int32_t exact_sums;   /* weighted: every sum of the weights is exact in a double,
