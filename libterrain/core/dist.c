@@ -17,7 +17,7 @@
 
 #include "coll.h"
 #include "coll_live.h"
-#include "error.h"
+#include "status.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "status.h"
 
 static int num(const char *kind, const char *key, const char *v, double lo, double hi, double *out,
                tr_error *err) {

@@ -14,8 +14,7 @@
 #include "coll_live.h"
 #include "dist.h"
 #include "inject.h"
-#include "error.h"
-#include "written.h"
+#include "status.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -230,7 +229,6 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
       else {
         write_json(f, total, bands, cells, &rep, per, nranks);
         if (fclose(f) != 0) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
-        else tr_output_written(run->stats_json);
       }
     }
   }

@@ -34,7 +34,9 @@ void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, i
 /* Collective over all ranks (only rank 0 waits): combines the per-tile partials (tiles[i * bands
  * + b]; zero for tiles this rank does not own); on rank 0 (ds != NULL) stores
  * STATISTICS_* metadata on every band when run->stats and writes
- * run->stats_json (band 1 at the top level, every band under "bands") when set.
+ * run->stats_json (band 1 at the top level, every band under "bands") when set:
+ * written when it returns TR_OK with ds != NULL (the caller, run/run.c, reports
+ * the file through io/written.h, a floor above this one).
  * t_start: this rank's job start (CLOCK_MONOTONIC seconds) for the report's
  * per-rank wall_ms. */
 int tr_stats_publish(const tr_run_opts *run, const struct tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "status.h"
 
 const char *tr_strerror(int status) {
   switch (status) {

@@ -79,7 +79,7 @@ enum { F_LCON = 1, F_ACON = 2, F_ECON = 4, F_FINAL = 8 };
 typedef struct {
   tr_graph_env *env;
   tr_up_params prm;
-  tr_dir_lut lut;
+  tr_d8_lut lut;
 } pctx;
 
 /* A fragment's summary: one block, registered with the state store so an

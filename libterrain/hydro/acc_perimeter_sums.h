@@ -99,12 +99,12 @@ static int NS(flow_tile)(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, cons
   for (int64_t r = 1; r <= g->h; r++)
     for (int64_t c = 1; c <= g->w; c++) {
       const int64_t i = r * g->pw + c;
-      if (t->dir[i] == TR_DIR_NODATA) continue;
+      if (t->dir[i] == TR_D8_NODATA) continue;
       int rem = 0, con = 0;
       for (int k = 0; k < 8; k++) {
         const int64_t nb = i + g->off[k];
         const int dn = t->dir[nb];
-        if (dn == TR_DIR_NODATA)
+        if (dn == TR_D8_NODATA)
           con = 1;
         else if (dn == (k + 4) % 8 && tr_d8_in_tile(g, nb))
           rem++;
@@ -127,7 +127,7 @@ static int NS(flow_tile)(pctx *x, const tr_aap_frag *f, const tr_d8_win *g, cons
     const int di = t->dir[i];
     if (di < 0) continue;
     const int64_t d = i + g->off[di];
-    if (t->dir[d] == TR_DIR_NODATA || !tr_d8_in_tile(g, d)) continue;
+    if (t->dir[d] == TR_D8_NODATA || !tr_d8_in_tile(g, d)) continue;
     t->v[d] += t->v[i];
     t->con[d] |= t->con[i];
     if (--t->rem[d] == 0) t->q[t->nq++] = d;
@@ -171,7 +171,7 @@ static int NS(finish)(pctx *x, const tr_d8_win *g, NS(pview) *v, uint32_t k, uin
  * the tile, or none (NoData, or an inner cell below a cycle); nx holds the
  * links of the inner cells below it. One division for its row and column. */
 static uint32_t NS(link_of)(const tr_d8_win *g, const NS(tile_flow) *t, const uint32_t *nx, int64_t d) {
-  if (t->dir[d] == TR_DIR_NODATA) return LINK_NONE;
+  if (t->dir[d] == TR_D8_NODATA) return LINK_NONE;
   const int64_t r = d / g->pw, c = d % g->pw;
   if (r < 1 || r > g->h || c < 1 || c > g->w) return LINK_OUT;
   if (r == 1 || r == g->h || c == 1 || c == g->w) return (uint32_t)tr_d8_ring_index(g->h, g->w, r - 1, c - 1);
@@ -208,7 +208,7 @@ static int NS(perim_peval)(void *user, const tr_aap_frag *f, void **state, tr_aa
   for (int64_t k = 0; k < nper; k++) {
     const int64_t i = tr_d8_per_cell(&g, k);
     v.link[k] = LINK_NONE;
-    if (t.dir[i] == TR_DIR_NODATA) continue; /* never final, never read */
+    if (t.dir[i] == TR_D8_NODATA) continue; /* never final, never read */
     if (NS(known)(&t, i)) {
       v.L[k] = t.v[i];
       if (t.con[i]) v.flags[k] |= F_LCON;
@@ -233,12 +233,12 @@ static int NS(perim_peval)(void *user, const tr_aap_frag *f, void **state, tr_aa
     v.htarget[j] = LINK_NONE;
     if (dh < 0) continue;
     const int64_t d = hi + g.off[dh];
-    if (d >= 0 && d < t.n && tr_d8_in_tile(&g, d) && t.dir[d] != TR_DIR_NODATA)
+    if (d >= 0 && d < t.n && tr_d8_in_tile(&g, d) && t.dir[d] != TR_D8_NODATA)
       v.htarget[j] = (uint32_t)tr_d8_per_of(&g, d);
   }
   int rc = 0;
   for (int64_t k = 0; k < nper && !rc; k++)
-    if (t.dir[tr_d8_per_cell(&g, k)] != TR_DIR_NODATA && v.pend[k] == 0 && !(v.flags[k] & F_FINAL))
+    if (t.dir[tr_d8_per_cell(&g, k)] != TR_D8_NODATA && v.pend[k] == 0 && !(v.flags[k] & F_FINAL))
       rc = NS(finish)(x, &g, &v, (uint32_t)k, stack, rd);
   tr_aap_add_work(rd, t.nq);
   free(nx);
@@ -290,7 +290,7 @@ static int NS(perim_assemble)(void *user, const tr_aap_frag *f, void *state) {
     for (int64_t c = 0; c < g.w && !rc; c++) {
       const int64_t i = (r + 1) * g.pw + c + 1;
       double out = nd;
-      if (t.dir[i] != TR_DIR_NODATA) {
+      if (t.dir[i] != TR_D8_NODATA) {
         if (!NS(known)(&t, i)) {
           /* the same cell of the cycle as "d8_up" names */
           rc = tr_d8_fail_cycle(x->env, f, &g, x->prm.src, tr_d8_cycle_cell(&g, t.n, i, &t, NS(flow_dir), NS(flow_known)));
@@ -313,7 +313,7 @@ static int NS(perim_init)(tr_aap_program *p, tr_graph_env *env, const void *para
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
-  tr_dir_lut_init(&x->lut, x->prm.encoding);
+  tr_d8_lut_init(&x->lut, x->prm.encoding);
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(MSG);
   p->user = x;

@@ -66,7 +66,7 @@ typedef tr_up_msg up_msg;
 typedef struct {
   tr_graph_env *env;
   tr_up_params prm;
-  tr_dir_lut lut;
+  tr_d8_lut lut;
   int counts;        /* values as counts in 16-bit words */
   uint32_t word_max; /* the largest count a word holds itself */
 } up_ctx;
@@ -82,7 +82,7 @@ typedef struct {
   size_t big_cap;   /* pairs in big (a power of two; at most 3/4 used); size_t: an out-of-core
                      * runner may take the table's size from it (elem 8 bytes) */
   uint32_t *wide;   /* instead of big when it grew past n / WIDE_AT: every such count at its index */
-  int8_t *dir;      /* otherwise: decoded directions (dir_decode.h) ... */
+  int8_t *dir;      /* otherwise: decoded directions (d8_codes.h) ... */
   double *vd;       /* ... the value, NaN while unknown ... */
   uint8_t *con;     /* ... and the contamination */
   uint8_t *ord;     /* the order product */
@@ -230,7 +230,7 @@ static int finish(const up_ctx *x, up_state *s, const up_round *w, int64_t i) {
   for (int k = 0; k < 8; k++) {
     const int64_t n = i + w->g.off[k];
     const int dn = dir_at(s, n);
-    if (dn == TR_DIR_NODATA) con = 1;
+    if (dn == TR_D8_NODATA) con = 1;
     if (dn != (k + 4) % 8) continue;
     v += getv(s, n);
     con |= getcon(s, n);
@@ -257,7 +257,7 @@ static int drain(const up_ctx *x, up_state *s, const up_round *w, int64_t *q, in
     const int di = dir_at(s, i);
     if (di < 0) continue;
     const int64_t d = i + w->g.off[di];
-    if (dir_at(s, d) == TR_DIR_NODATA) continue;
+    if (dir_at(s, d) == TR_D8_NODATA) continue;
     if (tr_d8_in_tile(&w->g, d)) {
       if (ready(s, w, d)) q[nq++] = d;
     } else {
@@ -338,7 +338,7 @@ static int up_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   for (int64_t r = 1; r <= g.h; r++)
     for (int64_t c = 1; c <= g.w; c++) {
       const int64_t i = r * g.pw + c;
-      if (dir_at(s, i) != TR_DIR_NODATA && ready(s, &w, i)) q[nq++] = i;
+      if (dir_at(s, i) != TR_D8_NODATA && ready(s, &w, i)) q[nq++] = i;
     }
   const int rc = drain(x, s, &w, q, nq, rd);
   round_end(x, f, &w);
@@ -367,7 +367,7 @@ static int up_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
     rc = setv(x, s, i, v.v, v.con);
     if (s->ord) s->ord[i] = v.ord;
     const int64_t d = i + w.g.off[di];
-    if (tr_d8_in_tile(&w.g, d) && dir_at(s, d) != TR_DIR_NODATA && ready(s, &w, d)) q[nq++] = d;
+    if (tr_d8_in_tile(&w.g, d) && dir_at(s, d) != TR_D8_NODATA && ready(s, &w, d)) q[nq++] = d;
   }
   if (!rc) rc = drain(x, s, &w, q, nq, rd);
   round_end(x, f, &w);
@@ -390,7 +390,7 @@ static int up_assemble(void *user, const tr_aap_frag *f, void *state) {
     for (int64_t c = 0; c < g->w && !rc; c++) {
       const int64_t i = (r + 1) * g->pw + c + 1;
       double out = nd;
-      if (dir_at(s, i) != TR_DIR_NODATA) {
+      if (dir_at(s, i) != TR_D8_NODATA) {
         if (!is_final(s, i)) {
           rc = tr_d8_fail_cycle(x->env, f, g, x->prm.src,
                                 tr_d8_cycle_cell(g, s->n, i, s, dir_of_state, known_in_state));
@@ -425,7 +425,7 @@ static int up_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
-  tr_dir_lut_init(&x->lut, x->prm.encoding);
+  tr_d8_lut_init(&x->lut, x->prm.encoding);
   x->counts = !x->prm.weighted && env->rows * env->cols < COUNT_MAX;
   x->word_max = x->prm.word_max > 0 && x->prm.word_max < (int32_t)W_BIG ? (uint32_t)x->prm.word_max : W_BIG - 1;
   memset(p, 0, sizeof *p);

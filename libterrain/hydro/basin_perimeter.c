@@ -45,7 +45,7 @@
 typedef struct {
   tr_graph_env *env;
   tr_basin_params prm;
-  tr_dir_lut lut;
+  tr_d8_lut lut;
 } bctx;
 
 /* A fragment's summary, one registered block: nper, then lab[nper] (int32),
@@ -114,9 +114,9 @@ static int label_tile(bctx *x, const tr_aap_frag *f, const tr_d8_win *g, const b
   for (int64_t r = 1; r <= g->h; r++)
     for (int64_t c = 1; c <= g->w; c++) {
       const int64_t i = r * g->pw + c;
-      if (t->dir[i] == TR_DIR_NODATA) continue;
+      if (t->dir[i] == TR_D8_NODATA) continue;
       int32_t lab = tr_basin_seed_label(&x->prm, tr_d8_cell(g, x->env->cols, i));
-      if (lab == UNKNOWN && (t->dir[i] == TR_DIR_NONE || t->dir[i + g->off[t->dir[i]]] == TR_DIR_NODATA)) lab = NOLABEL;
+      if (lab == UNKNOWN && (t->dir[i] == TR_D8_NONE || t->dir[i + g->off[t->dir[i]]] == TR_D8_NODATA)) lab = NOLABEL;
       if (lab == UNKNOWN && v && (r == 1 || r == g->h || c == 1 || c == g->w)) lab = v->lab[tr_d8_per_of(g, i)];
       if (lab == UNKNOWN) continue;
       t->lab[i] = lab;
@@ -177,7 +177,7 @@ static int bp_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   for (int64_t k = 0; !rc && k < nper; k++) {
     const int64_t i0 = tr_d8_per_cell(&g, k);
     exit[k] = UINT32_MAX;
-    if (t.dir[i0] == TR_DIR_NODATA || t.lab[i0] != UNKNOWN) continue;
+    if (t.dir[i0] == TR_D8_NODATA || t.lab[i0] != UNKNOWN) continue;
     int64_t np = 0, i = i0;
     int32_t res;
     for (;;) {
@@ -277,11 +277,11 @@ static int bp_assemble(void *user, const tr_aap_frag *f, void *state) {
   for (int64_t r = 0; r < g.h && !rc; r++)
     for (int64_t c = 0; c < g.w; c++) {
       const int64_t i = (r + 1) * g.pw + c + 1;
-      if (t.dir[i] != TR_DIR_NODATA && t.lab[i] == UNKNOWN) {
+      if (t.dir[i] != TR_D8_NODATA && t.lab[i] == UNKNOWN) {
         rc = tr_d8_fail_no_outlet(x->env, f, &g, x->prm.src, i);
         break;
       }
-      tile[r * g.w + c] = t.dir[i] == TR_DIR_NODATA ? TR_LABEL_NODATA : (double)t.lab[i];
+      tile[r * g.w + c] = t.dir[i] == TR_D8_NODATA ? TR_LABEL_NODATA : (double)t.lab[i];
     }
   if (!rc) rc = x->env->put(x->env, f, tile);
   free(tile);
@@ -294,7 +294,7 @@ static int bp_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
-  tr_dir_lut_init(&x->lut, x->prm.encoding);
+  tr_d8_lut_init(&x->lut, x->prm.encoding);
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(int32_t);
   p->user = x;

@@ -27,7 +27,7 @@
 typedef struct {
   tr_graph_env *env;
   tr_basin_params prm;
-  tr_dir_lut lut;
+  tr_d8_lut lut;
 } basin_ctx;
 
 typedef struct {
@@ -104,9 +104,9 @@ static int basin_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_ro
   for (int64_t r = 1; !rc && r <= g.h; r++)
     for (int64_t c = 1; c <= g.w; c++) {
       const int64_t i = r * g.pw + c;
-      if (s->dir[i] == TR_DIR_NODATA) continue;
+      if (s->dir[i] == TR_D8_NODATA) continue;
       int32_t lab = tr_basin_seed_label(&x->prm, b_cell(x, &g, i));
-      if (lab == UNKNOWN && (s->dir[i] == TR_DIR_NONE || s->dir[i + g.off[s->dir[i]]] == TR_DIR_NODATA))
+      if (lab == UNKNOWN && (s->dir[i] == TR_D8_NONE || s->dir[i + g.off[s->dir[i]]] == TR_D8_NODATA))
         lab = NOLABEL;
       if (lab == UNKNOWN) continue;
       s->lab[i] = lab;
@@ -156,11 +156,11 @@ static int basin_assemble(void *user, const tr_aap_frag *f, void *state) {
   for (int64_t r = 0; r < g.h; r++)
     for (int64_t c = 0; c < g.w; c++) {
       const int64_t i = (r + 1) * g.pw + c + 1;
-      if (s->dir[i] != TR_DIR_NODATA && s->lab[i] == UNKNOWN) {
+      if (s->dir[i] != TR_D8_NODATA && s->lab[i] == UNKNOWN) {
         free(tile);
         return tr_d8_fail_no_outlet(x->env, f, &g, x->prm.src, i);
       }
-      tile[r * g.w + c] = s->dir[i] == TR_DIR_NODATA ? TR_LABEL_NODATA : (double)s->lab[i];
+      tile[r * g.w + c] = s->dir[i] == TR_D8_NODATA ? TR_LABEL_NODATA : (double)s->lab[i];
     }
   const int rc = x->env->put(x->env, f, tile);
   free(tile);
@@ -182,7 +182,7 @@ static int basin_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
-  tr_dir_lut_init(&x->lut, x->prm.encoding);
+  tr_d8_lut_init(&x->lut, x->prm.encoding);
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(int32_t);
   p->user = x;

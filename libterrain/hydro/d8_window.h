@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "aap.h"
-#include "dir_decode.h"
+#include "d8_codes.h"
 #include "graph.h"
 #include "tile_ring.h"
 
@@ -101,23 +101,23 @@ static inline int64_t tr_d8_halo_of(const tr_d8_win *g, int64_t i) {
   return tr_d8_ring_index(g->h + 2, g->w + 2, i / g->pw, i % g->pw);
 }
 
-/* Decodes the padded window z of fragment f into dir (TR_DIR_NODATA for
+/* Decodes the padded window z of fragment f into dir (TR_D8_NODATA for
  * NoData, off-grid and unknown codes). An unknown code on a tile cell fails
  * the run naming the cell (a halo cell's code is its own fragment's to
  * report). Returns 0, or -1 after tr_graph_fail. */
-static inline int tr_d8_decode(tr_graph_env *env, const tr_aap_frag *f, const tr_d8_win *g, const tr_dir_lut *lut,
+static inline int tr_d8_decode(tr_graph_env *env, const tr_aap_frag *f, const tr_d8_win *g, const tr_d8_lut *lut,
                                int enc, const char *src, const float *z, int8_t *dir) {
   const int64_t n = g->pw * (g->h + 2);
   int rc = 0;
   for (int64_t i = 0; i < n; i++) {
-    const int d = tr_dir_lut_decode(lut, z[i]);
-    if (d == TR_DIR_BAD && tr_d8_in_tile(g, i) && !rc) {
+    const int d = tr_d8_lut_decode(lut, z[i]);
+    if (d == TR_D8_BAD && tr_d8_in_tile(g, i) && !rc) {
       const int64_t cell = tr_d8_cell(g, env->cols, i);
       rc = tr_graph_fail(env, f, TR_EINPUT, "'%s': cell (row %lld, col %lld) holds %g, not a %s direction code", src,
                          (long long)(cell / env->cols), (long long)(cell % env->cols), (double)z[i],
-                         tr_dir_encoding_name(enc));
+                         tr_d8_encoding_name(enc));
     }
-    dir[i] = (int8_t)(d == TR_DIR_BAD ? TR_DIR_NODATA : d);
+    dir[i] = (int8_t)(d == TR_D8_BAD ? TR_D8_NODATA : d);
   }
   return rc;
 }

@@ -47,7 +47,7 @@ enum { TR_SUMS_ROUND = 0, TR_SUMS_DOUBLE = 1, TR_SUMS_WIDE = 2 };
 
 typedef struct {
   int32_t product;      /* tr_up_product */
-  int32_t encoding;     /* dir_decode.h */
+  int32_t encoding;     /* d8_codes.h */
   int32_t edge_check;   /* TR_UP_ACC: TauDEM's contamination rule */
   int32_t weighted;     /* input 1 holds weights (NoData weighs 0) */
   int32_t sums;         /* weighted: what their sums need, TR_SUMS_* (flowgraph.c:

@@ -22,7 +22,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "dir_decode.h"
+#include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
 #include "raster.h"
@@ -220,7 +220,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if (o->dir_in && (o->slope || o->filled))
     return tr_fail(err, TR_EUSAGE, "--slope and --filled are for directions computed from a DEM, not --dir-in");
-  if ((int)o->encoding < 0 || (int)o->encoding >= TR_DIRENC_COUNT) return tr_fail(err, TR_EUSAGE, "unknown direction encoding");
+  if ((int)o->encoding < 0 || (int)o->encoding >= TR_D8_ENCODINGS) return tr_fail(err, TR_EUSAGE, "unknown direction encoding");
   if (!(o->threshold > 0) || isinf(o->threshold)) return tr_fail(err, TR_EUSAGE, "--threshold must be a positive number");
   if (o->basins_by == TR_BASINS_OUTLETS && !o->outlets)
     return tr_fail(err, TR_EUSAGE, "basins per outlet point need --outlets POINTS");

@@ -11,7 +11,7 @@
  * sees only a tr_graph_env: the grid, its fragments, the tile store its
  * rounds borrow input windows from, and `put`, where Assemble hands finished
  * tiles. Everything else is the runner's (graph_run.c): opening the input,
- * creating the output (core/run.h), the engine's back-end (threads, the
+ * creating the output (run/run.h), the engine's back-end (threads, the
  * simulator, MPI ranks), the ordered sink, statistics, commit or delete.
  *
  * Adding a hydrology program: its program file (the bodies and, at its end,

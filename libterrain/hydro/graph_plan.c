@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-#include "memory.h"
+#include "mem_limit.h"
 
 static tr_graph_need need_of_rank(const tr_graph_program *prog, const tr_graph_body *b, const tr_graph_space *sp,
                                   int rank) {

@@ -6,7 +6,7 @@
  * the engine step (graph_exec.c), so there is one path to test.
  *
  * The command's run, top-down (tr_run_graph_inputs):
- *   run_open    engine options, the job (core/run.h: options checked, the
+ *   run_open    engine options, the job (run/run.h: options checked, the
  *               input opened on every rank, the tile grid) and the extra
  *               inputs, each opened once and agreed;
  *   run_plan    the program's params from the opened input (the command's
@@ -29,7 +29,7 @@
 #include "dist.h"
 #include "graph.h"
 #include "graph_plan.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "run.h"
 #include "scratch_file.h"
 #include "written.h"
@@ -246,7 +246,7 @@ static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts,
   char what[160];
   snprintf(what, sizeof what, "%s of a %lld x %lld raster", r->prog->name, (long long)r->job.in.rows,
            (long long)r->job.in.cols);
-  /* the writer's cache holds a row of output tiles on large rasters (core/run.h) */
+  /* the writer's cache holds a row of output tiles on large rasters (run/run.h) */
   const int64_t writer = tr_job_writer_cache(&r->job, &r->prod);
   tr_io_cache_default(gdal_cache_mb(&r->job) + (int)((writer + (1 << 20) - 1) >> 20));
   const tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);

@@ -33,11 +33,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "dir_decode.h"
+#include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
 #include "gradient.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "raster.h"
 #include "written.h"
 
@@ -100,8 +100,8 @@ static int read_streams(const tr_links_src *s, tr_input *in, int nin, cell_list 
     for (int64_t i = 0; i < nr * cols && !st; i++) {
       const float a = buf[BAND_ROWS * cols + i];
       if (isnan(a) || (double)a < s->threshold) continue;
-      const int d = tr_dir_decode(s->encoding, buf[i]);
-      if (d == TR_DIR_NODATA || d == TR_DIR_BAD) continue;
+      const int d = tr_d8_decode_value(s->encoding, buf[i]);
+      if (d == TR_D8_NODATA || d == TR_D8_BAD) continue;
       stream_cell c = {(r0 + i / cols) * cols + i % cols, (int8_t)d, a, nin > 2 ? buf[2 * BAND_ROWS * cols + i] : NAN};
       if (out->n >= most)
         st = tr_fail(err, TR_ENOMEM,

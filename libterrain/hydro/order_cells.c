@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "d8_codes.h"
 #include "d8_window.h"
-#include "dir_decode.h"
 #include "flow.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "raster.h"
 
 #define BAND_ROWS 64
@@ -101,8 +101,8 @@ int tr_order_cells_build(const tr_run_opts *run, const char *dir, const char *st
       st = tr_input_read_f32(&in[k], r0, 0, nr, cols, buf + (size_t)k * BAND_ROWS * cols, cols, err);
     for (int64_t i = 0; i < nr * cols && !st; i++) {
       if (buf[BAND_ROWS * cols + i] != 1.0f) continue; /* the streams product: 1, 0 or NoData */
-      const int d = tr_dir_decode(encoding, buf[i]);
-      if (d == TR_DIR_NODATA || d == TR_DIR_BAD) continue;
+      const int d = tr_d8_decode_value(encoding, buf[i]);
+      if (d == TR_D8_NODATA || d == TR_D8_BAD) continue;
       if (n >= most)
         st = tr_fail(err, TR_ENOMEM,
                      "Strahler order from the stream cells: more than %lld of them, at %d bytes each, do not fit "
@@ -180,7 +180,7 @@ void tr_order_cells_free(tr_order_params *p) {
 typedef struct {
   tr_graph_env *env;
   tr_order_params prm;
-  tr_dir_lut lut;
+  tr_d8_lut lut;
 } order_ctx;
 
 static int order_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
@@ -216,7 +216,7 @@ static int order_assemble(void *user, const tr_aap_frag *f, void *state) {
       const int64_t i = (r + 1) * g.pw + c + 1, cell = row0 + c;
       while (lo < x->prm.n && x->prm.cells[lo] < cell) lo++;
       double v = 0;
-      if (dir[i] == TR_DIR_NODATA) v = TR_BYTE_NODATA;
+      if (dir[i] == TR_D8_NODATA) v = TR_BYTE_NODATA;
       else if (lo < x->prm.n && x->prm.cells[lo] == cell) v = x->prm.ord[lo];
       tile[r * g.w + c] = v;
     }
@@ -237,7 +237,7 @@ static int order_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   if (!x) return -1;
   x->env = env;
   memcpy(&x->prm, params, sizeof x->prm);
-  tr_dir_lut_init(&x->lut, x->prm.encoding);
+  tr_d8_lut_init(&x->lut, x->prm.encoding);
   memset(p, 0, sizeof *p);
   p->value_size = sizeof(int32_t);
   p->user = x;

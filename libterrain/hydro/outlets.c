@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dir_decode.h"
+#include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
 #include "raster.h"
@@ -27,10 +27,10 @@ static int seed_cmp(const void *pa, const void *pb) {
   return (a->label > b->label) - (a->label < b->label);
 }
 
-/* The direction of a cell as read (NoData value and NaN: TR_DIR_NODATA). */
+/* The direction of a cell as read (NoData value and NaN: TR_D8_NODATA). */
 static int decode_at(const tr_input *in, int enc, float v) {
-  if (in->has_nodata && v == (float)in->nodata) return TR_DIR_NODATA;
-  return tr_dir_decode(enc, v);
+  if (in->has_nodata && v == (float)in->nodata) return TR_D8_NODATA;
+  return tr_d8_decode_value(enc, v);
 }
 
 static int push(tr_basin_seed **v, int64_t *n, int64_t *cap, tr_basin_seed s) {
@@ -59,12 +59,12 @@ static int edge_seeds(const char *dir, int enc, tr_basin_seed **out, int64_t *no
     for (int64_t r = 0; r < nr && !st; r++)
       for (int64_t c = 0; c < cols && !st; c++) {
         const int d = decode_at(&in, enc, buf[(r + 1) * cols + c]);
-        if (d == TR_DIR_NODATA || d == TR_DIR_BAD) continue;
-        int leaves = d == TR_DIR_NONE;
+        if (d == TR_D8_NODATA || d == TR_D8_BAD) continue;
+        int leaves = d == TR_D8_NONE;
         if (!leaves) {
           const int64_t rr = r + 1 + tr_d8_dr[d], cc = c + tr_d8_dc[d];
           leaves = r0 + r + tr_d8_dr[d] < 0 || r0 + r + tr_d8_dr[d] >= rows || cc < 0 || cc >= cols ||
-                   decode_at(&in, enc, buf[rr * cols + cc]) == TR_DIR_NODATA;
+                   decode_at(&in, enc, buf[rr * cols + cc]) == TR_D8_NODATA;
         }
         if (!leaves) continue;
         if (n >= INT32_MAX) st = tr_fail(err, TR_EINPUT, "'%s' has more outlets than Int32 labels", dir);

@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "status.h"
 #include "point_index.h"
 
 typedef struct tr_pfile_builder tr_pfile_builder;

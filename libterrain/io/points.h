@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "status.h"
 #include "terrain.h"
 
 /* Where tr_points_read hands the points past its memory, in input order. */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "status.h"
 #include "terrain.h"
 
 typedef struct {

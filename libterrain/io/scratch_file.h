@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "status.h"
 
 /* The scratch folder of a run writing `dst`: tmp_dir (--tmp, NULL or "":
  * none) or dst's folder, into out. A --tmp given is checked at once (it

@@ -8,7 +8,7 @@
  * each, receives and writes every other rank's tile that precedes it (one MPI
  * protocol: a header with the tile's index, status and error line, then the
  * cells). Each tile's owner takes its statistics partials where it was
- * computed; core/run.c publishes them through libcoll.
+ * computed; run/run.c publishes them through libcoll.
  *
  * A failed tile is put like any other (status != 0): its failure travels in
  * the header, every rank finishes the protocol (no one waits for a tile that

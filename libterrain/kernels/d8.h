@@ -20,11 +20,12 @@
  * distance ratio > 1), and the crossing diagonal would need the opposite, so
  * no check is needed.
  *
- * Results: TR_D8_NODATA (the cell is NaN), TR_D8_OUTLET (a neighbour is NaN:
- * the DEM's edge or NoData; TauDEM gives such cells no direction), 0 (a flat:
- * no lower neighbour) or k in 1..8 with *slope = s_k (0 for a flat). A lower
- * neighbour whose slope underflows to 0 in Float32 (elevations near 1e-38)
- * still counts: the first such in the order is taken.
+ * Results: TR_D8_CELL_NODATA (the cell is NaN), TR_D8_CELL_OUTLET (a
+ * neighbour is NaN: the DEM's edge or NoData; TauDEM gives such cells no
+ * direction), 0 (a flat: no lower neighbour) or k in 1..8 (core/d8_codes.h's
+ * writer numbering) with *slope = s_k (0 for a flat). A lower neighbour whose
+ * slope underflows to 0 in Float32 (elevations near 1e-38) still counts: the
+ * first such in the order is taken.
  */
 #ifndef TR_D8_H
 #define TR_D8_H
@@ -36,8 +37,8 @@
 #include "raster.h"
 #include "sink.h"
 
-#define TR_D8_NODATA (-1)
-#define TR_D8_OUTLET (-2)
+#define TR_D8_CELL_NODATA (-1)
+#define TR_D8_CELL_OUTLET (-2)
 
 /* The cell sizes of a DEM: plain data (kernel params travel to other ranks). */
 typedef struct {
@@ -64,9 +65,9 @@ static const int tr_d8_order[8] = {1, 3, 5, 7, 2, 4, 6, 8};
 static inline int tr_d8_cell(const float *z, int64_t stride, const double fact[9], float *slope) {
   const float c = z[0];
   *slope = 0.0f;
-  if (isnan(c)) return TR_D8_NODATA;
+  if (isnan(c)) return TR_D8_CELL_NODATA;
   for (int k = 1; k <= 8; k++)
-    if (isnan(z[tr_d8_drow[k] * stride + tr_d8_dcol[k]])) return TR_D8_OUTLET;
+    if (isnan(z[tr_d8_drow[k] * stride + tr_d8_dcol[k]])) return TR_D8_CELL_OUTLET;
   float smax = 0.0f;
   int best = 0, first_lower = 0;
   for (int i = 0; i < 8; i++) {

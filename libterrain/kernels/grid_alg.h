@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "status.h"
 #include "point_index.h"
 #include "terrain.h"
 

@@ -55,7 +55,7 @@
 #include "grid_alg.h"
 #include "idw2_block.h"
 #include "kernel.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "point_file.h"
 #include "point_index.h"
 #include "points.h"

@@ -40,7 +40,7 @@
 #include "ft.h"
 #include "kernel.h"
 #include "launch.h"
-#include "memory.h"
+#include "mem_limit.h"
 #include "reorder.h"
 #include "run.h"
 #include "written.h"
@@ -345,7 +345,7 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
  * Without --mem: the default cache and that row. */
 static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel *k, const tr_product *prod,
                         int64_t held, tr_error *err) {
-  const int64_t writer = tr_job_writer_cache(j, prod); /* a row of output tiles (core/run.h) */
+  const int64_t writer = tr_job_writer_cache(j, prod); /* a row of output tiles (run/run.h) */
   if (run->mem <= 0) {
     tr_io_cache_default(64 + (int)((writer + (1 << 20) - 1) >> 20));
     return TR_OK;

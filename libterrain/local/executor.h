@@ -7,7 +7,7 @@
  * command's options and the opened input into the kernel's params. The
  * runner owns everything else: tiling, reading windows with the row's halo,
  * threads, ranks, --ft dual, the ordered sink, progress, statistics, and
- * the temporary output's commit or deletion (core/run.h).
+ * the temporary output's commit or deletion (run/run.h).
  */
 #ifndef TR_EXECUTOR_H
 #define TR_EXECUTOR_H

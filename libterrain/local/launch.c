@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "device.h"
-#include "error.h"
+#include "status.h"
 #include "ft.h"
 #include "written.h"
 

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dir_decode.h"
+#include "d8_codes.h"
 #include "flow.h"
 #include "sink.h"
 #include "test_fill_ref.h"
@@ -350,7 +350,7 @@ static tr_up_params up_params(int product, int edge, int weighted, double thr) {
   tr_up_params u;
   memset(&u, 0, sizeof u);
   u.product = product;
-  u.encoding = TR_DIRENC_TAUDEM;
+  u.encoding = TR_DIR_TAUDEM;
   u.edge_check = edge;
   u.weighted = weighted;
   u.unit = 1;
@@ -519,7 +519,7 @@ static int test_schedules_layouts_threads(void) {
         int64_t ns = 0;
         for (int i = 0; i < N; i++)
           if (!isnan(p[i]) && acc[i] >= thr) seeds[ns++] = (tr_basin_seed){i, seed_label(i)};
-        tr_basin_params b = {TR_DIRENC_TAUDEM, ns, seeds, "test"};
+        tr_basin_params b = {TR_DIR_TAUDEM, ns, seeds, "test"};
         ASSERT_EQ_INT(run_prog("d8_basins", &b, p, NULL, &L, &scheds[s], threads, 0, out, msg, sizeof msg), 0);
         for (int i = 0; i < N; i++) exp[i] = ref_label(p, acc, thr, i);
         ASSERT(same(out, exp, "labels"));
@@ -562,7 +562,7 @@ static int test_delayed_messages(void) {
       int64_t ns = 0;
       for (int i = 0; i < N; i++)
         if (!isnan(p[i]) && acc[i] >= 5) seeds[ns++] = (tr_basin_seed){i, seed_label(i)};
-      tr_basin_params b = {TR_DIRENC_TAUDEM, ns, seeds, "test"};
+      tr_basin_params b = {TR_DIR_TAUDEM, ns, seeds, "test"};
       ASSERT_EQ_INT(run_prog("d8_basins_perimeter", &b, p, NULL, &L, &sc, 3, 0.002, out, msg, sizeof msg), 0);
       for (int i = 0; i < N; i++) exp[i] = ref_label(p, acc, 5, i);
       ASSERT(same(out, exp, "delayed perimeter labels"));
@@ -594,7 +594,7 @@ static int test_perimeter_reads_twice(void) {
     int64_t ns = 0;
     for (int i = 0; i < N; i++)
       if (!isnan(p[i]) && acc[i] >= 8) seeds[ns++] = (tr_basin_seed){i, seed_label(i)};
-    tr_basin_params b = {TR_DIRENC_TAUDEM, ns, seeds, "test"};
+    tr_basin_params b = {TR_DIR_TAUDEM, ns, seeds, "test"};
     tr_up_params u = up_params(TR_UP_ACC, 1, 0, 8), uw = up_params(TR_UP_ACC, 1, 1, 8);
     make_wide_weights(wv);
     uw.weights_k = 40; /* enough for every weight of make_wide_weights */
@@ -661,12 +661,12 @@ static int test_encodings(void) {
     ASSERT_EQ_INT(run_prog("d8_up_perimeter", &u, q, NULL, &L, &scheds[0], 2, 0, b, msg, sizeof msg), 0);
     ASSERT(same(b, a, e == 1 ? "esri, perimeter" : "grass, perimeter"));
   }
-  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_ESRI, 3), TR_DIR_BAD);
-  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_TAUDEM, 9), TR_DIR_BAD);
-  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_TAUDEM, 2.5f), TR_DIR_BAD);
-  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_GRASS, -1), TR_DIR_NONE);
-  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_GRASS, 8), 0);
-  ASSERT_EQ_INT(tr_dir_decode(TR_DIRENC_TAUDEM, NAN), TR_DIR_NODATA);
+  ASSERT_EQ_INT(tr_d8_decode_value(TR_DIR_ESRI, 3), TR_D8_BAD);
+  ASSERT_EQ_INT(tr_d8_decode_value(TR_DIR_TAUDEM, 9), TR_D8_BAD);
+  ASSERT_EQ_INT(tr_d8_decode_value(TR_DIR_TAUDEM, 2.5f), TR_D8_BAD);
+  ASSERT_EQ_INT(tr_d8_decode_value(TR_DIR_GRASS, -1), TR_D8_NONE);
+  ASSERT_EQ_INT(tr_d8_decode_value(TR_DIR_GRASS, 8), 0);
+  ASSERT_EQ_INT(tr_d8_decode_value(TR_DIR_TAUDEM, NAN), TR_D8_NODATA);
   tr_aap_layout_free(&L);
   return 0;
 }
@@ -691,7 +691,7 @@ static int test_cycle_and_bad_code(void) {
       for (int prog = 0; prog < 4; prog++) {
         static const char *const names[4] = {"d8_up", "d8_basins", "d8_up_perimeter", "d8_basins_perimeter"};
         tr_up_params u = up_params(TR_UP_ACC, 0, 0, 1);
-        tr_basin_params b = {TR_DIRENC_TAUDEM, 0, NULL, "test"};
+        tr_basin_params b = {TR_DIR_TAUDEM, 0, NULL, "test"};
         const int rc = run_prog(names[prog], prog % 2 ? (const void *)&b : (const void *)&u, p, NULL, &L, &scheds[s],
                                 2, 0, out, msg, sizeof msg);
         ASSERT_EQ_INT(rc, TR_EINPUT);

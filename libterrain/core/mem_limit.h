@@ -1,5 +1,7 @@
 /*
- * memory.h - how much memory a rank may use (internal to libterrain).
+ * mem_limit.h - how much memory a rank may use (internal to libterrain). Not
+ * memory.h: that name is glibc's <memory.h>, which a private include folder
+ * would shadow.
  *
  * A graph program keeps state for every cell its rank owns (fill: one float of
  * W per cell). The graph runner plans a run against what this rank may have
@@ -12,8 +14,8 @@
  * when that is lower still, shared evenly by the ranks on this node
  * (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE; 1 outside mpirun).
  */
-#ifndef TR_MEMORY_H
-#define TR_MEMORY_H
+#ifndef TR_MEM_LIMIT_H
+#define TR_MEM_LIMIT_H
 
 #include <stdint.h>
 

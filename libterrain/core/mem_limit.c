@@ -1,7 +1,7 @@
 /*
- * memory.c - what a rank may use (see memory.h).
+ * mem_limit.c - what a rank may use (see mem_limit.h).
  */
-#include "memory.h"
+#include "mem_limit.h"
 
 #include <stdio.h>
 #include <stdlib.h>

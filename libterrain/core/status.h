@@ -1,5 +1,7 @@
 /*
- * error.h - libterrain's error convention (internal).
+ * status.h - libterrain's error convention (internal; status.c holds it). Not
+ * error.h: that name is glibc's <error.h>, which a private include folder
+ * would shadow.
  *
  * Every function that can fail returns TR_OK (0) or a negative tr_status
  * (terrain.h) and, when given a tr_error, leaves one printable line in it:
@@ -9,8 +11,8 @@
  * codes into a tr_status with a message at the call site. Nothing prints and
  * nothing exits below tools/.
  */
-#ifndef TR_ERROR_H
-#define TR_ERROR_H
+#ifndef TR_STATUS_H
+#define TR_STATUS_H
 
 #include "terrain.h"
 

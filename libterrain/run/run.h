@@ -1,6 +1,10 @@
 /*
  * run.h - the run path every command shares (internal to libterrain).
  *
+ * A folder of its own, the floor between io/ and the runners: it opens
+ * rasters and drives the sink (io/), so it cannot sit in core/ (below io/),
+ * and both runners (local/, hydro/) stand on it.
+ *
  * Both runners (local/executor.c for local kernels, hydro/graph_run.c for AAP
  * programs) go through the same four steps, so each is written once:
  *   tr_job_open    check the shared options, open the input on every rank

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "dist.h"
+#include "written.h"
 
 static void job_close(tr_job *j) {
   if (j->sink_open) {
@@ -100,8 +101,12 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
   if (why) st = why, e = lost;
   st = tr_dist_report(j->run, st, &e);
   if (j->sink_open && (j->run->stats || j->run->stats_json)) {
-    int s2 = tr_stats_publish(j->run, &j->inject, j->rank == 0 && !st ? j->sink.out.ds : NULL, j->sink.prod.bands,
-                              j->sink.stats, j->ntiles, j->t_open, st ? NULL : &e);
+    GDALDatasetH ds = j->rank == 0 && !st ? j->sink.out.ds : NULL;
+    int s2 = tr_stats_publish(j->run, &j->inject, ds, j->sink.prod.bands, j->sink.stats, j->ntiles, j->t_open,
+                              st ? NULL : &e);
+    /* publish wrote --stats-json (the writer, on success); reported here,
+     * not in core/stats.c, which stands below io/'s written.h */
+    if (!s2 && ds && j->run->stats_json) tr_output_written(j->run->stats_json);
     if (!st) st = s2;
   }
   if (!st && j->sink_open) st = tr_sink_commit(&j->sink, &e);
