@@ -18,6 +18,7 @@
 #include "batch.h"
 #include "cli.h"
 #include "coll_live.h"
+#include "process.h"
 #include "tools.h"
 
 static const char *usage =

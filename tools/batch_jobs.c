@@ -9,7 +9,7 @@
  * and a '#' that starts a word starts a comment. So a line can be pasted from
  * a shell script and mean the same.
  *
- * The outputs a job's options name are found from main.c's tf_io row of its
+ * The outputs a job's options name are found from commands.c's tf_io row of its
  * command and the common option lists of cli.c: the options that take
  * values are skipped with their values, so that what is left are the file
  * names, and the output options and (for most commands) the last file name

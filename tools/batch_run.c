@@ -33,6 +33,7 @@
 #include "coll.h"
 #include "cli.h"
 #include "coll_live.h"
+#include "process.h"
 #include "tools.h"
 
 #ifdef TERRAFORT_HAVE_MPI
