@@ -36,9 +36,6 @@
  * signal ends a run at once, leaving its temporary.) */
 #define TF_BATCH_PARENT_ENV "TERRAFORT_BATCH_PARENT"
 
-/* Exit code of `terrafort batch` when at least one job failed (terrafort(1)). */
-#define TF_BATCH_EXIT_JOBS 11
-
 typedef enum {
   TF_JOB_PENDING,  /* not run yet */
   TF_JOB_SKIPPED,  /* every output already exists (a resumed batch) */

@@ -22,23 +22,23 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  if (tf_process_init(argv)) return 1;
+  if (tf_process_init(argv)) return TR_EXIT_INTERNAL;
   if (argc < 2) {
     if (tf_process_speaks()) usage(stderr);
-    return 2;
+    return TR_EXIT_USAGE;
   }
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
     printf("terrafort %s (GDAL %s)\n", TR_VERSION, GDALVersionInfo("RELEASE_NAME"));
-    return 0;
+    return TR_EXIT_OK;
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
-    return 0;
+    return TR_EXIT_OK;
   }
   const tf_command *cmd = tf_command_find(argv[1]);
   if (!cmd) {
     if (tf_process_speaks()) fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
-    return 2;
+    return TR_EXIT_USAGE;
   }
   const int prc = tf_process_start(&argc, &argv);
   if (prc) return prc;

@@ -123,7 +123,7 @@ static int mpi_start(int *argc, char ***argv) {
 
 int tf_process_start(int *argc, char ***argv) {
   int mpi = mpi_start(argc, argv);
-  if (mpi < 0) return 1;
+  if (mpi < 0) return TR_EXIT_INTERNAL;
   mpi_started = mpi;
 #ifdef TERRAFORT_HAVE_MPI
   MPI_Comm world = MPI_COMM_WORLD;
@@ -131,12 +131,12 @@ int tf_process_start(int *argc, char ***argv) {
 #else
   int lrc = coll_live_start(&live, NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
 #endif
-  if (!live) return 7;
+  if (!live) return TR_EXIT_NOMEM;
   if (lrc == COLL_LIVE_LOST) {
     fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
             COLL_LIVE_DEFAULT_TIMEOUT_MS);
     fflush(NULL);
-    _exit(10);
+    _exit(TR_EXIT_RANK);
   }
   /* The process's libcoll context (statistics): made while every rank is
    * starting, so a run's non-writing ranks never wait in its creation or
@@ -148,7 +148,7 @@ int tf_process_start(int *argc, char ***argv) {
     fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
             COLL_LIVE_DEFAULT_TIMEOUT_MS);
     fflush(NULL);
-    _exit(10);
+    _exit(TR_EXIT_RANK);
   }
   return 0;
 }
@@ -167,7 +167,7 @@ static void *finalize_watchdog(void *arg) {
   const double ms = *(const double *)arg;
   nap_ms(ms);
   fprintf(stderr, "terrafort: rank %d: MPI_Finalize did not return within the rank timeout (%.0f ms)\n", tr_rank(), ms);
-  _exit(10);
+  _exit(TR_EXIT_RANK);
   return NULL;
 }
 
@@ -205,16 +205,16 @@ int tf_process_end(int rc) {
     coll_live_stop(live, NULL);
     return rc;
   }
-  if (rc != 10 && rc != 8) {
+  if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
     /* collective and bounded by the monitor; a rank lost here is exit 10 */
     coll_ctx_destroy(coll);
     const int lost = coll_live_lost(live, NULL);
     if (lost != -1) {
       lost_line(lost);
-      rc = 10;
+      rc = TR_EXIT_RANK;
     }
   }
-  if (rc == 10 || rc == 8) {
+  if (rc == TR_EXIT_RANK || rc == TR_EXIT_INTERRUPTED) {
     /* Whatever gave up left requests posted on released memory: from here
      * no thread makes MPI progress that could complete them (the monitor's
      * polling during the nap below once wrote a tile header into a dead
@@ -224,7 +224,7 @@ int tf_process_end(int rc) {
     /* The other survivors have all seen the loss (the monitor's loss round,
      * live.c) and were released with this rank, within a poll of the
      * monitor: let them print before mpirun, seeing this exit, ends them. */
-    if (rc == 10) nap_ms(300);
+    if (rc == TR_EXIT_RANK) nap_ms(300);
     _exit(rc);
   }
   int lost = -1;
@@ -232,9 +232,9 @@ int tf_process_end(int rc) {
   if (coll_live_stop(live, &lost) != COLL_LIVE_OK) {
     lost_line(lost);
     fflush(NULL);
-    _exit(10);
+    _exit(TR_EXIT_RANK);
   }
-  if (unmatched_message() && rc == 0) rc = 1;
+  if (unmatched_message() && rc == TR_EXIT_OK) rc = TR_EXIT_INTERNAL;
   pthread_t wd;
   if (pthread_create(&wd, NULL, finalize_watchdog, &ms) == 0) pthread_detach(wd);
   MPI_Finalize();

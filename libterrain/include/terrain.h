@@ -55,10 +55,24 @@ typedef enum {
 /* A short English name of a status code. */
 const char *tr_strerror(int status);
 
-/* The process exit code for a status (terrafort(1), EXIT STATUS):
- * 0 success, 2 usage, 3 input, 4 output, 5 fault tolerance,
- * 6 collective, 7 out of memory, 8 interrupted, 9 fault limit, 10 lost rank,
- * 1 anything else. */
+/* The exit codes of terrafort(1), EXIT STATUS, by name: the values are that
+ * table's, which scripts rely on, and never change. */
+typedef enum {
+  TR_EXIT_OK = 0,
+  TR_EXIT_INTERNAL = 1,     /* internal error, and any status without a code of its own */
+  TR_EXIT_USAGE = 2,        /* unknown option, bad value, missing file name */
+  TR_EXIT_INPUT = 3,        /* input missing, unreadable, corrupt, no such band */
+  TR_EXIT_OUTPUT = 4,       /* output cannot be created or written */
+  TR_EXIT_FT = 5,           /* fault tolerance could not produce a trusted result */
+  TR_EXIT_COLL = 6,         /* a collective failed (a rank never contributed) */
+  TR_EXIT_NOMEM = 7,        /* out of memory, or state that would not fit */
+  TR_EXIT_INTERRUPTED = 8,  /* a signal of terrafort(1), SIGNALS */
+  TR_EXIT_FTLIMIT = 9,      /* --ft replay: more faults than --ft-max-errors */
+  TR_EXIT_RANK = 10,        /* under mpirun: a rank stopped answering */
+  TR_EXIT_BATCH = 11        /* terrafort batch: at least one job failed */
+} tr_exit;
+
+/* The process exit code (a tr_exit) for a status. */
 int tr_exit_code(int status);
 
 /* This process's MPI rank (0 without MPI or before MPI_Init): the one rank
