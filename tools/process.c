@@ -12,6 +12,7 @@
  * rank that has finished must still see every other alive before it does.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ int tf_process_speaks(void) {
  * mpirun, this process becomes that one: the same arguments, environment
  * and pid, so mpirun sees no difference. Returns only when it cannot. */
 static void run_mpi_peer(char **argv) {
-  char path[4096];
+  char path[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
   path[n > 0 ? n : 0] = 0;
   char *slash = strrchr(path, '/');
