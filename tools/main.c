@@ -3,8 +3,9 @@
  * table (commands.c) and runs it inside the process's set-up (process.c).
  *
  * Set-up done once per process, never by the libraries: GDAL drivers here,
- * MPI and the liveness monitor in process.c. Everything this file calls lies
- * below it; nothing calls back into it.
+ * GDAL's block cache in cli.c (to each run's plan), MPI and the liveness
+ * monitor in process.c. Everything this file calls lies below it; nothing
+ * calls back into it.
  */
 #include <gdal.h>
 #include <stdio.h>

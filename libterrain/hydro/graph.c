@@ -613,7 +613,7 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
     snprintf(what, sizeof what, "%s of a %lld x %lld raster", shown, (long long)job.in.rows, (long long)job.in.cols);
     /* the writer's cache holds a row of output tiles on large rasters (core/run.h) */
     const int64_t writer = tr_job_writer_cache(&job, &prod);
-    tr_io_cache_default(gdal_cache_mb(&job) + (int)((writer + (1 << 20) - 1) >> 20));
+    tr_io_cache_plan(run, gdal_cache_mb(&job) + (int)((writer + (1 << 20) - 1) >> 20));
     const int pinned = rounds_at_once(&job, eng.aap.threads);
     need = graph_need_of(prog, &job, cache_mb, writer, pinned);
     /* a program with a smaller-state twin runs that one out of core. Every

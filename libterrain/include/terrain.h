@@ -16,7 +16,10 @@
  *   and fault-tolerance mode.
  *
  * Thread safety: the calls may run concurrently on different files. Each
- * call uses OpenMP threads of its own (opts.threads).
+ * call uses OpenMP threads of its own (opts.threads). No call changes
+ * GDAL's process-wide configuration: a run only tells its caller the block
+ * cache it was planned for (tr_run_opts.gdal_cache), and the program, which
+ * owns the process, sets it (tr_gdal_cache_apply).
  */
 #ifndef TERRAIN_H
 #define TERRAIN_H
@@ -103,6 +106,19 @@ typedef enum { TR_FT_OFF = 0, TR_FT_DUAL = 1, TR_FT_REPLAY = 2 } tr_ft_mode;
  * and the kernel has a GPU version (auto), or a GPU or fail (gpu). */
 typedef enum { TR_DEVICE_CPU = 0, TR_DEVICE_AUTO = 1, TR_DEVICE_GPU = 2 } tr_device;
 
+/* Told, before a run reads its first tile, the GDAL block cache in bytes
+ * the run was planned for (terrafort(1), MEMORY): 64 MB for local kernels,
+ * less to fit --mem, plus on the writer a row of output tiles; the job's
+ * 16 MB shared among its ranks for graph programs, plus that row. A command
+ * made of several runs (flowgraph) is told once per run. */
+typedef void (*tr_cache_fn)(int64_t bytes, void *user);
+
+/* Sets GDAL's block cache to `bytes` unless the user set GDAL_CACHEMAX: what
+ * terrafort passes as tr_run_opts.gdal_cache. GDAL's cache is one per
+ * process, so only a program that runs one call at a time should: a library
+ * user who wants terrafort's figures passes it too; user is unused. */
+void tr_gdal_cache_apply(int64_t bytes, void *user);
+
 /* Options every raster-producing call shares. */
 typedef struct {
   int band;                 /* 1-based input band; default 1 */
@@ -150,6 +166,11 @@ typedef struct {
   struct coll_live *live;
   int (*cancelled)(void *user);
   struct coll_ctx *coll;    /* the command's libcoll context (statistics); NULL: one per run */
+  /* The GDAL block cache the run was planned for goes to gdal_cache(bytes,
+   * gdal_cache_user) before the first tile is read; NULL: GDAL's setting
+   * stays as the program left it. */
+  tr_cache_fn gdal_cache;
+  void *gdal_cache_user;
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);
