@@ -18,6 +18,7 @@
 #include "batch.h"
 #include "cli.h"
 #include "coll_live.h"
+#include "process.h"
 #include "tools.h"
 
 static const char *usage =
@@ -228,7 +229,7 @@ int tf_batch_main(int argc, char **argv) {
     else snprintf(done_list, sizeof done_list, "%s.summary.json.done", dflt);
     a.run.done_list = done_list;
     tf_done *done = startup || a.force ? NULL : tf_done_load(done_list);
-    if (!startup && !a.force && !done) startup = 7, snprintf(err, sizeof err, "out of memory");
+    if (!startup && !a.force && !done) startup = TR_EXIT_NOMEM, snprintf(err, sizeof err, "out of memory");
     for (int i = 0; done && i < jobs.n; i++)
       if (tf_done_complete(done, &jobs.v[i])) jobs.v[i].state = TF_JOB_SKIPPED;
     tf_done_free(done);
@@ -236,15 +237,15 @@ int tf_batch_main(int argc, char **argv) {
   }
   tf_batch_outcome out;
   int rc = tf_batch_run(tr_rank() == 0 ? &jobs : NULL, startup, &a.run, &out);
-  if (tr_rank() == 0 && !startup && (rc == 0 || rc == 8 || rc == 10)) {
+  if (tr_rank() == 0 && !startup && (rc == TR_EXIT_OK || rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK)) {
     int failed = 0;
     for (int i = 0; i < jobs.n; i++) failed += jobs.v[i].state == TF_JOB_FAILED;
-    if (!rc && failed) rc = TF_BATCH_EXIT_JOBS;
+    if (!rc && failed) rc = TR_EXIT_BATCH;
     if (save_summary(summary, &a, &jobs, &out, rc)) {
       fprintf(stderr, "terrafort batch: cannot write the summary '%s'\n", summary);
-      if (!rc || rc == TF_BATCH_EXIT_JOBS) rc = tr_exit_code(TR_EOUTPUT);
+      if (!rc || rc == TR_EXIT_BATCH) rc = tr_exit_code(TR_EOUTPUT);
     }
-    if (failed && rc == TF_BATCH_EXIT_JOBS)
+    if (failed && rc == TR_EXIT_BATCH)
       fprintf(stderr, "terrafort batch: %d of %d jobs failed (see %s)\n", failed, jobs.n,
               strcmp(summary, "-") ? summary : "the summary");
   }

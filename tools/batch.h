@@ -10,7 +10,7 @@
  * so a job's output is the one it would give run alone. Each job tells what
  * it wrote itself (TR_OUTPUTS_ENV, terrain.h): that list, not one derived
  * from its options, is what the summary shows and the done list keeps. The
- * files a job's options name (main.c's tf_io rows) only serve the checks
+ * files a job's options name (commands.c's tf_io rows) only serve the checks
  * made before anything runs (two jobs writing one file, a job reading
  * another's output, --dir's own outputs taken for inputs).
  */
@@ -30,16 +30,11 @@
 #define TF_BATCH_OUTPUTS_MAX 16384
 
 /* Set in each job's environment to the rank's pid: a job whose rank is
- * gone cancels itself (main.c, cli.c), so a job of a rank killed outright
+ * gone cancels itself (process.c, tf_stop_asked), so a job of a rank killed outright
  * stops instead of writing after the batch gave it up. (Not the kernel's
  * parent-death signal: it comes again at every re-parenting, and a second
  * signal ends a run at once, leaving its temporary.) */
 #define TF_BATCH_PARENT_ENV "TERRAFORT_BATCH_PARENT"
-/* main.c: this process is a job of a batch whose rank is gone. */
-int tf_batch_rank_gone(void);
-
-/* Exit code of `terrafort batch` when at least one job failed (terrafort(1)). */
-#define TF_BATCH_EXIT_JOBS 11
 
 typedef enum {
   TF_JOB_PENDING,  /* not run yet */

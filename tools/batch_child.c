@@ -18,7 +18,7 @@
  * names /proc/self/fd/OUTPUTS_FD, so a rank killed with its jobs running
  * leaves nothing in TMPDIR. And
  * TF_BATCH_PARENT_ENV: the job cancels itself should this process die
- * (main.c). A signal for the jobs goes to each one's process group.
+ * (process.c). A signal for the jobs goes to each one's process group.
  */
 #include "batch.h"
 
@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "process.h"
 #include "terrain.h"
 
 extern char **environ;

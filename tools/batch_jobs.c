@@ -9,7 +9,7 @@
  * and a '#' that starts a word starts a comment. So a line can be pasted from
  * a shell script and mean the same.
  *
- * The outputs a job's options name are found from main.c's tf_io row of its
+ * The outputs a job's options name are found from commands.c's tf_io row of its
  * command and the common option lists of cli.c: the options that take
  * values are skipped with their values, so that what is left are the file
  * names, and the output options and (for most commands) the last file name
@@ -38,7 +38,7 @@
 
 static int oom(char *err, size_t len) {
   snprintf(err, len, "out of memory");
-  return 7;
+  return TR_EXIT_NOMEM;
 }
 
 /* ---- words ---------------------------------------------------------------------------------- */
@@ -235,11 +235,11 @@ static int add_job(tf_jobs *jobs, words *w, const char *text, int line, const ch
   const tf_io *io = tf_command_io(cmd);
   if (!io) {
     snprintf(err, len, "%s %d: unknown command '%s' (see 'terrafort --help')", where, line, cmd);
-    return 2;
+    return TR_EXIT_USAGE;
   }
   if (!io->values) {
     snprintf(err, len, "%s %d: '%s' cannot be a job of a batch (no recursion)", where, line, cmd);
-    return 2;
+    return TR_EXIT_USAGE;
   }
   tf_job *j = jobs_push(jobs);
   if (!j || !(j->text = strdup(text))) return oom(err, len);
@@ -250,7 +250,7 @@ static int add_job(tf_jobs *jobs, words *w, const char *text, int line, const ch
   char packed[TF_BATCH_ARGV_MAX];
   if (tf_job_pack(j, packed, sizeof packed) < 0) {
     snprintf(err, len, "%s %d: longer than %d bytes", where, line, TF_BATCH_ARGV_MAX);
-    return 2;
+    return TR_EXIT_USAGE;
   }
   if (find_outputs(j, io)) return oom(err, len);
   return 0;
@@ -263,7 +263,7 @@ int tf_jobs_read(tf_jobs *jobs, const char *path, char *err, size_t len) {
   if (!f) {
     snprintf(err, len, "cannot open jobs file '%s': %s", path,
              sr == 0 && !S_ISREG(st.st_mode) ? "not a regular file" : strerror(errno));
-    return 3;
+    return TR_EXIT_INPUT;
   }
   char *line = malloc(LINE_MAX_BYTES + 2);
   if (!line) {
@@ -276,7 +276,7 @@ int tf_jobs_read(tf_jobs *jobs, const char *path, char *err, size_t len) {
     size_t n = strlen(line);
     if (n > LINE_MAX_BYTES && line[n - 1] != '\n') {
       snprintf(err, len, "%s: line %d: longer than %d bytes", path, no, LINE_MAX_BYTES);
-      rc = 2;
+      rc = TR_EXIT_USAGE;
       break;
     }
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
@@ -284,7 +284,7 @@ int tf_jobs_read(tf_jobs *jobs, const char *path, char *err, size_t len) {
     int s = split(line, &w);
     if (s == -2) {
       snprintf(err, len, "%s: line %d: unterminated quote", path, no);
-      rc = 2;
+      rc = TR_EXIT_USAGE;
     } else if (s == -1) {
       rc = oom(err, len);
     } else if (w.n) {
@@ -296,13 +296,13 @@ int tf_jobs_read(tf_jobs *jobs, const char *path, char *err, size_t len) {
   }
   if (!rc && ferror(f)) {
     snprintf(err, len, "cannot read jobs file '%s': %s", path, strerror(errno));
-    rc = 3;
+    rc = TR_EXIT_INPUT;
   }
   fclose(f);
   free(line);
   if (!rc && jobs->n == 0) {
     snprintf(err, len, "jobs file '%s' holds no job (only blank lines and comments)", path);
-    rc = 3;
+    rc = TR_EXIT_INPUT;
   }
   return rc;
 }
@@ -432,13 +432,13 @@ int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const cha
   if (s || t.n == 0) {
     words_free(&t);
     snprintf(err, len, "--cmd '%s': %s", tmpl, s == -2 ? "unterminated quote" : s == -1 ? "out of memory" : "no command");
-    return s == -1 ? 7 : 2;
+    return s == -1 ? TR_EXIT_NOMEM : TR_EXIT_USAGE;
   }
   DIR *d = opendir(dir);
   if (!d) {
     words_free(&t);
     snprintf(err, len, "cannot open folder '%s': %s", dir, strerror(errno));
-    return 3;
+    return TR_EXIT_INPUT;
   }
   words names = {0};
   int rc = 0;
@@ -449,18 +449,18 @@ int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const cha
     char p[PATH_MAX];
     struct stat st;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && words_add(&names, e->d_name, strlen(e->d_name))) rc = 7;
+    if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && words_add(&names, e->d_name, strlen(e->d_name))) rc = TR_EXIT_NOMEM;
   }
   closedir(d);
   if (names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, by_name);
   for (int i = 0; !rc && i < names.n; i++) {
     words w = {0};
     for (int k = 0; !rc && k < t.n; k++)
-      if (expand(&w, t.v[k], dir, names.v[i])) rc = 7;
+      if (expand(&w, t.v[k], dir, names.v[i])) rc = TR_EXIT_NOMEM;
     size_t tl = 1;
     for (int k = 0; k < w.n; k++) tl += strlen(w.v[k]) + 1;
     char *text = rc ? NULL : calloc(1, tl);
-    if (!rc && !text) rc = 7;
+    if (!rc && !text) rc = TR_EXIT_NOMEM;
     for (int k = 0; !rc && k < w.n; k++) {
       if (k) strcat(text, " ");
       strcat(text, w.v[k]);
@@ -469,7 +469,7 @@ int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const cha
     free(text);
     words_free(&w);
   }
-  if (rc == 7) oom(err, len);
+  if (rc == TR_EXIT_NOMEM) oom(err, len);
   /* A file this template writes for another file is that job's output, not
    * an input: a second run must not take a_slope.tif for a new DEM. */
   char *drop = rc ? NULL : calloc((size_t)jobs->n + 1, 1);
@@ -492,7 +492,7 @@ int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const cha
   words_free(&t);
   if (!rc && jobs->n == 0) {
     snprintf(err, len, "no file in '%s' matches '%s'", dir, glob);
-    rc = 3;
+    rc = TR_EXIT_INPUT;
   }
   return rc;
 }
@@ -507,7 +507,7 @@ int tf_jobs_check(const tf_jobs *jobs, char *err, size_t len) {
     const tf_job *x = &jobs->v[a->job], *y = &jobs->v[b->job];
     if (a->job == b->job) snprintf(err, len, "line %d writes '%s' twice", x->line, b->key);
     else snprintf(err, len, "lines %d and %d both write '%s': two jobs cannot write one file", x->line, y->line, b->key);
-    rc = 2;
+    rc = TR_EXIT_USAGE;
   }
   /* any other file name of a job that some job writes: that one would have to run first */
   for (int i = 0; i < jobs->n && !rc; i++) {
@@ -519,7 +519,7 @@ int tf_jobs_check(const tf_jobs *jobs, char *err, size_t len) {
       if (other < 0) continue;
       snprintf(err, len, "line %d reads '%s', which line %d writes: jobs run in any order (put them in two batches)",
                j->line, j->argv[w], jobs->v[other].line);
-      rc = 2;
+      rc = TR_EXIT_USAGE;
     }
   }
   index_free(&ix);

@@ -33,6 +33,7 @@
 #include "coll.h"
 #include "cli.h"
 #include "coll_live.h"
+#include "process.h"
 #include "tools.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -270,7 +271,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
     d.inflight = calloc((size_t)n, sizeof *d.inflight);
     d.nojob = calloc((size_t)n, sizeof *d.nojob);
     d.finished = calloc((size_t)n, sizeof *d.finished);
-    if (!d.rreq || !d.rbuf || !d.inflight || !d.nojob || !d.finished) return 7;
+    if (!d.rreq || !d.rbuf || !d.inflight || !d.nojob || !d.finished) return TR_EXIT_NOMEM;
     for (int w = 1; w < n; w++) MPI_Irecv(&d.rbuf[w], sizeof d.rbuf[w], MPI_BYTE, w, TAG_UP, b->comm, &d.rreq[w]);
   }
 #endif
@@ -284,7 +285,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
 #endif
       tf_children_stop(&b->r, got_signal);
       abandon(&d, "interrupted");
-      rc = 8;
+      rc = TR_EXIT_INTERRUPTED;
       break;
     }
     const int lost = coll_live_lost(tf_live(), NULL);
@@ -295,7 +296,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
 #endif
       tf_children_stop(&b->r, SIGTERM);
       abandon(&d, "the batch ended: a rank was lost");
-      rc = 10;
+      rc = TR_EXIT_RANK;
       break;
     }
 #ifdef TERRAFORT_HAVE_MPI
@@ -306,7 +307,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
       if (!flag) continue;
       busy = 1;
       if (handle(&d, w)) {
-        rc = 7;
+        rc = TR_EXIT_NOMEM;
         break;
       }
     }
@@ -344,7 +345,8 @@ static int dispatch(batch *b, tf_jobs *jobs) {
   for (int i = 0; i < jobs->n; i++)
     if (jobs->v[i].state == TF_JOB_PENDING && rc) {
       jobs->v[i].state = TF_JOB_NOT_DONE;
-      snprintf(jobs->v[i].res.error, sizeof jobs->v[i].res.error, "%s", rc == 8 ? "interrupted" : "not started");
+      snprintf(jobs->v[i].res.error, sizeof jobs->v[i].res.error, "%s",
+               rc == TR_EXIT_INTERRUPTED ? "interrupted" : "not started");
     }
   if (d.progress && !rc) GDALTermProgress(1.0, NULL, NULL);
 #ifdef TERRAFORT_HAVE_MPI
@@ -352,15 +354,15 @@ static int dispatch(batch *b, tf_jobs *jobs) {
     if (!rc) {
       int lost = -1;
       if (d.nsend && coll_live_wait(tf_live(), d.nsend, d.sreq, interrupted, NULL, &lost) != COLL_LIVE_OK)
-        rc = got_signal ? 8 : 10;
-      if (rc == 10) lost_line(b, lost);
+        rc = got_signal ? TR_EXIT_INTERRUPTED : TR_EXIT_RANK;
+      if (rc == TR_EXIT_RANK) lost_line(b, lost);
       for (int k = 0; k < d.nsend; k++) free(d.sbuf[k]);
     }
     /* On an early end the requests stay live, receives posted on d.rbuf
      * among them: this process makes no MPI progress any more, so none
      * completes into it once freed (coll_live_quiesce); it exits without
      * MPI_Finalize. */
-    if (rc == 8 || rc == 10) coll_live_quiesce(tf_live());
+    if (rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK) coll_live_quiesce(tf_live());
     free(d.sreq);
     free(d.sbuf);
     free(d.rreq);
@@ -386,7 +388,7 @@ static int work(batch *b) {
     free(in);
     free(out);
     free(queue);
-    return 7;
+    return TR_EXIT_NOMEM;
   }
   int nq = 0, waiting = 0, nojob = 0, rc = 0;
   MPI_Request rreq, sreq = MPI_REQUEST_NULL;
@@ -396,14 +398,14 @@ static int work(batch *b) {
     if (got_signal) {
       fprintf(stderr, "terrafort batch: rank %d: interrupted (%s): stopping its jobs\n", b->rank, strsignal(got_signal));
       tf_children_stop(r, got_signal);
-      rc = 8;
+      rc = TR_EXIT_INTERRUPTED;
       break;
     }
     const int lost = coll_live_lost(tf_live(), NULL);
     if (lost != -1) {
       lost_line(b, lost);
       tf_children_stop(r, SIGTERM);
-      rc = 10;
+      rc = TR_EXIT_RANK;
       break;
     }
     for (int c = r->nkids - 1; c >= 0; c--) {
@@ -461,12 +463,12 @@ static int work(batch *b) {
     MPI_Request q[2] = {rreq, sreq};
     int lost = -1;
     if (coll_live_wait(tf_live(), 2, q, interrupted, NULL, &lost) != COLL_LIVE_OK) {
-      rc = got_signal ? 8 : 10;
-      if (rc == 10) lost_line(b, lost);
+      rc = got_signal ? TR_EXIT_INTERRUPTED : TR_EXIT_RANK;
+      if (rc == TR_EXIT_RANK) lost_line(b, lost);
     }
   }
   /* an early end leaves the receive posted on `in`: no progress after this */
-  if (rc == 8 || rc == 10) coll_live_quiesce(tf_live());
+  if (rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK) coll_live_quiesce(tf_live());
   free(in);
   free(out);
   free(queue);
@@ -486,7 +488,7 @@ static int gather(batch *b, double wall_s, tf_batch_outcome *out) {
   if (!mine || !sum) {
     free(mine);
     free(sum);
-    return 7;
+    return TR_EXIT_NOMEM;
   }
   double *f = mine + (size_t)b->rank * TF_BATCH_RANK_FIELDS;
   f[TF_RANK_JOBS] = b->r.run;
@@ -514,15 +516,15 @@ static int gather(batch *b, double wall_s, tf_batch_outcome *out) {
   free(mine);
   if (rc) {
     free(sum);
-    if (got_signal) return 8;
+    if (got_signal) return TR_EXIT_INTERRUPTED;
     const int lost = coll_live_lost(tf_live(), NULL);
     if (lost != -1) {
       lost_line(b, lost);
-      return 10;
+      return TR_EXIT_RANK;
     }
     fprintf(stderr, "terrafort batch: rank %d: gathering the ranks' figures failed: %s\n", b->rank,
             coll_errmsg(ctx)[0] ? coll_errmsg(ctx) : coll_strerror(rc));
-    return 6;
+    return TR_EXIT_COLL;
   }
   if (b->rank == 0) {
     out->per_rank = sum;
@@ -546,7 +548,7 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
   int verdict[2] = {startup, 0};
   if (b.rank == 0 && !verdict[0] && tf_runner_init(&b.r, o)) {
     fprintf(stderr, "terrafort batch: cannot find this program (/proc/self/exe) or out of memory\n");
-    verdict[0] = 7;
+    verdict[0] = TR_EXIT_NOMEM;
   }
 #ifdef TERRAFORT_HAVE_MPI
   if (b.nranks > 1) {
@@ -561,16 +563,16 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
     }
     if (w != COLL_LIVE_OK) {
       tf_runner_free(&b.r);
-      if (w == COLL_LIVE_CANCELED) return 8;
+      if (w == COLL_LIVE_CANCELED) return TR_EXIT_INTERRUPTED;
       lost_line(&b, lost);
       out->lost_rank = lost;
-      return 10;
+      return TR_EXIT_RANK;
     }
     if (b.rank != 0 && !verdict[0] && tf_runner_init(&b.r, o)) {
       /* rank 0 cannot learn it now: it sees this rank lost (exit 10) */
       fprintf(stderr, "terrafort batch: rank %d: cannot find this program (/proc/self/exe) or out of memory\n", b.rank);
       fflush(NULL);
-      _exit(7);
+      _exit(TR_EXIT_NOMEM);
     }
   }
 #endif
@@ -585,7 +587,7 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
   rc = dispatch(&b, jobs);
 #endif
   out->wall_s = tf_now_s() - b.t0;
-  if (rc == 10) out->lost_rank = coll_live_lost(tf_live(), NULL);
+  if (rc == TR_EXIT_RANK) out->lost_rank = coll_live_lost(tf_live(), NULL);
   if (!rc) rc = gather(&b, out->wall_s, out);
 #ifdef TERRAFORT_HAVE_MPI
   if (!rc && b.nranks > 1) MPI_Comm_free(&b.comm);

@@ -7,8 +7,7 @@
  * "", "nan" or out-of-range values are usage errors, never silently clamped.
  */
 #include "cli.h"
-#include "tools.h"
-#include "batch.h"
+#include "process.h"
 
 #include "coll_live.h"
 #include "ft.h"
@@ -18,11 +17,11 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 const char *tf_common_help =
@@ -350,63 +349,25 @@ int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int 
   return 0;
 }
 
-/* Ctrl-C, SIGTERM and the other signals whose default is to end the process
- * (terrafort(1), SIGNALS) cancel through the progress callback, and the
- * command exits (8). The temporaries are unlinked in the handler itself:
- * the cancel is seen at the next progress call or wait, and a launcher may
- * not wait that long (mpirun sends SIGKILL about 10 ms after SIGTERM). A
- * second such signal ends the process at once, as the signal would. */
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig) {
-  if (interrupted) {
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return;
-  }
-  interrupted = 1;
-  const int saved = errno; /* the interrupted code's, which unlink may change */
-  tr_remove_temporaries();
-  errno = saved;
-}
-
-const int tf_cancel_signals[TF_NCANCEL_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,
-                                                   SIGUSR2, SIGALRM, SIGXCPU, SIGXFSZ, SIGPIPE};
-
-void tf_catch_signals(void (*fn)(int)) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = fn;
-  for (size_t k = 0; k < TF_NCANCEL_SIGNALS; k++) {
-    struct sigaction old;
-    /* a signal ignored by whoever started us (nohup's SIGHUP) stays ignored */
-    if (sigaction(tf_cancel_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    sigaction(tf_cancel_signals[k], &sa, NULL);
-  }
-}
-
-/* A signal, or (a job of a batch) the batch's rank gone: batch.h. */
-static int stop_asked(void) { return interrupted || tf_batch_rank_gone(); }
-
 static int progress_quiet(double frac, const char *msg, void *user) {
   (void)frac;
   (void)msg;
   (void)user;
-  return !stop_asked();
+  return !tf_stop_asked();
 }
 
 static int cancelled(void *user) {
   (void)user;
-  return stop_asked();
+  return tf_stop_asked();
 }
 
 static int progress_term(double frac, const char *msg, void *user) {
-  if (stop_asked()) return 0;
+  if (tf_stop_asked()) return 0;
   return GDALTermProgress(frac, msg, user);
 }
 
 void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
-  tf_catch_signals(on_signal);
+  tf_stop_on_signals();
   /* Threads beyond 4 per core only cost stacks (and can make libgomp abort
    * under a memory limit); terrafort(1), --threads. */
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -417,6 +378,9 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   run->cancelled = cancelled;
   run->live = tf_live();
   run->coll = tf_coll();
+  /* GDAL's block cache is the process's, so the program sets it, to each
+   * run's plan (terrafort(1), MEMORY) */
+  run->gdal_cache = tr_gdal_cache_apply;
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
   /* --device auto: say so when there is no GPU to use */
   char why[256] = "";
@@ -433,6 +397,18 @@ int tf_report(tf_cli *cli, int status, const tr_error *err) {
   else if (status && tr_rank() == 0)
     fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
   return tr_exit_code(status);
+}
+
+int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg) {
+  const char *v = tf_value(cli, argc, argv, i);
+  if (!v) return TF_ARG_ERROR;
+  if (!strcasecmp(v, "Horn")) *alg = TR_GRAD_HORN;
+  else if (!strcasecmp(v, "ZevenbergenThorne")) *alg = TR_GRAD_ZEVENBERGEN_THORNE;
+  else {
+    tf_usage_error(cli, "-alg: unknown algorithm '%s'", v);
+    return TF_ARG_ERROR;
+  }
+  return TF_ARG_TAKEN;
 }
 
 int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i) {

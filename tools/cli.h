@@ -57,11 +57,9 @@ int tf_report(tf_cli *cli, int status, const tr_error *err);
  * --cache-mb (fill: --z-cache-mb), --aap-stats): a TF_ARG_* code. */
 int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i);
 
-/* The signals that cancel a run (terrafort(1), SIGNALS), and installing a
- * handler for them; a signal ignored by whoever started us stays ignored. */
-#define TF_NCANCEL_SIGNALS 10
-extern const int tf_cancel_signals[TF_NCANCEL_SIGNALS];
-void tf_catch_signals(void (*fn)(int));
+/* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
+ * value after argv[*i]; returns a TF_ARG_* code. */
+int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg);
 
 /* Option names for `terrafort batch` (cli.c): common and engine options
  * that take a value, and those whose value is an output file. */

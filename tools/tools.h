@@ -1,5 +1,6 @@
 /*
- * tools.h - the subcommands' entry points, for the dispatcher in main.c.
+ * tools.h - the subcommands' entry points and the command table
+ * (commands.c) that main.c dispatches from and batch reads.
  * Each gets argv with argv[0] = the subcommand name.
  */
 #ifndef TF_TOOLS_H
@@ -24,7 +25,7 @@ int tf_batch_main(int argc, char **argv);
 /* The words of a command's line that name files it writes, so that
  * `terrafort batch` can skip a job whose outputs exist and refuse two jobs
  * writing one file: its own options taking values, its output options, and
- * whether its last file name is the output (main.c's command table; the
+ * whether its last file name is the output (commands.c's table; the
  * common options are in cli.c). values == NULL: a command batch cannot run. */
 typedef struct {
   const char *values;  /* "NAME NAME:COUNT ..." */
@@ -32,17 +33,19 @@ typedef struct {
   int last_positional; /* the last of two or more file names is the output */
   int graph;           /* the AAP engine's options (tf_graph_flag) apply */
 } tf_io;
-/* The row of a command, NULL for an unknown one. */
+/* A row of the command table (commands.c). */
+typedef struct {
+  const char *name;
+  int (*main)(int, char **);
+  const char *summary;
+  tf_io io; /* the files it writes, for batch */
+} tf_command;
+
+/* The row named `name`, NULL for an unknown command. */
+const tf_command *tf_command_find(const char *name);
+/* Every row, in the order --help lists them; *n gets their count. */
+const tf_command *tf_commands(size_t *n);
+/* The io of a command's row, NULL for an unknown one. */
 const tf_io *tf_command_io(const char *name);
-
-/* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
- * value after argv[*i]; returns a TF_ARG_* code (cli.h). */
-/* The process's liveness monitor under mpirun (libcoll's coll_live.h; an
- * inert one otherwise), started and stopped by main.c. */
-struct coll_live *tf_live(void);
-/* The process's libcoll context (statistics), made and destroyed by main.c. */
-struct coll_ctx *tf_coll(void);
-
-int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg);
 
 #endif

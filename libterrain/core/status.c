@@ -28,17 +28,17 @@ const char *tr_strerror(int status) {
 
 int tr_exit_code(int status) {
   switch (status) {
-    case TR_OK: return 0;
-    case TR_EUSAGE: return 2;
-    case TR_EINPUT: case TR_ETYPE: case TR_EBAND: return 3;
-    case TR_EOUTPUT: case TR_ENOSPC: return 4;
-    case TR_EFT: return 5;
-    case TR_ECOLL: return 6;
-    case TR_ENOMEM: return 7;
-    case TR_EINTERRUPTED: return 8;
-    case TR_EFTLIMIT: return 9;
-    case TR_ERANK: return 10;
-    default: return 1;
+    case TR_OK: return TR_EXIT_OK;
+    case TR_EUSAGE: return TR_EXIT_USAGE;
+    case TR_EINPUT: case TR_ETYPE: case TR_EBAND: return TR_EXIT_INPUT;
+    case TR_EOUTPUT: case TR_ENOSPC: return TR_EXIT_OUTPUT;
+    case TR_EFT: return TR_EXIT_FT;
+    case TR_ECOLL: return TR_EXIT_COLL;
+    case TR_ENOMEM: return TR_EXIT_NOMEM;
+    case TR_EINTERRUPTED: return TR_EXIT_INTERRUPTED;
+    case TR_EFTLIMIT: return TR_EXIT_FTLIMIT;
+    case TR_ERANK: return TR_EXIT_RANK;
+    default: return TR_EXIT_INTERNAL;
   }
 }
 

@@ -23,6 +23,7 @@
 #include "executor.h"
 #include "flowdir.h"
 #include "graph.h"
+#include "path_max.h"
 
 void tr_flowdir_opts_init(tr_flowdir_opts *o) {
   memset(o, 0, sizeof *o);
@@ -105,7 +106,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     const char *fel = o->filled_out;
     if (!fel) {
       /* one name on every rank: rank 0's */
-      char name[4096] = "";
+      char name[TR_PATH_MAX] = "";
       if (tr_rank() == 0) {
         char *s = tr_output_scratch_name(dir_dst, "fel");
         if (s && strlen(s) < sizeof name) strcpy(name, s);

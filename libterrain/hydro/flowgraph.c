@@ -14,7 +14,6 @@
  *      network or basins output, deleted at the end; then the links
  *      (network.c, every rank), the lines (rank 0), basins (d8_basins).
  */
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
+#include "path_max.h"
 #include "raster.h"
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
@@ -247,14 +247,14 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
 
 /* One scratch name for every rank, rank 0's (tr_output_scratch_name):
  * beside `path`, tagged `tag`; "" when out of memory. */
-static void scratch_name(char name[PATH_MAX], const char *path, const char *tag) {
+static void scratch_name(char name[TR_PATH_MAX], const char *path, const char *tag) {
   name[0] = 0;
   if (tr_rank() == 0) {
     char *s = tr_output_scratch_name(path, tag);
-    if (s && strlen(s) < PATH_MAX) strcpy(name, s);
+    if (s && strlen(s) < TR_PATH_MAX) strcpy(name, s);
     free(s);
   }
-  tr_dist_bcast(name, PATH_MAX);
+  tr_dist_bcast(name, TR_PATH_MAX);
 }
 
 /* The run options of a scratch raster: the program's own, so no user
@@ -310,7 +310,7 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   const int gtiff = o->run.format ? !strcasecmp(o->run.format, "GTiff")
                                   : ext && (!strcasecmp(ext, ".tif") || !strcasecmp(ext, ".tiff"));
   const int reuse = o->streams && gtiff && !o->run.creation_options;
-  char tmp[PATH_MAX] = "";
+  char tmp[TR_PATH_MAX] = "";
   if (!reuse) {
     scratch_name(tmp, o->order, "streams");
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -367,7 +367,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const char *outs[] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
   const char *first = NULL;
   for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !first; i++) first = outs[i];
-  char dir_tmp[PATH_MAX] = "", fel_tmp[PATH_MAX] = "";
+  char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "";
   const int need_fel = o->network && !o->filled_in && !o->filled;
   if (!o->dir_out) scratch_name(dir_tmp, first, "dir");
   if (need_fel) scratch_name(fel_tmp, first, "fel");
@@ -408,7 +408,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (!need_links && !o->basins) return TR_OK;
 
   /* the no-edge-check accumulation the links (and snapping) read */
-  char tmp[PATH_MAX] = "";
+  char tmp[TR_PATH_MAX] = "";
   const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
   if (need_acc && !acc) {
     scratch_name(tmp, o->network ? o->network : o->basins, "acc");

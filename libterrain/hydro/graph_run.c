@@ -18,7 +18,6 @@
  *   run_finish  the job's end (commit or delete on the writer), frees.
  */
 #include <errno.h>
-#include <limits.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +29,7 @@
 #include "graph.h"
 #include "graph_plan.h"
 #include "mem_limit.h"
+#include "path_max.h"
 #include "run.h"
 #include "scratch_file.h"
 #include "written.h"
@@ -148,7 +148,7 @@ typedef struct {
   void *params;
   tr_product prod;
   tr_graph_need need;
-  char spill_dir[PATH_MAX];
+  char spill_dir[TR_PATH_MAX];
   tr_aap_layout L;
   tr_tile_store *stores[TR_GRAPH_MAX_INPUTS];
   dem_loader d[TR_GRAPH_MAX_INPUTS];
@@ -248,7 +248,7 @@ static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts,
            (long long)r->job.in.cols);
   /* the writer's cache holds a row of output tiles on large rasters (run/run.h) */
   const int64_t writer = tr_job_writer_cache(&r->job, &r->prod);
-  tr_io_cache_default(gdal_cache_mb(&r->job) + (int)((writer + (1 << 20) - 1) >> 20));
+  tr_io_cache_plan(r->run, gdal_cache_mb(&r->job) + (int)((writer + (1 << 20) - 1) >> 20));
   const tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);
   r->body = tr_graph_plan_body(r->prog, r->params, &sp, tr_mem_limit(r->run->mem), &r->need);
   if (!r->body) return tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", r->prog->name);

@@ -38,6 +38,7 @@
 #include "flow.h"
 #include "gradient.h"
 #include "mem_limit.h"
+#include "path_max.h"
 #include "raster.h"
 #include "written.h"
 
@@ -353,7 +354,7 @@ static int move_out(const char *tmp, const char *dir, tr_error *err) {
   if (!d) return tr_fail(err, TR_EOUTPUT, "cannot read '%s': %s", tmp, strerror(errno));
   struct dirent *e;
   int st = TR_OK;
-  char a[4096], b[4096];
+  char a[TR_PATH_MAX], b[TR_PATH_MAX];
   while ((e = readdir(d)) && !st) {
     if (e->d_name[0] == '.') continue;
     const int na = snprintf(a, sizeof a, "%s/%s", tmp, e->d_name), nb = snprintf(b, sizeof b, "%s/%s", dir, e->d_name);
@@ -370,7 +371,7 @@ static void remove_tree(const char *tmp) {
   DIR *d = opendir(tmp);
   if (!d) return;
   struct dirent *e;
-  char a[4096];
+  char a[TR_PATH_MAX];
   while ((e = readdir(d))) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     const int na = snprintf(a, sizeof a, "%s/%s", tmp, e->d_name);
@@ -524,7 +525,8 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err) {
   int st = TR_OK;
   if (tr_rank() == 0) {
-    char d[4096], b[4096], tmp[4096], path[8400];
+    /* path: the temporary folder and the base name joined, two paths at most */
+    char d[TR_PATH_MAX], b[TR_PATH_MAX], tmp[TR_PATH_MAX], path[2 * TR_PATH_MAX + 208];
     if (strlen(dst) >= sizeof d) return tr_dist_agree(s->run, tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst), err);
     memcpy(d, dst, strlen(dst) + 1);
     memcpy(b, dst, strlen(dst) + 1);

@@ -16,7 +16,10 @@
  *   and fault-tolerance mode.
  *
  * Thread safety: the calls may run concurrently on different files. Each
- * call uses OpenMP threads of its own (opts.threads).
+ * call uses OpenMP threads of its own (opts.threads). No call changes
+ * GDAL's process-wide configuration: a run only tells its caller the block
+ * cache it was planned for (tr_run_opts.gdal_cache), and the program, which
+ * owns the process, sets it (tr_gdal_cache_apply).
  */
 #ifndef TERRAIN_H
 #define TERRAIN_H
@@ -55,10 +58,24 @@ typedef enum {
 /* A short English name of a status code. */
 const char *tr_strerror(int status);
 
-/* The process exit code for a status (terrafort(1), EXIT STATUS):
- * 0 success, 2 usage, 3 input, 4 output, 5 fault tolerance,
- * 6 collective, 7 out of memory, 8 interrupted, 9 fault limit, 10 lost rank,
- * 1 anything else. */
+/* The exit codes of terrafort(1), EXIT STATUS, by name: the values are that
+ * table's, which scripts rely on, and never change. */
+typedef enum {
+  TR_EXIT_OK = 0,
+  TR_EXIT_INTERNAL = 1,     /* internal error, and any status without a code of its own */
+  TR_EXIT_USAGE = 2,        /* unknown option, bad value, missing file name */
+  TR_EXIT_INPUT = 3,        /* input missing, unreadable, corrupt, no such band */
+  TR_EXIT_OUTPUT = 4,       /* output cannot be created or written */
+  TR_EXIT_FT = 5,           /* fault tolerance could not produce a trusted result */
+  TR_EXIT_COLL = 6,         /* a collective failed (a rank never contributed) */
+  TR_EXIT_NOMEM = 7,        /* out of memory, or state that would not fit */
+  TR_EXIT_INTERRUPTED = 8,  /* a signal of terrafort(1), SIGNALS */
+  TR_EXIT_FTLIMIT = 9,      /* --ft replay: more faults than --ft-max-errors */
+  TR_EXIT_RANK = 10,        /* under mpirun: a rank stopped answering */
+  TR_EXIT_BATCH = 11        /* terrafort batch: at least one job failed */
+} tr_exit;
+
+/* The process exit code (a tr_exit) for a status. */
 int tr_exit_code(int status);
 
 /* This process's MPI rank (0 without MPI or before MPI_Init): the one rank
@@ -88,6 +105,19 @@ typedef enum { TR_FT_OFF = 0, TR_FT_DUAL = 1, TR_FT_REPLAY = 2 } tr_ft_mode;
 /* Where local kernels run: the CPU (the default), a GPU when one is present
  * and the kernel has a GPU version (auto), or a GPU or fail (gpu). */
 typedef enum { TR_DEVICE_CPU = 0, TR_DEVICE_AUTO = 1, TR_DEVICE_GPU = 2 } tr_device;
+
+/* Told, before a run reads its first tile, the GDAL block cache in bytes
+ * the run was planned for (terrafort(1), MEMORY): 64 MB for local kernels,
+ * less to fit --mem, plus on the writer a row of output tiles; the job's
+ * 16 MB shared among its ranks for graph programs, plus that row. A command
+ * made of several runs (flowgraph) is told once per run. */
+typedef void (*tr_cache_fn)(int64_t bytes, void *user);
+
+/* Sets GDAL's block cache to `bytes` unless the user set GDAL_CACHEMAX: what
+ * terrafort passes as tr_run_opts.gdal_cache. GDAL's cache is one per
+ * process, so only a program that runs one call at a time should: a library
+ * user who wants terrafort's figures passes it too; user is unused. */
+void tr_gdal_cache_apply(int64_t bytes, void *user);
 
 /* Options every raster-producing call shares. */
 typedef struct {
@@ -137,6 +167,11 @@ typedef struct {
   struct coll_live *live;
   int (*cancelled)(void *user);
   struct coll_ctx *coll;    /* the command's libcoll context (statistics); NULL: one per run */
+  /* The GDAL block cache the run was planned for goes to gdal_cache(bytes,
+   * gdal_cache_user) before the first tile is read; NULL: GDAL's setting
+   * stays as the program left it. */
+  tr_cache_fn gdal_cache;
+  void *gdal_cache_user;
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);

@@ -70,8 +70,15 @@ static const char *why(const gdal_capture *c, const char *fallback) {
   return c->failed && c->msg[0] ? c->msg : fallback;
 }
 
-void tr_io_cache_default(int mb) {
-  if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)mb << 20);
+void tr_io_cache_plan(const tr_run_opts *run, int mb) {
+  if (run && run->gdal_cache) run->gdal_cache((int64_t)mb << 20, run->gdal_cache_user);
+}
+
+/* The one place GDAL's cache is set, called by the program only: a runner
+ * setting it would change the cache under a concurrent call's feet. */
+void tr_gdal_cache_apply(int64_t bytes, void *user) {
+  (void)user;
+  if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)bytes);
 }
 
 /* ---------------------------------------------------------------- input */

@@ -55,9 +55,10 @@ typedef struct {
   void *progress_user;
 } tr_output;
 
-/* The GDAL block cache is the library's decision (terrafort(1), MEMORY): a
- * runner sets it to `mb` megabytes unless the user set GDAL_CACHEMAX. */
-void tr_io_cache_default(int mb);
+/* A runner's plan for GDAL's block cache, `mb` megabytes (terrafort(1),
+ * MEMORY), goes to the run's caller (tr_run_opts.gdal_cache), who owns the
+ * process-wide setting; the runner never sets it itself. */
+void tr_io_cache_plan(const tr_run_opts *run, int mb);
 
 /* Opens band `band` of `path` read-only and validates it. A plain path must
  * be a regular file; GDAL names (/vsi..., DRIVER:file:sub) go to GDAL as is. */

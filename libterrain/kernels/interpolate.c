@@ -56,6 +56,7 @@
 #include "idw2_block.h"
 #include "kernel.h"
 #include "mem_limit.h"
+#include "path_max.h"
 #include "point_file.h"
 #include "point_index.h"
 #include "points.h"
@@ -659,7 +660,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   if (st) return st;
   if (o->run.tile_size < 0 || o->run.tile_size > TR_MAX_TILE)
     return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
-  char tmp_dir[4096];
+  char tmp_dir[TR_PATH_MAX];
   if ((st = tr_scratch_folder(o->tmp_dir, dst, tmp_dir, sizeof tmp_dir, err))) return st;
   const int type = o->out_type ? o->out_type : GDT_Float64;
   tr_points pts;

@@ -347,7 +347,7 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
                         int64_t held, tr_error *err) {
   const int64_t writer = tr_job_writer_cache(j, prod); /* a row of output tiles (run/run.h) */
   if (run->mem <= 0) {
-    tr_io_cache_default(64 + (int)((writer + (1 << 20) - 1) >> 20));
+    tr_io_cache_plan(run, 64 + (int)((writer + (1 << 20) - 1) >> 20));
     return TR_OK;
   }
   const int64_t tile = j->grid.tile, h = k->halo, th = j->threads, mib = (int64_t)1 << 20;
@@ -363,7 +363,7 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
                    k->name, (double)(loop + 8 * mib) / (double)mib, (long long)th, th == 1 ? "" : "s",
                    (long long)tile, held > 0 ? ", its input's points included" : "", tr_size_text(run->mem, have));
   const int64_t cache = run->mem - loop;
-  tr_io_cache_default((int)(((cache < 64 * mib ? cache : 64 * mib) + writer) / mib));
+  tr_io_cache_plan(run, (int)(((cache < 64 * mib ? cache : 64 * mib) + writer) / mib));
   return TR_OK;
 }
 

@@ -1,0 +1,288 @@
+/*
+ * process.c - the state a terrafort process has once: MPI, the liveness
+ * monitor and libcoll context over it, and the stop flag (process.h).
+ *
+ * Set-up done once per process, never by the libraries: MPI only when
+ * mpirun launched us, so a plain `terrafort` never needs an MPI runtime.
+ * Every command, and the batch that runs commands as jobs, reads this state
+ * from here; main.c only starts it before the command and ends it after.
+ *
+ * The end is the delicate part: under mpirun a rank that lost a peer must
+ * not call MPI_Finalize (it would wait for the lost rank forever), and a
+ * rank that has finished must still see every other alive before it does.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "process.h"
+
+#include "batch.h"
+#include "coll.h"
+#include "coll_live.h"
+#include "terrain.h"
+
+#ifdef TERRAFORT_HAVE_MPI
+#include <mpi.h>
+#include <pthread.h>
+#endif
+
+/* One of each per process, like MPI itself. */
+static coll_live *live;
+static coll_ctx *coll;
+static int mpi_started;
+
+coll_live *tf_live(void) { return live; }
+coll_ctx *tf_coll(void) { return coll; }
+
+/* MPI is initialised only when a launcher started us (mpirun sets these),
+ * so a plain `terrafort` never needs an MPI runtime. */
+static int launched_by_mpirun(void) {
+  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    if (getenv(vars[i])) return 1;
+  return 0;
+}
+
+int tf_process_speaks(void) {
+  const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *r = getenv(vars[i]);
+    if (r) return !strcmp(r, "0");
+  }
+  return 1;
+}
+
+#ifdef TERRAFORT_MPI_PEER
+/* This program is built without MPI, so a plain run never loads MPI's
+ * libraries (they cost every start a few milliseconds); its twin linked
+ * with MPI, TERRAFORT_MPI_PEER, lies in the same folder. Started by
+ * mpirun, this process becomes that one: the same arguments, environment
+ * and pid, so mpirun sees no difference. Returns only when it cannot. */
+static void run_mpi_peer(char **argv) {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  path[n > 0 ? n : 0] = 0;
+  char *slash = strrchr(path, '/');
+  if (!slash || (size_t)(slash + 1 - path) + sizeof TERRAFORT_MPI_PEER > sizeof path) {
+    fprintf(stderr, "terrafort: started by mpirun, but cannot find this program's folder (/proc/self/exe)\n");
+    return;
+  }
+  memcpy(slash + 1, TERRAFORT_MPI_PEER, sizeof TERRAFORT_MPI_PEER);
+  execv(path, argv);
+  fprintf(stderr, "terrafort: started by mpirun, but cannot run %s, its MPI build: %s\n", path, strerror(errno));
+}
+#endif
+
+/* A job of a batch (batch.h, TF_BATCH_PARENT_ENV): the pid of the rank
+ * that started it, 0 otherwise. Once that rank is gone - even killed
+ * outright, when nobody can signal this job - its parent is another
+ * process, and the run cancels itself as on a signal: no output. */
+static long batch_rank;
+
+int tf_batch_rank_gone(void) { return batch_rank > 0 && (long)getppid() != batch_rank; }
+
+int tf_process_init(char **argv) {
+#ifdef TERRAFORT_MPI_PEER
+  if (launched_by_mpirun()) {
+    run_mpi_peer(argv);
+    return 1;
+  }
+#else
+  (void)argv;
+#endif
+  const char *br = getenv(TF_BATCH_PARENT_ENV);
+  batch_rank = br ? atol(br) : 0;
+  return 0;
+}
+
+static int mpi_start(int *argc, char ***argv) {
+#ifdef TERRAFORT_HAVE_MPI
+  if (!launched_by_mpirun()) return 0;
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "terrafort: MPI_Init_thread failed\n");
+    return -1;
+  }
+  if (provided < MPI_THREAD_SERIALIZED) {
+    fprintf(stderr, "terrafort: this MPI library does not support threads (MPI_THREAD_SERIALIZED)\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 1;
+#else
+  (void)argc;
+  (void)argv;
+  if (launched_by_mpirun()) fprintf(stderr, "terrafort: built without MPI; running as a single process\n");
+  return 0;
+#endif
+}
+
+int tf_process_start(int *argc, char ***argv) {
+  int mpi = mpi_start(argc, argv);
+  if (mpi < 0) return TR_EXIT_INTERNAL;
+  mpi_started = mpi;
+#ifdef TERRAFORT_HAVE_MPI
+  MPI_Comm world = MPI_COMM_WORLD;
+  int lrc = coll_live_start(&live, mpi ? &world : NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
+#else
+  int lrc = coll_live_start(&live, NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
+#endif
+  if (!live) return TR_EXIT_NOMEM;
+  if (lrc == COLL_LIVE_LOST) {
+    fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
+            COLL_LIVE_DEFAULT_TIMEOUT_MS);
+    fflush(NULL);
+    _exit(TR_EXIT_RANK);
+  }
+  /* The process's libcoll context (statistics): made while every rank is
+   * starting, so a run's non-writing ranks never wait in its creation or
+   * destruction (tf_coll). */
+  coll_opts co;
+  coll_opts_init(&co);
+  co.live = live;
+  if (coll_ctx_create_world(&coll, &co) != COLL_OK) {
+    fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
+            COLL_LIVE_DEFAULT_TIMEOUT_MS);
+    fflush(NULL);
+    _exit(TR_EXIT_RANK);
+  }
+  return 0;
+}
+
+#ifdef TERRAFORT_HAVE_MPI
+static void nap_ms(double ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (double)(time_t)(ms / 1000)) * 1e6)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* MPI_Finalize waits for every rank. The closing handshake has just seen
+ * each of them alive, but one could still stop in between: past the rank
+ * timeout this thread ends the process instead of letting it hang. */
+static void *finalize_watchdog(void *arg) {
+  const double ms = *(const double *)arg;
+  nap_ms(ms);
+  fprintf(stderr, "terrafort: rank %d: MPI_Finalize did not return within the rank timeout (%.0f ms)\n", tr_rank(), ms);
+  _exit(TR_EXIT_RANK);
+  return NULL;
+}
+
+/* Before MPI_Finalize: a message nobody received is a protocol bug. */
+static int unmatched_message(void) {
+  int flag = 0;
+  MPI_Status st;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+  if (flag)
+    fprintf(stderr, "terrafort: rank %d: internal error: unmatched message from rank %d (tag %d) at the end\n",
+            tr_rank(), st.MPI_SOURCE, st.MPI_TAG);
+  return flag;
+}
+
+/* The line a rank prints when it finds another lost at the end of the job. */
+static void lost_line(int lost) {
+  const double ms = coll_live_timeout(live);
+  if (lost >= 0)
+    fprintf(stderr, "terrafort: rank %d: rank %d stopped answering (silent for more than %.0f ms) at the end of the job\n",
+            tr_rank(), lost, ms);
+  else
+    fprintf(stderr, "terrafort: rank %d: not every rank reached the end of the job within %.0f ms\n", tr_rank(), ms);
+}
+#endif
+
+/* Under mpirun a rank that lost a peer (exit 10), or was told to stop
+ * (exit 8: a signal, e.g. from mpirun after a rank died), leaves at once
+ * without MPI_Finalize, which would wait for the lost rank; mpirun then
+ * ends the others. Otherwise the monitor's closing handshake (bounded)
+ * shows every rank alive before finalizing. */
+int tf_process_end(int rc) {
+#ifdef TERRAFORT_HAVE_MPI
+  if (!mpi_started) {
+    coll_ctx_destroy(coll);
+    coll_live_stop(live, NULL);
+    return rc;
+  }
+  if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
+    /* collective and bounded by the monitor; a rank lost here is exit 10 */
+    coll_ctx_destroy(coll);
+    const int lost = coll_live_lost(live, NULL);
+    if (lost != -1) {
+      lost_line(lost);
+      rc = TR_EXIT_RANK;
+    }
+  }
+  if (rc == TR_EXIT_RANK || rc == TR_EXIT_INTERRUPTED) {
+    /* Whatever gave up left requests posted on released memory: from here
+     * no thread makes MPI progress that could complete them (the monitor's
+     * polling during the nap below once wrote a tile header into a dead
+     * stack frame: SIGSEGV instead of exit 10). */
+    coll_live_quiesce(live);
+    fflush(NULL);
+    /* The other survivors have all seen the loss (the monitor's loss round,
+     * live.c) and were released with this rank, within a poll of the
+     * monitor: let them print before mpirun, seeing this exit, ends them. */
+    if (rc == TR_EXIT_RANK) nap_ms(300);
+    _exit(rc);
+  }
+  int lost = -1;
+  double ms = coll_live_timeout(live);
+  if (coll_live_stop(live, &lost) != COLL_LIVE_OK) {
+    lost_line(lost);
+    fflush(NULL);
+    _exit(TR_EXIT_RANK);
+  }
+  if (unmatched_message() && rc == TR_EXIT_OK) rc = TR_EXIT_INTERNAL;
+  pthread_t wd;
+  if (pthread_create(&wd, NULL, finalize_watchdog, &ms) == 0) pthread_detach(wd);
+  MPI_Finalize();
+#else
+  coll_ctx_destroy(coll);
+  coll_live_stop(live, NULL);
+#endif
+  return rc;
+}
+
+/* ---- the stop flag ---------------------------------------------------------------------------- */
+
+/* Ctrl-C, SIGTERM and the other signals whose default is to end the process
+ * (terrafort(1), SIGNALS) cancel through the progress callback, and the
+ * command exits (8). The temporaries are unlinked in the handler itself:
+ * the cancel is seen at the next progress call or wait, and a launcher may
+ * not wait that long (mpirun sends SIGKILL about 10 ms after SIGTERM). A
+ * second such signal ends the process at once, as the signal would. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+  if (interrupted) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  interrupted = 1;
+  const int saved = errno; /* the interrupted code's, which unlink may change */
+  tr_remove_temporaries();
+  errno = saved;
+}
+
+const int tf_cancel_signals[TF_NCANCEL_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,
+                                                   SIGUSR2, SIGALRM, SIGXCPU, SIGXFSZ, SIGPIPE};
+
+void tf_catch_signals(void (*fn)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fn;
+  for (size_t k = 0; k < TF_NCANCEL_SIGNALS; k++) {
+    struct sigaction old;
+    /* a signal ignored by whoever started us (nohup's SIGHUP) stays ignored */
+    if (sigaction(tf_cancel_signals[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(tf_cancel_signals[k], &sa, NULL);
+  }
+}
+
+void tf_stop_on_signals(void) { tf_catch_signals(on_signal); }
+
+int tf_stop_asked(void) { return interrupted || tf_batch_rank_gone(); }
