@@ -38,7 +38,8 @@ static const char *usage =
     "  --force              run every job, even one done before\n"
     "  --summary FILE       the JSON summary (default: JOBS_FILE.summary.json; with --dir:\n"
     "                       terrafort-batch.summary.json here; '-': standard output)\n"
-    "  --rank-timeout MS    under mpirun: a rank silent this long ends the batch, exit 10 (10000)\n"
+    "  --rank-timeout MS    under mpirun: a rank silent this long ends the batch, exit 10 (" COLL_LIVE_STR(
+        COLL_LIVE_DEFAULT_TIMEOUT_MS) ")\n"
     "  -q, --quiet          no progress line\n"
     "  -h, --help           this help\n"
     "Exit: 0 every job done or skipped, 11 a job failed, 2 usage or a bad line, 3 a missing or\n"

@@ -50,7 +50,8 @@ const char *tf_common_help =
     "  --device cpu|auto|gpu   where kernels with a GPU version run (default cpu; auto: a GPU\n"
     "                          when one is usable)\n"
     "  --replay-on gpu|cpu     where a faulty GPU launch is replayed (default gpu)\n"
-    "  --rank-timeout MS       under mpirun: a rank silent this long ends the run, exit 10 (10000)\n"
+    "  --rank-timeout MS       under mpirun: a rank silent this long ends the run, exit 10 (" COLL_LIVE_STR(
+        COLL_LIVE_DEFAULT_TIMEOUT_MS) ")\n"
     "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
     "  -h, --help              this help\n";
 

@@ -135,7 +135,7 @@ int tf_process_start(int *argc, char ***argv) {
   if (!live) return TR_EXIT_NOMEM;
   if (lrc == COLL_LIVE_LOST) {
     fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
-            COLL_LIVE_DEFAULT_TIMEOUT_MS);
+            (double)COLL_LIVE_DEFAULT_TIMEOUT_MS);
     fflush(NULL);
     _exit(TR_EXIT_RANK);
   }
@@ -147,7 +147,7 @@ int tf_process_start(int *argc, char ***argv) {
   co.live = live;
   if (coll_ctx_create_world(&coll, &co) != COLL_OK) {
     fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
-            COLL_LIVE_DEFAULT_TIMEOUT_MS);
+            (double)COLL_LIVE_DEFAULT_TIMEOUT_MS);
     fflush(NULL);
     _exit(TR_EXIT_RANK);
   }

@@ -39,8 +39,12 @@ enum {
   COLL_LIVE_EMPI = -3       /* an MPI call failed */
 };
 
-/* The default timeout (ms) of terrafort's --rank-timeout. */
-#define COLL_LIVE_DEFAULT_TIMEOUT_MS 10000.0
+/* The default timeout (ms) of terrafort's --rank-timeout: an integer
+ * literal, so that a help text quotes it with COLL_LIVE_STR instead of
+ * writing the number a second time. */
+#define COLL_LIVE_DEFAULT_TIMEOUT_MS 10000
+#define COLL_LIVE_STR_(x) #x
+#define COLL_LIVE_STR(x) COLL_LIVE_STR_(x)
 
 /* Starts a monitor over *(MPI_Comm *)mpi_comm (collective over it, bounded
  * by timeout_ms), or an inert one for a NULL communicator, one rank, a
