@@ -106,6 +106,18 @@ static void *worker(void *arg) {
   aap_core *c = &x->c;
   pthread_mutex_lock(&x->mu);
   while (!x->done) {
+    /* the caller's give_up (a signal, a lost rank): asked before every
+     * round, so a stop is acted on within one round of each thread */
+    char why[256] = "";
+    if (c->o.give_up && c->o.give_up(c->o.give_up_user, why, sizeof why)) {
+      if (x->rc == 0) {
+        x->rc = TR_AAP_EABANDONED;
+        aap_set_err(x->err, x->errlen, "%s", why[0] ? why : "given up");
+      }
+      x->done = 1;
+      pthread_cond_broadcast(&x->cv);
+      break;
+    }
     double now = elapsed(x);
     double next = deliver_due(x, now, ws);
     int64_t best = -1, nready = 0;
@@ -177,6 +189,9 @@ static void *worker(void *arg) {
       x->wave.valid = 0;
     }
     double tw = elapsed(x);
+    /* waiting for others' rounds: with a give_up, at most a tenth of a
+     * second at a time, so that it is asked again */
+    if (next == INFINITY && c->o.give_up) next = now + 0.1;
     if (next == INFINITY) {
       pthread_cond_wait(&x->cv, &x->mu);
     } else {

@@ -48,7 +48,7 @@ enum {
   TR_AAP_EDEADLOCK = -4, /* nothing can run but the run is not over (a schedule bug) */
   TR_AAP_ESYS = -5,      /* thread or MPI failure */
   TR_AAP_ENOMPI = -6,    /* built without MPI */
-  TR_AAP_EABANDONED = -7 /* MPI: opts.give_up ended a wait (a rank lost, a signal) */
+  TR_AAP_EABANDONED = -7 /* opts.give_up ended the run (a rank lost, a signal) */
 };
 const char *tr_aap_strerror(int err);
 
@@ -92,9 +92,11 @@ typedef struct tr_aap_opts {
   tr_aap_inject inject; /* faults for tests and benchmarks; tr_aap_opts_default: none */
   uint64_t seed;      /* random schedule and injected delays */
   /* MPI back-end: asked while this rank waits for others (at most every few
-   * ms); nonzero ends the run with TR_AAP_EABANDONED, writing the reason
-   * into why. The engine's MPI state is then left as it is: the caller ends
-   * the job without MPI_Finalize. NULL: waits are unbounded. */
+   * ms); threads back-end: asked by each thread before each round and every
+   * tenth of a second while it waits. Nonzero ends the run with
+   * TR_AAP_EABANDONED, writing the reason into why (a signal, a lost rank).
+   * Under MPI the engine's state is then left as it is: the caller ends the
+   * job without MPI_Finalize. NULL: never asked. Thread-safe. */
   int (*give_up)(void *user, char *why, size_t n);
   void *give_up_user;
 } tr_aap_opts;
