@@ -242,6 +242,26 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     for (size_t j = 0; j < sizeof ins / sizeof ins[0]; j++)
       if (tr_path_same_file(outs[i], ins[j]))
         return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': it is %s ('%s')", outs[i], in_what[j], ins[j]);
+  /* a product onto a directory, device, FIFO or socket (the network is
+   * written through OGR, which would replace one with a regular file) */
+  for (int i = 0; i < nouts; i++) {
+    const int st = tr_output_refuse(outs[i], "output", NULL, NULL, 0, err);
+    if (st) return st;
+  }
+  /* the side outputs too, before --aap-stats is made afresh below: not an
+   * input, a product, or one another */
+  const char *sides[] = {o->run.stats_json, o->graph.aap_stats, o->run.ft_report};
+  static const char *const side_what[] = {"--stats-json", "--aap-stats", "--ft-report"};
+  const char *all[sizeof outs / sizeof outs[0] + sizeof ins / sizeof ins[0] + sizeof sides / sizeof sides[0]];
+  for (size_t s = 0; s < sizeof sides / sizeof sides[0]; s++) {
+    int n = 0;
+    for (int i = 0; i < nouts; i++) all[n++] = outs[i];
+    for (size_t j = 0; j < sizeof ins / sizeof ins[0]; j++) all[n++] = ins[j];
+    for (size_t t = 0; t < sizeof sides / sizeof sides[0]; t++)
+      if (t != s) all[n++] = sides[t];
+    const int st = tr_output_refuse(sides[s], side_what[s], NULL, all, n, err);
+    if (st) return st;
+  }
   return TR_OK;
 }
 

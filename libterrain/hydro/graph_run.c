@@ -239,9 +239,15 @@ static int spill_plan(graph_run *r, const char *what, tr_error *err) {
 }
 
 static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts, tr_error *err) {
+  /* --aap-stats is a file the run writes like its output (run/run.c checks
+   * the others) */
+  const char *others[TR_GRAPH_MAX_INPUTS + 3] = {r->dst, r->run->stats_json, r->run->ft_report};
+  for (int k = 1; k < r->nsrc; k++) others[2 + k] = r->srcs[k];
+  int st = tr_output_refuse(r->g->aap_stats, "--aap-stats", &r->job.in, others, 2 + r->nsrc, err);
+  if (st) return st;
   r->params = calloc(1, r->prog->params_size ? r->prog->params_size : 1);
   r->prod = (tr_product){r->prog->cell_type, 1, 0, 0, GDT_Unknown};
-  int st = r->params ? prepare(&r->job.in, opts, r->params, &r->prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
+  st = r->params ? prepare(&r->job.in, opts, r->params, &r->prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   if (st) return st;
   char what[160];
   snprintf(what, sizeof what, "%s of a %lld x %lld raster", r->prog->name, (long long)r->job.in.rows,

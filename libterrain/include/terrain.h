@@ -172,6 +172,10 @@ typedef struct {
    * stays as the program left it. */
   tr_cache_fn gdal_cache;
   void *gdal_cache_user;
+  /* Files the run reads besides its input raster (a colour file, a point
+   * file; the library calls fill them): no output of the run may be one of
+   * them. NULL entries are none. */
+  const char *reads[4];
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);

@@ -167,8 +167,12 @@ int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
   /* GDAL reads some metadata lazily and reports damage in it (GeoTIFF keys,
    * ...) as it goes on without it: quietly, as a library must */
   capture_begin(&c);
-  const int status = inspect(in, band, err);
+  int status = inspect(in, band, err);
   capture_end();
+  /* what no output of the run may be: the path's own file, and every file
+   * the dataset reads (a VRT's sources, a subdataset's container, ...) */
+  if (!status && (tr_file_ids_add_path(&in->files, path) || tr_file_ids_add_dataset(&in->files, in->ds)))
+    status = tr_fail(err, TR_ENOMEM, "out of memory");
   if (status) tr_input_close(in);
   return status;
 }
@@ -214,6 +218,7 @@ void tr_input_close(tr_input *in) {
   if (in->ds) GDALClose(in->ds);
   capture_end();
   free(in->wkt);
+  tr_file_ids_free(&in->files);
   in->ds = NULL;
   in->wkt = NULL;
 }
@@ -460,16 +465,35 @@ int tr_path_same_file(const char *a, const char *b) {
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* The destination: not the input (by any path), nothing but a regular file
- * replaced, its folder there and writable. Writes the folder into dir. */
-static int check_destination(const char *path, const tr_input *in, char *dir, size_t dirsz, tr_error *err) {
+int tr_output_refuse(const char *path, const char *what, const tr_input *in, const char *const *others, int nothers,
+                     tr_error *err) {
+  if (!path) return TR_OK;
   struct stat st;
   if (stat(path, &st) == 0) {
-    const char *what = not_regular(st.st_mode);
-    if (what) return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': %s", path, what);
+    const char *why_not = not_regular(st.st_mode);
+    if (why_not) return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': %s", what, path, why_not);
     if (in && in->has_id && st.st_dev == in->dev && st.st_ino == in->ino)
-      return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': it is the input file", path);
+      return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is the input file", what, path);
   }
+  const int k = in ? tr_file_ids_find(&in->files, path) : -1;
+  if (k >= 0)
+    return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': the input '%s' reads it ('%s')", what, path, in->path,
+                   in->files.name[k]);
+  for (int i = 0; i < nothers; i++)
+    if (others[i] && tr_path_same_file(path, others[i]))
+      return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': the run also %s", what, path,
+                     !strcmp(path, others[i]) ? "uses that name for another of its files"
+                                              : "uses that file under another name");
+  return TR_OK;
+}
+
+/* The destination: not the input (by any path) nor a file it reads, nothing
+ * but a regular file replaced, its folder there and writable. Writes the
+ * folder into dir. */
+static int check_destination(const char *path, const tr_input *in, char *dir, size_t dirsz, tr_error *err) {
+  struct stat st;
+  int rc = tr_output_refuse(path, "output", in, NULL, 0, err);
+  if (rc) return rc;
   const char *slash = strrchr(path, '/');
   if (slash) {
     snprintf(dir, dirsz, "%.*s", (int)(slash == path ? 1 : slash - path), path);
@@ -481,6 +505,28 @@ static int check_destination(const char *path, const tr_input *in, char *dir, si
   if (access(dir, W_OK) != 0)
     return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' is not writable", path, dir);
   return TR_OK;
+}
+
+/* Where an output named by a symbolic link goes: its target, so the link
+ * stays a link (as cp and gdal_translate write through one); `path` itself
+ * when it is no link. A dangling link's target is the file it names,
+ * relative to the link's folder. */
+static const char *link_target(const char *path, char *buf, size_t n) {
+  struct stat st;
+  if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  char *real = realpath(path, NULL);
+  if (real) {
+    const int fits = snprintf(buf, n, "%s", real) < (int)n;
+    free(real);
+    return fits ? buf : path;
+  }
+  char l[PATH_MAX];
+  const ssize_t k = readlink(path, l, sizeof l - 1);
+  if (k <= 0) return path;
+  l[k] = 0;
+  const char *slash = strrchr(path, '/');
+  const int len = l[0] == '/' || !slash ? snprintf(buf, n, "%s", l) : snprintf(buf, n, "%.*s/%s", (int)(slash - path), path, l);
+  return len < (int)n ? buf : path;
 }
 
 /* Can driver d create bands of type t? Its list goes to types (empty: any). */
@@ -548,7 +594,9 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
     if (!ok)
       return tr_fail(err, TR_EUSAGE, "-co: %s", c.warning[0] ? c.warning : why(&c, "the driver refuses these creation options"));
   }
-  char dir[PATH_MAX];
+  char dir[PATH_MAX], target[PATH_MAX];
+  /* a link stays: the raster goes to its target */
+  path = link_target(path, target, sizeof target);
   st = check_destination(path, in, dir, sizeof dir, err);
   if (st) return st;
   remove_stale(dir);

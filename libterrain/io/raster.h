@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "file_ids.h"
 #include "status.h"
 #include "terrain.h"
 
@@ -35,6 +36,7 @@ typedef struct {
   int has_id;            /* a plain file: dev and ino identify it (an output must not be it) */
   dev_t dev;
   ino_t ino;
+  tr_file_ids files;     /* every file the dataset reads (GDALGetFileList, the path's own) */
 } tr_input;
 
 typedef struct {
@@ -108,6 +110,17 @@ void tr_output_scratch_remove(const char *path);
 /* Whether paths a and b name one file: the same string, or (both existing)
  * the same device and inode. 0 when either is NULL. */
 int tr_path_same_file(const char *a, const char *b);
+
+/* Refuses `path`, a file the run writes (`what` names it in the line:
+ * "output", "--stats-json", ...), before any work: when it exists and is not
+ * a regular file (a directory, device, FIFO or socket; a symbolic link is
+ * its target), when it is a file input `in` reads (the input itself, a VRT's
+ * source, the container of a subdataset, the archive behind a /vsizip/
+ * path; in may be NULL), or when it is one of `others` (the run's other
+ * outputs and other files it reads; NULL entries skipped). NULL path: TR_OK.
+ * TR_EOUTPUT with one line. */
+int tr_output_refuse(const char *path, const char *what, const tr_input *in, const char *const *others, int nothers,
+                     tr_error *err);
 /* Flushes, closes and renames into place. On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
 /* Closes and deletes the temporary raster; safe after a failed create. */

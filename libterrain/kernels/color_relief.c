@@ -635,5 +635,7 @@ void tr_color_relief_opts_init(tr_color_relief_opts *o) {
 int tr_color_relief(const tr_color_relief_opts *opts, const char *src, const char *color_file, const char *dst,
                     tr_error *err) {
   cr_setup s = {color_file, opts->mode, opts->alpha};
-  return tr_run_kernel(&opts->run, opts->alpha ? "color-relief-rgba" : "color-relief", cr_prepare, &s, src, dst, err);
+  tr_run_opts run = opts->run;
+  run.reads[0] = color_file; /* no output may be the colour file */
+  return tr_run_kernel(&run, opts->alpha ? "color-relief-rgba" : "color-relief", cr_prepare, &s, src, dst, err);
 }

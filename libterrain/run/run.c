@@ -68,10 +68,33 @@ int tr_job_open_grid(tr_job *j, const tr_run_opts *run, const tr_input *grid, tr
   return TR_OK;
 }
 
+/* Every file the run writes is refused before any work when it is a file
+ * the run reads or another of its outputs (tr_output_refuse): the main
+ * output against the run's other files (against its input when the sink
+ * creates it), --stats-json and --ft-report against all of them. */
+static int outputs_check(const tr_job *j, const char *dst, tr_error *err) {
+  const tr_run_opts *r = j->run;
+  const char *files[] = {dst, r->stats_json, r->ft_report, r->reads[0], r->reads[1], r->reads[2], r->reads[3]};
+  static const char *const what[] = {"output", "--stats-json", "--ft-report"};
+  const int n = (int)(sizeof files / sizeof files[0]);
+  for (int i = 0; i < 3; i++) {
+    const char *others[sizeof files / sizeof files[0]];
+    int k = 0;
+    for (int m = 0; m < n; m++)
+      if (m != i) others[k++] = files[m];
+    const int st = tr_output_refuse(files[i], what[i], i ? &j->in : NULL, others, k, err);
+    if (st) return st;
+  }
+  return TR_OK;
+}
+
 int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode mode, double progress_from,
                   tr_error *err) {
-  int st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, err);
-  j->sink_open = 1;
+  int st = outputs_check(j, dst, err);
+  if (!st) {
+    st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, err);
+    j->sink_open = 1;
+  }
   j->sink.progress_from = progress_from;
   for (int h = 0; h < j->inject.n_hold; h++)
     if (j->inject.hold_rank[h] == j->rank) j->sink.hold_ms = j->inject.hold_ms[h];

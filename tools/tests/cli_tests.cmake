@@ -59,6 +59,11 @@ endif()
 # the GeoTIFF reader path (fewer cases under the sanitizers).
 terrafort_add_test(cli_robust SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_robust.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
+# every file a run writes guarded like its main output (issue 28): side outputs,
+# the files behind an input (VRT sources, containers, archives), symbolic links
+terrafort_add_test(cli_files_written SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_files_written.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS cli)
+set_tests_properties(cli_files_written PROPERTIES FIXTURES_REQUIRED testdata)
 terrafort_add_test(cli_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuzz.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS cli)
 set_tests_properties(cli_robust cli_fuzz PROPERTIES FIXTURES_REQUIRED testdata
