@@ -454,6 +454,36 @@ static int test_aaigrid_interrupt(void) {
   return 0;
 }
 
+/* SIGTERM to fill on the threads back-end, 5 and 7 s into a run of about
+ * 11 s (its one worker slowed down 20 times: 16 tiles, 54 rounds of about
+ * 0.2 s): exit 8 within a second, nothing left. That the back-end itself
+ * asks before every round is aap_sim's test_give_up_threads. */
+static int test_threads_sigterm(void) {
+  ASSERT_EQ_INT(make_big(), 0);
+  static const int at_ms[2] = {5000, 7000};
+  for (int i = 0; i < 2; i++) {
+    reset(outdir);
+    char o[1024];
+    snprintf(o, sizeof o, "%s", out("o.tif"));
+    char *argv[] = {(char *)tf, "fill", "-q", "--threads", "1", "--tile-size", "500", "--inject",
+                    "slow:worker=0,factor=20", big, o, NULL};
+    const pid_t pid = pc_spawn(argv, errfile, 0);
+    ASSERT(pid > 0 && pc_wait_for_entry(outdir, ".tmp", pid, 30));
+    pc_sleep_ms(at_ms[i]);
+    const double t0 = pc_now();
+    ASSERT_EQ_INT(kill(pid, SIGTERM), 0);
+    pc_result r;
+    ASSERT_EQ_INT(pc_wait(pid, 30, &r), 0);
+    const double after = pc_now() - t0;
+    printf("  fill: SIGTERM %d ms into the run: exit %d %.2f s later\n", at_ms[i], r.code, after);
+    ASSERT_EQ_INT(r.code, 8);
+    ASSERT(after < 1.0);
+    ASSERT_EQ_INT(pc_count(outdir, ".terrafort-", NULL, 0), 0);
+    ASSERT(access(o, F_OK) != 0);
+  }
+  return 0;
+}
+
 /* SIGTERM, then SIGKILL 10 ms later, as mpirun ends a job: the temporaries
  * are gone all the same because the handler unlinks them itself
  * (tr_remove_temporaries), not the run at its next progress call. During
@@ -835,6 +865,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_signals_clean_up),
                                        TR_TEST(test_aaigrid_interrupt),
                                        TR_TEST(test_term_then_kill),
+                                       TR_TEST(test_threads_sigterm),
                                        TR_TEST(test_sigkill_stale),
                                        TR_TEST(test_killed_rank),
                                        TR_TEST(test_threads),

@@ -302,5 +302,78 @@ static int test_resident_first(void) {
   return 0;
 }
 
-TR_MAIN(TR_TEST(test_resident_first), TR_TEST(test_figure1_bsp), TR_TEST(test_figure1_ssp1), TR_TEST(test_figure1_ap_stale),
+/* The threads back-end asks opts.give_up before every round (a signal, a
+ * lost rank): the third time it says stop, the run ends with
+ * TR_AAP_EABANDONED and the reason, having run only the rounds before. */
+typedef struct {
+  int calls, stop_at;
+} stopper;
+
+static int stop_after(void *user, char *why, size_t n) {
+  stopper *s = user;
+  if (++s->calls < s->stop_at) return 0;
+  snprintf(why, n, "told to stop");
+  return 1;
+}
+
+static int test_give_up_threads(void) {
+  tr_aap_layout L;
+  ASSERT_EQ_INT(tr_aap_layout_grid(&L, 1, 6, 1, 1), 0);
+  pref_rec rec = {{0}, 0};
+  tr_aap_program p = {4, &rec, pref_peval, fig_inceval, NULL, NULL, fig_max, NULL, 0};
+  tr_aap_opts o;
+  tr_aap_opts_default(&o);
+  o.threads = 1;
+  stopper st = {0, 3};
+  o.give_up = stop_after;
+  o.give_up_user = &st;
+  char err[128] = "";
+  ASSERT_EQ_INT(tr_aap_run_threads(&p, &L, &o, NULL, err, sizeof err), TR_AAP_EABANDONED);
+  ASSERT(strstr(err, "told to stop") != NULL);
+  ASSERT_EQ_INT(rec.n, 2);
+  tr_aap_layout_free(&L);
+  return 0;
+}
+
+/* Neighbour lists (built through buckets) equal a search of every pair, in
+ * ascending order, with nb_back pointing back, on uneven grids and on a
+ * grid of 1-cell strips next to wide tiles. */
+static int same_neighbours(const tr_aap_layout *L) {
+  int64_t k = 0;
+  for (int64_t i = 0; i < L->nfrags; i++) {
+    const tr_aap_frag *a = &L->frags[i];
+    ASSERT_EQ_INT(L->nb_start[i], k);
+    for (int64_t j = 0; j < L->nfrags; j++) {
+      const tr_aap_frag *b = &L->frags[j];
+      const int touch = j != i && b->row0 < a->row0 + a->rows + 1 && b->row0 + b->rows > a->row0 - 1 &&
+                        b->col0 < a->col0 + a->cols + 1 && b->col0 + b->cols > a->col0 - 1;
+      if (!touch) continue;
+      ASSERT(k < L->nb_start[i + 1]);
+      ASSERT_EQ_INT(L->nb[k], j);
+      const int64_t back = L->nb_start[j] + L->nb_back[k];
+      ASSERT_EQ_INT(L->nb[back], i);
+      k++;
+    }
+    ASSERT_EQ_INT(L->nb_start[i + 1], k);
+  }
+  return 0;
+}
+
+static int test_neighbours_equal_pairs(void) {
+  tr_aap_layout L;
+  int64_t rows[] = {0, 1, 7, 8, 30, 31, 45}, cols[] = {0, 13, 14, 15, 40, 41, 42, 60};
+  ASSERT_EQ_INT(tr_aap_layout_cuts(&L, 45, 60, 6, rows, 7, cols), 0);
+  ASSERT_EQ_INT(same_neighbours(&L), 0);
+  tr_aap_layout_free(&L);
+  ASSERT_EQ_INT(tr_aap_layout_grid(&L, 100, 77, 9, 5), 0);
+  ASSERT_EQ_INT(same_neighbours(&L), 0);
+  tr_aap_layout_free(&L);
+  tr_aap_frag fr[4] = {{0, 0, 0, 1, 10}, {1, 1, 0, 9, 3}, {2, 1, 3, 4, 7}, {3, 5, 3, 5, 7}};
+  ASSERT_EQ_INT(tr_aap_layout_rects(&L, 10, 10, 4, fr), 0);
+  ASSERT_EQ_INT(same_neighbours(&L), 0);
+  tr_aap_layout_free(&L);
+  return 0;
+}
+
+TR_MAIN(TR_TEST(test_resident_first), TR_TEST(test_give_up_threads), TR_TEST(test_neighbours_equal_pairs), TR_TEST(test_figure1_bsp), TR_TEST(test_figure1_ssp1), TR_TEST(test_figure1_ap_stale),
         TR_TEST(test_figure1_aap), TR_TEST(test_layout_checks), TR_TEST(test_bad_options))
