@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "d8_codes.h"
@@ -247,6 +248,21 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   for (int i = 0; i < nouts; i++) {
     const int st = tr_output_refuse(outs[i], "output", NULL, NULL, 0, err);
     if (st) return st;
+  }
+  /* every product's folder, before the first stage writes anything: a
+   * missing or read-only folder found at the network would leave the
+   * products before it */
+  for (int i = 0; i < nouts; i++) {
+    if (!outs[i]) continue;
+    char folder[TR_PATH_MAX];
+    const char *slash = strrchr(outs[i], '/');
+    snprintf(folder, sizeof folder, "%.*s", slash ? (int)(slash == outs[i] ? 1 : slash - outs[i]) : 1,
+             slash ? outs[i] : ".");
+    struct stat fs;
+    if (stat(folder, &fs) != 0 || !S_ISDIR(fs.st_mode))
+      return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' does not exist", outs[i], folder);
+    if (access(folder, W_OK) != 0)
+      return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' is not writable", outs[i], folder);
   }
   /* the side outputs too, before --aap-stats is made afresh below: not an
    * input, a product, or one another */

@@ -91,6 +91,10 @@ int tr_grid_parse(const char *spec, tr_grid_params *p, tr_error *err) {
       return tr_fail(err, TR_EUSAGE, "-a %s: %s='%s' is not a number", row->name, tok, eq + 1);
     if ((k == K_MAXP || k == K_MINP) && (x < 0 || x > 4294967295.0 || x != floor(x)))
       return tr_fail(err, TR_EUSAGE, "-a %s: %s must be a whole number >= 0", row->name, tok);
+    /* gdal_grid refuses these ("Radius value should be strictly positive");
+     * taken as given, a negative one searched without bound */
+    if (k == K_RADIUS && row->alg == TR_GRID_INVDISTNN && !(x > 0))
+      return tr_fail(err, TR_EUSAGE, "-a %s: radius must be strictly positive (got %s)", row->name, eq + 1);
     v[k] = x;
   }
   memset(p, 0, sizeof *p);

@@ -119,6 +119,11 @@ static int test_side_outputs_onto_inputs(void) {
   const char *acc[] = {"acc.tif"};
   ASSERT(nothing_left(acc, 1));
   ASSERT(rc_same_file(out("p0.tif"), out("p.tif")));
+  /* the network into a folder that does not exist: refused before any
+   * stage, so --acc (the stage before it) is not left behind */
+  if (expect("flowgraph --dir-in p.tif --acc acc.tif --network nowhere/net.gpkg", 4, "folder 'nowhere' does not exist"))
+    return 1;
+  ASSERT(nothing_left(acc, 1));
   /* the network onto a FIFO: refused before any stage, the FIFO stays */
   ASSERT_EQ_INT(sh("mkfifo net.gpkg%s%s", "", ""), 0);
   if (expect("flowgraph --dir-in p.tif --acc acc.tif --network net.gpkg", 4, "it is a FIFO")) return 1;

@@ -1155,6 +1155,10 @@ static int case_errors(void) {
   /* far more than any disk here holds: refused before anything is written */
   expect((const char *const[]){"-outsize", "200000", "200000", pts, NULL}, 4, "free", "output too big for its disk");
   expect((const char *const[]){"-a", "invdist:pwer=2", pts, NULL}, 2, "unknown parameter", "bad -a");
+  /* gdal_grid refuses a radius that is not positive for invdistnn (issue 28:
+   * -5 ran unbounded) */
+  expect((const char *const[]){"-a", "invdistnn:radius=-5", pts, NULL}, 2, "strictly positive", "invdistnn radius < 0");
+  expect((const char *const[]){"-a", "invdistnn:radius=0", pts, NULL}, 2, "strictly positive", "invdistnn radius 0");
   /* under mpirun every rank stops on rank 0's disk check (no rank left waiting) */
   if (mpirun[0]) {
     char prefix[300];
