@@ -191,6 +191,22 @@ int ft_run_block(ft_ctx *ctx, const ft_kernel *k, const void *kctx, size_t kctx_
   j->kctx = kctx;
   j->kctx_size = kctx_size;
   j->blk = *blk;
+  if (!ctx->backend->by_name) {
+    /* threads: the second replica reads its own copy of the window */
+    const int64_t wr = blk->rows + 2 * blk->halo, wc = blk->cols + 2 * blk->halo;
+    const size_t es = blk->in_elem_size;
+    unsigned char *c = malloc((size_t)(wr * wc) * es);
+    if (!c) {
+      free(j->excluded);
+      pthread_cond_destroy(&j->cond);
+      free(j);
+      return FT_ERR_NOMEM;
+    }
+    for (int64_t r = 0; r < wr; r++)
+      memcpy(c + (size_t)(r * wc) * es, (const unsigned char *)blk->in + (size_t)(r * blk->in_stride) * es,
+             (size_t)wc * es);
+    j->in_copy = c;
+  }
   j->nsub = ft_split_rows(blk->rows, j->row0, j->nrows);
   for (int s = 0; s < j->nsub; s++) {
     j->sub_bytes[s] = (size_t)(j->nrows[s] * blk->cols) * blk->out_elem_size;

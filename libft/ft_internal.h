@@ -73,6 +73,11 @@ struct ft_job {
   int rep_worker[2];   /* current worker of each replica */
   uint8_t *excluded;   /* workers that timed out on this job */
   int kernel_err;      /* first kernel error reported, 0 if none */
+  /* threads: the window the second replica (and odd recomputes) read, a
+   * copy made at submission, so the two replicas never share an input
+   * buffer (a fault in one is then a disagreement); NULL under MPI, where
+   * every worker rank receives a copy of its own */
+  void *in_copy;
   int changed;         /* something was delivered since the master looked */
 };
 

@@ -20,6 +20,7 @@ static void job_free(ft_job *j) {
   for (int s = 0; s < FT_MAX_SUB; s++)
     for (int x = 0; x < FT_MAX_SLOTS; x++) free(j->sub[s].res[x]);
   pthread_cond_destroy(&j->cond);
+  free(j->in_copy);
   free(j->excluded);
   free(j);
 }

@@ -68,6 +68,10 @@ static void *worker_main(void *arg) {
     j->active++;
     w->last_activity = ft_now();
     ft_block blk = j->blk;
+    if (j->in_copy && t->slot % 2 == 1) {
+      blk.in = j->in_copy;
+      blk.in_stride = blk.cols + 2 * blk.halo;
+    }
     ft_kernel_fn fn = j->fn;
     const void *kctx = j->kctx;
     size_t bytes = j->sub_bytes[sub];

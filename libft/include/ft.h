@@ -119,7 +119,10 @@ typedef struct ft_block {
  * bytes (no pointers: under MPI they are copied to other processes, where
  * kctx and the input window are 16-byte aligned copies). Returns
  * 0 or a negative code of its own. It may run concurrently on several
- * threads with the same kctx and input.
+ * threads with the same kctx. The two replicas of a block never read one
+ * input buffer: on threads the second reads a copy of the window made when
+ * the block is submitted (under MPI every worker rank receives its own), so
+ * a fault in either buffer shows as a disagreement.
  */
 typedef int (*ft_kernel_fn)(const void *kctx, const ft_block *blk, int64_t row0,
                             int64_t nrows, void *out);
