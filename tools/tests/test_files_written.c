@@ -13,34 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc_check.h"
-#include "raster_check.h"
+#include "cli_case.h"
 #include "tr_test.h"
-
-static const char *dir, *tf;
-static char outdir[600], errfile[700];
-
-static void reset(void) {
-  char c[1400];
-  snprintf(c, sizeof c, "rm -rf '%s' && mkdir -p '%s'", outdir, outdir);
-  if (system(c) != 0) fprintf(stderr, "cannot reset %s\n", outdir);
-}
-
-static const char *in(const char *name) {
-  static char b[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(b[k], sizeof b[k], "%s/%s", dir, name);
-  return b[k];
-}
-
-static const char *out(const char *name) {
-  static char b[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(b[k], sizeof b[k], "%s/%s", outdir, name);
-  return b[k];
-}
 
 static int sh(const char *fmt, const char *a, const char *b) {
   char c[4096];
@@ -50,19 +24,11 @@ static int sh(const char *fmt, const char *a, const char *b) {
   return system(full);
 }
 
-/* `terrafort ARGS` run from outdir: exit `code`; when it fails, one stderr
- * line containing needle. */
-static int expect(const char *args, int code, const char *needle) {
-  char c[4096];
-  snprintf(c, sizeof c, "cd '%s' && '%s' %s -q", outdir, tf, args);
-  int rc = rc_run(c, errfile);
-  const char *err = rc_slurp(errfile);
-  if (rc != code || (code != 0 && (pc_lines(err) != 1 || !strstr(err, needle)))) {
-    fprintf(stderr, "`terrafort %s`: exit %d (want %d), stderr:\n%s(want one line containing '%s')\n", args, rc, code,
-            err, needle ? needle : "");
-    return 1;
-  }
-  return 0;
+/* expect (cli_case.h) without the progress line */
+static int expect_q(const char *args, int code, const char *needle) {
+  char c[3000];
+  snprintf(c, sizeof c, "%s -q", args);
+  return expect(c, code, needle);
 }
 
 static int exists(const char *name) {
@@ -85,7 +51,7 @@ static int nothing_left(const char *const *names, int n) {
  * onto a colour file; --aap-stats onto --dir-in (which used to truncate it to
  * 0 bytes before failing). */
 static int test_side_outputs_onto_inputs(void) {
-  reset();
+  reset(outdir);
   ASSERT_EQ_INT(sh("cp '%s' d.tif && ln d.tif h.tif && mkdir x && printf '0 0 0 255\\n100 255 255 255\\n' > ramp.txt && cp ramp.txt "
                    "ramp0.txt%s",
                    in("fractal.tif"), ""),
@@ -106,7 +72,7 @@ static int test_side_outputs_onto_inputs(void) {
   };
   const char *keep[] = {"d.tif", "ramp.txt"};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    if (expect(cases[i].args, 4, cases[i].needle)) return 1;
+    if (expect_q(cases[i].args, 4, cases[i].needle)) return 1;
     ASSERT(nothing_left(cases[i].outs, cases[i].outs[1] ? 2 : 1));
     ASSERT(rc_same_file(in("fractal.tif"), out(keep[0])));
     ASSERT(rc_same_file(out("ramp0.txt"), out(keep[1])));
@@ -114,19 +80,19 @@ static int test_side_outputs_onto_inputs(void) {
   /* flowgraph: --aap-stats and --stats-json onto --dir-in */
   ASSERT_EQ_INT(sh("'%s' flowgraph -q d.tif --dir p.tif%s", tf, ""), 0);
   ASSERT_EQ_INT(sh("cp p.tif p0.tif%s%s", "", ""), 0);
-  if (expect("flowgraph --dir-in p.tif --acc acc.tif --aap-stats p.tif", 4, "--aap-stats 'p.tif'")) return 1;
-  if (expect("flowgraph --dir-in p.tif --acc acc.tif --stats-json ./p.tif", 4, "--stats-json './p.tif'")) return 1;
+  if (expect_q("flowgraph --dir-in p.tif --acc acc.tif --aap-stats p.tif", 4, "--aap-stats 'p.tif'")) return 1;
+  if (expect_q("flowgraph --dir-in p.tif --acc acc.tif --stats-json ./p.tif", 4, "--stats-json './p.tif'")) return 1;
   const char *acc[] = {"acc.tif"};
   ASSERT(nothing_left(acc, 1));
   ASSERT(rc_same_file(out("p0.tif"), out("p.tif")));
   /* the network into a folder that does not exist: refused before any
    * stage, so --acc (the stage before it) is not left behind */
-  if (expect("flowgraph --dir-in p.tif --acc acc.tif --network nowhere/net.gpkg", 4, "folder 'nowhere' does not exist"))
+  if (expect_q("flowgraph --dir-in p.tif --acc acc.tif --network nowhere/net.gpkg", 4, "folder 'nowhere' does not exist"))
     return 1;
   ASSERT(nothing_left(acc, 1));
   /* the network onto a FIFO: refused before any stage, the FIFO stays */
   ASSERT_EQ_INT(sh("mkfifo net.gpkg%s%s", "", ""), 0);
-  if (expect("flowgraph --dir-in p.tif --acc acc.tif --network net.gpkg", 4, "it is a FIFO")) return 1;
+  if (expect_q("flowgraph --dir-in p.tif --acc acc.tif --network net.gpkg", 4, "it is a FIFO")) return 1;
   struct stat st;
   ASSERT(lstat(out("net.gpkg"), &st) == 0 && S_ISFIFO(st.st_mode));
   ASSERT(nothing_left(acc, 1));
@@ -136,27 +102,27 @@ static int test_side_outputs_onto_inputs(void) {
 /* The files GDAL reads for an input: a VRT's sources, a GeoPackage holding
  * the raster as a subdataset, a zip archive read through /vsizip/. */
 static int test_files_behind_the_input(void) {
-  reset();
+  reset(outdir);
   ASSERT_EQ_INT(sh("cp '%s' d.tif && gdalbuildvrt -q m.vrt d.tif%s", in("fractal.tif"), ""), 0);
-  if (expect("slope m.vrt d.tif", 4, "the input 'm.vrt' reads it")) return 1;
-  if (expect("slope m.vrt s.tif --stats-json d.tif", 4, "--stats-json 'd.tif'")) return 1;
+  if (expect_q("slope m.vrt d.tif", 4, "the input 'm.vrt' reads it")) return 1;
+  if (expect_q("slope m.vrt s.tif --stats-json d.tif", 4, "--stats-json 'd.tif'")) return 1;
   ASSERT(rc_same_file(in("fractal.tif"), out("d.tif")));
   /* a GeoPackage with the raster in table elev */
   ASSERT_EQ_INT(sh("gdal_translate -q -of GPKG -co RASTER_TABLE=elev '%s' dem.gpkg && cp dem.gpkg dem0.gpkg%s",
                    in("fractal.tif"), ""),
                 0);
-  if (expect("slope GPKG:dem.gpkg:elev dem.gpkg", 4, "the input 'GPKG:dem.gpkg:elev' reads it")) return 1;
+  if (expect_q("slope GPKG:dem.gpkg:elev dem.gpkg", 4, "the input 'GPKG:dem.gpkg:elev' reads it")) return 1;
   ASSERT(rc_same_file(out("dem0.gpkg"), out("dem.gpkg")));
   /* a zip archive */
   ASSERT_EQ_INT(sh("cp '%s' z.tif && python3 -c \"import zipfile; zipfile.ZipFile('a.zip', 'w').write('z.tif')\" && cp a.zip a0.zip%s",
                    in("fractal.tif"), ""),
                 0);
-  if (expect("slope /vsizip/a.zip/z.tif a.zip", 4, "reads it")) return 1;
+  if (expect_q("slope /vsizip/a.zip/z.tif a.zip", 4, "reads it")) return 1;
   ASSERT(rc_same_file(out("a0.zip"), out("a.zip")));
   /* the same inputs to other outputs still work */
-  if (expect("slope /vsizip/a.zip/z.tif s1.tif", 0, NULL)) return 1;
-  if (expect("slope GPKG:dem.gpkg:elev s2.tif", 0, NULL)) return 1;
-  if (expect("slope m.vrt s3.tif", 0, NULL)) return 1;
+  if (expect_q("slope /vsizip/a.zip/z.tif s1.tif", 0, NULL)) return 1;
+  if (expect_q("slope GPKG:dem.gpkg:elev s2.tif", 0, NULL)) return 1;
+  if (expect_q("slope m.vrt s3.tif", 0, NULL)) return 1;
   ASSERT(rc_same_file(out("s1.tif"), out("s3.tif")));
   return 0;
 }
@@ -165,24 +131,24 @@ static int test_files_behind_the_input(void) {
  * the same bytes as a plain run. A link to a special file (/dev/stdout's
  * kind) is refused, and nothing replaces it. */
 static int test_symlink_outputs(void) {
-  reset();
+  reset(outdir);
   ASSERT_EQ_INT(sh("cp '%s' d.tif && mkdir sub && ln -s sub/target.tif link.tif && ln -s /dev/null null.tif%s",
                    in("fractal.tif"), ""),
                 0);
-  if (expect("slope d.tif plain.tif", 0, NULL)) return 1;
+  if (expect_q("slope d.tif plain.tif", 0, NULL)) return 1;
   /* a dangling link: its target is created */
-  if (expect("slope d.tif link.tif", 0, NULL)) return 1;
+  if (expect_q("slope d.tif link.tif", 0, NULL)) return 1;
   struct stat st;
   ASSERT(lstat(out("link.tif"), &st) == 0 && S_ISLNK(st.st_mode));
   ASSERT(lstat(out("sub/target.tif"), &st) == 0 && S_ISREG(st.st_mode));
   ASSERT(rc_same_file(out("plain.tif"), out("sub/target.tif")));
   /* and written again through the same link (it now exists) */
-  if (expect("slope d.tif link.tif -p", 0, NULL)) return 1;
+  if (expect_q("slope d.tif link.tif -p", 0, NULL)) return 1;
   ASSERT(lstat(out("link.tif"), &st) == 0 && S_ISLNK(st.st_mode));
   ASSERT(!rc_same_file(out("plain.tif"), out("sub/target.tif")));
-  if (expect("slope d.tif null.tif", 4, "it is a device")) return 1;
+  if (expect_q("slope d.tif null.tif", 4, "it is a device")) return 1;
   ASSERT(lstat(out("null.tif"), &st) == 0 && S_ISLNK(st.st_mode));
-  if (expect("slope d.tif s.tif --stats-json null.tif", 4, "--stats-json 'null.tif': it is a device")) return 1;
+  if (expect_q("slope d.tif s.tif --stats-json null.tif", 4, "--stats-json 'null.tif': it is a device")) return 1;
   ASSERT_EQ_INT(pc_count(outdir, ".terrafort-", NULL, 0), 0);
   return 0;
 }

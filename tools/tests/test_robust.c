@@ -28,49 +28,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "proc_check.h"
-#include "raster_check.h"
+#include "cli_case.h"
 #include "tr_test.h"
 
-static const char *dir, *tf;
-static char work[512], outdir[600], errfile[600], big[600], mpirun[256];
-
-static void reset(const char *d) {
-  char c[1400];
-  snprintf(c, sizeof c, "rm -rf '%s' && mkdir -p '%s'", d, d);
-  if (system(c) != 0) fprintf(stderr, "cannot reset %s\n", d);
-}
-
-static const char *in(const char *name) {
-  static char b[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(b[k], sizeof b[k], "%s/%s", dir, name);
-  return b[k];
-}
-
-static const char *out(const char *name) {
-  static char b[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(b[k], sizeof b[k], "%s/%s", outdir, name);
-  return b[k];
-}
-
-/* `terrafort ARGS` run from outdir: exit `code`; when it fails, one stderr
- * line containing needle. */
-static int expect(const char *args, int code, const char *needle) {
-  char c[4096];
-  snprintf(c, sizeof c, "cd '%s' && '%s' %s", outdir, tf, args);
-  int rc = rc_run(c, errfile);
-  const char *err = rc_slurp(errfile);
-  if (rc != code || (code != 0 && (pc_lines(err) != 1 || !strstr(err, needle)))) {
-    fprintf(stderr, "`terrafort %s`: exit %d (want %d), stderr:\n%s(want one line containing '%s')\n", args, rc, code,
-            err, needle ? needle : "");
-    return 1;
-  }
-  return 0;
-}
+static char work[512], big[600], mpirun[256];
 
 /* Temporary files (terrafort(1), FILES) left in outdir. */
 static int temporaries(void) { return pc_count(outdir, ".terrafort-", NULL, 0); }
