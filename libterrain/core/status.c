@@ -55,10 +55,25 @@ void tr_graph_opts_init(tr_graph_opts *o) {
 
 int tr_fail(tr_error *err, int status, const char *fmt, ...) {
   if (err) {
+    /* A line longer than the buffer (a path of thousands of characters)
+     * keeps its start and its end, where the reason is, and loses the
+     * middle of the path. */
+    char line[8192];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    const int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    const size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (len < sizeof err->msg) {
+      memcpy(err->msg, line, len + 1);
+    } else {
+      static const char gap[] = "...";
+      const size_t head = sizeof err->msg / 4, tail = sizeof err->msg - head - sizeof gap;
+      memcpy(err->msg, line, head);
+      memcpy(err->msg + head, gap, sizeof gap - 1);
+      memcpy(err->msg + head + sizeof gap - 1, line + len - tail, tail);
+      err->msg[sizeof err->msg - 1] = 0;
+    }
   }
   return status;
 }

@@ -468,6 +468,12 @@ int tr_path_same_file(const char *a, const char *b) {
 int tr_output_refuse(const char *path, const char *what, const tr_input *in, const char *const *others, int nothers,
                      tr_error *err) {
   if (!path) return TR_OK;
+  /* GDAL forms names in 2048-byte buffers (CPLFormFilename): a longer one
+   * would be written and then fail on its side files; the temporary's name
+   * adds up to 64 bytes */
+  if (strlen(path) > TR_GDAL_NAME_MAX)
+    return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': a name of %zu bytes, GDAL handles at most %d here", what,
+                   path, strlen(path), TR_GDAL_NAME_MAX);
   struct stat st;
   if (stat(path, &st) == 0) {
     const char *why_not = not_regular(st.st_mode);

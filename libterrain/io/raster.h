@@ -116,11 +116,15 @@ int tr_path_same_file(const char *a, const char *b);
  * a regular file (a directory, device, FIFO or socket; a symbolic link is
  * its target), when it is a file input `in` reads (the input itself, a VRT's
  * source, the container of a subdataset, the archive behind a /vsizip/
- * path; in may be NULL), or when it is one of `others` (the run's other
- * outputs and other files it reads; NULL entries skipped). NULL path: TR_OK.
+ * path; in may be NULL), when it is one of `others` (the run's other
+ * outputs and other files it reads; NULL entries skipped), or when it is
+ * longer than GDAL handles (TR_GDAL_NAME_MAX). NULL path: TR_OK.
  * TR_EOUTPUT with one line. */
 int tr_output_refuse(const char *path, const char *what, const tr_input *in, const char *const *others, int nothers,
                      tr_error *err);
+/* The longest output name tr_output_refuse lets through: GDAL's 2048-byte
+ * name buffers less the temporary's suffix. */
+#define TR_GDAL_NAME_MAX (2048 - 64)
 /* Flushes, closes and renames into place. On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
 /* Closes and deletes the temporary raster; safe after a failed create. */

@@ -153,6 +153,34 @@ static int test_symlink_outputs(void) {
   return 0;
 }
 
+/* An output in a folder of about 2000 characters (under PATH_MAX, over the
+ * 2048 bytes of GDAL's name buffers once the temporary's suffix is added):
+ * refused before any work with a line that keeps its reason at the end
+ * (it used to be written, then reported as a failure, the line cut); a name
+ * that fits is written. */
+static int test_long_names(void) {
+  reset(outdir);
+  char deep[2200];
+  int n = snprintf(deep, sizeof deep, "%s", outdir);
+  while (n < 2010) n += snprintf(deep + n, sizeof deep - (size_t)n, "/%0100d", 0);
+  char c[4400];
+  snprintf(c, sizeof c, "mkdir -p '%s'", deep);
+  ASSERT_EQ_INT(system(c), 0);
+  char args[4400];
+  snprintf(args, sizeof args, "slope '%s' '%s/s.tif'", in("demo.tif"), deep);
+  if (expect_q(args, 4, "GDAL handles at most")) return 1;
+  ASSERT(strstr(rc_slurp(errfile), "s.tif': a name of") != NULL);
+  snprintf(c, sizeof c, "test -z \"$(ls -A '%s')\"", deep);
+  ASSERT_EQ_INT(system(c), 0);
+  /* 1900 bytes fit */
+  deep[1880] = 0;
+  char *slash = strrchr(deep, '/');
+  *slash = 0;
+  snprintf(args, sizeof args, "slope '%s' '%s/s.tif'", in("demo.tif"), deep);
+  if (expect_q(args, 0, NULL)) return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   dir = argv[1];
@@ -160,6 +188,6 @@ int main(int argc, char **argv) {
   snprintf(outdir, sizeof outdir, "%s/../files_written", dir);
   snprintf(errfile, sizeof errfile, "%s/../files_written.stderr", dir);
   static const tr_test_case cases[] = {TR_TEST(test_side_outputs_onto_inputs), TR_TEST(test_files_behind_the_input),
-                                       TR_TEST(test_symlink_outputs)};
+                                       TR_TEST(test_symlink_outputs), TR_TEST(test_long_names)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
