@@ -210,9 +210,17 @@ static int check_valid(const char *dir, const char *dem, const fg_inputs *s, tr_
 }
 
 /* The usage errors, before any file is touched. */
+/* The products a run writes, in the order of the stages. */
+#define FG_NPRODUCTS 7
+static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCTS]) {
+  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
+  memcpy(outs, p, sizeof p);
+}
+
 static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
-  const char *outs[] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
-  const int nouts = (int)(sizeof outs / sizeof outs[0]);
+  const char *outs[FG_NPRODUCTS];
+  products_of(o, outs);
+  const int nouts = FG_NPRODUCTS;
   int any = 0;
   for (int i = 0; i < nouts; i++) any |= outs[i] != NULL;
   if (!any)
@@ -234,51 +242,24 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     for (int j = i + 1; j < nouts; j++)
       if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
         return tr_fail(err, TR_EUSAGE, "'%s' is given for two products", outs[i]);
-  /* a product written over a raster a later stage reads (the weights are
-   * read by every accumulation stage, the elevations by the network, the
-   * DEM by the directions) would feed that stage its own output */
-  const char *ins[] = {dem, o->dir_in, o->weights, o->filled_in, o->outlets};
-  static const char *const in_what[] = {"the DEM", "--dir-in", "--weights", "--filled-in", "--outlets"};
-  for (int i = 0; i < nouts; i++)
-    for (size_t j = 0; j < sizeof ins / sizeof ins[0]; j++)
-      if (tr_path_same_file(outs[i], ins[j]))
-        return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': it is %s ('%s')", outs[i], in_what[j], ins[j]);
-  /* a product onto a directory, device, FIFO or socket (the network is
-   * written through OGR, which would replace one with a regular file) */
-  for (int i = 0; i < nouts; i++) {
-    const int st = tr_output_refuse(outs[i], "output", NULL, NULL, 0, err);
-    if (st) return st;
-  }
-  /* every product's folder, before the first stage writes anything: a
-   * missing or read-only folder found at the network would leave the
-   * products before it */
-  for (int i = 0; i < nouts; i++) {
-    if (!outs[i]) continue;
-    char folder[TR_PATH_MAX];
-    const char *slash = strrchr(outs[i], '/');
-    snprintf(folder, sizeof folder, "%.*s", slash ? (int)(slash == outs[i] ? 1 : slash - outs[i]) : 1,
-             slash ? outs[i] : ".");
-    struct stat fs;
-    if (stat(folder, &fs) != 0 || !S_ISDIR(fs.st_mode))
-      return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' does not exist", outs[i], folder);
-    if (access(folder, W_OK) != 0)
-      return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' is not writable", outs[i], folder);
-  }
-  /* the side outputs too, before --aap-stats is made afresh below: not an
-   * input, a product, or one another */
-  const char *sides[] = {o->run.stats_json, o->graph.aap_stats, o->run.ft_report};
-  static const char *const side_what[] = {"--stats-json", "--aap-stats", "--ft-report"};
-  const char *all[sizeof outs / sizeof outs[0] + sizeof ins / sizeof ins[0] + sizeof sides / sizeof sides[0]];
-  for (size_t s = 0; s < sizeof sides / sizeof sides[0]; s++) {
-    int n = 0;
-    for (int i = 0; i < nouts; i++) all[n++] = outs[i];
-    for (size_t j = 0; j < sizeof ins / sizeof ins[0]; j++) all[n++] = ins[j];
-    for (size_t t = 0; t < sizeof sides / sizeof sides[0]; t++)
-      if (t != s) all[n++] = sides[t];
-    const int st = tr_output_refuse(sides[s], side_what[s], NULL, all, n, err);
-    if (st) return st;
-  }
-  return TR_OK;
+  /* Every file the run writes, before any stage (each stage checks only
+   * its own, and by then earlier products exist and --aap-stats has been
+   * made afresh): a product or side output written over a raster a later
+   * stage reads (the weights by every accumulation stage, the elevations by
+   * the network, the DEM by the directions) would feed that stage its own
+   * output; one onto a FIFO or device would be replaced by OGR; a missing
+   * folder found at the network would leave the products before it. */
+  tr_file_role files[FG_NPRODUCTS + 3] = {[FG_NPRODUCTS] = {o->run.stats_json, "--stats-json"},
+                                         [FG_NPRODUCTS + 1] = {o->graph.aap_stats, "--aap-stats"},
+                                         [FG_NPRODUCTS + 2] = {o->run.ft_report, "--ft-report"}};
+  for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], "output"};
+  const tr_file_role ins[] = {{dem, "the DEM"},
+                              {o->dir_in, "--dir-in"},
+                              {o->weights, "--weights"},
+                              {o->filled_in, "--filled-in"},
+                              {o->outlets, "--outlets"}};
+  return tr_outputs_refuse(files, (int)(sizeof files / sizeof files[0]), ins, (int)(sizeof ins / sizeof ins[0]), NULL,
+                           err);
 }
 
 /* One scratch name for every rank, rank 0's (tr_output_scratch_name):
@@ -400,9 +381,9 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
    * D8, --slope), into --dir or a scratch raster beside the first product;
    * the network's elevations are the filled DEM it made (kept in a scratch
    * raster only when the network needs them). */
-  const char *outs[] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
-  const char *first = NULL;
-  for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !first; i++) first = outs[i];
+  const char *outs[FG_NPRODUCTS], *first = NULL;
+  products_of(o, outs);
+  for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
   char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "";
   const int need_fel = o->network && !o->filled_in && !o->filled;
   if (!o->dir_out) scratch_name(dir_tmp, first, "dir");

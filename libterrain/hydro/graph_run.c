@@ -189,6 +189,9 @@ static int run_open(graph_run *r, tr_error *err) {
                                  TR_MIN_GRAPH_TILE),
                          err);
   if ((st = open_extra(r, err))) return tr_job_finish(&r->job, st, err);
+  /* --aap-stats and the extra inputs join the files tr_job_create checks */
+  r->job.extra_outs[0] = (tr_file_role){r->g->aap_stats, "--aap-stats"};
+  for (int k = 1; k < r->nsrc; k++) r->job.extra_reads[k - 1] = (tr_file_role){r->srcs[k], "an input of this stage"};
   r->eng.aap.inject = r->job.inject.aap;
   r->eng.spill_fail = r->job.inject.spill_fail;
   r->eng.aap.give_up = engine_give_up;
@@ -239,15 +242,9 @@ static int spill_plan(graph_run *r, const char *what, tr_error *err) {
 }
 
 static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts, tr_error *err) {
-  /* --aap-stats is a file the run writes like its output (run/run.c checks
-   * the others) */
-  const char *others[TR_GRAPH_MAX_INPUTS + 3] = {r->dst, r->run->stats_json, r->run->ft_report};
-  for (int k = 1; k < r->nsrc; k++) others[2 + k] = r->srcs[k];
-  int st = tr_output_refuse(r->g->aap_stats, "--aap-stats", &r->job.in, others, 2 + r->nsrc, err);
-  if (st) return st;
   r->params = calloc(1, r->prog->params_size ? r->prog->params_size : 1);
   r->prod = (tr_product){r->prog->cell_type, 1, 0, 0, GDT_Unknown};
-  st = r->params ? prepare(&r->job.in, opts, r->params, &r->prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
+  int st = r->params ? prepare(&r->job.in, opts, r->params, &r->prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   if (st) return st;
   char what[160];
   snprintf(what, sizeof what, "%s of a %lld x %lld raster", r->prog->name, (long long)r->job.in.rows,

@@ -119,6 +119,13 @@ typedef void (*tr_cache_fn)(int64_t bytes, void *user);
  * user who wants terrafort's figures passes it too; user is unused. */
 void tr_gdal_cache_apply(int64_t bytes, void *user);
 
+/* A file a run reads or writes, and what it is in a line about it ("the
+ * colour file", "--stats-json"). */
+typedef struct {
+  const char *path;
+  const char *what;
+} tr_file_role;
+
 /* Options every raster-producing call shares. */
 typedef struct {
   int band;                 /* 1-based input band; default 1 */
@@ -172,10 +179,10 @@ typedef struct {
    * stays as the program left it. */
   tr_cache_fn gdal_cache;
   void *gdal_cache_user;
-  /* Files the run reads besides its input raster (a colour file, a point
-   * file; the library calls fill them): no output of the run may be one of
-   * them. NULL entries are none. */
-  const char *reads[4];
+  /* Files the run reads besides its input raster (a colour file; the
+   * library calls fill them): no output of the run may be one of them.
+   * Entries with a NULL path are none. */
+  tr_file_role reads[4];
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);

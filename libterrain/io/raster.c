@@ -167,12 +167,8 @@ int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
   /* GDAL reads some metadata lazily and reports damage in it (GeoTIFF keys,
    * ...) as it goes on without it: quietly, as a library must */
   capture_begin(&c);
-  int status = inspect(in, band, err);
+  const int status = inspect(in, band, err);
   capture_end();
-  /* what no output of the run may be: the path's own file, and every file
-   * the dataset reads (a VRT's sources, a subdataset's container, ...) */
-  if (!status && (tr_file_ids_add_path(&in->files, path) || tr_file_ids_add_dataset(&in->files, in->ds)))
-    status = tr_fail(err, TR_ENOMEM, "out of memory");
   if (status) tr_input_close(in);
   return status;
 }
@@ -218,7 +214,6 @@ void tr_input_close(tr_input *in) {
   if (in->ds) GDALClose(in->ds);
   capture_end();
   free(in->wkt);
-  tr_file_ids_free(&in->files);
   in->ds = NULL;
   in->wkt = NULL;
 }
@@ -465,9 +460,26 @@ int tr_path_same_file(const char *a, const char *b) {
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int tr_output_refuse(const char *path, const char *what, const tr_input *in, const char *const *others, int nothers,
-                     tr_error *err) {
-  if (!path) return TR_OK;
+/* The folder of `path` into buf ("." when it has none). */
+static void folder_of(const char *path, char *buf, size_t n) {
+  const char *slash = strrchr(path, '/');
+  snprintf(buf, n, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+}
+
+/* The files input `in` reads, found when an output is checked (NULL when
+ * there is no dataset): its path's own file and every file GDAL lists. */
+static int input_files(const tr_input *in, tr_file_ids *ids, tr_error *err) {
+  memset(ids, 0, sizeof *ids);
+  if (!in || !in->ds) return TR_OK;
+  if (tr_file_ids_add_path(ids, in->path) || tr_file_ids_add_dataset(ids, in->ds)) {
+    tr_file_ids_free(ids);
+    return tr_fail(err, TR_ENOMEM, "out of memory");
+  }
+  return TR_OK;
+}
+
+static int refuse_one(const char *path, const char *what, const tr_input *in, const tr_file_ids *ids,
+                      tr_error *err) {
   /* GDAL forms names in 2048-byte buffers (CPLFormFilename): a longer one
    * would be written and then fail on its side files; the temporary's name
    * adds up to 64 bytes */
@@ -481,36 +493,56 @@ int tr_output_refuse(const char *path, const char *what, const tr_input *in, con
     if (in && in->has_id && st.st_dev == in->dev && st.st_ino == in->ino)
       return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is the input file", what, path);
   }
-  const int k = in ? tr_file_ids_find(&in->files, path) : -1;
+  const int k = ids ? tr_file_ids_find(ids, path) : -1;
   if (k >= 0)
     return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': the input '%s' reads it ('%s')", what, path, in->path,
-                   in->files.name[k]);
-  for (int i = 0; i < nothers; i++)
-    if (others[i] && tr_path_same_file(path, others[i]))
-      return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': the run also %s", what, path,
-                     !strcmp(path, others[i]) ? "uses that name for another of its files"
-                                              : "uses that file under another name");
+                   ids->name[k]);
+  /* its folder: found missing or read-only only after other outputs of the
+   * run were written, it would leave them */
+  char folder[PATH_MAX];
+  folder_of(path, folder, sizeof folder);
+  if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+    return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': folder '%s' does not exist", what, path, folder);
+  if (access(folder, W_OK) != 0)
+    return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': folder '%s' is not writable", what, path, folder);
   return TR_OK;
 }
 
-/* The destination: not the input (by any path) nor a file it reads, nothing
- * but a regular file replaced, its folder there and writable. Writes the
- * folder into dir. */
-static int check_destination(const char *path, const tr_input *in, char *dir, size_t dirsz, tr_error *err) {
-  struct stat st;
-  int rc = tr_output_refuse(path, "output", in, NULL, 0, err);
-  if (rc) return rc;
-  const char *slash = strrchr(path, '/');
-  if (slash) {
-    snprintf(dir, dirsz, "%.*s", (int)(slash == path ? 1 : slash - path), path);
-  } else {
-    snprintf(dir, dirsz, ".");
+int tr_output_refuse(const char *path, const char *what, const tr_input *in, tr_error *err) {
+  if (!path) return TR_OK;
+  tr_file_ids ids;
+  int st = input_files(in, &ids, err);
+  if (!st) st = refuse_one(path, what, in, &ids, err);
+  tr_file_ids_free(&ids);
+  return st;
+}
+
+int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *reads, int nreads, const tr_input *in,
+                      tr_error *err) {
+  tr_file_ids ids;
+  int st = input_files(in, &ids, err);
+  for (int i = 0; i < nouts && !st; i++) {
+    const char *p = outs[i].path, *what = outs[i].what;
+    if (!p) continue;
+    st = refuse_one(p, what, in, &ids, err);
+    for (int r = 0; r < nreads && !st; r++)
+      if (reads[r].path && tr_path_same_file(p, reads[r].path))
+        st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is %s ('%s')", what, p, reads[r].what, reads[r].path);
+    for (int j = i + 1; j < nouts && !st; j++)
+      if (outs[j].path && tr_path_same_file(p, outs[j].path))
+        st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is also %s ('%s')", what, p, outs[j].what,
+                     outs[j].path);
   }
-  if (stat(dir, &st) != 0)
-    return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' does not exist", path, dir);
-  if (access(dir, W_OK) != 0)
-    return tr_fail(err, TR_EOUTPUT, "cannot write output '%s': folder '%s' is not writable", path, dir);
-  return TR_OK;
+  tr_file_ids_free(&ids);
+  return st;
+}
+
+/* The destination: refused as tr_output_refuse says; else its folder goes
+ * into dir. */
+static int check_destination(const char *path, const tr_input *in, char *dir, size_t dirsz, tr_error *err) {
+  const int rc = tr_output_refuse(path, "output", in, err);
+  if (!rc) folder_of(path, dir, dirsz);
+  return rc;
 }
 
 /* Where an output named by a symbolic link goes: its target, so the link

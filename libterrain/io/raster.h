@@ -36,7 +36,6 @@ typedef struct {
   int has_id;            /* a plain file: dev and ino identify it (an output must not be it) */
   dev_t dev;
   ino_t ino;
-  tr_file_ids files;     /* every file the dataset reads (GDALGetFileList, the path's own) */
 } tr_input;
 
 typedef struct {
@@ -112,16 +111,23 @@ void tr_output_scratch_remove(const char *path);
 int tr_path_same_file(const char *a, const char *b);
 
 /* Refuses `path`, a file the run writes (`what` names it in the line:
- * "output", "--stats-json", ...), before any work: when it exists and is not
- * a regular file (a directory, device, FIFO or socket; a symbolic link is
- * its target), when it is a file input `in` reads (the input itself, a VRT's
- * source, the container of a subdataset, the archive behind a /vsizip/
- * path; in may be NULL), when it is one of `others` (the run's other
- * outputs and other files it reads; NULL entries skipped), or when it is
- * longer than GDAL handles (TR_GDAL_NAME_MAX). NULL path: TR_OK.
+ * "output", "--stats-json", ...), before any work: when its name is longer
+ * than GDAL handles (TR_GDAL_NAME_MAX), when it exists and is not a regular
+ * file (a directory, device, FIFO or socket; a symbolic link is its
+ * target), when its folder is missing or not writable, or when it is a file
+ * input `in` reads (the input itself by any spelling, a VRT's source, the
+ * container of a subdataset, the archive behind a /vsizip/ path: every file
+ * GDAL lists for it; in may be NULL or without a dataset). NULL path: TR_OK.
  * TR_EOUTPUT with one line. */
-int tr_output_refuse(const char *path, const char *what, const tr_input *in, const char *const *others, int nothers,
-                     tr_error *err);
+int tr_output_refuse(const char *path, const char *what, const tr_input *in, tr_error *err);
+
+/* The same for every output of a run (entries with a NULL path skipped),
+ * each also refused when it is another of them or one of the files the run
+ * reads besides `in` (`reads`, named in the line: "it is the DEM ('d.tif')"),
+ * by any spelling. */
+int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *reads, int nreads, const tr_input *in,
+                      tr_error *err);
+
 /* The longest output name tr_output_refuse lets through: GDAL's 2048-byte
  * name buffers less the temporary's suffix. */
 #define TR_GDAL_NAME_MAX (2048 - 64)

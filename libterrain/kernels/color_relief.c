@@ -636,6 +636,6 @@ int tr_color_relief(const tr_color_relief_opts *opts, const char *src, const cha
                     tr_error *err) {
   cr_setup s = {color_file, opts->mode, opts->alpha};
   tr_run_opts run = opts->run;
-  run.reads[0] = color_file; /* no output may be the colour file */
+  run.reads[0] = (tr_file_role){color_file, "the colour file"}; /* no output may be it */
   return tr_run_kernel(&run, opts->alpha ? "color-relief-rgba" : "color-relief", cr_prepare, &s, src, dst, err);
 }

@@ -68,24 +68,16 @@ int tr_job_open_grid(tr_job *j, const tr_run_opts *run, const tr_input *grid, tr
   return TR_OK;
 }
 
-/* Every file the run writes is refused before any work when it is a file
- * the run reads or another of its outputs (tr_output_refuse): the main
- * output against the run's other files (against its input when the sink
- * creates it), --stats-json and --ft-report against all of them. */
+/* tr_job_create's check of every file the run writes (run.h). */
 static int outputs_check(const tr_job *j, const char *dst, tr_error *err) {
   const tr_run_opts *r = j->run;
-  const char *files[] = {dst, r->stats_json, r->ft_report, r->reads[0], r->reads[1], r->reads[2], r->reads[3]};
-  static const char *const what[] = {"output", "--stats-json", "--ft-report"};
-  const int n = (int)(sizeof files / sizeof files[0]);
-  for (int i = 0; i < 3; i++) {
-    const char *others[sizeof files / sizeof files[0]];
-    int k = 0;
-    for (int m = 0; m < n; m++)
-      if (m != i) others[k++] = files[m];
-    const int st = tr_output_refuse(files[i], what[i], i ? &j->in : NULL, others, k, err);
-    if (st) return st;
-  }
-  return TR_OK;
+  const tr_file_role outs[] = {{dst, "output"}, {r->stats_json, "--stats-json"}, {r->ft_report, "--ft-report"},
+                               j->extra_outs[0]};
+  tr_file_role reads[sizeof r->reads / sizeof r->reads[0] + sizeof j->extra_reads / sizeof j->extra_reads[0]];
+  int n = 0;
+  for (size_t k = 0; k < sizeof r->reads / sizeof r->reads[0]; k++) reads[n++] = r->reads[k];
+  for (size_t k = 0; k < sizeof j->extra_reads / sizeof j->extra_reads[0]; k++) reads[n++] = j->extra_reads[k];
+  return tr_outputs_refuse(outs, (int)(sizeof outs / sizeof outs[0]), reads, n, &j->in, err);
 }
 
 int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode mode, double progress_from,

@@ -38,6 +38,11 @@ typedef struct {
   tr_inject inject;  /* run->inject (or TERRAFORT_INJECT), parsed once here */
   tr_sink sink;
   int sink_open;
+  /* What a runner adds to the files tr_job_create checks (set between open
+   * and create; NULL paths are none): outputs of its own (--aap-stats) and
+   * rasters it reads besides the input (a graph program's extra inputs). */
+  tr_file_role extra_outs[1];
+  tr_file_role extra_reads[4];
 } tr_job;
 
 /* Checks run's shared options (threads, tile size, the injection spec),
@@ -50,7 +55,12 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
  * the caller keeps it alive and frees it). Not agreed: nothing is opened. */
 int tr_job_open_grid(tr_job *j, const tr_run_opts *run, const tr_input *grid, tr_error *err);
 
-/* Creates the output for product p (rank 0) and the sink;
+/* Refuses, before any work, every file the run writes (the output,
+ * --stats-json, --ft-report, extra_outs) that is not a regular file, lacks a
+ * writable folder, has too long a name for GDAL, or is a file the run reads
+ * (the input and every file GDAL lists for it, run->reads, extra_reads) or
+ * another of its outputs (tr_outputs_refuse). Then creates the output for
+ * product p (rank 0) and the sink;
  * mode says which rank puts which tile (io/sink.h).
  * progress_from: the share of progress already reported when tiles start
  * coming. Agreed; on failure the job is closed. */

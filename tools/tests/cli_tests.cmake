@@ -63,7 +63,10 @@ terrafort_add_test(cli_robust SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_robust.c LI
 # the files behind an input (VRT sources, containers, archives), symbolic links
 terrafort_add_test(cli_files_written SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_files_written.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS cli)
-set_tests_properties(cli_files_written PROPERTIES FIXTURES_REQUIRED testdata)
+set_tests_properties(cli_files_written PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_files_written APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
 terrafort_add_test(cli_fuzz SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuzz.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS cli)
 set_tests_properties(cli_robust cli_fuzz PROPERTIES FIXTURES_REQUIRED testdata

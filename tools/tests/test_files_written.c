@@ -99,6 +99,33 @@ static int test_side_outputs_onto_inputs(void) {
   return 0;
 }
 
+/* Under mpirun, as a user runs it: every rank refuses the side output before
+ * any work (exit 4), the DEM untouched. Skipped without MPI or mpirun. */
+static int test_side_outputs_under_mpirun(void) {
+#ifdef TERRAFORT_HAVE_MPI
+  if (rc_run("command -v mpirun >/dev/null", NULL) != 0) return 0;
+  reset(outdir);
+  ASSERT_EQ_INT(sh("cp '%s' d.tif && ln d.tif h.tif%s", in("fractal.tif"), ""), 0);
+  static const char *const cases[][2] = {{"slope -q d.tif s.tif --stats-json h.tif", "--stats-json 'h.tif'"},
+                                         {"fill -q d.tif f.tif --aap-stats ./d.tif", "--aap-stats './d.tif'"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char c[2048];
+    snprintf(c, sizeof c, "cd '%s' && mpirun --allow-run-as-root --oversubscribe -n 2 '%s' %s", outdir, tf,
+             cases[i][0]);
+    const int rc = rc_run(c, errfile);
+    const char *err = rc_slurp(errfile);
+    if (rc != 4 || !strstr(err, cases[i][1])) {
+      fprintf(stderr, "`%s`: exit %d (want 4), stderr:\n%s\n", cases[i][0], rc, err);
+      return 1;
+    }
+    ASSERT(rc_same_file(in("fractal.tif"), out("d.tif")));
+    ASSERT_EQ_INT(pc_count(outdir, ".terrafort-", NULL, 0), 0);
+    ASSERT(!exists("s.tif") && !exists("f.tif"));
+  }
+#endif
+  return 0;
+}
+
 /* The files GDAL reads for an input: a VRT's sources, a GeoPackage holding
  * the raster as a subdataset, a zip archive read through /vsizip/. */
 static int test_files_behind_the_input(void) {
@@ -187,7 +214,8 @@ int main(int argc, char **argv) {
   tf = argv[2];
   snprintf(outdir, sizeof outdir, "%s/../files_written", dir);
   snprintf(errfile, sizeof errfile, "%s/../files_written.stderr", dir);
-  static const tr_test_case cases[] = {TR_TEST(test_side_outputs_onto_inputs), TR_TEST(test_files_behind_the_input),
+  static const tr_test_case cases[] = {TR_TEST(test_side_outputs_onto_inputs), TR_TEST(test_side_outputs_under_mpirun),
+                                       TR_TEST(test_files_behind_the_input),
                                        TR_TEST(test_symlink_outputs), TR_TEST(test_long_names)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
