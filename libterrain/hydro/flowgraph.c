@@ -156,13 +156,23 @@ static int any_valid(tr_input *in, int *found, tr_error *err) {
   return st;
 }
 
+/* The same over the raster at `path`, opened for it. */
+static int any_valid_at(const char *path, int *found, tr_error *err) {
+  tr_input in;
+  int st = tr_input_open(&in, path, 1, err);
+  if (st) return st;
+  st = any_valid(&in, found, err);
+  tr_input_close(&in);
+  return st;
+}
+
 /* What flowgraph learns of its inputs before any stage, opening each once:
  * the rasters read beside the DEM (or --dir-in) have its size (named as the
- * user gave them), whether it has a valid cell, its cell area (the
+ * user gave them), whether --dir-in has a valid cell, its cell area (the
  * directions made from a DEM are made like it), and what the weights' sums
  * need. */
 typedef struct {
-  int ref_valid;
+  int dir_in_valid;
   double cell_area;
   weights_sums ws;
 } fg_inputs;
@@ -183,26 +193,24 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
     if (!st && others[k] == o->weights) st = sums_of(o, &in, &s->ws, err);
     tr_input_close(&in);
   }
-  if (!st) st = any_valid(&in0, &s->ref_valid, err);
+  /* a DEM is read for this only when the directions made from it have no
+   * valid cell (check_valid) */
+  if (!st && o->dir_in) st = any_valid(&in0, &s->dir_in_valid, err);
   tr_input_close(&in0);
   return st;
 }
 
 /* Refuses a direction raster without a valid cell before any output exists.
  * `dem`: the DEM the directions were computed from in this run (into --dir or
- * a scratch raster), read here once; else NULL: dir is --dir-in, whose
- * validity the survey found. */
+ * a scratch raster), read here until its first valid cell, and the DEM too
+ * when there is none; else NULL: dir is --dir-in, whose validity the survey
+ * found. */
 static int check_valid(const char *dir, const char *dem, const fg_inputs *s, tr_error *err) {
-  int found = s->ref_valid, st = TR_OK;
-  if (dem) {
-    tr_input in;
-    if ((st = tr_input_open(&in, dir, 1, err))) return st;
-    st = any_valid(&in, &found, err);
-    tr_input_close(&in);
-  }
+  int found = s->dir_in_valid, st = dem ? any_valid_at(dir, &found, err) : TR_OK;
   if (st || found) return st;
   if (!dem) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dir);
-  if (!s->ref_valid) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dem);
+  if ((st = any_valid_at(dem, &found, err))) return st;
+  if (!found) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dem);
   return tr_fail(err, TR_EINPUT,
                  "no cell of '%s' has a flow direction: every valid cell lies on the grid's edge or beside nodata, "
                  "where directions are nodata (as in TauDEM)",

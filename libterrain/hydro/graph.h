@@ -63,6 +63,11 @@ int tr_graph_fail(tr_graph_env *env, const tr_aap_frag *f, int status, const cha
  * grows; bytes is then elem). 0, or -1 when out of memory. */
 int tr_graph_keep(tr_graph_env *env, const tr_aap_frag *f, void *pp, size_t bytes, const size_t *count);
 
+/* Fragment f as the tile stores and sinks see it. */
+static inline tr_tile tr_graph_frag_tile(const tr_aap_frag *f) {
+  return (tr_tile){.index = f->id, .row0 = f->row0, .col0 = f->col0, .rows = f->rows, .cols = f->cols};
+}
+
 /* The padded input window of fragment f ((rows + 2) x (cols + 2), NaN for
  * NoData and outside), or NULL; give it back when the round ends. */
 float *tr_graph_window(tr_graph_env *env, const tr_aap_frag *f);
@@ -223,7 +228,6 @@ typedef struct {
   tr_graph_engine eng;           /* back-end and engine options; its state_budget forces
                                     the plan's when not 0 */
   int64_t mem;                   /* the planner's memory per process; 0: all in memory */
-  int threads_per_round;         /* rounds running at once the planner counts; 0: eng.aap.threads */
   const char *body;              /* this body of the program (tests compare them); NULL: planned */
   const char **chosen;           /* given: the body that ran */
 } tr_graph_io;

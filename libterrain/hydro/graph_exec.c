@@ -22,22 +22,22 @@
 /* ------------------------------------------------------------ windows */
 
 float *tr_graph_window(tr_graph_env *env, const tr_aap_frag *f) {
-  tr_tile t = {f->id, f->row0, f->col0, f->rows, f->cols};
+  const tr_tile t = tr_graph_frag_tile(f);
   return tr_tile_store_get(env->store, &t);
 }
 
 void tr_graph_window_done(tr_graph_env *env, const tr_aap_frag *f, float *z) {
-  tr_tile t = {f->id, f->row0, f->col0, f->rows, f->cols};
+  const tr_tile t = tr_graph_frag_tile(f);
   tr_tile_store_put(env->store, &t, z);
 }
 
 float *tr_graph_window_in(tr_graph_env *env, int k, const tr_aap_frag *f) {
-  tr_tile t = {f->id, f->row0, f->col0, f->rows, f->cols};
+  const tr_tile t = tr_graph_frag_tile(f);
   return tr_tile_store_get(env->inputs[k], &t);
 }
 
 void tr_graph_window_in_done(tr_graph_env *env, int k, const tr_aap_frag *f, float *z) {
-  tr_tile t = {f->id, f->row0, f->col0, f->rows, f->cols};
+  const tr_tile t = tr_graph_frag_tile(f);
   tr_tile_store_put(env->inputs[k], &t, z);
 }
 
@@ -242,10 +242,23 @@ static tr_aap_program ooc_wrap(ooc_prog *w) {
 int tr_graph_exec(const tr_graph_body *body, const void *params, const tr_aap_layout *L,
                   tr_tile_store *const *stores, int nstores, tr_sink *sink, const tr_graph_engine *eng,
                   tr_aap_stats *stats, char *err, size_t errlen, int *prog_status) {
-  put_state ps = {sink, NULL, -1, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, L->nfrags,
-                  PTHREAD_MUTEX_INITIALIZER, -1, 0, {{0}}};
-  tr_graph_env env = {L->rows, L->cols, L, stores[0], stores, nstores, sink->prod.has_nodata, sink->prod.nodata,
-                      env_put, &ps};
+  put_state ps = {.sink = sink,
+                  .last_put = -1,
+                  .pmu = PTHREAD_MUTEX_INITIALIZER,
+                  .pcv = PTHREAD_COND_INITIALIZER,
+                  .stop_from = L->nfrags,
+                  .mu = PTHREAD_MUTEX_INITIALIZER,
+                  .fail_frag = -1};
+  tr_graph_env env = {.rows = L->rows,
+                      .cols = L->cols,
+                      .L = L,
+                      .store = stores[0],
+                      .inputs = stores,
+                      .ninputs = nstores,
+                      .has_nodata = sink->prod.has_nodata,
+                      .nodata = sink->prod.nodata,
+                      .put = env_put,
+                      .runner = &ps};
   tr_aap_program p;
   memset(&p, 0, sizeof p);
   int rc = body->init(&p, &env, params) ? TR_AAP_ENOMEM : TR_AAP_OK;

@@ -22,7 +22,7 @@ static tr_graph_need need_of_rank(const tr_graph_program *prog, const tr_graph_b
   const int64_t type_bytes = GDALGetDataTypeSizeBytes(prog->cell_type);
   const int64_t cell = s->cell_bytes > 0 ? s->cell_bytes : type_bytes;
   const int64_t vs = b->msg_bytes > 0 ? b->msg_bytes : type_bytes;
-  tr_graph_need n = {sp->fixed, 0, 0, 0};
+  tr_graph_need n = {.fixed = sp->fixed};
   for (int64_t i = rank; i < sp->ntiles; i += sp->nranks) {
     const tr_tile t = sp->tile_at(sp->geom, i);
     const int64_t window = (t.rows + 2) * (t.cols + 2), perimeter = 2 * (t.rows + t.cols) + 4;

@@ -78,18 +78,21 @@ static int rounds_at_once(int nranks, int threads) { return nranks > 1 ? 1 : thr
 static tr_tile grid_tile_at(const void *geom, int64_t i) { return tr_grid_tile(geom, i); }
 
 static tr_tile layout_tile_at(const void *geom, int64_t i) {
-  const tr_aap_frag *f = &((const tr_aap_layout *)geom)->frags[i];
-  tr_tile t = {i, f->row0, f->col0, f->rows, f->cols};
-  return t;
+  return tr_graph_frag_tile(&((const tr_aap_layout *)geom)->frags[i]);
 }
 
 /* What the planner is told of a command's job: its grid and ranks, the
  * caches and the writer's. */
 static tr_graph_space job_space(const tr_job *job, const tr_graph_opts *g, int threads, int64_t writer) {
-  tr_graph_space sp = {job->ntiles, grid_tile_at, &job->grid, job->rank, job->nranks,
-                       rounds_at_once(job->nranks, threads),
-                       (int64_t)((store_cache_mb(g) + gdal_cache_mb(job)) * (1 << 20)) + TR_PROCESS_BYTES, writer};
-  return sp;
+  return (tr_graph_space){
+      .ntiles = job->ntiles,
+      .tile_at = grid_tile_at,
+      .geom = &job->grid,
+      .rank = job->rank,
+      .nranks = job->nranks,
+      .pinned = rounds_at_once(job->nranks, threads),
+      .fixed = (int64_t)((store_cache_mb(g) + gdal_cache_mb(job)) * (1 << 20)) + TR_PROCESS_BYTES,
+      .writer = writer};
 }
 
 /* ------------------------------------------------ the command's runner */
@@ -243,7 +246,7 @@ static int spill_plan(graph_run *r, const char *what, tr_error *err) {
 
 static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts, tr_error *err) {
   r->params = calloc(1, r->prog->params_size ? r->prog->params_size : 1);
-  r->prod = (tr_product){r->prog->cell_type, 1, 0, 0, GDT_Unknown};
+  r->prod = (tr_product){.type = r->prog->cell_type, .bands = 1, .file_type = GDT_Unknown};
   int st = r->params ? prepare(&r->job.in, opts, r->params, &r->prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   if (st) return st;
   char what[160];
@@ -277,12 +280,14 @@ static int run_engine(graph_run *r, tr_error *e) {
   tr_job *job = &r->job;
   int status = TR_OK;
   const double cache_mb = store_cache_mb(r->g);
-  r->d[0] = (dem_loader){r->run, &job->in, calloc((size_t)job->ntiles, 1),
-                         tr_grid_owned(job->ntiles, job->rank, job->nranks), 0, 0, {{0}}};
+  r->d[0] = (dem_loader){.run = r->run,
+                         .in = &job->in,
+                         .seen = calloc((size_t)job->ntiles, 1),
+                         .mine = tr_grid_owned(job->ntiles, job->rank, job->nranks)};
   int stores_ok = 1;
   for (int k = 0; k < r->nsrc; k++) {
     tr_input *ink = k ? &r->extra[k] : &job->in;
-    if (k) r->d[k] = (dem_loader){r->run, ink, NULL, 0, 0, 0, {{0}}};
+    if (k) r->d[k] = (dem_loader){.run = r->run, .in = ink};
     r->stores[k] = tr_tile_store_create(job->in.rows, job->in.cols, job->ntiles,
                                         (size_t)(cache_mb * (1 << 20)) / (size_t)r->nsrc, ink->has_nodata,
                                         (float)ink->nodata, load_dem, &r->d[k]);
@@ -405,7 +410,7 @@ int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *na
   if (st) return st;
   tr_job job;
   if ((st = tr_job_open(&job, run, src, err))) return st;
-  const tr_product prod = {prog->cell_type, 1, 0, 0, file_type};
+  const tr_product prod = {.type = prog->cell_type, .bands = 1, .file_type = file_type};
   const tr_graph_space sp = job_space(&job, g, a.threads, tr_job_writer_cache(&job, &prod));
   const tr_graph_body *b = tr_graph_plan_body(prog, params, &sp, INT64_MAX, NULL);
   if (!b) return tr_job_finish(&job, tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", name), err);
@@ -476,9 +481,13 @@ int tr_graph_run_io(const char *name, const void *params, const tr_graph_io *io,
 #endif
   }
   /* the plan, as the command's: the body from the params and io->mem */
-  const tr_graph_space sp = {L->nfrags, layout_tile_at, L, rank, nranks,
-                             io->threads_per_round > 0 ? io->threads_per_round : rounds_at_once(nranks, eng.aap.threads),
-                             (int64_t)io->cache_bytes + TR_PROCESS_BYTES, 0};
+  const tr_graph_space sp = {.ntiles = L->nfrags,
+                             .tile_at = layout_tile_at,
+                             .geom = L,
+                             .rank = rank,
+                             .nranks = nranks,
+                             .pinned = rounds_at_once(nranks, eng.aap.threads),
+                             .fixed = (int64_t)io->cache_bytes + TR_PROCESS_BYTES};
   const int64_t mem = io->mem > 0 ? io->mem : INT64_MAX;
   tr_graph_need need;
   const tr_graph_body *body = NULL;
@@ -509,8 +518,11 @@ int tr_graph_run_io(const char *name, const void *params, const tr_graph_io *io,
                                      io->has_nodata, io->nodata, io_load, &loaders[k]);
     if (!stores[k]) rc = TR_AAP_ENOMEM;
   }
-  const tr_product prod = {prog->cell_type, 1, io->out_has_nodata, io->out_has_nodata ? io->out_nodata : NAN,
-                           GDT_Unknown};
+  const tr_product prod = {.type = prog->cell_type,
+                           .bands = 1,
+                           .has_nodata = io->out_has_nodata,
+                           .nodata = io->out_has_nodata ? io->out_nodata : NAN,
+                           .file_type = GDT_Unknown};
   const tr_sink_mode mode = eng.backend == TR_GRAPH_MPI ? TR_SINK_SPREAD : TR_SINK_LOCAL;
   tr_sink sink;
   int sink_ok = 0;

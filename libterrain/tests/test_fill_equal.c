@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "fill_io.h"
+#include "mem_limit.h"
 #include "test_fill_ref.h"
 #include "tr_test.h"
 
@@ -505,7 +506,7 @@ static int test_planner_chooses(void) {
   int hn;
   float nd;
   make_dem(DEM_SPIRAL, z, R, C, &hn, &nd);
-  const int64_t process = (int64_t)64 << 20;
+  const int64_t process = TR_PROCESS_BYTES;
   for (int epsilon = 0; epsilon < 2; epsilon++) {
     ref_fill(z, R, C, hn, nd, epsilon, 0, ref);
     /* 0 refused, 1 the main body spilling, 2 the twin, 3 the main body in memory */
