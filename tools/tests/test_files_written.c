@@ -69,6 +69,8 @@ static int test_side_outputs_onto_inputs(void) {
       {"slope d.tif s.tif --stats-json s.tif", "'s.tif'", {"s.tif"}},
       {"color-relief d.tif ramp.txt ramp.txt", "ramp.txt", {"s.tif"}},
       {"color-relief d.tif ramp.txt r.tif --stats-json ramp.txt", "--stats-json 'ramp.txt'", {"r.tif"}},
+      /* a side output's folder, checked before the output is written */
+      {"slope d.tif s.tif --stats-json nowhere/s.json", "folder 'nowhere' does not exist", {"s.tif"}},
   };
   const char *keep[] = {"d.tif", "ramp.txt"};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
