@@ -42,7 +42,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     *colon = 0;
     const char *kind = item;
     double p = -1, seed = 0, sub = -1, block = -1, slot = 0, worker = -1, ms = -1, after = 0, count = 0, rank = -1,
-           factor = -1, tile = -2, launch = 0, silent = 0;
+           factor = -1, tile = -2, launch = 0, silent = 0, bit = -1;
     char *save2 = NULL;
     for (char *kv = strtok_r(colon + 1, ",", &save2); kv && !st; kv = strtok_r(NULL, ",", &save2)) {
       char *eq = strchr(kv, '=');
@@ -66,6 +66,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       else if (!strcmp(k, "tile")) st = num(kind, k, v, -1, 9e15, &tile, err);
       else if (!strcmp(k, "launch")) st = num(kind, k, v, 0, 1e6, &launch, err);
       else if (!strcmp(k, "silent")) st = num(kind, k, v, 0, 1, &silent, err);
+      else if (!strcmp(k, "bit")) st = num(kind, k, v, 0, 63, &bit, err);
       else st = tr_fail(err, TR_EUSAGE, "inject: %s: unknown key '%s'", kind, k);
     }
     if (st) break;
@@ -147,6 +148,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         li->p = p;
         li->seed = (uint64_t)seed;
         li->p_silent = (int)silent;
+        li->p_bit = (int)bit;
       } else if (tile < -1) {
         st = tr_fail(err, TR_EUSAGE, "inject: %s needs tile=T%s", kind, touch ? "" : " or p=P");
       } else if ((touch ? li->ntouch : li->n) >= TR_LAUNCH_INJECT_MAX) {
@@ -157,6 +159,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       } else {
         li->at[li->n].tile = (int64_t)tile;
         li->at[li->n].launch = (int)launch;
+        li->at[li->n].bit = (int)bit;
         li->at[li->n++].silent = (int)silent;
       }
     } else {

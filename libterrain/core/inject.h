@@ -22,6 +22,8 @@
  *                                     report it, as ECC would; silent=1: do not report it (only
  *                                     --ft-check's sampled re-execution can find it)
  *   flip-launch:p=P[,seed=S][,silent=1]   the same with probability P per launch
+ *   flip-launch:...,bit=B             flip bit B (0 = lowest) of the chosen output cell instead of a
+ *                                     random bit of a random byte (31: a Float32's sign)
  *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
  *                                     output with the same bytes (an outside write: older entries
  *                                     become invalid, so a repair needs the checkpoint)
@@ -43,11 +45,13 @@ typedef struct {
   double p;            /* probability per launch */
   uint64_t seed;
   int p_silent;
+  int p_bit;           /* bit= of the p form: the bit of the cell to flip; -1: any bit of any byte */
   int n;               /* exact faults */
   struct {
     int64_t tile;      /* -1: every tile */
     int launch;
     int silent;
+    int bit;           /* as p_bit */
   } at[TR_LAUNCH_INJECT_MAX];
   int ntouch;
   struct {

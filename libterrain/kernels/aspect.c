@@ -30,6 +30,7 @@
 
 #include "gradient.h"
 #include "gradient_cell.h"
+#include "out_range.h"
 
 /* Interior cells [c0, c1) of block row r, whose windows hold no nodata: the
  * differences, then the angles in one loop the compiler vectorises, then the
@@ -107,8 +108,15 @@ void tr_aspect_opts_init(tr_aspect_opts *o) {
   o->compute_edges = 0;
 }
 
+/* Invariant: degrees in [0, 360) (360 itself, for rounding), the flat
+ * value (the nodata value, or 0 with -zero_for_flat) or the nodata value. */
+static int64_t aspect_check(const void *params, const tr_window *w, const void *out) {
+  const tr_gradient_params *p = params;
+  return tr_count_outside(out, w->rows * w->cols, 0.0f, 360.0f, 1, p->dst_nodata, 1);
+}
+
 const tr_kernel tr_kernel_aspect = {"aspect", 1, sizeof(tr_gradient_params), GDT_Float32, 1, aspect_kernel,
-                                    TR_GPU(tr_aspect_gpu)};
+                                    TR_GPU(tr_aspect_gpu), aspect_check};
 
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {
   tr_gradient_setup g;

@@ -200,8 +200,10 @@ static int cr_kernel(const void *params, const tr_window *w, int64_t row0, int64
   return 0;
 }
 
-const tr_kernel tr_kernel_color_relief = {"color-relief", 0, sizeof(cr_params), GDT_Byte, 3, cr_kernel, NULL};
-const tr_kernel tr_kernel_color_relief_rgba = {"color-relief-rgba", 0, sizeof(cr_params), GDT_Byte, 4, cr_kernel, NULL};
+/* No output invariant: every byte is a possible channel value. */
+const tr_kernel tr_kernel_color_relief = {"color-relief", 0, sizeof(cr_params), GDT_Byte, 3, cr_kernel, NULL, NULL};
+const tr_kernel tr_kernel_color_relief_rgba = {"color-relief-rgba", 0, sizeof(cr_params), GDT_Byte, 4, cr_kernel,
+                                               NULL, NULL};
 
 /* ------------------------------------------------------ the colour file */
 

@@ -12,6 +12,7 @@
 
 #include "gradient.h"
 #include "kernel.h"
+#include "out_range.h"
 #include "window3.h"
 
 int tr_d8_geom_init(const tr_input *in, tr_d8_geom *g, tr_error *err) {
@@ -79,7 +80,13 @@ static int d8_kernel(const void *params, const tr_window *w, int64_t row0, int64
   return 0;
 }
 
-const tr_kernel tr_kernel_d8 = {"d8", 1, sizeof(d8_params), GDT_Float32, 1, d8_kernel, NULL};
+/* Invariant: a drop per distance >= 0, or -1 where the cell has no direction. */
+static int64_t d8_check(const void *params, const tr_window *w, const void *out) {
+  (void)params;
+  return tr_count_outside(out, w->rows * w->cols, 0.0f, INFINITY, 1, -1.0f, 1);
+}
+
+const tr_kernel tr_kernel_d8 = {"d8", 1, sizeof(d8_params), GDT_Float32, 1, d8_kernel, NULL, d8_check};
 
 /* The `d8` kernel's prepare (tr_prepare_fn): cell sizes and nodata from the
  * filled DEM. */

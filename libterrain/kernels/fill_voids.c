@@ -239,7 +239,9 @@ static int fv_kernel(const void *params, const tr_window *w, int64_t row0, int64
   return rc;
 }
 
-const tr_kernel tr_kernel_fill_voids = {"fill-voids", 0, sizeof(fv_params), GDT_Float32, 1, fv_kernel, NULL};
+/* No output invariant yet (filled cells are distance-weighted means of
+ * cells beyond the window this row is given). */
+const tr_kernel tr_kernel_fill_voids = {"fill-voids", 0, sizeof(fv_params), GDT_Float32, 1, fv_kernel, NULL, NULL};
 
 /* ------------------------------------------------------------ the source */
 

@@ -204,7 +204,9 @@ static int interp_kernel(const void *params, const tr_window *w, int64_t row0, i
   return rc;
 }
 
-const tr_kernel tr_kernel_interpolate = {"interpolate", 0, sizeof(interp_params), GDT_Float64, 1, interp_kernel, NULL};
+/* No output invariant yet (the points are the tile's aux input). */
+const tr_kernel tr_kernel_interpolate = {"interpolate", 0, sizeof(interp_params), GDT_Float64, 1, interp_kernel,
+                                         NULL, NULL};
 
 /* ------------------------------------------------------------ the source */
 

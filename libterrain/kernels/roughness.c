@@ -28,8 +28,13 @@ void tr_roughness_opts_init(tr_roughness_opts *o) {
   o->compute_edges = 0;
 }
 
+/* Invariant: 0 <= roughness <= the window's span. */
+static int64_t roughness_check(const void *params, const tr_window *w, const void *out) {
+  return tr_rugged_check(params, w, out, 0.0, 1.0, 1);
+}
+
 const tr_kernel tr_kernel_roughness = {"roughness", 1, sizeof(tr_rugged_params), GDT_Float32, 1, roughness_kernel,
-                                       NULL};
+                                       NULL, roughness_check};
 
 int tr_roughness(const tr_roughness_opts *opts, const char *src, const char *dst, tr_error *err) {
   return tr_rugged_run(&opts->run, "roughness", opts->compute_edges, 0, src, dst, err);

@@ -28,6 +28,7 @@
 #include "kernel.h"
 #include "raster.h"
 #include "terrain.h"
+#include "out_range.h"
 #include "window3.h"
 
 typedef struct {
@@ -93,6 +94,18 @@ static inline int tr_rugged_run(const tr_run_opts *run, const char *kernel, int 
                                 const char *src, const char *dst, tr_error *err) {
   tr_rugged_params p = {{0, 0, 0, 0}, -9999.0f, compute_edges, alg};
   return tr_run_kernel(run, kernel, tr_rugged_prepare, &p, src, dst, err);
+}
+
+/* The TRI/TPI/roughness invariant: every cell is the nodata value or lies
+ * in [lo_f x span, hi_f x span] (with slack), span the window's largest
+ * minus its smallest valid value; neg_zero: a -0 counts as outside. */
+static inline int64_t tr_rugged_check(const tr_rugged_params *p, const tr_window *w, const void *out, double lo_f,
+                                      double hi_f, int neg_zero) {
+  float lo, hi;
+  const double span = tr_window_span(w, &p->nd, &lo, &hi) ? (double)hi - (double)lo : -1.0;
+  const float a = span < 0 ? 1.0f : (float)(lo_f * span * (1 + TR_OUT_SLACK));
+  const float b = span < 0 ? 0.0f : (float)(hi_f * span * (1 + TR_OUT_SLACK));
+  return tr_count_outside(out, w->rows * w->cols, a, b, 1, p->dst_nodata, neg_zero);
 }
 
 #endif

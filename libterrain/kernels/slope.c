@@ -18,6 +18,7 @@
 
 #include "gradient.h"
 #include "gradient_cell.h"
+#include "out_range.h"
 
 static int slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_gradient_params *p = params;
@@ -61,8 +62,14 @@ void tr_slope_opts_init(tr_slope_opts *o) {
   o->compute_edges = 0;
 }
 
+/* Invariant: degrees in [0, 90], percent in [0, +inf], or the nodata value. */
+static int64_t slope_check(const void *params, const tr_window *w, const void *out) {
+  const tr_gradient_params *p = params;
+  return tr_count_outside(out, w->rows * w->cols, 0.0f, p->percent ? INFINITY : 90.0f, 1, p->dst_nodata, 1);
+}
+
 const tr_kernel tr_kernel_slope = {"slope", 1, sizeof(tr_gradient_params), GDT_Float32, 1, slope_kernel,
-                                   TR_GPU(tr_slope_gpu)};
+                                   TR_GPU(tr_slope_gpu), slope_check};
 
 int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_error *err) {
   tr_gradient_setup g;

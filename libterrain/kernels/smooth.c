@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "out_range.h"
 #include "window3.h"
 
 typedef struct {
@@ -108,8 +109,19 @@ static int smooth_kernel(const void *params, const tr_window *w, int64_t row0, i
   return rc;
 }
 
+/* Invariant: a mean of valid values of the window lies within their span
+ * (the window as read, or the passes' work window, whose nodata is NaN). */
+static int64_t smooth_check(const void *params, const tr_window *w, const void *out) {
+  const smooth_params *p = params;
+  float lo, hi;
+  if (!tr_window_span(w, &p->nd, &lo, &hi))
+    return tr_count_outside(out, w->rows * w->cols, 1.0f, 0.0f, 1, p->dst_nodata, 0);
+  const float e = (float)(TR_OUT_SLACK * (fabs((double)lo) + fabs((double)hi))) + 1e-30f;
+  return tr_count_outside(out, w->rows * w->cols, lo - e, hi + e, 1, p->dst_nodata, 0);
+}
+
 const tr_kernel tr_kernel_smooth = {"smooth", TR_SMOOTH_MAX_PASSES, sizeof(smooth_params), GDT_Float32, 1,
-                                    smooth_kernel, NULL};
+                                    smooth_kernel, NULL, smooth_check};
 const tr_kernel_iter tr_kernel_iter_smooth = {&tr_kernel_smooth, smooth_passes, smooth_pass, smooth_finish};
 
 static int smooth_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {

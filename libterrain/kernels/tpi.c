@@ -21,7 +21,13 @@ void tr_tpi_opts_init(tr_tpi_opts *o) {
   o->compute_edges = 0;
 }
 
-const tr_kernel tr_kernel_tpi = {"tpi", 1, sizeof(tr_rugged_params), GDT_Float32, 1, tpi_kernel, NULL};
+/* Invariant: |TPI| is at most the window's span (a value minus a mean of
+ * values of the window). */
+static int64_t tpi_check(const void *params, const tr_window *w, const void *out) {
+  return tr_rugged_check(params, w, out, -1.0, 1.0, 0);
+}
+
+const tr_kernel tr_kernel_tpi = {"tpi", 1, sizeof(tr_rugged_params), GDT_Float32, 1, tpi_kernel, NULL, tpi_check};
 
 int tr_tpi(const tr_tpi_opts *opts, const char *src, const char *dst, tr_error *err) {
   return tr_rugged_run(&opts->run, "tpi", opts->compute_edges, 0, src, dst, err);

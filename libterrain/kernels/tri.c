@@ -42,7 +42,15 @@ void tr_tri_opts_init(tr_tri_opts *o) {
   o->compute_edges = 0;
 }
 
-const tr_kernel tr_kernel_tri = {"tri", 1, sizeof(tr_rugged_params), GDT_Float32, 1, tri_kernel, NULL};
+/* Invariant: 0 <= TRI <= sqrt(8) x the window's span (Riley: the root of
+ * eight squares of differences within the span; Wilson: their mean, at most
+ * the span). */
+static int64_t tri_check(const void *params, const tr_window *w, const void *out) {
+  const tr_rugged_params *p = params;
+  return tr_rugged_check(p, w, out, 0.0, p->alg == TR_TRI_WILSON ? 1.0 : sqrt(8.0), 1);
+}
+
+const tr_kernel tr_kernel_tri = {"tri", 1, sizeof(tr_rugged_params), GDT_Float32, 1, tri_kernel, NULL, tri_check};
 
 int tr_tri(const tr_tri_opts *opts, const char *src, const char *dst, tr_error *err) {
   return tr_rugged_run(&opts->run, "tri", opts->compute_edges, opts->alg, src, dst, err);

@@ -79,6 +79,15 @@ typedef int (*tr_kernel_gpu_fn)(const void *params, const tr_window *w, int64_t 
                                 void *stream);
 
 
+/* A row's output invariant (--ft replay checks every launch with it, see
+ * launch.c): the number of cells among the block's w->rows x w->cols cells
+ * in `out` that this row cannot produce from this window (a slope outside
+ * [0, 90] degrees, a roughness beyond the window's span). Cheap: one pass
+ * over the window and one over the cells. It must never count a cell the
+ * row really produces; a cell it counts that a re-run reproduces is taken
+ * as the row's own value, not a fault. */
+typedef int64_t (*tr_kernel_check_fn)(const void *params, const tr_window *w, const void *out);
+
 typedef struct tr_kernel {
   const char *name;        /* unique; also its name in libft's registry */
   int halo;                /* input cells needed around each output cell */
@@ -87,6 +96,7 @@ typedef struct tr_kernel {
   int bands;               /* output values per cell */
   tr_kernel_cpu_fn cpu;
   tr_kernel_gpu_fn gpu;    /* NULL: CPU only */
+  tr_kernel_check_fn check; /* NULL: no invariant (every value of out_type is possible) */
 } tr_kernel;
 
 /* The table: rows in a fixed order (the index is what libft carries). */

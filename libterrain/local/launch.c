@@ -52,6 +52,10 @@ struct tr_launcher {
   int64_t halo;
   size_t in_bytes, work_bytes, out_bytes;
   int64_t injected, reported;  /* faults injected, and reported as ECC would */
+  /* the row's output invariant (kernel.h): launches checked, faults it found
+   * (a re-run gave other bytes), and out-of-range cells a re-run reproduced
+   * (the row's own values: not faults) */
+  int64_t inv_checked, inv_faults, inv_reproduced;
 };
 
 enum { STAGE_KERNEL = 0, STAGE_PASS = 1, STAGE_FINISH = 2 };
@@ -106,10 +110,15 @@ static uint64_t draw(uint64_t seed, int64_t tile, int launch, uint64_t what) {
 
 static double unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
 
-/* 0: no fault in this launch; 1: a reported fault; 2: a silent one. */
-static int fault_at(const tr_launch_inject *f, int64_t tile, int launch) {
+/* 0: no fault in this launch; 1: a reported fault; 2: a silent one. *bit:
+ * the bit of the cell to flip, -1 any. */
+static int fault_at(const tr_launch_inject *f, int64_t tile, int launch, int *bit) {
   for (int i = 0; i < f->n; i++)
-    if ((f->at[i].tile == tile || f->at[i].tile == -1) && f->at[i].launch == launch) return 1 + f->at[i].silent;
+    if ((f->at[i].tile == tile || f->at[i].tile == -1) && f->at[i].launch == launch) {
+      *bit = f->at[i].bit;
+      return 1 + f->at[i].silent;
+    }
+  *bit = f->p_bit;
   if (f->p > 0 && unit(draw(f->seed, tile, launch, 1)) < f->p) return 1 + f->p_silent;
   return 0;
 }
@@ -179,13 +188,14 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
     ft_track_report r;
     ft_track_report_get(L->trk, &r);
     int64_t injected = L->injected, reported = L->reported;
+    int64_t inv[3] = {L->inv_checked, L->inv_faults, L->inv_reproduced};
 #ifdef TERRAFORT_HAVE_MPI
     if (nranks > 1) {
       /* every counter summed over the ranks, the largest set by its max */
       int64_t *c[] = {&r.regions, &r.outside_writes, &r.launches, &r.idempotent, &r.errors, &r.reruns,
                       &r.relaunch_sets, &r.relaunch_launches, &r.searches_failed, &r.checkpoints,
                       &r.checkpoint_restores, &r.checkpoint_launches, &r.unrepaired, &r.limit_aborts,
-                      &r.sampled, &r.sample_mismatches, &injected, &reported};
+                      &r.sampled, &r.sample_mismatches, &injected, &reported, &inv[0], &inv[1], &inv[2]};
       enum { NC = sizeof c / sizeof c[0] };
       int64_t v[NC + 1], sum[NC + 1], mx = r.relaunch_max, mxall = 0;
       for (int i = 0; i < NC; i++) v[i] = *c[i];
@@ -219,8 +229,11 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
       char buf[2048];
       ft_track_report_format_json(&r, buf, sizeof buf);
       FILE *f = fopen(L->run->ft_report, "w");
-      if (!f || fprintf(f, "{\"mode\":\"replay\",\"injected\":%lld,\"reported\":%lld,\"tracker\":%s}\n",
-                        (long long)injected, (long long)reported, buf) < 0)
+      if (!f || fprintf(f,
+                        "{\"mode\":\"replay\",\"injected\":%lld,\"reported\":%lld,\"invariant\":{\"checked\":%lld,"
+                        "\"faults\":%lld,\"reproduced\":%lld},\"tracker\":%s}\n",
+                        (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
+                        (long long)inv[2], buf) < 0)
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
       if (f && fclose(f) && !st)
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
@@ -239,7 +252,7 @@ tr_launch_slot *tr_launch_slot_open(tr_launcher *L) {
   s->in = tr_host_alloc(L->in_bytes, L->gpu);
   int ok = s->in != NULL;
   if (ok && L->iter) ok = (s->work = malloc(L->work_bytes)) != NULL;
-  if (ok && L->trk && L->run->ft_check > 0)
+  if (ok && L->trk && (L->run->ft_check > 0 || L->k->check))
     ok = (s->scratch = malloc(L->out_bytes > L->work_bytes ? L->out_bytes : L->work_bytes)) != NULL;
   if (ok && L->gpu) ok = tr_gpu_open(&s->gpu, L->in_bytes, L->out_bytes, s->why, sizeof s->why) == 0;
   if (ok && L->trk)
@@ -267,20 +280,49 @@ void tr_launch_slot_close(tr_launcher *L, tr_launch_slot *s) {
   free(s);
 }
 
+/* Whether launch a's output breaks the row's invariant for a reason other
+ * than the row itself: the cells the invariant refuses are checked by a
+ * re-run into scratch, and only other bytes make a fault. */
+static int invariant_fault(tr_launcher *L, tr_launch_slot *s, const launch_args *a, const ft_range *out, int64_t tile,
+                           int *fault, tr_error *err) {
+  *fault = 0;
+  __atomic_add_fetch(&L->inv_checked, 1, __ATOMIC_RELAXED);
+  if (L->k->check(a->params, &a->w, out->addr) == 0) return TR_OK;
+  launch_args again = *a;
+  again.out = s->scratch;
+  if (launch_fn(&again)) return tr_fail(err, TR_EINTERNAL, "%s kernel failed on tile %lld", L->k->name, (long long)tile);
+  *fault = memcmp(s->scratch, out->addr, out->size) != 0;
+  __atomic_add_fetch(*fault ? &L->inv_faults : &L->inv_reproduced, 1, __ATOMIC_RELAXED);
+  return TR_OK;
+}
+
 /* After tracked launch number `i` of the tile: injected faults, the
- * sampled check, and the repair of what was found. */
+ * invariant, the sampled check, and the repair of what was found. */
 static int after_launch(tr_launcher *L, tr_launch_slot *s, const launch_args *a, const ft_range *out, int idem,
                         int64_t seq, int64_t tile, int i, tr_error *err) {
-  const int fault = fault_at(L->inj, tile, i);
+  int bit;
+  const int fault = fault_at(L->inj, tile, i, &bit);
   if (fault) {
     const uint64_t h = draw(L->inj->seed, tile, i, 2);
     unsigned char *b = (unsigned char *)out->addr;
-    b[(h >> 3) % out->size] ^= (unsigned char)(1u << (h & 7));
+    if (bit < 0) {
+      b[(h >> 3) % out->size] ^= (unsigned char)(1u << (h & 7));
+    } else {
+      /* bit `bit` of one cell (little-endian: byte bit / 8 of the cell) */
+      const size_t cs = a->stage == STAGE_PASS ? sizeof(float) : (size_t)GDALGetDataTypeSizeBytes(L->k->out_type);
+      const size_t cell = (size_t)(h >> 3) % (out->size / cs), k = (size_t)bit % (8 * cs);
+      b[cell * cs + k / 8] ^= (unsigned char)(1u << (k % 8));
+    }
     __atomic_add_fetch(&L->injected, 1, __ATOMIC_RELAXED);
     if (fault == 1) __atomic_add_fetch(&L->reported, 1, __ATOMIC_RELAXED);
   }
   if (touch_at(L->inj, tile, i)) ft_region_write(L->trk, out->addr, out->size);
   int detected = fault == 1;
+  /* the row's output invariant, on every launch that makes its cells */
+  if (!detected && idem && L->k->check && a->stage != STAGE_PASS) {
+    const int st = invariant_fault(L, s, a, out, tile, &detected, err);
+    if (st) return st;
+  }
   if (!detected && idem && L->run->ft_check > 0 && unit(draw(0x5eed, tile, i, 3)) < L->run->ft_check) {
     launch_args again = *a;
     again.out = s->scratch;

@@ -3,7 +3,8 @@
  * the same bytes as --ft off for every local kernel on every valid test DEM;
  * a bit flipped in a slope or aspect tile, reported as ECC would, repaired
  * by re-running exactly that launch (exact counts in --ft-report); silent
- * flips found by --ft-check's sampled re-execution; a fault in the in-place
+ * flips found by --ft-check's sampled re-execution, and without it by the
+ * rows' output invariants when they leave the row's range; a fault in the in-place
  * iterative kernel (smooth) repaired through the relaunch set, and through
  * the tile's checkpoint when an entry is invalid; the error limit's exit
  * code with no output left; the same bytes and counts for any thread count
@@ -36,17 +37,98 @@ static const char *inputs[] = {"fractal.tif",   "fractal_nan.tif", "fractal_byte
                                "nocrs.tif",     "tiny.tif",        "onerow.tif"};
 static const char *kernels[] = {"slope", "aspect", "hillshade", "tri", "tpi", "roughness", "color-relief", "smooth"};
 
-/* every kernel-table row, every valid DEM: --ft replay gives --ft off's bytes */
+/* every kernel-table row, every valid DEM: --ft replay gives --ft off's
+ * bytes, and no row's output invariant refuses a value the row computed
+ * (no cell found out of range, so none re-run) */
 static int test_replay_same_bytes(void) {
+  char flags[1024];
+  snprintf(flags, sizeof flags, "--tile-size 48 --ft replay --ft-report '%s'", ck_out("r.json"));
   for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
       ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "off.tif", "--tile-size 48"), 0);
-      ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "rep.tif", "--tile-size 48 --ft replay"), 0);
-      if (!rc_same_file(ck_out("off.tif"), ck_out("rep.tif"))) {
-        fprintf(stderr, "%s on %s\n", kernels[k], inputs[i]);
+      ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "rep.tif", flags), 0);
+      const char *j = rc_slurp(ck_out("r.json"));
+      if (!rc_same_file(ck_out("off.tif"), ck_out("rep.tif")) || ck_json_int(j, "faults") != 0 ||
+          ck_json_int(j, "reproduced") != 0 || ck_json_int(j, "errors") != 0) {
+        fprintf(stderr, "%s on %s: %s\n", kernels[k], inputs[i], j);
         return 1;
       }
     }
+  return 0;
+}
+
+/* Output invariants (kernel.h) under --ft replay, without --ft-check: a
+ * silent flip that takes a cell out of what its row can produce is found
+ * and the launch re-run, in every row that has an invariant: the sign bit
+ * of a slope, an aspect, a TRI (both), a roughness or a smoothed value on
+ * fractal.tif (positive elevations), and bit 30 of a TPI on flat.tif (0
+ * becomes 2 where the span is 0). Every tile gets one: the counts are exact
+ * and the file is --ft off's. A flip that stays in range (the lowest
+ * mantissa bit of an interior cell) is not found without --ft-check, which
+ * does find it. Under mpirun the ranks' counts are summed. */
+static int test_replay_invariants(void) {
+  enum { TILES32 = 35 }; /* fractal.tif and flat.tif, 200 x 150, in 32-cell tiles */
+  static const struct {
+    const char *cmd, *dem, *opts, *inject;
+  } rows[] = {
+      {"slope", "fractal.tif", "", "flip-launch:tile=-1,silent=1,bit=31"},
+      {"slope", "fractal.tif", "-p -compute_edges", "flip-launch:tile=-1,silent=1,bit=31"},
+      {"aspect", "fractal.tif", "", "flip-launch:tile=-1,silent=1,bit=31"},
+      {"tri", "fractal.tif", "", "flip-launch:tile=-1,silent=1,bit=31"},
+      {"tri", "fractal.tif", "-alg Wilson", "flip-launch:tile=-1,silent=1,bit=31"},
+      {"roughness", "fractal.tif", "", "flip-launch:tile=-1,silent=1,bit=31"},
+      {"smooth", "fractal.tif", "--passes 2", "flip-launch:tile=-1,launch=2,silent=1,bit=31"},
+      {"tpi", "flat.tif", "", "flip-launch:tile=-1,silent=1,bit=30"},
+  };
+  char flags[1024];
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    snprintf(flags, sizeof flags, "--tile-size 32 %s", rows[k].opts);
+    ASSERT_EQ_INT(tfrun("", rows[k].cmd, rows[k].dem, "off.tif", flags), 0);
+    snprintf(flags, sizeof flags, "--tile-size 32 %s --ft replay --ft-max-errors 100 --inject '%s' --ft-report '%s'",
+             rows[k].opts, rows[k].inject, ck_out("r.json"));
+    ASSERT_EQ_INT(tfrun("", rows[k].cmd, rows[k].dem, "rep.tif", flags), 0);
+    const char *j = rc_slurp(ck_out("r.json"));
+    if (!rc_same_file(ck_out("off.tif"), ck_out("rep.tif")) || ck_json_int(j, "injected") != TILES32 ||
+        ck_json_int(j, "reported") != 0 || ck_json_int(j, "faults") != TILES32 || ck_json_int(j, "reproduced") != 0 ||
+        ck_json_int(j, "errors") != TILES32 || ck_json_int(j, "reruns") != TILES32 || ck_json_int(j, "sampled") != 0) {
+      fprintf(stderr, "%s %s on %s: %s\n", rows[k].cmd, rows[k].opts, rows[k].dem, j);
+      return 1;
+    }
+  }
+  /* in range: tile 8 is inside the raster (no nodata edge cell) */
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "off.tif", "--tile-size 32"), 0);
+  snprintf(flags, sizeof flags, "--tile-size 32 --ft replay --inject 'flip-launch:tile=8,silent=1,bit=0' --ft-report '%s'",
+           ck_out("r.json"));
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "bad.tif", flags), 0);
+  const char *j = rc_slurp(ck_out("r.json"));
+  ASSERT_EQ_INT(ck_json_int(j, "injected"), 1);
+  ASSERT_EQ_INT(ck_json_int(j, "faults"), 0);
+  ASSERT_EQ_INT(ck_json_int(j, "errors"), 0);
+  ASSERT(!rc_same_file(ck_out("off.tif"), ck_out("bad.tif")));
+  snprintf(flags, sizeof flags,
+           "--tile-size 32 --ft replay --ft-check 1 --inject 'flip-launch:tile=8,silent=1,bit=0' --ft-report '%s'",
+           ck_out("r.json"));
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal.tif", "rep.tif", flags), 0);
+  j = rc_slurp(ck_out("r.json"));
+  ASSERT_EQ_INT(ck_json_int(j, "sample_mismatches"), 1);
+  ASSERT_EQ_INT(ck_json_int(j, "reruns"), 1);
+  ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+  if (!mpirun[0]) {
+    printf("skip: no mpirun (the ranks' sums)\n");
+    return 0;
+  }
+  char pre[300];
+  snprintf(pre, sizeof pre, "%s -n 3", mpirun);
+  snprintf(flags, sizeof flags,
+           "--tile-size 32 --ft replay --ft-max-errors 100 --inject 'flip-launch:tile=-1,silent=1,bit=31' "
+           "--ft-report '%s'",
+           ck_out("r.json"));
+  ASSERT_EQ_INT(tfrun(pre, "slope", "fractal.tif", "rep.tif", flags), 0);
+  ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+  j = rc_slurp(ck_out("r.json"));
+  ASSERT_EQ_INT(ck_json_int(j, "checked"), TILES32);
+  ASSERT_EQ_INT(ck_json_int(j, "faults"), TILES32);
+  ASSERT_EQ_INT(ck_json_int(j, "reruns"), TILES32);
   return 0;
 }
 
@@ -339,6 +421,7 @@ int main(int argc, char **argv) {
       TR_TEST(test_replay_random_flips_threads), TR_TEST(test_replay_sampled_check),
       TR_TEST(test_replay_inplace_relaunch),   TR_TEST(test_replay_inplace_checkpoint),
       TR_TEST(test_replay_error_limit),        TR_TEST(test_replay_mpi),
-      TR_TEST(test_smooth_reference),          TR_TEST(test_replay_bad_options)};
+      TR_TEST(test_smooth_reference),          TR_TEST(test_replay_bad_options),
+      TR_TEST(test_replay_invariants)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
