@@ -162,10 +162,16 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         li->at[li->n].bit = (int)bit;
         li->at[li->n++].silent = (int)silent;
       }
+    } else if (!strcmp(kind, "gpu-trap")) {
+      tr_launch_inject *li = &out->launch;
+      if (tile < -1) st = tr_fail(err, TR_EUSAGE, "inject: gpu-trap needs tile=T");
+      else if (li->ntrap >= TR_LAUNCH_INJECT_MAX)
+        st = tr_fail(err, TR_EUSAGE, "inject: more than %d gpu-trap faults", TR_LAUNCH_INJECT_MAX);
+      else li->trap[li->ntrap++] = (int64_t)tile;
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "spill-fail, flip-launch, touch)",
+                   "spill-fail, flip-launch, gpu-trap, touch)",
                    kind);
     }
   }

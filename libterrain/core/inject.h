@@ -24,6 +24,8 @@
  *   flip-launch:p=P[,seed=S][,silent=1]   the same with probability P per launch
  *   flip-launch:...,bit=B             flip bit B (0 = lowest) of the chosen output cell instead of a
  *                                     random bit of a random byte (31: a Float32's sign)
+ *   gpu-trap:tile=T                   a GPU launch of tile T (-1: every tile) runs a kernel that traps
+ *                                     first, as a faulty device fails (tests on a GPU machine)
  *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
  *                                     output with the same bytes (an outside write: older entries
  *                                     become invalid, so a repair needs the checkpoint)
@@ -58,6 +60,8 @@ typedef struct {
     int64_t tile;
     int launch;
   } touch[TR_LAUNCH_INJECT_MAX];
+  int ntrap;
+  int64_t trap[TR_LAUNCH_INJECT_MAX]; /* gpu-trap: tiles whose GPU launch traps; -1 every tile */
 } tr_launch_inject;
 
 typedef struct tr_inject {

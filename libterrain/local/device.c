@@ -79,9 +79,30 @@ void tr_host_free(void *p, int pinned) {
   else free(p);
 }
 
+static int lost; /* a device fault was seen: the context is unusable */
+
+int tr_gpu_lost(void) { return __atomic_load_n(&lost, __ATOMIC_ACQUIRE); }
+
+/* The hardware error classes (device.h, TR_GPU_FAULT). */
+static int hardware_error(cudaError_t e) {
+  switch (e) {
+    case cudaErrorECCUncorrectable:
+    case cudaErrorIllegalAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidPc:
+    case cudaErrorInvalidAddressSpace: return 1;
+    default: return 0;
+  }
+}
+
 static int fail(const char *what, cudaError_t e, char *why, size_t len) {
   if (why) snprintf(why, len, "GPU: %s: %s", what, cudaGetErrorString(e));
-  return -1;
+  if (!hardware_error(e)) return -1;
+  __atomic_store_n(&lost, 1, __ATOMIC_RELEASE);
+  return TR_GPU_FAULT;
 }
 
 int tr_gpu_open(tr_gpu **out, size_t in_bytes, size_t out_bytes, char *why, size_t len) {
@@ -124,7 +145,11 @@ void tr_gpu_close(tr_gpu *g) {
 }
 
 int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
-               char *why, size_t len) {
+               int trap, char *why, size_t len) {
+  if (tr_gpu_lost()) {
+    if (why) snprintf(why, len, "GPU: the device reported a hardware error earlier in this run");
+    return TR_GPU_FAULT;
+  }
   /* the window as read: rows + 2 halo lines of in_stride floats */
   const size_t in_bytes = (size_t)((w->rows + 2 * w->halo) * w->in_stride) * sizeof(float);
   if (in_bytes > g->in_bytes || out_bytes > g->out_bytes) {
@@ -137,9 +162,12 @@ int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_windo
   if (g->profile) cudaEventRecord(g->ev[1], g->stream);
   tr_window dw = *w;
   dw.in = (const float *)g->d_in;
+  if (trap && tr_gpu_trap_launch(g->stream)) return fail("test trap", cudaPeekAtLastError(), why, len);
   const int rc = k->gpu(params, &dw, 0, w->rows, g->d_out, g->stream);
   if (rc == 1) return 1;
   if (rc < 0) {
+    const cudaError_t le = cudaPeekAtLastError();
+    if (le != cudaSuccess) return fail(k->name, le, why, len);
     if (why) snprintf(why, len, "GPU: %s kernel failed to launch", k->name);
     return -1;
   }
@@ -189,10 +217,12 @@ int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t
 void tr_gpu_close(tr_gpu *g) { (void)g; }
 
 int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
-               char *why, size_t len) {
-  (void)g, (void)k, (void)params, (void)w, (void)out, (void)out_bytes;
+               int trap, char *why, size_t len) {
+  (void)g, (void)k, (void)params, (void)w, (void)out, (void)out_bytes, (void)trap;
   tr_gpu_count(why, len);
   return -1;
 }
+
+int tr_gpu_lost(void) { return 0; }
 
 #endif

@@ -26,12 +26,29 @@ typedef struct tr_gpu tr_gpu;
 int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len);
 void tr_gpu_close(tr_gpu *g);
 
+/* What tr_gpu_run returns when the device reported a hardware error class:
+ * an uncorrectable ECC error, an illegal address or instruction, a launch
+ * failure (a trap), a hardware stack error, a misaligned address or an
+ * invalid program counter. The tile's result is lost and the CUDA context
+ * is unusable for the rest of the process (such errors are sticky): every
+ * later tr_gpu_run fails the same way without touching the device, and the
+ * caller runs its launches on the CPU (launch.c). */
+#define TR_GPU_FAULT (-2)
+
 /* Runs k->gpu over the block w (host window, pinned) into out (host, pinned,
  * out_bytes): copy in, kernel, copy out on g's stream, then waits for the
- * stream, so the device is idle for this stream on return. Returns 0, 1
- * when the kernel declines these params (run the CPU version), or -1 with
- * why. */
+ * stream, so the device is idle for this stream on return. trap: queue the
+ * test-only trapping kernel first (the injector's gpu-trap). Returns 0, 1
+ * when the kernel declines these params (run the CPU version), TR_GPU_FAULT,
+ * or -1 with why. */
 int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
-               char *why, size_t len);
+               int trap, char *why, size_t len);
+
+/* Whether a device fault (TR_GPU_FAULT) was seen in this process. */
+int tr_gpu_lost(void);
+
+/* kernels/cuda/trap.cu: queues a kernel that traps on `stream` (a
+ * cudaStream_t). 0, or -1 when it could not be queued. */
+int tr_gpu_trap_launch(void *stream);
 
 #endif

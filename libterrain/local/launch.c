@@ -56,6 +56,7 @@ struct tr_launcher {
    * (a re-run gave other bytes), and out-of-range cells a re-run reproduced
    * (the row's own values: not faults) */
   int64_t inv_checked, inv_faults, inv_reproduced;
+  int64_t gpu_faults;          /* launches the device failed with a hardware error (device.h) */
 };
 
 enum { STAGE_KERNEL = 0, STAGE_PASS = 1, STAGE_FINISH = 2 };
@@ -68,11 +69,18 @@ typedef struct {
   tr_window w;                 /* the block; w.in is the launch's input window */
   void *out;                   /* cells (kernel, finish) or a whole window (pass) */
   int stage, first;
+  int64_t tile;
 } launch_args;
 
 /* Bytes of a block's cells. */
 static size_t cell_bytes(const tr_kernel *k, const tr_window *w) {
   return (size_t)(w->rows * w->cols) * (size_t)GDALGetDataTypeSizeBytes(k->out_type) * (size_t)k->bands;
+}
+
+static int trap_at(const tr_launch_inject *f, int64_t tile) {
+  for (int i = 0; i < f->ntrap; i++)
+    if (f->trap[i] == tile || f->trap[i] == -1) return 1;
+  return 0;
 }
 
 static int launch_fn(void *p) {
@@ -86,8 +94,10 @@ static int launch_fn(void *p) {
     }
     case STAGE_FINISH: return L->iter->finish(a->params, &a->w, 0, a->w.rows, a->out);
     default:
-      if (a->slot->gpu && !(a->slot->repairing && L->run->replay_on_cpu)) {
-        const int rc = tr_gpu_run(a->slot->gpu, L->k, a->params, &a->w, a->out, cell_bytes(L->k, &a->w),
+      /* after a device fault the context is gone: the CPU, whatever --replay-on says */
+      if (a->slot->gpu && !tr_gpu_lost() && !(a->slot->repairing && L->run->replay_on_cpu)) {
+        const int trap = !a->slot->repairing && trap_at(L->inj, a->tile);
+        const int rc = tr_gpu_run(a->slot->gpu, L->k, a->params, &a->w, a->out, cell_bytes(L->k, &a->w), trap,
                                   a->slot->why, sizeof a->slot->why);
         if (rc <= 0) return rc; /* 1: the row declined these params, the CPU's bytes are the same */
       }
@@ -188,14 +198,15 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
     ft_track_report r;
     ft_track_report_get(L->trk, &r);
     int64_t injected = L->injected, reported = L->reported;
-    int64_t inv[3] = {L->inv_checked, L->inv_faults, L->inv_reproduced};
+    int64_t inv[3] = {L->inv_checked, L->inv_faults, L->inv_reproduced}, gpu_faults = L->gpu_faults;
 #ifdef TERRAFORT_HAVE_MPI
     if (nranks > 1) {
       /* every counter summed over the ranks, the largest set by its max */
       int64_t *c[] = {&r.regions, &r.outside_writes, &r.launches, &r.idempotent, &r.errors, &r.reruns,
                       &r.relaunch_sets, &r.relaunch_launches, &r.searches_failed, &r.checkpoints,
                       &r.checkpoint_restores, &r.checkpoint_launches, &r.unrepaired, &r.limit_aborts,
-                      &r.sampled, &r.sample_mismatches, &injected, &reported, &inv[0], &inv[1], &inv[2]};
+                      &r.sampled, &r.sample_mismatches, &injected, &reported, &inv[0], &inv[1], &inv[2],
+                      &gpu_faults};
       enum { NC = sizeof c / sizeof c[0] };
       int64_t v[NC + 1], sum[NC + 1], mx = r.relaunch_max, mxall = 0;
       for (int i = 0; i < NC; i++) v[i] = *c[i];
@@ -231,9 +242,9 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
       FILE *f = fopen(L->run->ft_report, "w");
       if (!f || fprintf(f,
                         "{\"mode\":\"replay\",\"injected\":%lld,\"reported\":%lld,\"invariant\":{\"checked\":%lld,"
-                        "\"faults\":%lld,\"reproduced\":%lld},\"tracker\":%s}\n",
+                        "\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,\"tracker\":%s}\n",
                         (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
-                        (long long)inv[2], buf) < 0)
+                        (long long)inv[2], (long long)gpu_faults, buf) < 0)
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
       if (f && fclose(f) && !st)
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
@@ -299,7 +310,7 @@ static int invariant_fault(tr_launcher *L, tr_launch_slot *s, const launch_args 
 /* After tracked launch number `i` of the tile: injected faults, the
  * invariant, the sampled check, and the repair of what was found. */
 static int after_launch(tr_launcher *L, tr_launch_slot *s, const launch_args *a, const ft_range *out, int idem,
-                        int64_t seq, int64_t tile, int i, tr_error *err) {
+                        int64_t seq, int64_t tile, int i, int device_fault, tr_error *err) {
   int bit;
   const int fault = fault_at(L->inj, tile, i, &bit);
   if (fault) {
@@ -317,7 +328,7 @@ static int after_launch(tr_launcher *L, tr_launch_slot *s, const launch_args *a,
     if (fault == 1) __atomic_add_fetch(&L->reported, 1, __ATOMIC_RELAXED);
   }
   if (touch_at(L->inj, tile, i)) ft_region_write(L->trk, out->addr, out->size);
-  int detected = fault == 1;
+  int detected = fault == 1 || device_fault;
   /* the row's output invariant, on every launch that makes its cells */
   if (!detected && idem && L->k->check && a->stage != STAGE_PASS) {
     const int st = invariant_fault(L, s, a, out, tile, &detected, err);
@@ -365,7 +376,7 @@ static int launch_all(tr_launcher *L, tr_launch_slot *s, const void *params, con
   }
   s->why[0] = 0;
   for (int i = 0; i < n; i++) {
-    launch_args a = {L, s, params, *w, s->out, STAGE_KERNEL, 0};
+    launch_args a = {L, s, params, *w, s->out, STAGE_KERNEL, 0, tile};
     const ft_range *ri = &in, *ro = &out;
     if (L->iter && i < passes) {
       a.stage = STAGE_PASS;
@@ -389,12 +400,18 @@ static int launch_all(tr_launcher *L, tr_launch_slot *s, const void *params, con
     } else {
       rc = launch_fn(&a);
     }
-    if (rc)
-      return rc < 0 && s->why[0] ? tr_fail(err, TR_EINTERNAL, "%s", s->why)
-                                 : tr_fail(err, TR_EINTERNAL, "%s kernel failed on tile %lld", L->k->name,
-                                           (long long)tile);
+    /* a device fault is a detected fault under --ft replay: the launch runs
+     * again (on the CPU: the context is gone) */
+    const int device_fault = rc == TR_GPU_FAULT && L->trk && seq >= 0;
+    if (device_fault) __atomic_add_fetch(&L->gpu_faults, 1, __ATOMIC_RELAXED);
+    if (rc && !device_fault)
+      return rc == TR_GPU_FAULT ? tr_fail(err, TR_EINTERNAL, "%s (--ft replay runs such launches again on the CPU)",
+                                          s->why)
+             : rc < 0 && s->why[0] ? tr_fail(err, TR_EINTERNAL, "%s", s->why)
+                                   : tr_fail(err, TR_EINTERNAL, "%s kernel failed on tile %lld", L->k->name,
+                                             (long long)tile);
     if (L->trk) {
-      const int st = after_launch(L, s, &a, ro, ri != ro, seq, tile, i, err);
+      const int st = after_launch(L, s, &a, ro, ri != ro, seq, tile, i, device_fault, err);
       if (st) return st;
     }
   }

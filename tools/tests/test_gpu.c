@@ -6,8 +6,8 @@
  * hillshade is within one grey level (gdaldem's a / sqrt(b) estimate is the
  * x86 CPU's own, hillshade_cell.h) with at most 1e-4 of the cells
  * differing; a fault in a GPU launch is replayed on the GPU, and with
- * --replay-on cpu on the CPU, giving the fault-free bytes; --device auto
- * picks the GPU.
+ * --replay-on cpu on the CPU, giving the fault-free bytes; a device fault
+ * (a trapping kernel) is replayed on the CPU; --device auto picks the GPU.
  */
 #include <gdal.h>
 #include <stdio.h>
@@ -128,6 +128,35 @@ static int test_gpu_replay(void) {
   return 0;
 }
 
+/* a device fault: gpu-trap makes tile 2's GPU launch end as a faulty device
+ * does (a trap: a launch failure, sticky). Under --ft replay it is a
+ * detected fault: the launch runs again on the CPU, as does every later one
+ * (the context is gone), and the file is the CPU's; one worker, so exactly
+ * one launch meets the fault. Without --ft replay the run fails, says so,
+ * and leaves no output. */
+static int test_gpu_device_fault(void) {
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "cpu.tif", "--device cpu --tile-size 64"), 0);
+  char f[1024];
+  snprintf(f, sizeof f,
+           "--device gpu --threads 1 --tile-size 64 --ft replay --inject 'gpu-trap:tile=2' --ft-report '%s'",
+           ck_out("r.json"));
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "trap.tif", f), 0);
+  ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("trap.tif")));
+  const char *j = rc_slurp(ck_out("r.json"));
+  ASSERT_EQ_INT(ck_json_int(j, "gpu_faults"), 1);
+  ASSERT_EQ_INT(ck_json_int(j, "errors"), 1);
+  ASSERT_EQ_INT(ck_json_int(j, "reruns"), 1);
+  char c[2048], err[600];
+  snprintf(err, sizeof err, "%s/trap.stderr", ck_outdir);
+  snprintf(c, sizeof c, "'%s' slope '%s' '%s/trapoff.tif' --threads 1 --tile-size 64 --device gpu --inject 'gpu-trap:tile=2'",
+           ck_tf, dem("demo.tif"), ck_outdir);
+  ASSERT(rc_run(c, err) != 0);
+  ASSERT(strstr(rc_slurp(err), "--ft replay") != NULL);
+  struct stat st;
+  ASSERT(stat(ck_out("trapoff.tif"), &st) != 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) return 2;
   src = argv[3];
@@ -143,6 +172,7 @@ int main(int argc, char **argv) {
   snprintf(c, sizeof c, "test -f '%s' || /usr/bin/python3 '%s/scripts/bench/gen_dem.py' '%s' 8000", big, src, big);
   if (rc_run(c, NULL) != 0) return 1;
   static const tr_test_case cases[] = {TR_TEST(test_gpu_same_bytes), TR_TEST(test_gpu_hillshade_within_one),
-                                       TR_TEST(test_gpu_big_dem), TR_TEST(test_gpu_replay)};
+                                       TR_TEST(test_gpu_big_dem), TR_TEST(test_gpu_replay),
+                                       TR_TEST(test_gpu_device_fault)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
