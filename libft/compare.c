@@ -6,6 +6,8 @@
  * the same, +0 != -0, and a flipped bit anywhere is a disagreement. With
  * xi > 0 a cell disagrees when |a - b| >= xi (the difference taken in double,
  * which is exact for float inputs' ordering) or when exactly one side is NaN.
+ * A cell where either side holds the `exact` value (the output's nodata)
+ * agrees only when both sides have the same bits, whatever xi.
  * The common case (identical buffers) costs one memcmp.
  */
 #include <math.h>
@@ -41,20 +43,28 @@ static int cell_disagrees(double x, double y, double xi) {
   return fabs(x - y) >= xi;
 }
 
-int64_t ft_compare_cells(ft_type type, size_t es, const void *a, const void *b, int64_t n,
-                         double xi) {
+int64_t ft_compare_cells_exact(ft_type type, size_t es, const void *a, const void *b, int64_t n, double xi,
+                               const double *exact) {
   if (n <= 0) return 0;
   if (memcmp(a, b, (size_t)n * es) == 0) return 0;
   if (xi <= 0.0 || type == FT_TYPE_BYTES) return count_bits(a, b, n, es);
+  const int ex = exact && !isnan(*exact);
   int64_t k = 0;
   if (type == FT_TYPE_F32) {
-    const float *x = a, *y = b;
-    for (int64_t i = 0; i < n; i++) k += cell_disagrees((double)x[i], (double)y[i], xi);
+    const float *x = a, *y = b, e = ex ? (float)*exact : 0.0f;
+    for (int64_t i = 0; i < n; i++)
+      k += ex && (x[i] == e || y[i] == e) ? memcmp(x + i, y + i, sizeof *x) != 0
+                                          : cell_disagrees((double)x[i], (double)y[i], xi);
   } else {
-    const double *x = a, *y = b;
-    for (int64_t i = 0; i < n; i++) k += cell_disagrees(x[i], y[i], xi);
+    const double *x = a, *y = b, e = ex ? *exact : 0.0;
+    for (int64_t i = 0; i < n; i++)
+      k += ex && (x[i] == e || y[i] == e) ? memcmp(x + i, y + i, sizeof *x) != 0 : cell_disagrees(x[i], y[i], xi);
   }
   return k;
+}
+
+int64_t ft_compare_cells(ft_type type, size_t es, const void *a, const void *b, int64_t n, double xi) {
+  return ft_compare_cells_exact(type, es, a, b, n, xi, NULL);
 }
 
 int ft_rate_wrong(int64_t k, int64_t n, double eps) {

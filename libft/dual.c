@@ -86,8 +86,8 @@ static int64_t sub_cells(const ft_job *j, int s) { return j->nrows[s] * j->blk.c
 static int results_agree(const ft_ctx *ctx, const ft_job *j, int s, const void *a,
                          const void *b) {
   int64_t n = sub_cells(j, s);
-  int64_t k = ft_compare_cells(j->blk.out_type, j->blk.out_elem_size, a, b, n,
-                               ctx->opts.tolerance);
+  int64_t k = ft_compare_cells_exact(j->blk.out_type, j->blk.out_elem_size, a, b, n, ctx->opts.tolerance,
+                                     ctx->opts.has_exact ? &ctx->opts.exact : NULL);
   if (ctx->opts.settle_cells) return k == 0;
   return !ft_rate_wrong(k, n, ctx->opts.error_rate);
 }

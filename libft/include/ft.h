@@ -211,6 +211,11 @@ typedef struct ft_opts {
                              their cells are within xi (eps is then not used to
                              accept), so such a cell is settled by a further
                              computation and a 2-of-3 vote. 0: the source's rule. */
+  int has_exact;          /* 1: a cell where either result holds `exact` (the output's nodata)
+                             agrees only when both are bit-identical, whatever xi: no data is
+                             never "near" a value (a flipped nodata cell within xi of the
+                             nodata value would otherwise be accepted as a value) */
+  double exact;
   int max_recomputes;     /* per sub-block, 1..14; default 3 */
   int timeout_ms;         /* a worker silent this long while holding our work is given up on;
                              default FT_TIMEOUT_DEFAULT_MS */
@@ -292,6 +297,10 @@ int ft_split_rows(int64_t rows, int64_t row0[4], int64_t nrows[4]);
 /* Counts disagreeing cells between a and b (n cells) under tolerance xi. */
 int64_t ft_compare_cells(ft_type type, size_t elem_size, const void *a, const void *b,
                          int64_t n, double xi);
+/* The same, where a cell holding *exact on either side (exact NULL: none)
+ * agrees only with the same bits (ft_opts.has_exact). */
+int64_t ft_compare_cells_exact(ft_type type, size_t elem_size, const void *a, const void *b, int64_t n, double xi,
+                               const double *exact);
 /* 1 when k disagreeing cells out of n make a sub-block wrong: k/n > eps. */
 int ft_rate_wrong(int64_t k, int64_t n, double eps);
 

@@ -36,6 +36,22 @@ static int test_sigma_equal_xi_disagrees(void) {
   return 0;
 }
 
+/* the exact value (the output's nodata): within xi of it is still a
+ * disagreement, on either side and in both types; other cells keep xi */
+static int test_exact_value(void) {
+  const double nd = -9999.0;
+  float a[3] = {-9999.0f, 5.0f, -9999.0f}, b[3] = {nextafterf(-9999.0f, 0.0f), 5.05f, -9999.0f};
+  ASSERT_EQ_INT(ft_compare_cells(FT_TYPE_F32, 4, a, b, 3, 0.1), 0);
+  ASSERT_EQ_INT(ft_compare_cells_exact(FT_TYPE_F32, 4, a, b, 3, 0.1, &nd), 1);
+  ASSERT_EQ_INT(ft_compare_cells_exact(FT_TYPE_F32, 4, b, a, 3, 0.1, &nd), 1);
+  double c[2] = {-9999.0, 1.0}, d[2] = {-9999.001, 1.0};
+  ASSERT_EQ_INT(ft_compare_cells_exact(FT_TYPE_F64, 8, c, d, 2, 0.1, NULL), 0);
+  ASSERT_EQ_INT(ft_compare_cells_exact(FT_TYPE_F64, 8, c, d, 2, 0.1, &nd), 1);
+  const double nan_nd = NAN; /* NaN nodata: the NaN rule already holds */
+  ASSERT_EQ_INT(ft_compare_cells_exact(FT_TYPE_F64, 8, c, d, 2, 0.1, &nan_nd), 0);
+  return 0;
+}
+
 static int test_nan_rules_with_tolerance(void) {
   float a[3] = {NAN, 1.0f, INFINITY}, b[3] = {NAN, NAN, INFINITY};
   ASSERT_EQ_INT(ft_compare_cells(FT_TYPE_F32, 4, a, b, 3, 0.1), 1); /* only NaN vs 1.0 */
@@ -99,7 +115,7 @@ static int test_strerror_and_report_json(void) {
   return 0;
 }
 
-TR_MAIN(TR_TEST(test_bitwise_when_xi_zero), TR_TEST(test_sigma_equal_xi_disagrees),
+TR_MAIN(TR_TEST(test_bitwise_when_xi_zero), TR_TEST(test_sigma_equal_xi_disagrees), TR_TEST(test_exact_value),
         TR_TEST(test_nan_rules_with_tolerance), TR_TEST(test_rate_boundary),
         TR_TEST(test_bytes_any_size), TR_TEST(test_split_rows),
         TR_TEST(test_strerror_and_report_json))

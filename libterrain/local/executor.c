@@ -231,7 +231,7 @@ static void run_tiles(run_state *s) {
 /* libft's give_up under mpirun: a rank lost or the run cancelled. */
 static int ft_give_up(void *user) { return tr_dist_check(user, NULL) != TR_OK; }
 
-static int ft_setup(run_state *s, tr_error *err) {
+static int ft_setup(run_state *s, const tr_product *prod, tr_error *err) {
   const tr_run_opts *run = s->run;
   const tr_inject *inj = &s->job->inject;
   const size_t n = tr_kernel_count();
@@ -257,8 +257,11 @@ static int ft_setup(run_state *s, tr_error *err) {
   o.n_kernels = n;
   o.inject = inj->ft;
   o.timeout_ms = run->ft_timeout_ms > 0 ? run->ft_timeout_ms : (inj->ft.stall || inj->ft.kill) ? FT_TIMEOUT_INJECTED_MS : FT_TIMEOUT_RUN_MS;
-  /* the tools promise that no cell beyond xi comes from an unverified replica */
+  /* the tools promise that no cell beyond xi comes from an unverified replica,
+   * and that a nodata cell stays nodata exactly under a tolerance */
   o.settle_cells = 1;
+  o.has_exact = prod->has_nodata;
+  o.exact = prod->nodata;
   o.give_up = ft_give_up;
   o.give_up_user = (void *)run;
 #ifdef TERRAFORT_HAVE_MPI
@@ -307,7 +310,7 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
   tr_error e = {{0}};
   if (run->ft == TR_FT_DUAL)
     status = run->device == TR_DEVICE_GPU ? tr_fail(&e, TR_EUSAGE, "--device gpu: --ft dual runs on the CPU")
-                                          : ft_setup(s, &e);
+                                          : ft_setup(s, prod, &e);
   else status = tr_launcher_open(&s->launch, run, &job->inject, s->k, job->grid.tile, &e);
   status = tr_dist_agree(run, status, &e);
   if (!status && s->ft && ft_ctx_role(s->ft) == FT_ROLE_WORKER) {

@@ -109,7 +109,7 @@ static int test_ft_exact_schedule(void) {
 /* The source's xi/eps profile: small differences are tolerated, counted;
  * and no cell of the output is further than xi from the fault-free value
  * (a cell beyond xi is settled by a third computation), even with a flip in
- * every other sub-block result. */
+ * every other sub-block result; nodata cells stay exactly nodata. */
 static int test_ft_source_profile_counts(void) {
   char flags[512];
   snprintf(flags, sizeof flags, "--tile-size 64 --ft dual --ft-profile source --inject 'flip:p=0.5,seed=9' --ft-report '%s'",
@@ -134,6 +134,22 @@ static int test_ft_source_profile_counts(void) {
   rc_free(&b);
   fprintf(stderr, "source profile, flips p=0.5: max |diff| %.3g (xi 0.1)\n", worst);
   ASSERT(worst < 0.1);
+  /* a nodata cell stays nodata exactly: a flip within xi of -9999 is not a
+   * value (fractal_nan.tif has many nodata cells; seeds 2, 3, 4 and 6 each
+   * lost one before nodata compared exactly) */
+  ASSERT_EQ_INT(tfrun("", "slope", "fractal_nan.tif", "noff.tif", "--tile-size 64"), 0);
+  ASSERT(rc_load(opath("noff.tif"), &a) == 0);
+  for (int seed = 1; seed <= 8; seed++) {
+    snprintf(flags, sizeof flags, "--tile-size 64 --ft dual --ft-profile source --inject 'flip:p=0.5,seed=%d'", seed);
+    ASSERT_EQ_INT(tfrun("", "slope", "fractal_nan.tif", "ndual.tif", flags), 0);
+    ASSERT(rc_load(opath("ndual.tif"), &b) == 0);
+    long lost = 0;
+    for (long c = 0; c < (long)a.rows * a.cols; c++) lost += (a.v[c] == -9999.0) != (b.v[c] == -9999.0);
+    rc_free(&b);
+    if (lost) fprintf(stderr, "seed %d: %ld cells changed between nodata and a value\n", seed, lost);
+    ASSERT_EQ_INT(lost, 0);
+  }
+  rc_free(&a);
   return 0;
 }
 
