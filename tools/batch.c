@@ -216,18 +216,23 @@ int tf_batch_main(int argc, char **argv) {
 
   tf_jobs jobs = {0};
   char summary[PATH_MAX + 32], done_list[PATH_MAX + 40];
+  const char *dflt = a.file ? a.file : "terrafort-batch";
+  if (a.summary) snprintf(summary, sizeof summary, "%s", a.summary);
+  else snprintf(summary, sizeof summary, "%s.summary.json", dflt);
+  /* beside the summary, or where it would be when it goes to stdout */
+  if (strcmp(summary, "-")) snprintf(done_list, sizeof done_list, "%s.done", summary);
+  else snprintf(done_list, sizeof done_list, "%s.summary.json.done", dflt);
+  /* the batch's own files: no job may write one (every rank's jobs) */
+  static char keep[3 * PATH_MAX + 200];
+  snprintf(keep, sizeof keep, "%s=the batch's jobs file\t%s\nthe batch's summary\t%s\nthe batch's done list\t%s",
+           TR_KEEP_ENV, a.file ? a.file : "", strcmp(summary, "-") ? summary : "", done_list);
+  a.run.keep_env = keep;
   int startup = 0;
   if (tr_rank() == 0) {
     char err[1024] = "";
     startup = a.file ? tf_jobs_read(&jobs, a.file, err, sizeof err)
                      : tf_jobs_from_dir(&jobs, a.dir, a.glob, a.cmd, err, sizeof err);
     if (!startup) startup = tf_jobs_check(&jobs, err, sizeof err);
-    const char *dflt = a.file ? a.file : "terrafort-batch";
-    if (a.summary) snprintf(summary, sizeof summary, "%s", a.summary);
-    else snprintf(summary, sizeof summary, "%s.summary.json", dflt);
-    /* beside the summary, or where it would be when it goes to stdout */
-    if (strcmp(summary, "-")) snprintf(done_list, sizeof done_list, "%s.done", summary);
-    else snprintf(done_list, sizeof done_list, "%s.summary.json.done", dflt);
     a.run.done_list = done_list;
     tf_done *done = startup || a.force ? NULL : tf_done_load(done_list);
     if (!startup && !a.force && !done) startup = TR_EXIT_NOMEM, snprintf(err, sizeof err, "out of memory");

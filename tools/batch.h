@@ -116,6 +116,7 @@ typedef struct {
   int quiet;
   double kill_after_s; /* children still running this long after a forwarded signal get SIGKILL */
   const char *done_list; /* rank 0: the done list to append to (batch_done.c) */
+  const char *keep_env;  /* TR_KEEP_ENV=... for every job: the batch's own files (every rank) */
 } tf_batch_opts;
 
 /* batch_child.c: one rank's running jobs. */

@@ -18,7 +18,9 @@
  * names /proc/self/fd/OUTPUTS_FD, so a rank killed with its jobs running
  * leaves nothing in TMPDIR. And
  * TF_BATCH_PARENT_ENV: the job cancels itself should this process die
- * (process.c). A signal for the jobs goes to each one's process group.
+ * (process.c). And TR_KEEP_ENV: the batch's jobs file, summary and done
+ * list, which a job refuses to write as it refuses its input. A signal for
+ * the jobs goes to each one's process group.
  */
 #include "batch.h"
 
@@ -57,7 +59,7 @@ void tf_nap(void) {
  * the two set per child (below) are not inherited. */
 static int launcher_var(const char *e) {
   static const char *const prefixes[] = {"OMPI_", "PMIX_", "PMI_", "MPI_LOCALNRANKS=", "MPI_LOCALRANKID=",
-                                         TR_OUTPUTS_ENV "=", TF_BATCH_PARENT_ENV "="};
+                                         TR_OUTPUTS_ENV "=", TF_BATCH_PARENT_ENV "=", TR_KEEP_ENV "="};
   for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++)
     if (!strncmp(e, prefixes[k], strlen(prefixes[k]))) return 1;
   return 0;
@@ -71,12 +73,14 @@ int tf_runner_init(tf_runner *r, const tf_batch_opts *o) {
   r->exe[n] = 0;
   size_t ne = 0;
   while (environ[ne]) ne++;
-  r->envp = calloc(ne + 3, sizeof *r->envp);
+  r->envp = calloc(ne + 4, sizeof *r->envp);
   r->kids = calloc((size_t)o->jobs_per_rank, sizeof *r->kids);
   if (!r->envp || !r->kids) return -1;
   size_t k = 0;
   for (size_t i = 0; i < ne; i++)
     if (!launcher_var(environ[i])) r->envp[k++] = environ[i];
+  /* the batch's own files, which no job may write (terrain.h) */
+  if (o->keep_env) r->envp[k++] = (char *)o->keep_env;
   /* the two slots of each child's own variables */
   snprintf(r->env_parent, sizeof r->env_parent, "%s=%ld", TF_BATCH_PARENT_ENV, (long)getpid());
   r->envp[k] = r->env_parent;

@@ -37,6 +37,13 @@ extern "C" {
  * every final file it writes, one per line (terrafort(1), ENVIRONMENT). */
 #define TR_OUTPUTS_ENV "TERRAFORT_OUTPUTS_FILE"
 
+/* When set, files no output of a run may be, one per line as
+ * "ROLE<TAB>PATH" (a caller's own files: terrafort batch gives its jobs its
+ * jobs file, summary and done list). An output that is one of them, by any
+ * spelling and whether or not it exists yet, is refused as an input would be:
+ * "cannot write output 'x': it is the batch's summary ('...')". */
+#define TR_KEEP_ENV "TERRAFORT_KEEP_FILES"
+
 /* Status codes. tr_exit_code() maps them to the documented exit codes. */
 typedef enum {
   TR_OK = 0,

@@ -508,11 +508,48 @@ static int refuse_one(const char *path, const char *what, const tr_input *in, co
   return TR_OK;
 }
 
+/* Whether a and b name one place: the same file, or (either not there yet)
+ * the same name in the same folder, the folders resolved. */
+static int same_place(const char *a, const char *b) {
+  if (tr_path_same_file(a, b)) return 1;
+  const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+  if (strcmp(sa ? sa + 1 : a, sb ? sb + 1 : b)) return 0;
+  char fa[PATH_MAX], fb[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+  folder_of(a, fa, sizeof fa);
+  folder_of(b, fb, sizeof fb);
+  return realpath(fa, ra) && realpath(fb, rb) && !strcmp(ra, rb);
+}
+
+/* The caller's files (TR_KEEP_ENV): output `path` must be none of them. */
+static int refuse_kept(const char *path, const char *what, tr_error *err) {
+  const char *env = getenv(TR_KEEP_ENV);
+  if (!env || !*env) return TR_OK;
+  int st = TR_OK;
+  for (const char *line = env; *line && !st;) {
+    const char *end = strchr(line, '\n'), *tab = strchr(line, '\t');
+    const size_t len = end ? (size_t)(end - line) : strlen(line);
+    if (tab && tab < line + len) {
+      char role[256], kept[PATH_MAX];
+      snprintf(role, sizeof role, "%.*s", (int)(tab - line), line);
+      const size_t plen = len - (size_t)(tab + 1 - line);
+      if (plen < sizeof kept) {
+        memcpy(kept, tab + 1, plen);
+        kept[plen] = 0;
+        if (same_place(path, kept))
+          st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is %s ('%s')", what, path, role, kept);
+      }
+    }
+    line += len + (end != NULL);
+  }
+  return st;
+}
+
 int tr_output_refuse(const char *path, const char *what, const tr_input *in, tr_error *err) {
   if (!path) return TR_OK;
   tr_file_ids ids;
   int st = input_files(in, &ids, err);
   if (!st) st = refuse_one(path, what, in, &ids, err);
+  if (!st) st = refuse_kept(path, what, err);
   tr_file_ids_free(&ids);
   return st;
 }
@@ -525,6 +562,7 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
     const char *p = outs[i].path, *what = outs[i].what;
     if (!p) continue;
     st = refuse_one(p, what, in, &ids, err);
+    if (!st) st = refuse_kept(p, what, err);
     for (int r = 0; r < nreads && !st; r++)
       if (reads[r].path && tr_path_same_file(p, reads[r].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is %s ('%s')", what, p, reads[r].what, reads[r].path);

@@ -8,7 +8,7 @@
  * (exit 8, no temporary left); a rank killed mid-batch (exit 10 naming it,
  * and none of its jobs writing afterwards); each job's outputs as the job
  * reported them - flowgraph's four products and a shapefile's side files -
- * resuming from them.
+ * resuming from them; no job may write the batch's own files.
  *
  * The summary is read with Python's json module (a real parser: the file
  * must be valid JSON), which prints the facts this test asserts.
@@ -548,6 +548,54 @@ static int test_reported_outputs(void) {
   return 0;
 }
 
+/* A job may not write the batch's own files: its jobs file (an output onto
+ * it), its summary (flowgraph's --network; not there yet while the jobs run,
+ * named another way) and its done list (a --stats-json): each such job
+ * fails with a line naming the file, the jobs file
+ * keeps its bytes, the summary is valid JSON and records every job; the other
+ * jobs are done. The same under mpirun -n 3, where the jobs run on ranks 1
+ * and 2 too. */
+static int test_batch_own_files(void) {
+  for (int mpi = 0; mpi < 2; mpi++) {
+    if (mpi && !mpirun[0]) {
+      printf("skip: no mpirun\n");
+      break;
+    }
+    char d[P], jobs[P], sum[P], err[P], c[4 * P], copy[P];
+    FILE *f = case_dir(mpi ? "own_files_mpi" : "own_files", d, jobs, sum, err);
+    fprintf(f, "slope '%s/cone.tif' '%s'\n", dir, jobs);
+    fprintf(f, "flowgraph '%s/cone.tif' --acc '%s/acc.tif' --streams '%s/s.tif' --threshold 20 --network "
+               "'%s/./jobs.txt.summary.json'\n",
+            dir, d, d, d);
+    fprintf(f, "aspect '%s/cone.tif' '%s/a.tif' --stats-json '%s.done'\n", dir, d, sum);
+    fprintf(f, "slope '%s/cone.tif' '%s/ok1.tif'\n", dir, d);
+    fprintf(f, "tpi '%s/cone.tif' '%s/ok2.tif'\n", dir, d);
+    fclose(f);
+    fmt(copy, sizeof copy, "%s.orig", jobs);
+    fmt(c, sizeof c, "cp '%s' '%s'", jobs, copy);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    fmt(c, sizeof c, "%s%s '%s' batch -q '%s'", mpi ? mpirun : "", mpi ? " -n 3" : "", tf, jobs);
+    ASSERT_EQ_INT(rc_run(c, err), 11); /* some jobs failed */
+    ASSERT(rc_same_file(jobs, copy));
+    summary s;
+    ASSERT_EQ_INT(read_summary(sum, &s), 0);
+    ASSERT_EQ_INT(s.total, 5);
+    ASSERT_EQ_INT(s.failed, 3);
+    ASSERT_EQ_INT(s.done, 2);
+    static const char *const says[] = {"batch's_jobs", "batch's_summary", "batch's_done"};
+    for (int i = 0; i < 3; i++) {
+      ASSERT_EQ_INT(s.state[i], 'f');
+      if (!strstr(s.error[i], says[i])) {
+        fprintf(stderr, "job %d: %s\n", i, s.error[i]);
+        return 1;
+      }
+    }
+    ASSERT_EQ_INT(s.state[3], 'd');
+    ASSERT_EQ_INT(s.state[4], 'd');
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: %s TESTDATA_DIR TERRAFORT SOURCE_TESTDATA [test]\n", argv[0]);
@@ -570,6 +618,7 @@ int main(int argc, char **argv) {
 #endif
   static const tr_test_case cases[] = {TR_TEST(test_bad_input),   TR_TEST(test_dir_template), TR_TEST(test_single_process),
                                        TR_TEST(test_mpi_dynamic_resume), TR_TEST(test_signal), TR_TEST(test_rank_lost),
-                                       TR_TEST(test_progress_and_no_outputs), TR_TEST(test_reported_outputs)};
+                                       TR_TEST(test_progress_and_no_outputs), TR_TEST(test_reported_outputs),
+                                       TR_TEST(test_batch_own_files)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
