@@ -101,11 +101,91 @@ int tf_process_init(char **argv) {
   return 0;
 }
 
+#ifdef TERRAFORT_HAVE_MPI
+/* Start-up. MPI_Init waits for every rank of the job to start (the launcher's
+ * fence) without a bound, and the liveness monitor cannot run before it: a
+ * rank stopped or killed while the job starts would hold the others until
+ * it is continued. A watchdog thread bounds it by the rank timeout
+ * (--rank-timeout when given on the command line, else the default): past
+ * it the rank says so and exits 10, as for a rank lost later. */
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t init_cv;
+static int init_done;
+static double init_ms;
+
+/* This rank's number before MPI_Init, from the launcher's environment. */
+static const char *env_rank(void) {
+  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  if (!r) r = getenv("PMIX_RANK");
+  if (!r) r = getenv("PMI_RANK");
+  return r ? r : "?";
+}
+
+static void *init_watchdog(void *arg) {
+  (void)arg;
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  const double s = (double)until.tv_sec + until.tv_nsec * 1e-9 + init_ms / 1000.0;
+  until.tv_sec = (time_t)s;
+  until.tv_nsec = (long)((s - (double)until.tv_sec) * 1e9);
+  pthread_mutex_lock(&init_mu);
+  int rc = 0;
+  while (!init_done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&init_cv, &init_mu, &until);
+  const int done = init_done;
+  pthread_mutex_unlock(&init_mu);
+  if (!done) {
+    fprintf(stderr,
+            "terrafort: rank %s: the job's start-up did not finish within %.0f ms: a rank stopped or died while "
+            "starting\n",
+            env_rank(), init_ms);
+    fflush(NULL);
+    _exit(TR_EXIT_RANK);
+  }
+  return NULL;
+}
+
+/* The rank timeout the command line asks for (--rank-timeout MS), else the default. */
+static double startup_timeout_ms(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--rank-timeout")) {
+      char *end;
+      const double v = strtod(argv[i + 1], &end);
+      if (*end == 0 && v >= 100 && v <= 86400000) return v;
+    }
+  return (double)COLL_LIVE_DEFAULT_TIMEOUT_MS;
+}
+
+/* The injector's stop-start:rank=R (TERRAFORT_INJECT only: read before the
+ * options): rank R stops itself (SIGSTOP) before MPI_Init, as a rank
+ * stopped while the job starts. */
+static void inject_stop_start(void) {
+  const char *spec = getenv("TERRAFORT_INJECT"), *k = spec ? strstr(spec, "stop-start:") : NULL;
+  const char *r = k ? strstr(k, "rank=") : NULL, *end = k ? strchr(k, ';') : NULL;
+  if (!r || (end && r > end)) return;
+  if (atol(r + 5) == atol(env_rank()) && strcmp(env_rank(), "?")) raise(SIGSTOP);
+}
+#endif
+
 static int mpi_start(int *argc, char ***argv) {
 #ifdef TERRAFORT_HAVE_MPI
   if (!launched_by_mpirun()) return 0;
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+  init_ms = startup_timeout_ms(*argc, *argv);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&init_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_t wd;
+  const int have_wd = pthread_create(&wd, NULL, init_watchdog, NULL) == 0;
+  inject_stop_start();
+  const int irc = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  pthread_mutex_lock(&init_mu);
+  init_done = 1;
+  pthread_cond_signal(&init_cv);
+  pthread_mutex_unlock(&init_mu);
+  if (have_wd) pthread_join(wd, NULL);
+  if (irc != MPI_SUCCESS) {
     fprintf(stderr, "terrafort: MPI_Init_thread failed\n");
     return -1;
   }

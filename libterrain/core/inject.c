@@ -162,6 +162,9 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         li->at[li->n].bit = (int)bit;
         li->at[li->n++].silent = (int)silent;
       }
+    } else if (!strcmp(kind, "stop-start")) {
+      /* acted on by the program before MPI starts (tools/process.c) */
+      if (rank < 0) st = tr_fail(err, TR_EUSAGE, "inject: stop-start needs rank=R");
     } else if (!strcmp(kind, "gpu-trap")) {
       tr_launch_inject *li = &out->launch;
       if (tile < -1) st = tr_fail(err, TR_EUSAGE, "inject: gpu-trap needs tile=T");
@@ -171,7 +174,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "spill-fail, flip-launch, gpu-trap, touch)",
+                   "spill-fail, flip-launch, gpu-trap, touch, stop-start)",
                    kind);
     }
   }

@@ -26,6 +26,8 @@
  *                                     random bit of a random byte (31: a Float32's sign)
  *   gpu-trap:tile=T                   a GPU launch of tile T (-1: every tile) runs a kernel that traps
  *                                     first, as a faulty device fails (tests on a GPU machine)
+ *   stop-start:rank=R                 under mpirun, rank R stops itself (SIGSTOP) before MPI starts
+ *                                     (TERRAFORT_INJECT only; read by the program, tools/process.c)
  *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
  *                                     output with the same bytes (an outside write: older entries
  *                                     become invalid, so a repair needs the checkpoint)

@@ -12,7 +12,8 @@
  * temporary output exists (the job is past start-up on every rank) the
  * test sends the signal. Deadlines are short (--rank-timeout 2000) so the
  * suite stays fast; the bound asserted is that timeout + 2 s + 2 s for
- * mpirun to tear the job down on a loaded machine.
+ * mpirun to tear the job down on a loaded machine. A rank stopped while the
+ * job starts (inside MPI_Init) is stopped by the injector itself.
  *
  * A rank killed outright is first Open MPI's business: by default mpirun
  * notices the death, names the rank and sends the others SIGCONT, SIGTERM
@@ -193,6 +194,37 @@ static int test_killed_recovery(void) {
   return bounded(&L) || survivors_named(&L, 1) || no_output(1);
 }
 
+/* A rank stopped while the job starts (inside MPI_Init, before any monitor
+ * runs: the injector's stop-start makes rank 2 stop itself there): the
+ * others give up after the rank timeout with exit 10 and a line saying why,
+ * and write nothing. Before the start-up watchdog they waited until the
+ * rank was continued. */
+static int test_stopped_at_start(void) {
+  reset(outdir);
+  char c[4096];
+  snprintf(c, sizeof c,
+           "cd '%s' && TERRAFORT_INJECT='stop-start:rank=2' exec mpirun --allow-run-as-root --oversubscribe -n 3 '%s' "
+           "slope -q --stats --threads 1 '%s/demo.tif' o.tif --rank-timeout %d",
+           outdir, tf, dir, timeout_ms);
+  char *argv[] = {"/bin/sh", "-c", c, NULL};
+  const double t0 = pc_now();
+  pid_t mp = pc_spawn(argv, errfile, 0);
+  ASSERT(mp > 0);
+  pc_result r;
+  ASSERT_EQ_INT(pc_wait(mp, 60, &r), 0);
+  const double took = pc_now() - t0;
+  const char *err = rc_slurp(errfile);
+  printf("  stopped at start: mpirun ended after %.2f s, status %d\n", took, r.code);
+  ASSERT(!r.timed_out);
+  if (r.code != 10 || !strstr(err, "start-up did not finish within 2000 ms")) {
+    fprintf(stderr, "mpirun's stderr:\n%s\n", err);
+    return 1;
+  }
+  /* the timeout, and start-up and tear-down on a loaded machine */
+  ASSERT(took < timeout_ms / 1000.0 + 10.0);
+  return no_output(2);
+}
+
 /* per_rank[r].wall_ms from a --stats-json report, -1 when absent. */
 static double wall_ms(const char *json, int r) {
   const char *p = strstr(json, "\"per_rank\":[");
@@ -280,7 +312,8 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {
       TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats), TR_TEST(test_slope_stopped),
       TR_TEST(test_fill_stopped),        TR_TEST(test_busy_survivor),   TR_TEST(test_stats_stopped),
-      TR_TEST(test_ft_dual_stopped),     TR_TEST(test_killed_default),  TR_TEST(test_killed_recovery)};
+      TR_TEST(test_ft_dual_stopped),     TR_TEST(test_killed_default),  TR_TEST(test_killed_recovery),
+      TR_TEST(test_stopped_at_start)};
 #ifndef TERRAFORT_HAVE_MPI
   /* built without MPI: terrafort runs each rank alone, nothing here applies */
   (void)cases;
