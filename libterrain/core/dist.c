@@ -197,15 +197,18 @@ int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   return m.status;
 }
 
-void tr_dist_bcast(void *buf, int bytes) {
-  if (tr_dist_size() > 1) MPI_Bcast(buf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err) {
+  if (tr_dist_size() <= 1) return TR_OK;
+  MPI_Request q;
+  MPI_Ibcast(buf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+  return tr_dist_wait(run, 1, &q, err);
 }
 
 #else
 
-void tr_dist_bcast(void *buf, int bytes) {
-  (void)buf;
-  (void)bytes;
+int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err) {
+  (void)run, (void)buf, (void)bytes, (void)err;
+  return TR_OK;
 }
 
 int tr_rank(void) { return 0; }

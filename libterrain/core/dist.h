@@ -40,7 +40,8 @@ int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err);
  * rank holds rank 0 alone. Every rank must call it at the same point. */
 int tr_dist_report(const tr_run_opts *run, int status, tr_error *err);
 
-/* Rank 0's `bytes` bytes at buf, copied to every rank. */
-void tr_dist_bcast(void *buf, int bytes);
+/* Rank 0's `bytes` bytes at buf, copied to every rank; the wait bounded as
+ * tr_dist_wait's (a rank lost: TR_ELOST's line, as every wait). */
+int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err);
 
 #endif

@@ -112,7 +112,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
         if (s && strlen(s) < sizeof name) strcpy(name, s);
         free(s);
       }
-      tr_dist_bcast(name, (int)sizeof name);
+      if ((st = tr_dist_bcast(run, name, (int)sizeof name, err))) return st;
       if (!name[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
       scratch = strdup(name);
       if (!scratch) return tr_fail(err, TR_ENOMEM, "out of memory");

@@ -271,15 +271,17 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
 }
 
 /* One scratch name for every rank, rank 0's (tr_output_scratch_name):
- * beside `path`, tagged `tag`; "" when out of memory. */
-static void scratch_name(char name[TR_PATH_MAX], const char *path, const char *tag) {
+ * beside `path`, tagged `tag`; "" when out of memory. A rank lost meanwhile:
+ * its status (err says). */
+static int scratch_name(const tr_run_opts *run, char name[TR_PATH_MAX], const char *path, const char *tag,
+                        tr_error *err) {
   name[0] = 0;
   if (tr_rank() == 0) {
     char *s = tr_output_scratch_name(path, tag);
     if (s && strlen(s) < TR_PATH_MAX) strcpy(name, s);
     free(s);
   }
-  tr_dist_bcast(name, TR_PATH_MAX);
+  return tr_dist_bcast(run, name, TR_PATH_MAX, err);
 }
 
 /* The run options of a scratch raster: the program's own, so no user
@@ -337,7 +339,7 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   const int reuse = o->streams && gtiff && !o->run.creation_options;
   char tmp[TR_PATH_MAX] = "";
   if (!reuse) {
-    scratch_name(tmp, o->order, "streams");
+    if ((st = scratch_name(&o->run, tmp, o->order, "streams", err))) return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
     const tr_run_opts r = scratch_run(&o->run);
     st = run_up(o, &r, dir, TR_UP_STREAMS, 0, tmp, ws, err);
@@ -394,8 +396,8 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
   char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "";
   const int need_fel = o->network && !o->filled_in && !o->filled;
-  if (!o->dir_out) scratch_name(dir_tmp, first, "dir");
-  if (need_fel) scratch_name(fel_tmp, first, "fel");
+  if (!o->dir_out && (st = scratch_name(&o->run, dir_tmp, first, "dir", err))) return st;
+  if (need_fel && (st = scratch_name(&o->run, fel_tmp, first, "fel", err))) return st;
   if ((!o->dir_out && !dir_tmp[0]) || (need_fel && !fel_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
   tr_flowdir_opts fo;
   tr_flowdir_opts_init(&fo);
@@ -436,7 +438,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   char tmp[TR_PATH_MAX] = "";
   const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
   if (need_acc && !acc) {
-    scratch_name(tmp, o->network ? o->network : o->basins, "acc");
+    if ((st = scratch_name(&o->run, tmp, o->network ? o->network : o->basins, "acc", err))) return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
     const tr_run_opts r = scratch_run(&o->run);
     st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, &ws, err);
