@@ -31,7 +31,9 @@
  *   (and NaN cells when that entry is a NaN nodata); every other cell is
  *   0,0,0(,0). Later GDAL fixed this; a drop-in for 3.6 keeps it.
  * - nodata cells get the colour of their value like any cell: the "nv"
- *   entry's when there is one. The output declares no nodata.
+ *   entry's when there is one. The output declares no nodata. Non-finite
+ *   cells of a DEM that declares nodata are nodata cells (gdaldem colours
+ *   them as values; see cr_prepare).
  *
  * Speed: gdaldem searches the table for every cell. Here the value range is
  * cut into CR_BINS bins and a bin whose every possible Float32 value gets
@@ -609,14 +611,16 @@ static int cr_prepare(const tr_input *in, const void *opts, void *params, tr_pro
     p->mode = s->mode;
     p->bands = s->alpha ? 4 : 3;
     p->nan_first = isnan(ps->e[0].val);
-    /* The reader hands every non-finite Float cell over as NaN. gdaldem sees
-     * a Float64 nodata beyond Float32's range (-1e300, -DBL_MAX) as -Inf:
-     * then NaN cells are those nodata cells and get -Inf's colour. Otherwise
-     * they get NaN's; a +-Inf cell is thus coloured as NaN, where gdaldem
-     * gives -Inf the lowest entry's colour and +Inf the highest's. */
+    /* The reader hands every non-finite Float cell over as NaN, and a
+     * non-finite cell is nodata here as in every product: where the DEM
+     * declares nodata, NaN and +-Inf cells get the nodata cells' colour (the
+     * "nv" entry's when there is one). gdaldem colours them as values: NaN
+     * past the last entry, -Inf as the lowest, +Inf as the highest. (A
+     * Float64 nodata beyond Float32's range, -1e300 or -DBL_MAX, is -Inf as
+     * Float32, as gdaldem sees it.) Without a declared nodata a non-finite
+     * cell gets gdaldem's NaN colour. */
     p->nan_as = NAN;
-    if (in->has_nodata && (in->type == GDT_Float32 || in->type == GDT_Float64) && isinf((float)in->nodata))
-      p->nan_as = (float)in->nodata;
+    if (in->has_nodata) p->nan_as = (float)in->nodata;
     for (int i = 0; i < ps->n; i++) {
       p->val[i] = ps->e[i].val;
       memcpy(p->rgba[i], ps->e[i].rgba, sizeof p->rgba[i]);

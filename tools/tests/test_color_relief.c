@@ -200,9 +200,13 @@ static int test_other_dems(void) {
   return 0;
 }
 
-/* Non-finite cells: terrafort reads every one as NaN (they are nodata in
- * every product), so +-Inf cells get NaN's colour where gdaldem gives -Inf
- * the lowest entry's and +Inf the highest's; every other cell matches. */
+/* Non-finite cells: terrafort reads every one as NaN, nodata in every
+ * product: where the DEM declares nodata, NaN and +-Inf cells get exactly
+ * the colour gdaldem gives its nodata cells (gdaldem itself colours them as
+ * values: NaN past the last entry, white here); without a declared nodata
+ * they get gdaldem's NaN colour (where gdaldem gives -Inf the lowest
+ * entry's and +Inf the highest's). Every other cell matches gdaldem. An
+ * "nv" entry is checked too: its colour on every non-finite cell. */
 static int test_nonfinite_cells(void) {
   const char *dems[] = {"nonfinite.tif", "nonfinite_nond.tif"};
   for (int d = 0; d < 2; d++) {
@@ -213,20 +217,32 @@ static int test_nonfinite_cells(void) {
     GDALDatasetH ds = GDALOpen(DEM(dems[d]), GA_ReadOnly);
     ASSERT(ds);
     const int rows = GDALGetRasterYSize(ds), cols = GDALGetRasterXSize(ds);
+    int has_nd = 0;
+    const double nd = GDALGetRasterNoDataValue(GDALGetRasterBand(ds, 1), &has_nd);
     float *z = malloc(sizeof *z * (size_t)rows * (size_t)cols);
     unsigned char *nonfinite = calloc((size_t)rows * (size_t)cols, 1);
     int ok =
         z && nonfinite &&
         GDALRasterIO(GDALGetRasterBand(ds, 1), GF_Read, 0, 0, cols, rows, z, cols, rows, GDT_Float32, 0, 0) == CE_None;
     GDALClose(ds);
-    long nan_at = -1, n_nonfinite = 0;
+    /* ref: the cell whose gdaldem colour every non-finite cell must have (a
+     * nodata cell, or without nodata a NaN one) */
+    long nan_at = -1, nd_at = -1, n_nonfinite = 0;
     for (long i = 0; ok && i < (long)rows * cols; i++) {
       if (isnan(z[i]) && nan_at < 0) nan_at = i;
-      if (isinf(z[i])) nonfinite[i] = 1, n_nonfinite++;
+      if (has_nd && z[i] == (float)nd && nd_at < 0) nd_at = i;
+      if (isinf(z[i]) || (has_nd && isnan(z[i]))) nonfinite[i] = 1, n_nonfinite++;
     }
     free(z);
-    for (size_t r = 0; ok && r < 2 && nan_at >= 0 && n_nonfinite > 0; r++) {
-      const char *ramp = RAMP(r ? "ramp_basic.txt" : "ramp_percent.txt");
+    const long ref = has_nd ? nd_at : nan_at;
+    /* a table with an "nv" entry beside the two of testdata */
+    char nv_ramp[700];
+    snprintf(nv_ramp, sizeof nv_ramp, "%s", OUT("ramp_nv.txt"));
+    FILE *rf = fopen(nv_ramp, "w");
+    ok = ok && rf && fprintf(rf, "nv 10 20 30 40\n500 0 0 255\n2000 255 0 0\n") > 0;
+    if (rf) fclose(rf);
+    for (size_t r = 0; ok && r < 3 && ref >= 0 && n_nonfinite > 0; r++) {
+      const char *ramp = r == 2 ? nv_ramp : RAMP(r ? "ramp_basic.txt" : "ramp_percent.txt");
       char c[4096];
       snprintf(c, sizeof c, "gdaldem color-relief '%s' '%s' '%s' -alpha -q", DEM(dems[d]), ramp, OUT("g.tif"));
       ok = rc_run(c, "/dev/null") == 0;
@@ -236,12 +252,15 @@ static int test_nonfinite_cells(void) {
       ok = ok && !img_load(OUT("g.tif"), &a) && !img_load(OUT("t.tif"), &b) && !img_compare(&a, &b, c, nonfinite);
       const size_t plane = (size_t)rows * (size_t)cols;
       for (size_t i = 0; ok && i < plane; i++)
-        for (int k = 0; nonfinite[i] && k < 4; k++) ok = b.v[k * plane + i] == a.v[k * plane + (size_t)nan_at];
+        for (int k = 0; nonfinite[i] && k < 4; k++) ok = b.v[k * plane + i] == a.v[k * plane + (size_t)ref];
+      /* the nv entry's colour where there is one and the DEM declares nodata */
+      for (size_t i = 0; ok && r == 2 && has_nd && i < plane; i++)
+        if (nonfinite[i]) ok = b.v[i] == 10 && b.v[plane + i] == 20 && b.v[2 * plane + i] == 30 && b.v[3 * plane + i] == 40;
       img_free(&a);
       img_free(&b);
     }
     free(nonfinite);
-    ASSERT(ok && nan_at >= 0 && n_nonfinite > 0);
+    ASSERT(ok && ref >= 0 && n_nonfinite > 0);
   }
   return 0;
 }
