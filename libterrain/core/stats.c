@@ -43,8 +43,34 @@ void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, i
     ts[b].sumsq = s.sumsq;
     ts[b].min = s.min;
     ts[b].max = s.max;
+    ts[b].exp = 0;
+    const double m = fmax(fabs(s.min), fabs(s.max));
+    if (s.count > 0 && isfinite(m) && m > 0x1p500) {
+      /* the sums again over the valid values scaled into (-1, 1) */
+      int e;
+      frexp(m, &e);
+      coll_stats z;
+      coll_stats_init(&z, 0, 0, 0);
+      double buf[1024];
+      for (int64_t i = 0; i < n; i += 1024) {
+        const int64_t k = n - i < 1024 ? n - i : 1024;
+        GDALCopyWords64((const unsigned char *)cells + (size_t)(i * bands + b) * (size_t)es, type, es * bands, buf,
+                        GDT_Float64, sizeof(double), k);
+        int64_t nv = 0;
+        for (int64_t j = 0; j < k; j++)
+          if (!isnan(buf[j]) && !(has_nodata && buf[j] == nodata)) buf[nv++] = ldexp(buf[j], -e);
+        coll_stats_add(&z, buf, (size_t)nv, 0, 0.0);
+      }
+      ts[b].sum = z.sum;
+      ts[b].sumsq = z.sumsq;
+      ts[b].exp = e;
+    }
   }
 }
+
+/* A band's mean and standard deviation from sums scaled by 2^-exp. */
+static double band_mean(const coll_stats *t, int e) { return ldexp(coll_stats_mean(t), e); }
+static double band_stddev(const coll_stats *t, int e) { return ldexp(coll_stats_stddev(t), e); }
 
 /* A libcoll failure as a status: a lost rank is TR_ERANK (named), a
  * cancel TR_EINTERRUPTED, anything else TR_ECOLL. */
@@ -87,27 +113,27 @@ static void json_num(FILE *f, const char *key, double v) {
   else fprintf(f, "\"%s\":null", key);
 }
 
-static void stats_fields(FILE *f, const coll_stats *t) {
+static void stats_fields(FILE *f, const coll_stats *t, int e) {
   fprintf(f, "\"valid_count\":%lld,", (long long)t->count);
   json_num(f, "min", t->count ? t->min : 0.0);
   fputc(',', f);
   json_num(f, "max", t->count ? t->max : 0.0);
   fputc(',', f);
-  json_num(f, "mean", t->count ? coll_stats_mean(t) : 0.0);
+  json_num(f, "mean", t->count ? band_mean(t, e) : 0.0);
   fputc(',', f);
-  json_num(f, "stddev", t->count ? coll_stats_stddev(t) : 0.0);
+  json_num(f, "stddev", t->count ? band_stddev(t, e) : 0.0);
 }
 
-static void write_json(FILE *f, const coll_stats *t, int bands, int64_t cells, const coll_ta_report *rep,
+static void write_json(FILE *f, const coll_stats *t, const int *e, int bands, int64_t cells, const coll_ta_report *rep,
                        const rank_timing *per, int nranks) {
   fprintf(f, "{");
-  stats_fields(f, &t[0]);
+  stats_fields(f, &t[0], e[0]);
   fprintf(f, ",\"cells\":%lld,", (long long)cells);
   if (bands > 1) {
     fprintf(f, "\"bands\":[");
     for (int b = 0; b < bands; b++) {
       fprintf(f, "%s{\"band\":%d,", b ? "," : "", b + 1);
-      stats_fields(f, &t[b]);
+      stats_fields(f, &t[b], e[b]);
       fprintf(f, "}");
     }
     fprintf(f, "],");
@@ -141,7 +167,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   int rc = own ? coll_ctx_create_world(&ctx, &co) : coll_ctx_set_opts(ctx, &co);
   if (rc) return coll_status(run, rc, NULL, err);
 
-  const size_t len = (size_t)n * (size_t)bands * 5;
+  const size_t len = (size_t)n * (size_t)bands * 6;
   double *sum = malloc(len * sizeof(double));
   if (!sum) {
     ctx_done(ctx, own);
@@ -170,9 +196,13 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
     ctx_done(ctx, own);
     return st;
   }
-  /* Merge the exact per-tile partials in tile order, band by band. */
+  /* Merge the exact per-tile partials in tile order, band by band, their
+   * sums brought to the band's largest scale first (stats.h). */
   coll_stats *total = calloc((size_t)bands, sizeof *total);
-  if (!total) {
+  int *texp = calloc((size_t)bands, sizeof *texp);
+  if (!total || !texp) {
+    free(total);
+    free(texp);
     free(sum);
     ctx_done(ctx, own);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
@@ -180,13 +210,18 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   for (int b = 0; b < bands; b++) {
     coll_stats_init(&total[b], 0, 0, 0);
     for (int64_t i = 0; ds && i < n; i++) {
-      const double *p = sum + 5 * (i * bands + b);
+      const double *p = sum + 6 * (i * bands + b);
+      if (p[0] != 0 && (int)p[5] > texp[b]) texp[b] = (int)p[5];
+    }
+    for (int64_t i = 0; ds && i < n; i++) {
+      const double *p = sum + 6 * (i * bands + b);
       if (p[0] == 0) continue;
       coll_stats t;
       coll_stats_init(&t, 0, 0, 0);
+      const int d = (int)p[5] - texp[b];
       t.count = (int64_t)p[0];
-      t.sum = p[1];
-      t.sumsq = p[2];
+      t.sum = ldexp(p[1], d);
+      t.sumsq = ldexp(p[2], 2 * d);
       t.min = p[3];
       t.max = p[4];
       coll_stats_merge(&total[b], &t);
@@ -198,6 +233,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   rank_timing *per = calloc((size_t)nranks, sizeof *per);
   if (!per) {
     free(total);
+    free(texp);
     ctx_done(ctx, own);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
   }
@@ -217,8 +253,8 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
     for (int b = 0; run->stats && b < bands; b++) {
       if (total[b].count == 0) continue;
       GDALRasterBandH band = GDALGetRasterBand(ds, b + 1);
-      GDALSetRasterStatistics(band, total[b].min, total[b].max, coll_stats_mean(&total[b]),
-                              coll_stats_stddev(&total[b]));
+      GDALSetRasterStatistics(band, total[b].min, total[b].max, band_mean(&total[b], texp[b]),
+                              band_stddev(&total[b], texp[b]));
       char pct[64];
       snprintf(pct, sizeof pct, "%.17g", 100.0 * (double)total[b].count / (double)cells);
       GDALSetMetadataItem(band, "STATISTICS_VALID_PERCENT", pct, NULL);
@@ -227,12 +263,13 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
       FILE *f = fopen(run->stats_json, "w");
       if (!f) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
       else {
-        write_json(f, total, bands, cells, &rep, per, nranks);
+        write_json(f, total, texp, bands, cells, &rep, per, nranks);
         if (fclose(f) != 0) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
       }
     }
   }
   free(total);
+  free(texp);
   free(per);
   return st;
 }

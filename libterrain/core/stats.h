@@ -3,6 +3,11 @@
  *
  * Every tile gets a partial (count, sum, sum of squares, min, max) in
  * float64, computed by libcoll's accumulator where the tile is computed.
+ * A tile whose values reach beyond 2^500 (Float64 products near DBL_MAX,
+ * whose squares and sums would overflow) keeps its sums of the values
+ * scaled by 2^-exp; the merge brings every tile to the largest exp (powers
+ * of two: exact), so the mean and the standard deviation come out finite
+ * and, for every other product (exp 0), bit-identical to plain sums.
  * The partials meet in one libcoll timeout aggregation: a vector of five
  * doubles per tile, summed. Each tile has exactly one owning rank and every
  * other rank contributes 0 for it, and x + 0 = x exactly, so the sum is
@@ -24,6 +29,7 @@ struct tr_inject;
 
 typedef struct {
   double count, sum, sumsq, min, max;
+  double exp; /* sum and sumsq are of the values times 2^-exp (0 but near DBL_MAX) */
 } tr_tile_stats;
 
 /* Partials of n cells of `type` with `bands` values each (pixel-interleaved)

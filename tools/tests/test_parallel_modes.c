@@ -201,6 +201,78 @@ static int test_stats_same_for_threads_and_ranks(void) {
   return 0;
 }
 
+/* A number of a JSON report ("key":v), NaN when absent or null. */
+static double json_num_of(const char *j, const char *key) {
+  char k[128];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(j, k);
+  return p && strncmp(p + strlen(k), "null", 4) ? strtod(p + strlen(k), NULL) : NAN;
+}
+
+/* Statistics of values near DBL_MAX, a Float64 product (interpolate's
+ * nearest over points of up to +-1.7e308, beside tiles of small values):
+ * plain sums overflowed (mean -inf or null, stddev 0). The mean and
+ * standard deviation now equal a reference computed here over the output's
+ * cells (long double over the values scaled by 2^-1024) to 1e-12, with
+ * the same statistics for one thread, four, and mpirun -n 3. */
+static int test_stats_huge_values(void) {
+  char pts[1024], c[4096], out[1024];
+  snprintf(pts, sizeof pts, "%s/huge.xyz", outdir);
+  FILE *f = fopen(pts, "w");
+  ASSERT(f);
+  for (int r = 0; r < 64; r++)
+    for (int k = 0; k < 64; k++)
+      fprintf(f, "%.1f %.1f %.17g\n", k + 0.5, r + 0.5,
+              k < 24 ? 0.5 * (r - k) : ((r + k) % 3 ? 1.0 : -1.0) * (1.0 + 0.0109 * (r % 64)) * 1e308);
+  fclose(f);
+  snprintf(out, sizeof out, "%s/huge.tif", outdir);
+  static char ref[65536];
+  ref[0] = 0;
+  for (int k = 0; k < 3; k++) {
+    char pre[512] = "";
+    if (k == 2) {
+      if (!mpirun[0]) continue;
+      snprintf(pre, sizeof pre, "%s -n 3", mpirun);
+    }
+    snprintf(c, sizeof c,
+             "%s '%s' interpolate '%s' '%s' -a nearest -txe 0 64 -tye 0 64 -outsize 64 64 --tile-size 16 --threads %d "
+             "--stats-json '%s' -q",
+             pre, tf, pts, out, k == 1 ? 4 : 1, opath("huge.json"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    char j[65536];
+    snprintf(j, sizeof j, "%s", rc_slurp(opath("huge.json")));
+    char *cut = strstr(j, ",\"collective\"");
+    ASSERT(cut);
+    *cut = 0;
+    if (!ref[0]) snprintf(ref, sizeof ref, "%s", j);
+    if (strcmp(ref, j)) {
+      fprintf(stderr, "statistics differ:\n%s\n%s\n", ref, j);
+      return 1;
+    }
+  }
+  rc_raster a;
+  ASSERT(rc_load(out, &a) == 0);
+  long double s = 0, ss = 0;
+  long n = 0; /* valid cells (0 is gdal_grid's nodata: 24 cells here) */
+  for (long i = 0; i < (long)a.rows * a.cols; i++) {
+    if (rc_is_nodata(&a, a.v[i])) continue;
+    const long double y = ldexpl((long double)a.v[i], -1024);
+    s += y;
+    ss += y * y;
+    n++;
+  }
+  ASSERT_EQ_INT(n, (long)json_num_of(ref, "valid_count"));
+  rc_free(&a);
+  const long double m = s / n, sd = sqrtl(ss / n - m * m);
+  const double mean = (double)ldexpl(m, 1024), stddev = (double)ldexpl(sd, 1024);
+  const double got_mean = json_num_of(ref, "mean"), got_sd = json_num_of(ref, "stddev");
+  printf("  huge values: mean %.17g (reference %.17g), stddev %.17g (reference %.17g)\n", got_mean, mean, got_sd, stddev);
+  ASSERT(isfinite(got_mean) && isfinite(got_sd));
+  ASSERT(fabs(got_mean - mean) <= 1e-12 * fabs(stddev));
+  ASSERT(fabs(got_sd - stddev) <= 1e-12 * stddev);
+  return 0;
+}
+
 /* A straggler: rank 3 contributes 2 s late. Statistics stay exact, the
  * late rank is named, the TAN gets exactly one late message, and the interior
  * nodes of the aggregation tree release their state within the 200 ms
@@ -306,7 +378,7 @@ int main(int argc, char **argv) {
       TR_TEST(test_ft_dual_same_bytes),       TR_TEST(test_ft_flips_corrected),
       TR_TEST(test_ft_exact_schedule),        TR_TEST(test_ft_source_profile_counts),
       TR_TEST(test_ft_stall_and_kill),        TR_TEST(test_stats_same_for_threads_and_ranks),
-      TR_TEST(test_mpi_straggler_stats),
+      TR_TEST(test_mpi_straggler_stats),      TR_TEST(test_stats_huge_values),
       TR_TEST(test_mpi_ranks_same_bytes),     TR_TEST(test_mpi_ft_dual_with_flips),
       TR_TEST(test_mpi_errors_once)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
