@@ -295,8 +295,81 @@ static tr_run_opts scratch_run(const tr_run_opts *run) {
   return r;
 }
 
+/* --stats-json with several raster products: each stage writes its
+ * statistics to the file in turn; rank 0 keeps each stage's object and at
+ * the end writes them all, named, as
+ * {"products":[{"product":NAME,"file":PATH,...the stage's fields...},...]}.
+ * With one product the file is that product's object, as for any command. */
+enum { FG_STATS_MAX = 6 };
+typedef struct {
+  int on;
+  int n;
+  const char *name[FG_STATS_MAX], *file[FG_STATS_MAX];
+  char *obj[FG_STATS_MAX]; /* the stage's object without its braces */
+} fg_stats;
+
+static void stats_plan(const tr_flowgraph_opts *o, fg_stats *fs) {
+  memset(fs, 0, sizeof *fs);
+  const int n = (o->dir_out && !o->dir_in) + !!o->acc + !!o->streams + !!o->order + !!o->basins;
+  fs->on = o->run.stats_json && n > 1;
+}
+
+/* After a stage that wrote product `name` into `file`: keeps its object. */
+static void stats_take(const tr_flowgraph_opts *o, fg_stats *fs, const char *name, const char *file) {
+  if (!fs->on || tr_rank() != 0 || fs->n >= FG_STATS_MAX) return;
+  FILE *f = fopen(o->run.stats_json, "rb");
+  if (!f) return;
+  char *buf = malloc(1 << 20);
+  const size_t len = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+  fclose(f);
+  if (!buf) return;
+  buf[len] = 0;
+  char *a = strchr(buf, '{'), *b = strrchr(buf, '}');
+  if (a && b && b > a) {
+    *b = 0;
+    fs->name[fs->n] = name;
+    fs->file[fs->n] = file;
+    fs->obj[fs->n++] = strdup(a + 1);
+  }
+  free(buf);
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+    else fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+/* At the end of a run that succeeded: the products' objects, named. */
+static int stats_write(const tr_flowgraph_opts *o, fg_stats *fs, int st, tr_error *err) {
+  if (fs->on && tr_rank() == 0 && !st && fs->n > 0) {
+    FILE *f = fopen(o->run.stats_json, "w");
+    int bad = !f;
+    if (f) {
+      fprintf(f, "{\"products\":[");
+      for (int i = 0; i < fs->n; i++) {
+        fprintf(f, "%s{\"product\":", i ? "," : "");
+        json_string(f, fs->name[i]);
+        fprintf(f, ",\"file\":");
+        json_string(f, fs->file[i]);
+        fprintf(f, "%s%s}", fs->obj[i][0] ? "," : "", fs->obj[i]);
+      }
+      fprintf(f, "]}\n");
+      bad = ferror(f) | (fclose(f) != 0);
+    }
+    if (bad) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", o->run.stats_json);
+  }
+  for (int i = 0; i < fs->n; i++) free(fs->obj[i]);
+  fs->n = 0;
+  return st;
+}
+
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    tr_error *err);
+                    fg_stats *fs, tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -385,7 +458,10 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
     }
     oc.graph.aap_stats_append = 1;
   }
-  if (o->dir_in) return products(o, &s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, err);
+  fg_stats fs;
+  stats_plan(o, &fs);
+  if (o->dir_in)
+    return stats_write(o, &fs, products(o, &s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, &fs, err), err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -408,9 +484,11 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const char *dir = o->dir_out ? o->dir_out : dir_tmp;
   const tr_run_opts r = o->dir_out ? o->run : scratch_run(&o->run);
   st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
+  if (!st && o->dir_out) stats_take(o, &fs, "dir", o->dir_out);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
   if (!st && !only_dir)
-    st = products(o, &s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, err);
+    st = products(o, &s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, &fs, err);
+  st = stats_write(o, &fs, st, err);
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);
@@ -421,14 +499,17 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
 /* Every product after the directions, from the direction raster `dir`
  * (computed from `dem` in this run when dem is given). */
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    tr_error *err) {
+                    fg_stats *fs, tr_error *err) {
   int st = tr_dist_agree(&o->run, check_valid(dir, dem, s, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   const weights_sums ws = s->ws;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, &ws, err))) return st;
+  if (o->acc) stats_take(o, fs, "acc", o->acc);
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, &ws, err))) return st;
+  if (o->streams) stats_take(o, fs, "streams", o->streams);
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
+  if (o->order) stats_take(o, fs, "order", o->order);
   const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
   const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
@@ -462,6 +543,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     basin_job j = {o, by_links ? links.seeds : seeds, by_links ? links.nseeds : nseeds, dir};
     const tr_graph_opts g = graph_of(o, 0);
     st = tr_run_graph(&o->run, &g, "d8_basins", basin_prepare, &j, dir, o->basins, err);
+    if (!st) stats_take(o, fs, "basins", o->basins);
   }
   free(seeds);
   tr_links_free(&links);

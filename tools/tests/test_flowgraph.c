@@ -535,6 +535,85 @@ static int test_from_dem(void) {
   return 0;
 }
 
+/* --stats-json with several products: one object per product, named, with
+ * its file, in the order the products are made; each one's valid count and
+ * mean those of the file itself (read here); the same statistics under
+ * mpirun -n 3. With one product the file is that product's object. */
+static int test_stats_json_products(void) {
+  static const char *const names[] = {"dir", "acc", "streams", "basins"};
+  char c[8192], ref[65536] = "";
+  for (int run = 0; run < 2; run++) {
+    char pre[300] = "";
+    if (run) {
+      if (!mpirun[0]) {
+        printf("skip: no mpirun\n");
+        break;
+      }
+      snprintf(pre, sizeof pre, "%s -n 3", mpirun);
+    }
+    snprintf(c, sizeof c,
+             "%s '%s' flowgraph '%s/demo.tif' --dir '%s' --acc '%s' --streams '%s' --basins '%s' --threshold 50 "
+             "--stats-json '%s' -q",
+             pre, tf, dir, opath("sj_dir.tif"), opath("sj_acc.tif"), opath("sj_streams.tif"), opath("sj_basins.tif"),
+             opath("sj.json"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    const char *j = rc_slurp(opath("sj.json"));
+    ASSERT(!strncmp(j, "{\"products\":[", 13));
+    const char *at = j;
+    for (int k = 0; k < 4; k++) {
+      char key[64];
+      snprintf(key, sizeof key, "{\"product\":\"%s\",\"file\":", names[k]);
+      const char *p = strstr(at, key);
+      if (!p) {
+        fprintf(stderr, "no %s after the products before it in: %s\n", key, j);
+        return 1;
+      }
+      at = p + 1;
+      char file[64];
+      snprintf(file, sizeof file, "sj_%s.tif", names[k]);
+      rc_raster r;
+      ASSERT(rc_load(opath(file), &r) == 0);
+      double sum = 0;
+      long n = 0;
+      for (long i = 0; i < (long)r.rows * r.cols; i++)
+        if (!rc_is_nodata(&r, r.v[i])) sum += r.v[i], n++;
+      rc_free(&r);
+      const char *vc = strstr(p, "\"valid_count\":"), *mn = strstr(p, "\"mean\":");
+      ASSERT(vc && mn);
+      ASSERT_EQ_INT(strtol(vc + 14, NULL, 10), n);
+      const double mean = strtod(mn + 7, NULL);
+      if (fabs(mean - sum / n) > 1e-9 * fabs(sum / n)) {
+        fprintf(stderr, "%s: mean %.17g, file's %.17g\n", names[k], mean, sum / n);
+        return 1;
+      }
+    }
+    /* the statistics, not the collectives' timings, are the same for any rank count */
+    char stats[65536];
+    size_t m = 0;
+    for (const char *p = j; *p && m + 1 < sizeof stats;) {
+      const char *col = strstr(p, ",\"collective\"");
+      if (!col) {
+        m += (size_t)snprintf(stats + m, sizeof stats - m, "%s", p);
+        break;
+      }
+      m += (size_t)snprintf(stats + m, sizeof stats - m, "%.*s|", (int)(col - p), p);
+      p = strstr(col, "]}}");
+      if (!p) break;
+      p += 3;
+    }
+    if (!ref[0]) snprintf(ref, sizeof ref, "%s", stats);
+    else if (strcmp(ref, stats)) {
+      fprintf(stderr, "statistics differ under mpirun:\n%s\n%s\n", ref, stats);
+      return 1;
+    }
+  }
+  snprintf(c, sizeof c, "'%s' flowgraph '%s/demo.tif' --acc '%s' --stats-json '%s' -q", tf, dir, opath("sj_acc.tif"),
+           opath("sj1.json"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(!strncmp(rc_slurp(opath("sj1.json")), "{\"valid_count\":", 15));
+  return 0;
+}
+
 static int test_help(void) {
   char c[2048];
   snprintf(c, sizeof c, "'%s' flowgraph --help | grep -q -- '--dir-in'", tf);
@@ -560,6 +639,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_same_bytes_mpirun), TR_TEST(test_outlets_sum_to_valid_cells),
                                        TR_TEST(test_bad_inputs), TR_TEST(test_basins_by_edges),
                                        TR_TEST(test_basins_by_outlets), TR_TEST(test_from_dem),
+                                       TR_TEST(test_stats_json_products),
                                        TR_TEST(test_help)};
   if (argc > 3) { /* one test: the set-up first */
     test_setup();
