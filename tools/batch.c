@@ -75,7 +75,9 @@ static int parse(tf_cli *cli, batch_args *a, int argc, char **argv, int *code) {
       if (!(v = tf_value(cli, argc, argv, &i)) || tf_parse_int(cli, "--jobs", v, 1, 256, &n)) goto bad;
       a->run.jobs_per_rank = (int)n;
     } else if (!strcmp(name, "--rank-timeout")) {
-      if (!(v = tf_value(cli, argc, argv, &i)) || tf_parse_int(cli, "--rank-timeout", v, 100, 86400000, &n)) goto bad;
+      if (!(v = tf_value(cli, argc, argv, &i)) || tf_parse_int(cli, "--rank-timeout", v, COLL_LIVE_MIN_TIMEOUT_MS,
+                                                                   COLL_LIVE_MAX_TIMEOUT_MS, &n))
+        goto bad;
       coll_live_set_timeout(tf_live(), (double)n);
     } else if (!strcmp(name, "--summary") || !strcmp(name, "--dir") || !strcmp(name, "--glob") ||
                !strcmp(name, "--cmd")) {

@@ -221,7 +221,8 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--rank-timeout")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--rank-timeout", v, 100, 86400000, &n))
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--rank-timeout", v, COLL_LIVE_MIN_TIMEOUT_MS,
+                                                                     COLL_LIVE_MAX_TIMEOUT_MS, &n))
       return TF_ARG_ERROR;
     coll_live_set_timeout(tf_live(), (double)n);
     return TF_ARG_TAKEN;

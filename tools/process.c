@@ -150,7 +150,7 @@ static double startup_timeout_ms(int argc, char **argv) {
     if (!strcmp(argv[i], "--rank-timeout")) {
       char *end;
       const double v = strtod(argv[i + 1], &end);
-      if (*end == 0 && v >= 100 && v <= 86400000) return v;
+      if (*end == 0 && v >= COLL_LIVE_MIN_TIMEOUT_MS && v <= COLL_LIVE_MAX_TIMEOUT_MS) return v;
     }
   return (double)COLL_LIVE_DEFAULT_TIMEOUT_MS;
 }

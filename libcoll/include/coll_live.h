@@ -43,6 +43,10 @@ enum {
  * literal, so that a help text quotes it with COLL_LIVE_STR instead of
  * writing the number a second time. */
 #define COLL_LIVE_DEFAULT_TIMEOUT_MS 10000
+/* The range --rank-timeout accepts (its parsers and the start-up watchdog,
+ * which reads it before the options are parsed). */
+#define COLL_LIVE_MIN_TIMEOUT_MS 100
+#define COLL_LIVE_MAX_TIMEOUT_MS 86400000
 #define COLL_LIVE_STR_(x) #x
 #define COLL_LIVE_STR(x) COLL_LIVE_STR_(x)
 

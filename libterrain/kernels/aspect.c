@@ -115,8 +115,15 @@ static int64_t aspect_check(const void *params, const tr_window *w, const void *
   return tr_count_outside(out, w->rows * w->cols, 0.0f, 360.0f, 1, p->dst_nodata, 1);
 }
 
-const tr_kernel tr_kernel_aspect = {"aspect", 1, sizeof(tr_gradient_params), GDT_Float32, 1, aspect_kernel,
-                                    TR_GPU(tr_aspect_gpu), aspect_check};
+const tr_kernel tr_kernel_aspect = {
+    .name = "aspect",
+    .halo = 1,
+    .params_size = sizeof(tr_gradient_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = aspect_kernel,
+    .gpu = TR_GPU(tr_aspect_gpu),
+    .check = aspect_check};
 
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {
   tr_gradient_setup g;

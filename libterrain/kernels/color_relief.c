@@ -203,9 +203,20 @@ static int cr_kernel(const void *params, const tr_window *w, int64_t row0, int64
 }
 
 /* No output invariant: every byte is a possible channel value. */
-const tr_kernel tr_kernel_color_relief = {"color-relief", 0, sizeof(cr_params), GDT_Byte, 3, cr_kernel, NULL, NULL};
-const tr_kernel tr_kernel_color_relief_rgba = {"color-relief-rgba", 0, sizeof(cr_params), GDT_Byte, 4, cr_kernel,
-                                               NULL, NULL};
+const tr_kernel tr_kernel_color_relief = {
+    .name = "color-relief",
+    .halo = 0,
+    .params_size = sizeof(cr_params),
+    .out_type = GDT_Byte,
+    .bands = 3,
+    .cpu = cr_kernel};
+const tr_kernel tr_kernel_color_relief_rgba = {
+    .name = "color-relief-rgba",
+    .halo = 0,
+    .params_size = sizeof(cr_params),
+    .out_type = GDT_Byte,
+    .bands = 4,
+    .cpu = cr_kernel};
 
 /* ------------------------------------------------------ the colour file */
 

@@ -12,7 +12,6 @@
 
 #include "gradient.h"
 #include "kernel.h"
-#include "out_range.h"
 #include "window3.h"
 
 int tr_d8_geom_init(const tr_input *in, tr_d8_geom *g, tr_error *err) {
@@ -80,13 +79,13 @@ static int d8_kernel(const void *params, const tr_window *w, int64_t row0, int64
   return 0;
 }
 
-/* Invariant: a drop per distance >= 0, or -1 where the cell has no direction. */
-static int64_t d8_check(const void *params, const tr_window *w, const void *out) {
-  (void)params;
-  return tr_count_outside(out, w->rows * w->cols, 0.0f, INFINITY, 1, -1.0f, 1);
-}
-
-const tr_kernel tr_kernel_d8 = {"d8", 1, sizeof(d8_params), GDT_Float32, 1, d8_kernel, NULL, d8_check};
+const tr_kernel tr_kernel_d8 = {
+    .name = "d8",
+    .halo = 1,
+    .params_size = sizeof(d8_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = d8_kernel};
 
 /* The `d8` kernel's prepare (tr_prepare_fn): cell sizes and nodata from the
  * filled DEM. */

@@ -241,7 +241,13 @@ static int fv_kernel(const void *params, const tr_window *w, int64_t row0, int64
 
 /* No output invariant yet (filled cells are distance-weighted means of
  * cells beyond the window this row is given). */
-const tr_kernel tr_kernel_fill_voids = {"fill-voids", 0, sizeof(fv_params), GDT_Float32, 1, fv_kernel, NULL, NULL};
+const tr_kernel tr_kernel_fill_voids = {
+    .name = "fill-voids",
+    .halo = 0,
+    .params_size = sizeof(fv_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = fv_kernel};
 
 /* ------------------------------------------------------------ the source */
 

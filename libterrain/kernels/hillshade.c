@@ -215,9 +215,15 @@ void tr_hillshade_opts_init(tr_hillshade_opts *o) {
   o->compute_edges = 0;
 }
 
-const tr_kernel tr_kernel_hillshade = {"hillshade", 1, sizeof(tr_gradient_params), GDT_Byte, 1, hillshade_kernel,
-                                       TR_GPU(tr_hillshade_gpu), NULL}; /* no invariant: every byte is a
-                                                                           possible shade (0: nodata) */
+/* No output invariant: every byte is a possible shade (0: nodata). */
+const tr_kernel tr_kernel_hillshade = {
+    .name = "hillshade",
+    .halo = 1,
+    .params_size = sizeof(tr_gradient_params),
+    .out_type = GDT_Byte,
+    .bands = 1,
+    .cpu = hillshade_kernel,
+    .gpu = TR_GPU(tr_hillshade_gpu)};
 
 int tr_hillshade(const tr_hillshade_opts *opts, const char *src, const char *dst, tr_error *err) {
   if (opts->mode < TR_SHADE_STANDARD || opts->mode > TR_SHADE_IGOR)

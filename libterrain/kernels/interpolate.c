@@ -205,8 +205,13 @@ static int interp_kernel(const void *params, const tr_window *w, int64_t row0, i
 }
 
 /* No output invariant yet (the points are the tile's aux input). */
-const tr_kernel tr_kernel_interpolate = {"interpolate", 0, sizeof(interp_params), GDT_Float64, 1, interp_kernel,
-                                         NULL, NULL};
+const tr_kernel tr_kernel_interpolate = {
+    .name = "interpolate",
+    .halo = 0,
+    .params_size = sizeof(interp_params),
+    .out_type = GDT_Float64,
+    .bands = 1,
+    .cpu = interp_kernel};
 
 /* ------------------------------------------------------------ the source */
 

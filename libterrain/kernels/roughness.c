@@ -33,8 +33,14 @@ static int64_t roughness_check(const void *params, const tr_window *w, const voi
   return tr_rugged_check(params, w, out, 0.0, 1.0, 1);
 }
 
-const tr_kernel tr_kernel_roughness = {"roughness", 1, sizeof(tr_rugged_params), GDT_Float32, 1, roughness_kernel,
-                                       NULL, roughness_check};
+const tr_kernel tr_kernel_roughness = {
+    .name = "roughness",
+    .halo = 1,
+    .params_size = sizeof(tr_rugged_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = roughness_kernel,
+    .check = roughness_check};
 
 int tr_roughness(const tr_roughness_opts *opts, const char *src, const char *dst, tr_error *err) {
   return tr_rugged_run(&opts->run, "roughness", opts->compute_edges, 0, src, dst, err);

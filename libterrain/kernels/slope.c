@@ -68,8 +68,15 @@ static int64_t slope_check(const void *params, const tr_window *w, const void *o
   return tr_count_outside(out, w->rows * w->cols, 0.0f, p->percent ? INFINITY : 90.0f, 1, p->dst_nodata, 1);
 }
 
-const tr_kernel tr_kernel_slope = {"slope", 1, sizeof(tr_gradient_params), GDT_Float32, 1, slope_kernel,
-                                   TR_GPU(tr_slope_gpu), slope_check};
+const tr_kernel tr_kernel_slope = {
+    .name = "slope",
+    .halo = 1,
+    .params_size = sizeof(tr_gradient_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = slope_kernel,
+    .gpu = TR_GPU(tr_slope_gpu),
+    .check = slope_check};
 
 int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_error *err) {
   tr_gradient_setup g;

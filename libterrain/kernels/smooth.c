@@ -120,9 +120,16 @@ static int64_t smooth_check(const void *params, const tr_window *w, const void *
   return tr_count_outside(out, w->rows * w->cols, lo - e, hi + e, 1, p->dst_nodata, 0);
 }
 
-const tr_kernel tr_kernel_smooth = {"smooth", TR_SMOOTH_MAX_PASSES, sizeof(smooth_params), GDT_Float32, 1,
-                                    smooth_kernel, NULL, smooth_check};
-const tr_kernel_iter tr_kernel_iter_smooth = {&tr_kernel_smooth, smooth_passes, smooth_pass, smooth_finish};
+const tr_kernel tr_kernel_smooth = {
+    .name = "smooth",
+    .halo = TR_SMOOTH_MAX_PASSES,
+    .params_size = sizeof(smooth_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = smooth_kernel,
+    .check = smooth_check};
+const tr_kernel_iter tr_kernel_iter_smooth = {
+    .row = &tr_kernel_smooth, .passes = smooth_passes, .pass = smooth_pass, .finish = smooth_finish};
 
 static int smooth_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   const tr_smooth_opts *o = opts;

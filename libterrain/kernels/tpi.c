@@ -27,7 +27,14 @@ static int64_t tpi_check(const void *params, const tr_window *w, const void *out
   return tr_rugged_check(params, w, out, -1.0, 1.0, 0);
 }
 
-const tr_kernel tr_kernel_tpi = {"tpi", 1, sizeof(tr_rugged_params), GDT_Float32, 1, tpi_kernel, NULL, tpi_check};
+const tr_kernel tr_kernel_tpi = {
+    .name = "tpi",
+    .halo = 1,
+    .params_size = sizeof(tr_rugged_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = tpi_kernel,
+    .check = tpi_check};
 
 int tr_tpi(const tr_tpi_opts *opts, const char *src, const char *dst, tr_error *err) {
   return tr_rugged_run(&opts->run, "tpi", opts->compute_edges, 0, src, dst, err);

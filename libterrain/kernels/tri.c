@@ -50,7 +50,14 @@ static int64_t tri_check(const void *params, const tr_window *w, const void *out
   return tr_rugged_check(p, w, out, 0.0, p->alg == TR_TRI_WILSON ? 1.0 : sqrt(8.0), 1);
 }
 
-const tr_kernel tr_kernel_tri = {"tri", 1, sizeof(tr_rugged_params), GDT_Float32, 1, tri_kernel, NULL, tri_check};
+const tr_kernel tr_kernel_tri = {
+    .name = "tri",
+    .halo = 1,
+    .params_size = sizeof(tr_rugged_params),
+    .out_type = GDT_Float32,
+    .bands = 1,
+    .cpu = tri_kernel,
+    .check = tri_check};
 
 int tr_tri(const tr_tri_opts *opts, const char *src, const char *dst, tr_error *err) {
   return tr_rugged_run(&opts->run, "tri", opts->compute_edges, opts->alg, src, dst, err);

@@ -6,8 +6,10 @@
  * `halo` cells of it: slope, aspect, hillshade, TRI, ... It is a row of the
  * kernel table (kernel_table.c): the executor, libft's workers (threads or
  * MPI ranks) and, later, the GPU path find kernels there by name and never
- * include a kernel's own header. Adding a kernel is one file in kernels/,
- * one row in kernel_table.c and one file in tools/.
+ * include a kernel's own header. Adding a kernel is one file in kernels/
+ * (ending in `const tr_kernel tr_kernel_NAME = {.name = ..., .cpu = ...}`,
+ * designated initializers, unused slots left out), one name in
+ * kernel_table.c's list and one file in tools/.
  *
  * A kernel sees a block: its output cells plus the halo of input around
  * them, always as Float32 (NaN outside the raster), with global coordinates
