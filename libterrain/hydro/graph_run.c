@@ -252,9 +252,9 @@ static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts,
   char what[160];
   snprintf(what, sizeof what, "%s of a %lld x %lld raster", r->prog->name, (long long)r->job.in.rows,
            (long long)r->job.in.cols);
-  /* the writer's cache holds a row of output tiles on large rasters (run/run.h) */
+  /* the writer's sink assembles a row of output tiles (run/run.h) */
   const int64_t writer = tr_job_writer_cache(&r->job, &r->prod);
-  tr_io_cache_plan(r->run, gdal_cache_mb(&r->job) + (int)((writer + (1 << 20) - 1) >> 20));
+  tr_io_cache_plan(r->run, gdal_cache_mb(&r->job));
   const tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);
   r->body = tr_graph_plan_body(r->prog, r->params, &sp, tr_mem_limit(r->run->mem), &r->need);
   if (!r->body) return tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", r->prog->name);

@@ -115,8 +115,8 @@ typedef enum { TR_DEVICE_CPU = 0, TR_DEVICE_AUTO = 1, TR_DEVICE_GPU = 2 } tr_dev
 
 /* Told, before a run reads its first tile, the GDAL block cache in bytes
  * the run was planned for (terrafort(1), MEMORY): 64 MB for local kernels,
- * less to fit --mem, plus on the writer a row of output tiles; the job's
- * 16 MB shared among its ranks for graph programs, plus that row. A command
+ * less to fit --mem; the job's 16 MB shared among its ranks for graph
+ * programs (the writer's row of output tiles is the sink's own). A command
  * made of several runs (flowgraph) is told once per run. */
 typedef void (*tr_cache_fn)(int64_t bytes, void *user);
 

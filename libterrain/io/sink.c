@@ -77,9 +77,27 @@ int tr_sink_init(tr_sink *s, const tr_run_opts *run, int64_t ntiles, tr_sink_til
 
 static tr_tile grid_tile(const void *g, int64_t i) { return tr_grid_tile(g, i); }
 
+int64_t tr_sink_row_bytes(const tr_grid *g, const tr_product *p, int64_t block_cols) {
+  if (g->tile_cols <= 1) return 0; /* a tile is the whole width */
+  if (block_cols > 0 && block_cols <= g->tile && g->tile % block_cols == 0) return 0; /* blocks within tiles */
+  const int64_t rows = g->tile < g->rows ? g->tile : g->rows;
+  return rows * g->cols * (int64_t)GDALGetDataTypeSizeBytes(p->type) * (p->bands > 0 ? p->bands : 1);
+}
+
+/* Tiles reach rank 0 in index order, so a row of tiles is complete at its
+ * last tile: with a row buffer the tile is copied into its place there and
+ * the row goes to the file in one write (sink.h, tr_sink_row_bytes). */
 static int write_raster(void *user, const tr_tile *t, const void *cells, tr_error *e) {
   tr_sink *s = user;
-  return tr_output_write(&s->out, t->row0, t->col0, t->rows, t->cols, cells, s->prod.type, t->cols, e);
+  if (!s->rowbuf)
+    return tr_output_write(&s->out, t->row0, t->col0, t->rows, t->cols, cells, s->prod.type, t->cols, e);
+  const int64_t width = s->grid->cols;
+  const size_t line = (size_t)t->cols * s->cell_bytes;
+  for (int64_t r = 0; r < t->rows; r++)
+    memcpy((char *)s->rowbuf + ((size_t)(r * width + t->col0)) * s->cell_bytes, (const char *)cells + (size_t)r * line,
+           line);
+  if (t->col0 + t->cols < width) return TR_OK;
+  return tr_output_write(&s->out, t->row0, 0, t->rows, width, s->rowbuf, s->prod.type, width, e);
 }
 
 int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
@@ -92,6 +110,14 @@ int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const c
     s->created = st == TR_OK;
     s->out.progress = run->progress; /* a cancel also stops a CreateCopy at commit */
     s->out.progress_user = run->progress_user;
+  }
+  s->grid = g;
+  if (!st && s->created) {
+    int bx = 0, by = 0;
+    GDALGetBlockSize(s->out.band, &bx, &by);
+    const int64_t row = tr_sink_row_bytes(g, p, bx);
+    if (row > 0 && !(s->rowbuf = malloc((size_t)row)))
+      st = tr_fail(err, TR_ENOMEM, "out of memory for the writer's row of tiles (%.0f MiB)", (double)row / (1 << 20));
   }
   return st;
 }
@@ -229,6 +255,8 @@ void tr_sink_abort(tr_sink *s) {
 void tr_sink_close(tr_sink *s) {
   free(s->stats);
   free(s->recvbuf);
+  free(s->rowbuf);
   s->stats = NULL;
   s->recvbuf = NULL;
+  s->rowbuf = NULL;
 }

@@ -344,13 +344,13 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
  * thread of output; rank 0's receive buffer) and a fixed allowance for the
  * process (libraries, MPI) must fit, or the run is refused with the minimum;
  * GDAL's block cache gets what is left, up to its default 64 MB and at least
- * 8 MB, plus, on the writer, a row of output tiles (tr_job_writer_cache).
- * Without --mem: the default cache and that row. */
+ * 8 MB; the writer's row of output tiles (tr_job_writer_cache) is the sink's
+ * own buffer, counted in the loop. Without --mem: the default cache. */
 static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel *k, const tr_product *prod,
                         int64_t held, tr_error *err) {
   const int64_t writer = tr_job_writer_cache(j, prod); /* a row of output tiles (run/run.h) */
   if (run->mem <= 0) {
-    tr_io_cache_plan(run, 64 + (int)((writer + (1 << 20) - 1) >> 20));
+    tr_io_cache_plan(run, 64);
     return TR_OK;
   }
   const int64_t tile = j->grid.tile, h = k->halo, th = j->threads, mib = (int64_t)1 << 20;
@@ -366,7 +366,7 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
                    k->name, (double)(loop + 8 * mib) / (double)mib, (long long)th, th == 1 ? "" : "s",
                    (long long)tile, held > 0 ? ", its input's points included" : "", tr_size_text(run->mem, have));
   const int64_t cache = run->mem - loop;
-  tr_io_cache_plan(run, (int)(((cache < 64 * mib ? cache : 64 * mib) + writer) / mib));
+  tr_io_cache_plan(run, (int)((cache < 64 * mib ? cache : 64 * mib) / mib));
   return TR_OK;
 }
 

@@ -133,10 +133,6 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
 int tr_run_threads(const tr_run_opts *run) { return run->threads > 0 ? run->threads : omp_get_num_procs(); }
 
 int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p) {
-  if (j->rank != 0) return 0;
-  const int64_t rows = j->grid.tile < j->grid.rows ? j->grid.tile : j->grid.rows;
-  const GDALDataType t = p->file_type != GDT_Unknown ? p->file_type : p->type;
-  const int64_t row = rows * j->grid.cols * (int64_t)GDALGetDataTypeSizeBytes(t) * (p->bands > 0 ? p->bands : 1);
-  /* only where the row is at most 1/16 of a Float32 copy of the raster */
-  return row * 4 > j->grid.rows * j->grid.cols ? 0 : row;
+  /* planned as striped (the default GeoTIFF); a tiled output's sink keeps less */
+  return j->rank == 0 ? tr_sink_row_bytes(&j->grid, p, 0) : 0;
 }

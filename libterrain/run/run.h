@@ -74,17 +74,11 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
  * its line in err). */
 int tr_job_finish(tr_job *j, int status, tr_error *err);
 
-/* GDAL block cache, bytes, that the writer (rank 0) needs on top of what
- * reading takes: tiles reach the output a row of tiles at a time, and a
- * GeoTIFF made without -co is striped (a block is a full-width row), so
- * unless the cache holds one row of tiles of the output every strip is
- * flushed and read back once per tile across the row. Kept only where the
- * row is at most 1/16 of a Float32 copy of the raster: large rasters, where
- * the rewrites cost most (a factor of 63 at 32000 columns), for a few
- * percent more memory; on smaller ones (a Float64 row at 8000 columns is
- * 33 MB, and GDAL's cache then also fills that much more with input blocks)
- * the strips are rewritten in the page cache instead. 0 on other ranks and
- * on small rasters. Both runners (local and graph) use it. */
+/* Bytes the writer (rank 0) keeps on top of what reading takes: the sink's
+ * row of output tiles (io/sink.h, tr_sink_row_bytes), planned for a striped
+ * output (the default GeoTIFF's), so that every block reaches the file once
+ * and whole. 0 on other ranks and where a tile is the raster's width. Both
+ * runners (local and graph) count it in --mem. */
 int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p);
 
 /* The threads a run uses: --threads, or every core (0). */
