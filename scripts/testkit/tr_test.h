@@ -4,7 +4,14 @@
  * A test file defines functions `static int test_xxx(void)` that return 0 on
  * success and lists them in a TR_TESTS table; TR_MAIN runs each one (or the
  * one named on the command line) and prints a closing "N passed, N failed"
- * line. ASSERT* macros print file:line and the values, then fail the test.
+ * line; each test's line carries its wall time (the suite's budget is spent
+ * where those are large). ASSERT* macros print file:line and the values,
+ * then fail the test.
+ *
+ * TR_TEST_SANITIZED is 1 in the ASan+UBSan tree (CMakeLists.txt): a test
+ * whose matrix is large (types x modes x threads x tiles) runs a stated
+ * subset there, chosen so that every code path of the full matrix is still
+ * reached under the sanitizers; the Release tree runs the whole matrix.
  */
 #ifndef TR_TEST_H
 #define TR_TEST_H
@@ -13,6 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#ifndef TR_TEST_SANITIZED
+#define TR_TEST_SANITIZED 0
+#endif
 
 #define ASSERT(cond)                                                              \
   do {                                                                            \
@@ -54,8 +66,12 @@ static inline int tr_test_main(int argc, char **argv, const tr_test_case *cases,
   int passed = 0, failed = 0;
   for (int i = 0; i < n; i++) {
     if (argc > 1 && strcmp(argv[1], cases[i].name) != 0) continue;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = cases[i].fn();
-    printf("%s %s\n", rc == 0 ? "ok  " : "FAIL", cases[i].name);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("%s %s (%.1f s)\n", rc == 0 ? "ok  " : "FAIL", cases[i].name,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     fflush(stdout);
     if (rc == 0) passed++; else failed++;
   }

@@ -66,8 +66,11 @@ static int test_every_mode_every_type(void) {
   for (size_t d = 0; d < sizeof dems / sizeof dems[0]; d++) {
     for (size_t m = 0; m <= sizeof modes / sizeof modes[0] - 1; m++) {
       const char *mode = modes[m] ? modes[m] : relief;
-      ASSERT_EQ_INT(same_both_ways(mode, dems[d], ""), 0);
       checked++;
+      /* under the sanitizers each mode on a third of the types (every type
+       * still read by four modes); the Release tree runs them all */
+      if (TR_TEST_SANITIZED && (d + m) % 3) continue;
+      ASSERT_EQ_INT(same_both_ways(mode, dems[d], ""), 0);
     }
     ASSERT_EQ_INT(same_both_ways("hillshade", dems[d], "-compute_edges"), 0);
     ASSERT_EQ_INT(same_both_ways("slope", dems[d], "-compute_edges"), 0);

@@ -45,6 +45,7 @@ static int test_replay_same_bytes(void) {
   snprintf(flags, sizeof flags, "--tile-size 48 --ft replay --ft-report '%s'", ck_out("r.json"));
   for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
     for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
+      if (TR_TEST_SANITIZED && (k + i) % 3) continue; /* each kernel on a third of the inputs there */
       ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "off.tif", "--tile-size 48"), 0);
       ASSERT_EQ_INT(tfrun("", kernels[k], inputs[i], "rep.tif", flags), 0);
       const char *j = rc_slurp(ck_out("r.json"));
