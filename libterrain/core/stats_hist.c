@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -313,9 +314,15 @@ static int hist_bounds(double mn, double mx, int nb, double *lo, double *hi) {
     h = fabs(mn) > 1 ? ldexp(fabs(mn), -20) : 0.5;
   else
     h = nb > 1 ? r / (2.0 * (nb - 1)) : r / 2;
-  *lo = mn - h;
-  *hi = mx + h;
-  return isfinite(r) && isfinite(*lo) && isfinite(*hi) && *hi > *lo && isfinite((double)nb / (*hi - *lo));
+  /* as GDAL's PAM stores them (%.16g, not always the same double): the
+   * bounds counted with are the ones a reader gets back */
+  char b[40];
+  snprintf(b, sizeof b, "%.16g", mn - h);
+  *lo = strtod(b, NULL);
+  snprintf(b, sizeof b, "%.16g", mx + h);
+  *hi = strtod(b, NULL);
+  return *lo<mn && * hi> mx && isfinite(r) && isfinite(*lo) && isfinite(*hi) && *hi > *lo &&
+         isfinite((double)nb / (*hi - *lo));
 }
 
 void tr_band_hist_free(tr_band_hist *h, int bands) {

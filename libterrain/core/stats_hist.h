@@ -35,7 +35,8 @@
  * Histogram: GDAL's buckets over [min - h, max + h], h = (max - min) /
  * (2 (N - 1)) (what gdalinfo -hist uses for N = 256; N = 1: h = (max -
  * min) / 2; a constant band: h = 0.5, or 2^-20 |v| beyond 1): bucket =
- * floor((v - lo) * (N / (hi - lo))). No histogram for an empty band or a
+ * floor((v - lo) * (N / (hi - lo))), lo and hi rounded to 16 significant
+ * digits first (PAM's .aux.xml keeps no more). No histogram for an empty band or a
  * range that is not finite.
  */
 #ifndef TR_STATS_HIST_H
