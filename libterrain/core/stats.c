@@ -174,8 +174,10 @@ static void write_json(FILE *f, const tr_run_opts *run, const coll_stats *t, con
                        const rank_timing *per, int nranks) {
   fprintf(f, "{");
   stats_fields(f, &t[0], e[0]);
+  fprintf(f, ",\"cells\":%lld", (long long)cells);
+  /* after the fields a report without them has (readers compare that prefix) */
   hist_fields(f, run, hist ? &hist[0] : NULL);
-  fprintf(f, ",\"cells\":%lld,", (long long)cells);
+  fputc(',', f);
   if (bands > 1) {
     fprintf(f, "\"bands\":[");
     for (int b = 0; b < bands; b++) {
