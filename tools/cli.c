@@ -34,7 +34,12 @@ const char *tf_common_help =
     "  --tile-size N           cells per tile side (default 512)\n"
     "  --mem SIZE              memory the run (each rank) may keep, e.g. 512M, 4G (default:\n"
     "                          3/4 of what it may have); fill and flowgraph spill beyond it\n"
-    "  --stats                 write min/max/mean/stddev as band metadata\n"
+    "  --stats                 write min/max/mean/stddev as band metadata, and each band's\n"
+    "                          exact histogram (gdalinfo -hist reads it; GTiff: OUTPUT.aux.xml)\n"
+    "  --hist-buckets N        histogram buckets, 1..65536 (default 256; 0: no histogram,\n"
+    "                          so no rank waits for the others' range); implies --stats\n"
+    "  --percentiles P,...     exact cell values at these percentiles (0..100, numpy's\n"
+    "                          'inverted_cdf'), as STATISTICS_PERCENTILE_P; implies --stats\n"
     "  --stats-json FILE       write the statistics and the collective's report as JSON\n"
     "  --coll-timeout MS       timeout-aggregation threshold for statistics\n"
     "  --ft off|dual|replay    fault tolerance: dual-redundant tiles, or tracked launches\n"
@@ -60,7 +65,8 @@ const char *tf_common_help =
  * step with tf_cli_common and tf_graph_flag. */
 const char *tf_common_values =
     "-b --band -of --format -co --co --threads --tile-size --mem --rank-timeout --coll-timeout --ft --ft-tolerance "
-    "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject";
+    "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject "
+    "--hist-buckets --percentiles";
 const char *tf_common_outputs = "--stats-json --ft-report";
 const char *tf_graph_values =
     "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up --tmp";
@@ -212,6 +218,44 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--stats")) {
+    run->stats = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--hist-buckets")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--hist-buckets", v, 0, TR_HIST_MAX_BUCKETS, &n))
+      return TF_ARG_ERROR;
+    run->hist_buckets = n ? (int)n : TR_HIST_NONE;
+    run->stats = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--percentiles")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    int k = 0;
+    for (const char *p = v;; k++) {
+      const char *comma = strchr(p, ',');
+      const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+      char item[64];
+      double d;
+      if (k == TR_MAX_PERCENTILES) {
+        tf_usage_error(cli, "--percentiles: at most %d values", TR_MAX_PERCENTILES);
+        return TF_ARG_ERROR;
+      }
+      if (len == 0 || len >= sizeof item) {
+        tf_usage_error(cli, "--percentiles: '%s' is not a comma-separated list of numbers in [0, 100]", v);
+        return TF_ARG_ERROR;
+      }
+      snprintf(item, sizeof item, "%.*s", (int)len, p);
+      if (tf_parse_double(cli, "--percentiles", item, &d)) return TF_ARG_ERROR;
+      if (!(d >= 0 && d <= 100)) {
+        tf_usage_error(cli, "--percentiles: %s is out of range [0, 100]", item);
+        return TF_ARG_ERROR;
+      }
+      cli->pct[k] = d;
+      if (!comma) break;
+      p = comma + 1;
+    }
+    run->percentiles = cli->pct;
+    run->npercentiles = k + 1;
     run->stats = 1;
     return TF_ARG_TAKEN;
   }

@@ -17,6 +17,7 @@ typedef struct {
   const char *co[64];       /* -co values, NULL-terminated */
   int nco;
   const char *inline_value; /* the value of the "--opt=value" being parsed */
+  double pct[TR_MAX_PERCENTILES]; /* --percentiles values (run->percentiles) */
 } tf_cli;
 
 /* Result of trying one argument as a common option. */

@@ -3,6 +3,7 @@
  * combination through libcoll's timeout aggregation (see stats.h).
  */
 #include "stats.h"
+#include "stats_hist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ static double band_stddev(const coll_stats *t, int e) { return ldexp(coll_stats_
 
 /* A libcoll failure as a status: a lost rank is TR_ERANK (named), a
  * cancel TR_EINTERRUPTED, anything else TR_ECOLL. */
-static int coll_status(const tr_run_opts *run, int rc, const coll_ctx *ctx, tr_error *err) {
+int tr_stats_coll_fail(const tr_run_opts *run, int rc, const struct coll_ctx *ctx, tr_error *err) {
   if (rc == COLL_ECANCELED) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
   if (rc == COLL_ELOST) {
     double ms = 0;
@@ -113,6 +114,50 @@ static void json_num(FILE *f, const char *key, double v) {
   else fprintf(f, "\"%s\":null", key);
 }
 
+/* The shortest %g form of v that reads back as v (no exponent below 1e17:
+ * "50", not "5e+01"). */
+static void shortest(char *buf, size_t n, double v) {
+  const double a = fabs(v);
+  int d0 = a >= 1 && a < 1e17 ? (int)floor(log10(a)) + 1 : 1;
+  if (d0 < 1) d0 = 1;
+  for (int d = d0; d <= 17; d++) {
+    snprintf(buf, n, "%.*g", d, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* ,"histogram":{...},"percentiles":{...} of one band (null when not made). */
+static void hist_fields(FILE *f, const tr_run_opts *run, const tr_band_hist *h) {
+  if (!h) return;
+  if (run->stats) {
+    if (!h->nbuckets) fprintf(f, ",\"histogram\":null");
+    else {
+      fprintf(f, ",\"histogram\":{");
+      json_num(f, "min", h->lo);
+      fputc(',', f);
+      json_num(f, "max", h->hi);
+      fprintf(f, ",\"buckets\":%d,\"counts\":[", h->nbuckets);
+      for (int k = 0; k < h->nbuckets; k++) fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)h->bins[k]);
+      fprintf(f, "]}");
+    }
+  }
+  if (run->npercentiles) {
+    if (!h->pct) fprintf(f, ",\"percentiles\":null");
+    else {
+      fprintf(f, ",\"percentiles\":{");
+      for (int k = 0; k < run->npercentiles; k++) {
+        char p[40];
+        shortest(p, sizeof p, run->percentiles[k]);
+        char key[64];
+        snprintf(key, sizeof key, "%s", p);
+        fprintf(f, "%s", k ? "," : "");
+        json_num(f, key, h->pct[k]);
+      }
+      fprintf(f, "}");
+    }
+  }
+}
+
 static void stats_fields(FILE *f, const coll_stats *t, int e) {
   fprintf(f, "\"valid_count\":%lld,", (long long)t->count);
   json_num(f, "min", t->count ? t->min : 0.0);
@@ -124,16 +169,21 @@ static void stats_fields(FILE *f, const coll_stats *t, int e) {
   json_num(f, "stddev", t->count ? band_stddev(t, e) : 0.0);
 }
 
-static void write_json(FILE *f, const coll_stats *t, const int *e, int bands, int64_t cells, const coll_ta_report *rep,
+static void write_json(FILE *f, const tr_run_opts *run, const coll_stats *t, const int *e, const tr_band_hist *hist,
+                       int bands, int64_t cells, const coll_ta_report *rep, const coll_counters *cc,
                        const rank_timing *per, int nranks) {
   fprintf(f, "{");
   stats_fields(f, &t[0], e[0]);
-  fprintf(f, ",\"cells\":%lld,", (long long)cells);
+  fprintf(f, ",\"cells\":%lld", (long long)cells);
+  /* after the fields a report without them has (readers compare that prefix) */
+  hist_fields(f, run, hist ? &hist[0] : NULL);
+  fputc(',', f);
   if (bands > 1) {
     fprintf(f, "\"bands\":[");
     for (int b = 0; b < bands; b++) {
       fprintf(f, "%s{\"band\":%d,", b ? "," : "", b + 1);
       stats_fields(f, &t[b], e[b]);
+      hist_fields(f, run, hist ? &hist[b] : NULL);
       fprintf(f, "}");
     }
     fprintf(f, "],");
@@ -141,7 +191,11 @@ static void write_json(FILE *f, const coll_stats *t, const int *e, int bands, in
   fprintf(f, "\"collective\":{\"algorithm\":\"%s\",\"ranks\":%d,\"tan_rank\":%d,\"arity\":%d,\"late_ranks\":[",
           rep->algorithm ? rep->algorithm : "local", rep->nranks, rep->tan_rank, rep->arity);
   for (int i = 0; i < rep->nlate && i < COLL_REPORT_MAX_LATE; i++) fprintf(f, "%s%d", i ? "," : "", rep->late_ranks[i]);
-  fprintf(f, "],\"late_msgs_at_tan\":%d,\"waited_ms\":%.3f,\"per_rank\":[", rep->late_msgs_at_tan, rep->waited_ms);
+  fprintf(f, "],\"late_msgs_at_tan\":%d,\"waited_ms\":%.3f,", rep->late_msgs_at_tan, rep->waited_ms);
+  /* rank 0's libcoll allreduce calls for the histogram and percentiles, and
+   * how many of them took the pipelined recursive-halving path */
+  fprintf(f, "\"allreduce_calls\":%llu,\"halving_calls\":%llu,\"per_rank\":[", (unsigned long long)cc->calls,
+          (unsigned long long)cc->halving_calls);
   for (int r = 0; r < nranks; r++)
     fprintf(f,
             "%s{\"rank\":%d,\"interior\":%d,\"waited_ms\":%.3f,\"release_ms\":%.3f,\"wall_ms\":%.3f,"
@@ -151,7 +205,7 @@ static void write_json(FILE *f, const coll_stats *t, const int *e, int bands, in
 }
 
 int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
-                     int64_t n, double t_start, tr_error *err) {
+                     int64_t n, struct tr_stats_cells *cells, GDALDataType type, double t_start, tr_error *err) {
   int st = TR_OK;
   coll_opts co;
   coll_opts_init(&co);
@@ -165,7 +219,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   coll_ctx *ctx = run->coll;
   const int own = ctx == NULL;
   int rc = own ? coll_ctx_create_world(&ctx, &co) : coll_ctx_set_opts(ctx, &co);
-  if (rc) return coll_status(run, rc, NULL, err);
+  if (rc) return tr_stats_coll_fail(run, rc, NULL, err);
 
   const size_t len = (size_t)n * (size_t)bands * 6;
   double *sum = malloc(len * sizeof(double));
@@ -191,7 +245,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   coll_op add = coll_op_builtin(COLL_SUM);
   rc = coll_timeout_reduce(ctx, tiles, sum, len, COLL_DOUBLE, &add, &ta, &rep);
   if (rc) {
-    st = coll_status(run, rc, ctx, err);
+    st = tr_stats_coll_fail(run, rc, ctx, err);
     free(sum);
     ctx_done(ctx, own);
     return st;
@@ -229,24 +283,48 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   }
   free(sum);
 
+  /* Histograms and percentiles: allreduces on every rank (stats_hist.h),
+   * without the injected delay (that is for the aggregation above). */
+  tr_band_hist *hist = NULL;
+  coll_counters cc;
+  memset(&cc, 0, sizeof cc);
+  if (tr_stats_cells_wanted(run)) {
+    hist = calloc((size_t)bands, sizeof *hist);
+    co.inject.delay_rank = -1;
+    co.inject.delay_mask = 0;
+    co.inject.delay_ms = 0;
+    coll_ctx_set_opts(ctx, &co);
+    coll_counters c0;
+    coll_counters_get(ctx, &c0);
+    st = hist ? tr_stats_hist_run(run, ctx, cells, type, tiles, n, bands, hist, err)
+              : tr_fail(err, TR_ENOMEM, "out of memory for statistics");
+    coll_counters_get(ctx, &cc);
+    cc.calls -= c0.calls;
+    cc.halving_calls -= c0.halving_calls;
+  }
+
   rank_timing mine = {rep.waited_ms, rep.release_ms, (coll_now_s() - t_start) * 1e3, rep.interior, rep.late_forwarded};
   rank_timing *per = calloc((size_t)nranks, sizeof *per);
   if (!per) {
     free(total);
     free(texp);
+    tr_band_hist_free(hist, bands);
+    free(hist);
     ctx_done(ctx, own);
     return tr_fail(err, TR_ENOMEM, "out of memory for statistics");
   }
   per[0] = mine;
 #ifdef TERRAFORT_HAVE_MPI
-  if (nranks > 1) {
+  /* (not after a loss or a cancel: this rank has stopped talking) */
+  if (nranks > 1 && st != TR_ERANK && st != TR_EINTERRUPTED) {
     MPI_Request q;
     MPI_Igather(&mine, sizeof mine, MPI_BYTE, per, sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
-    st = tr_dist_wait(run, 1, &q, err);
+    const int s3 = tr_dist_wait(run, 1, &q, st ? NULL : err);
+    if (!st) st = s3;
   }
 #endif
   ctx_done(ctx, own);
-  if (!st && coll_ctx_lost_rank(run) != -1) st = coll_status(run, COLL_ELOST, NULL, err);
+  if (!st && coll_ctx_lost_rank(run) != -1) st = tr_stats_coll_fail(run, COLL_ELOST, NULL, err);
 
   if (ds && !st) {
     int64_t cells = (int64_t)GDALGetRasterXSize(ds) * GDALGetRasterYSize(ds);
@@ -258,12 +336,24 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
       char pct[64];
       snprintf(pct, sizeof pct, "%.17g", 100.0 * (double)total[b].count / (double)cells);
       GDALSetMetadataItem(band, "STATISTICS_VALID_PERCENT", pct, NULL);
+      const tr_band_hist *h = hist ? &hist[b] : NULL;
+      /* GTiff keeps it in OUTPUT.aux.xml (PAM), where gdalinfo -hist reads it */
+      if (h && h->nbuckets &&
+          GDALSetDefaultHistogramEx(band, h->lo, h->hi, h->nbuckets, (GUIntBig *)h->bins) != CE_None)
+        st = tr_fail(err, TR_EOUTPUT, "cannot store the histogram of band %d", b + 1);
+      for (int k = 0; h && h->pct && k < run->npercentiles; k++) {
+        char key[64], p[40], v[40];
+        shortest(p, sizeof p, run->percentiles[k]);
+        snprintf(key, sizeof key, "STATISTICS_PERCENTILE_%s", p);
+        shortest(v, sizeof v, h->pct[k]);
+        GDALSetMetadataItem(band, key, v, NULL);
+      }
     }
     if (run->stats_json) {
       FILE *f = fopen(run->stats_json, "w");
       if (!f) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
       else {
-        write_json(f, total, texp, bands, cells, &rep, per, nranks);
+        write_json(f, run, total, texp, hist, bands, cells, &rep, &cc, per, nranks);
         if (fclose(f) != 0) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
       }
     }
@@ -271,5 +361,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   free(total);
   free(texp);
   free(per);
+  tr_band_hist_free(hist, bands);
+  free(hist);
   return st;
 }

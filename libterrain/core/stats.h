@@ -26,6 +26,7 @@
 #include "terrain.h"
 
 struct tr_inject;
+struct tr_stats_cells;
 
 typedef struct {
   double count, sum, sumsq, min, max;
@@ -44,8 +45,27 @@ void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, i
  * written when it returns TR_OK with ds != NULL (the caller, run/run.c, reports
  * the file through io/written.h, a floor above this one).
  * t_start: this rank's job start (CLOCK_MONOTONIC seconds) for the report's
- * per-rank wall_ms. */
+ * per-rank wall_ms. cells (NULL: none) and type: this rank's cells for the
+ * histogram and percentiles (stats_hist.h), made when tr_stats_cells_wanted;
+ * a histogram goes to each band with GDALSetDefaultHistogramEx (GTiff:
+ * OUTPUT.aux.xml, which the caller reports), percentiles as
+ * STATISTICS_PERCENTILE_<p> metadata when run->stats. */
 int tr_stats_publish(const tr_run_opts *run, const struct tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
-                     int64_t n, double t_start, tr_error *err);
+                     int64_t n, struct tr_stats_cells *cells, GDALDataType type, double t_start, tr_error *err);
+
+/* Whether a run computes statistics at all, and whether it keeps its cells
+ * for a histogram or percentiles (stats_hist.h). */
+static inline int tr_stats_wanted(const tr_run_opts *r) {
+  return r && (r->stats || r->stats_json || r->npercentiles > 0);
+}
+static inline int tr_stats_hist_wanted(const tr_run_opts *r) { return r && r->stats && r->hist_buckets != TR_HIST_NONE; }
+static inline int tr_stats_cells_wanted(const tr_run_opts *r) {
+  return r && (tr_stats_hist_wanted(r) || r->npercentiles > 0);
+}
+
+/* A libcoll failure rc as a status: a lost rank TR_ERANK (named), a cancel
+ * TR_EINTERRUPTED, anything else TR_ECOLL with ctx's detail. */
+struct coll_ctx;
+int tr_stats_coll_fail(const tr_run_opts *run, int rc, const struct coll_ctx *ctx, tr_error *err);
 
 #endif

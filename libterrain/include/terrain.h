@@ -154,6 +154,17 @@ typedef struct {
    * band metadata when stats is set; as JSON to stats_json when given. */
   int stats;
   const char *stats_json;
+  /* With stats: each band's exact histogram of hist_buckets buckets (0:
+   * 256; TR_HIST_NONE: none) over its min - h .. max + h, h = (max - min) / (2 (buckets - 1))
+   * (gdalinfo -hist's own bounds for 256), stored as the output's default
+   * histogram (GTiff: OUTPUT.aux.xml); and, when npercentiles > 0, the exact
+   * cell values at those percentiles (numpy's method 'inverted_cdf'), as
+   * STATISTICS_PERCENTILE_<p> metadata and under "percentiles" in
+   * stats_json. Both re-read this rank's cells from an unlinked scratch file
+   * beside the output (libterrain/core/stats_hist.h). */
+  int hist_buckets;
+  const double *percentiles; /* npercentiles values in [0, 100] */
+  int npercentiles;
   int coll_timeout_ms;      /* timeout-aggregation threshold; 0: default */
   /* Fault tolerance (libft). */
   tr_ft_mode ft;
@@ -296,6 +307,12 @@ typedef enum {
 } tr_color_mode;
 
 /* Most entries a colour file may hold. */
+/* --hist-buckets and --percentiles limits (tr_run_opts.hist_buckets, .npercentiles) */
+#define TR_HIST_MAX_BUCKETS 65536
+#define TR_HIST_DEFAULT_BUCKETS 256
+#define TR_HIST_NONE (-1) /* --hist-buckets 0: moments only (no wait for the global range) */
+#define TR_MAX_PERCENTILES 64
+
 #define TR_COLOR_RELIEF_MAX_ENTRIES 256
 
 typedef struct {

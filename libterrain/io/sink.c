@@ -17,11 +17,15 @@
  */
 #include "sink.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dist.h"
+#include "scratch_file.h"
+#include "stats_hist.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -64,7 +68,7 @@ int tr_sink_init(tr_sink *s, const tr_run_opts *run, int64_t ntiles, tr_sink_til
   s->cell_bytes = (size_t)GDALGetDataTypeSizeBytes(p->type) * (size_t)p->bands;
   s->write = write;
   s->write_user = user;
-  if (run && (run->stats || run->stats_json)) {
+  if (tr_stats_wanted(run)) {
     s->stats = calloc((size_t)ntiles * (size_t)p->bands, sizeof *s->stats);
     if (!s->stats) return tr_fail(err, TR_ENOMEM, "out of memory for statistics partials");
   }
@@ -77,11 +81,46 @@ int tr_sink_init(tr_sink *s, const tr_run_opts *run, int64_t ntiles, tr_sink_til
 
 static tr_tile grid_tile(const void *g, int64_t i) { return tr_grid_tile(g, i); }
 
+/* Every rank's scratch file for the histogram and percentiles: unlinked at
+ * once in the output's folder, or where TMPDIR (else /tmp) says when this
+ * rank cannot write there (a rank on another node). */
+static int cells_open(tr_sink *s, const char *dst, tr_error *err) {
+  char dir[4096];
+  int st = tr_scratch_folder(NULL, dst, dir, sizeof dir, err);
+  int fd = st ? -1 : tr_scratch_open(dir, "cells");
+  if (fd < 0) {
+    const char *t = getenv("TMPDIR");
+    fd = tr_scratch_open(t && t[0] ? t : "/tmp", "cells");
+  }
+  if (fd < 0)
+    return tr_fail(err, TR_EOUTPUT, "cannot make a scratch file for the histogram in '%s' or the temporary folder: %s",
+                   dir, strerror(errno));
+  s->cells = malloc(sizeof *s->cells);
+  if (!s->cells) {
+    close(fd);
+    return tr_fail(err, TR_ENOMEM, "out of memory for the histogram");
+  }
+  st = tr_stats_cells_init(s->cells, s->prod.type, s->prod.bands, s->run->npercentiles > 0, fd, err);
+  if (st) {
+    free(s->cells);
+    s->cells = NULL;
+  }
+  return st;
+}
+
+/* The row's cells: the file's type, converted as each tile is copied in
+ * (GDALCopyWords, as GDAL's own write would convert), except floating
+ * cells bound for an integer band, which tr_output_write rounds itself. */
+static GDALDataType row_type(const tr_product *p) {
+  const GDALDataType f = p->file_type != GDT_Unknown ? p->file_type : p->type;
+  return GDALDataTypeIsFloating(p->type) && !GDALDataTypeIsFloating(f) ? p->type : f;
+}
+
 int64_t tr_sink_row_bytes(const tr_grid *g, const tr_product *p, int64_t block_cols) {
   if (g->tile_cols <= 1) return 0; /* a tile is the whole width */
   if (block_cols > 0 && block_cols <= g->tile && g->tile % block_cols == 0) return 0; /* blocks within tiles */
   const int64_t rows = g->tile < g->rows ? g->tile : g->rows;
-  return rows * g->cols * (int64_t)GDALGetDataTypeSizeBytes(p->type) * (p->bands > 0 ? p->bands : 1);
+  return rows * g->cols * (int64_t)GDALGetDataTypeSizeBytes(row_type(p)) * (p->bands > 0 ? p->bands : 1);
 }
 
 /* Tiles reach rank 0 in index order, so a row of tiles is complete at its
@@ -91,19 +130,23 @@ static int write_raster(void *user, const tr_tile *t, const void *cells, tr_erro
   tr_sink *s = user;
   if (!s->rowbuf)
     return tr_output_write(&s->out, t->row0, t->col0, t->rows, t->cols, cells, s->prod.type, t->cols, e);
+  const GDALDataType rt = row_type(&s->prod);
+  const int nb = s->prod.bands > 0 ? s->prod.bands : 1;
+  const int in_es = GDALGetDataTypeSizeBytes(s->prod.type), out_es = GDALGetDataTypeSizeBytes(rt);
   const int64_t width = s->grid->cols;
-  const size_t line = (size_t)t->cols * s->cell_bytes;
   for (int64_t r = 0; r < t->rows; r++)
-    memcpy((char *)s->rowbuf + ((size_t)(r * width + t->col0)) * s->cell_bytes, (const char *)cells + (size_t)r * line,
-           line);
+    GDALCopyWords64((const char *)cells + (size_t)(r * t->cols * nb) * (size_t)in_es, s->prod.type, in_es,
+                    (char *)s->rowbuf + (size_t)((r * width + t->col0) * nb) * (size_t)out_es, rt, out_es,
+                    (GPtrDiff_t)(t->cols * nb));
   if (t->col0 + t->cols < width) return TR_OK;
-  return tr_output_write(&s->out, t->row0, 0, t->rows, width, s->rowbuf, s->prod.type, width, e);
+  return tr_output_write(&s->out, t->row0, 0, t->rows, width, s->rowbuf, rt, width, e);
 }
 
 int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
                  const tr_grid *g, tr_sink_mode mode, tr_error *err) {
   int st = tr_sink_init(s, run, tr_grid_count(g), grid_tile, g, g->tile * g->tile, p, mode, write_raster, NULL, err);
   s->write_user = s;
+  if (!st && tr_stats_cells_wanted(run)) st = cells_open(s, dst, err);
   if (!st && s->rank == 0) {
     st = tr_output_create(&s->out, in, dst, run->format, run->creation_options,
                           p->file_type != GDT_Unknown ? p->file_type : p->type, p->bands, p->has_nodata, p->nodata, err);
@@ -219,6 +262,8 @@ void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const voi
     tr_tile t = s->tile_at(s->geom, i);
     tr_tile_stats_of(&s->stats[i * s->prod.bands], cells, s->prod.type, s->prod.bands, t.rows * t.cols,
                      s->prod.has_nodata, s->prod.nodata);
+    if (s->cells)
+      tr_stats_cells_add(s->cells, cells, s->prod.type, t.rows * t.cols, s->prod.has_nodata, s->prod.nodata);
   }
   if (s->rank != 0) {
     /* a failure already seen here travels with every later tile */
@@ -253,6 +298,9 @@ void tr_sink_abort(tr_sink *s) {
 }
 
 void tr_sink_close(tr_sink *s) {
+  if (s->cells) tr_stats_cells_free(s->cells);
+  free(s->cells);
+  s->cells = NULL;
   free(s->stats);
   free(s->recvbuf);
   free(s->rowbuf);

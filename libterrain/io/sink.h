@@ -64,6 +64,8 @@ typedef struct tr_sink {
   tr_output out;            /* rank 0, when the sink writes a raster file */
   int created;
   tr_tile_stats *stats;     /* ntiles x bands partials, or NULL without --stats */
+  struct tr_stats_cells *cells; /* this rank's cells kept for the histogram and
+                               percentiles (core/stats_hist.h), or NULL */
   void *recvbuf;            /* rank 0 with remote tiles */
   void *rowbuf;             /* rank 0: a row of tiles when the file's blocks span tiles (tr_sink_row_bytes) */
   const tr_grid *grid;      /* the grid of tr_sink_open, else NULL */

@@ -5,6 +5,7 @@
 
 #include <omp.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "dist.h"
@@ -27,6 +28,13 @@ static int job_start(tr_job *j, const tr_run_opts *run, tr_error *err) {
   if (run->threads < 0) return tr_fail(err, TR_EUSAGE, "--threads must be 0 (all cores) or more");
   if (run->tile_size < 0 || run->tile_size > TR_MAX_TILE)
     return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
+  if (run->hist_buckets < TR_HIST_NONE || run->hist_buckets > TR_HIST_MAX_BUCKETS)
+    return tr_fail(err, TR_EUSAGE, "--hist-buckets must be between 0 (none) and %d", TR_HIST_MAX_BUCKETS);
+  if (run->npercentiles < 0 || run->npercentiles > TR_MAX_PERCENTILES || (run->npercentiles && !run->percentiles))
+    return tr_fail(err, TR_EUSAGE, "--percentiles takes 1 to %d values", TR_MAX_PERCENTILES);
+  for (int k = 0; k < run->npercentiles; k++)
+    if (!(run->percentiles[k] >= 0 && run->percentiles[k] <= 100))
+      return tr_fail(err, TR_EUSAGE, "--percentiles: %g is not in [0, 100]", run->percentiles[k]);
   int st = tr_inject_parse(run->inject, &j->inject, err);
   if (st) return st;
   j->threads = tr_run_threads(run);
@@ -115,16 +123,26 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
   const int why = st ? tr_dist_check(j->run, &lost) : TR_OK;
   if (why) st = why, e = lost;
   st = tr_dist_report(j->run, st, &e);
-  if (j->sink_open && (j->run->stats || j->run->stats_json)) {
+  int hist_written = 0;
+  if (j->sink_open && tr_stats_wanted(j->run)) {
     GDALDatasetH ds = j->rank == 0 && !st ? j->sink.out.ds : NULL;
-    int s2 = tr_stats_publish(j->run, &j->inject, ds, j->sink.prod.bands, j->sink.stats, j->ntiles, j->t_open,
-                              st ? NULL : &e);
+    int s2 = tr_stats_publish(j->run, &j->inject, ds, j->sink.prod.bands, j->sink.stats, j->ntiles, j->sink.cells,
+                              j->sink.prod.type, j->t_open, st ? NULL : &e);
+    hist_written = !s2 && ds && j->run->stats;
     /* publish wrote --stats-json (the writer, on success); reported here,
      * not in core/stats.c, which stands below io/'s written.h */
     if (!s2 && ds && j->run->stats_json) tr_output_written(j->run->stats_json);
     if (!st) st = s2;
   }
-  if (!st && j->sink_open) st = tr_sink_commit(&j->sink, &e);
+  if (!st && j->sink_open) {
+    char aux[4096] = "";
+    if (hist_written && j->sink.out.final_path) snprintf(aux, sizeof aux, "%s.aux.xml", j->sink.out.final_path);
+    st = tr_sink_commit(&j->sink, &e);
+    /* the histogram's side file (GTiff and other PAM drivers), moved into
+     * place with the output by its commit: one of the files the run wrote */
+    struct stat sb;
+    if (!st && aux[0] && stat(aux, &sb) == 0) tr_output_written(aux);
+  }
   job_close(j);
   if (st && err) *err = e;
   return st;

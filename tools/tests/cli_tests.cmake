@@ -135,3 +135,12 @@ set_tests_properties(cli_outofcore PROPERTIES FIXTURES_REQUIRED testdata
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_outofcore APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# --stats histograms and --percentiles (issue 27 item 1): GDAL's own histogram over the same
+# bounds, numpy's percentiles, the same bytes for 1, 3 and 4 ranks, the halving path under -n 4.
+terrafort_add_test(cli_stats_hist SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stats_hist.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
+set_tests_properties(cli_stats_hist PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_stats_hist APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()

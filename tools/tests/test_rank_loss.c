@@ -163,6 +163,13 @@ static int test_stats_stopped(void) {
   return stopped("delay:rank=3,ms=6000", args(0, "slope -q --stats --threads 1 '%s/demo.tif' o.tif"), 3);
 }
 
+/* --percentiles: rank 3 stopped before the histogram's allreduces, which
+ * ranks 1 and 2 have entered (the halving allreduce is bounded too). */
+static int test_percentiles_stopped(void) {
+  return stopped("delay:rank=3,ms=6000",
+                 args(0, "slope -q --stats --percentiles 2,50,98 --threads 1 '%s/demo.tif' o.tif"), 3);
+}
+
 /* --ft dual: a worker rank (issue 14 item 4), then the master, stopped. */
 static int test_ft_dual_stopped(void) {
   /* the victim (worker 1 = rank 2) is held mid-run by a stall of its own */
@@ -312,8 +319,8 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {
       TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats), TR_TEST(test_slope_stopped),
       TR_TEST(test_fill_stopped),        TR_TEST(test_busy_survivor),   TR_TEST(test_stats_stopped),
-      TR_TEST(test_ft_dual_stopped),     TR_TEST(test_killed_default),  TR_TEST(test_killed_recovery),
-      TR_TEST(test_stopped_at_start)};
+      TR_TEST(test_percentiles_stopped), TR_TEST(test_ft_dual_stopped), TR_TEST(test_killed_default),
+      TR_TEST(test_killed_recovery),     TR_TEST(test_stopped_at_start)};
 #ifndef TERRAFORT_HAVE_MPI
   /* built without MPI: terrafort runs each rank alone, nothing here applies */
   (void)cases;
