@@ -79,8 +79,15 @@ int tr_job_open_grid(tr_job *j, const tr_run_opts *run, const tr_input *grid, tr
 /* tr_job_create's check of every file the run writes (run.h). */
 static int outputs_check(const tr_job *j, const char *dst, tr_error *err) {
   const tr_run_opts *r = j->run;
-  const tr_file_role outs[] = {{dst, "output"}, {r->stats_json, "--stats-json"}, {r->ft_report, "--ft-report"},
-                               j->extra_outs[0]};
+  /* the histogram's side file (GTiff: OUTPUT.aux.xml) is written as well */
+  char aux[4096] = "";
+  if (dst && tr_stats_hist_wanted(r) && snprintf(aux, sizeof aux, "%s.aux.xml", dst) >= (int)sizeof aux)
+    return tr_fail(err, TR_EUSAGE, "output name too long for its histogram's side file: %.200s...", dst);
+  const tr_file_role outs[] = {{dst, "output"},
+                               {r->stats_json, "--stats-json"},
+                               {r->ft_report, "--ft-report"},
+                               j->extra_outs[0],
+                               {aux[0] ? aux : NULL, "the histogram's side file (--stats)"}};
   tr_file_role reads[sizeof r->reads / sizeof r->reads[0] + sizeof j->extra_reads / sizeof j->extra_reads[0]];
   int n = 0;
   for (size_t k = 0; k < sizeof r->reads / sizeof r->reads[0]; k++) reads[n++] = r->reads[k];

@@ -383,6 +383,36 @@ static int test_side_file_written_and_removed(void) {
   return 0;
 }
 
+/* The side file is one of the run's outputs: refused (exit 4, nothing
+ * written) where it is a file the run reads, by any spelling (a colour file
+ * named OUTPUT.aux.xml, through ./), or another of its outputs; with
+ * --hist-buckets 0 there is no side file and the same run goes ahead. */
+static int test_side_file_refused(void) {
+  reset(outdir);
+  char c[4096];
+  FILE *f = fopen(out("o.tif.aux.xml"), "w");
+  ASSERT(f);
+  fputs("0 0 0 0\n1000 255 255 255\n", f);
+  fclose(f);
+  const char *ramp = rc_slurp(out("o.tif.aux.xml"));
+  ASSERT(ramp);
+  char *before = strdup(ramp);
+  snprintf(c, sizeof c, "color-relief '%s' ./o.tif.aux.xml o.tif --stats", in("fractal.tif"));
+  ASSERT_EQ_INT(tfq("", c), 4);
+  ASSERT(!exists(out("o.tif")));
+  ASSERT(!strcmp(rc_slurp(out("o.tif.aux.xml")), before));
+  snprintf(c, sizeof c, "color-relief '%s' o.tif.aux.xml o.tif --stats --hist-buckets 0", in("fractal.tif"));
+  ASSERT_EQ_INT(tfq("", c), 0);
+  ASSERT(exists(out("o.tif")));
+  ASSERT(!strcmp(rc_slurp(out("o.tif.aux.xml")), before));
+  free(before);
+  reset(outdir);
+  snprintf(c, sizeof c, "slope '%s' s.tif --stats --stats-json s.tif.aux.xml", in("fractal.tif"));
+  ASSERT_EQ_INT(tfq("", c), 4);
+  ASSERT(!exists(out("s.tif")) && !exists(out("s.tif.aux.xml")));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   dir = argv[1];
@@ -402,6 +432,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_bad_values),
                                        TR_TEST(test_all_nodata),
                                        TR_TEST(test_no_histogram),
+                                       TR_TEST(test_side_file_refused),
                                        TR_TEST(test_side_file_written_and_removed)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
