@@ -327,6 +327,11 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
     if (!status) status = fst;
   }
   if (s->launch) {
+    /* The writer takes the other ranks' last tiles first: they may be
+     * waiting to hand them over (a tile past MPI's eager size completes
+     * only when received), and would never reach the report's collective
+     * below while the writer waits there for them. */
+    if (job->rank == 0 && job->nranks > 1) (void)tr_sink_drain(&job->sink, NULL);
     /* its report is collective only when every rank opened one */
     int lst = tr_launcher_close(s->launch, job->rank, status == TR_OK ? job->nranks : 1, &e);
     if (!status) status = lst;
