@@ -204,8 +204,9 @@ static void write_json(FILE *f, const tr_run_opts *run, const coll_stats *t, con
   fprintf(f, "]}}\n");
 }
 
-int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
-                     int64_t n, struct tr_stats_cells *cells, GDALDataType type, double t_start, tr_error *err) {
+int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH ds, FILE *json, int bands,
+                     const tr_tile_stats *tiles, int64_t n, struct tr_stats_cells *cells, GDALDataType type,
+                     double t_start, tr_error *err) {
   int st = TR_OK;
   coll_opts co;
   coll_opts_init(&co);
@@ -349,14 +350,7 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
         GDALSetMetadataItem(band, key, v, NULL);
       }
     }
-    if (run->stats_json) {
-      FILE *f = fopen(run->stats_json, "w");
-      if (!f) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
-      else {
-        write_json(f, run, total, texp, hist, bands, cells, &rep, &cc, per, nranks);
-        if (fclose(f) != 0) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", run->stats_json);
-      }
-    }
+    if (json) write_json(json, run, total, texp, hist, bands, cells, &rep, &cc, per, nranks);
   }
   free(total);
   free(texp);

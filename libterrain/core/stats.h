@@ -22,6 +22,7 @@
 
 #include <gdal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "terrain.h"
 
@@ -40,18 +41,19 @@ void tr_tile_stats_of(tr_tile_stats *ts, const void *cells, GDALDataType type, i
 
 /* Collective over all ranks (only rank 0 waits): combines the per-tile partials (tiles[i * bands
  * + b]; zero for tiles this rank does not own); on rank 0 (ds != NULL) stores
- * STATISTICS_* metadata on every band when run->stats and writes
- * run->stats_json (band 1 at the top level, every band under "bands") when set:
- * written when it returns TR_OK with ds != NULL (the caller, run/run.c, reports
- * the file through io/written.h, a floor above this one).
+ * STATISTICS_* metadata on every band when run->stats and writes the
+ * --stats-json report (band 1 at the top level, every band under "bands")
+ * into `json` when it is not NULL (the caller, run/run.c, opens it as a side
+ * file, io/side_file.h, a floor above this one, and checks the writes).
  * t_start: this rank's job start (CLOCK_MONOTONIC seconds) for the report's
  * per-rank wall_ms. cells (NULL: none) and type: this rank's cells for the
  * histogram and percentiles (stats_hist.h), made when tr_stats_cells_wanted;
  * a histogram goes to each band with GDALSetDefaultHistogramEx (GTiff:
  * OUTPUT.aux.xml, which the caller reports), percentiles as
  * STATISTICS_PERCENTILE_<p> metadata when run->stats. */
-int tr_stats_publish(const tr_run_opts *run, const struct tr_inject *inj, GDALDatasetH ds, int bands, const tr_tile_stats *tiles,
-                     int64_t n, struct tr_stats_cells *cells, GDALDataType type, double t_start, tr_error *err);
+int tr_stats_publish(const tr_run_opts *run, const struct tr_inject *inj, GDALDatasetH ds, FILE *json, int bands,
+                     const tr_tile_stats *tiles, int64_t n, struct tr_stats_cells *cells, GDALDataType type,
+                     double t_start, tr_error *err);
 
 /* Whether a run computes statistics at all, and whether it keeps its cells
  * for a histogram or percentiles (stats_hist.h). */

@@ -27,6 +27,8 @@
 #include "flow.h"
 #include "path_max.h"
 #include "raster.h"
+#include "side_file.h"
+#include "tmp_files.h"
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
   memset(o, 0, sizeof *o);
@@ -344,12 +346,14 @@ static void json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* At the end of a run that succeeded: the products' objects, named. */
-static int stats_write(const tr_flowgraph_opts *o, fg_stats *fs, int st, tr_error *err) {
+/* At the end of a run that succeeded: the products' objects, named, into
+ * `path` (the user's --stats-json), written whole and put in place. */
+static int stats_write(const char *path, fg_stats *fs, int st, tr_error *err) {
   if (fs->on && tr_rank() == 0 && !st && fs->n > 0) {
-    FILE *f = fopen(o->run.stats_json, "w");
-    int bad = !f;
-    if (f) {
+    tr_side_file *side;
+    FILE *f;
+    st = tr_side_open(path, "statistics file", &side, &f, err);
+    if (!st) {
       fprintf(f, "{\"products\":[");
       for (int i = 0; i < fs->n; i++) {
         fprintf(f, "%s{\"product\":", i ? "," : "");
@@ -359,9 +363,9 @@ static int stats_write(const tr_flowgraph_opts *o, fg_stats *fs, int st, tr_erro
         fprintf(f, "%s%s}", fs->obj[i][0] ? "," : "", fs->obj[i]);
       }
       fprintf(f, "]}\n");
-      bad = ferror(f) | (fclose(f) != 0);
+      st = tr_side_close(side, err);
     }
-    if (bad) st = tr_fail(err, TR_EOUTPUT, "cannot write statistics file '%s'", o->run.stats_json);
+    if (!st) st = tr_side_commit_waiting(err);
   }
   for (int i = 0; i < fs->n; i++) free(fs->obj[i]);
   fs->n = 0;
@@ -370,6 +374,7 @@ static int stats_write(const tr_flowgraph_opts *o, fg_stats *fs, int st, tr_erro
 
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
                     fg_stats *fs, tr_error *err);
+static int run_stages(const tr_flowgraph_opts *o, const fg_inputs *s, fg_stats *fs, const char *dem, tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -443,25 +448,79 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   return st;
 }
 
+/* --aap-stats of a run of several programs: the lines the stages appended
+ * to `scratch`, copied whole into the user's file and put in place. */
+static int aap_stats_place(const char *scratch, const char *path, tr_error *err) {
+  FILE *in = fopen(scratch, "rb");
+  if (!in) return tr_fail(err, TR_EINTERNAL, "engine statistics: the run's lines are gone");
+  tr_side_file *side;
+  FILE *f;
+  int st = tr_side_open(path, "engine statistics", &side, &f, err);
+  char buf[1 << 14];
+  size_t n;
+  while (!st && (n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, f);
+  const int rerr = ferror(in);
+  fclose(in);
+  if (!st && rerr) {
+    tr_side_abort(side);
+    st = tr_fail(err, TR_EINTERNAL, "engine statistics: cannot read the run's lines");
+  } else if (!st)
+    st = tr_side_close(side, err);
+  return st ? st : tr_side_commit_waiting(err);
+}
+
+/* The run's side files: --aap-stats gathers every stage's lines, in
+ * order, and --stats-json with several products every stage's object, in
+ * scratch files beside the first product (whose folder the products need
+ * anyway: a full disk where the side files go is then reported under the
+ * user's name); at the end of a run that succeeded both are written whole
+ * and put in place after the products (io/side_file.h). */
 int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
   int st = check_opts(opts, dem, err);
   fg_inputs s;
   if (!st) st = tr_dist_agree(&opts->run, survey(opts, dem, &s, err), err);
   if (st) return st;
-  /* --aap-stats: every stage's lines, in order, in one file made afresh */
   tr_flowgraph_opts oc = *opts;
-  const tr_flowgraph_opts *o = &oc;
-  if (oc.graph.aap_stats) {
-    if (tr_rank() == 0) {
-      FILE *f = fopen(oc.graph.aap_stats, "w");
-      if (f) fclose(f);
-    }
+  const char *outs[FG_NPRODUCTS], *first = NULL;
+  products_of(opts, outs);
+  for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
+  char aap_tmp[TR_PATH_MAX] = "", json_tmp[TR_PATH_MAX] = "";
+  fg_stats fs;
+  stats_plan(opts, &fs);
+  if (opts->graph.aap_stats) {
+    st = scratch_name(&opts->run, aap_tmp, first, "aap", err);
+    if (!st && !aap_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
+    oc.graph.aap_stats = aap_tmp;
     oc.graph.aap_stats_append = 1;
   }
-  fg_stats fs;
-  stats_plan(o, &fs);
-  if (o->dir_in)
-    return stats_write(o, &fs, products(o, &s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, &fs, err), err);
+  if (!st && fs.on) {
+    st = scratch_name(&opts->run, json_tmp, first, "json", err);
+    if (!st && !json_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
+    oc.run.stats_json = json_tmp;
+  }
+  if (!st && aap_tmp[0] && tr_rank() == 0) {
+    FILE *f = fopen(aap_tmp, "w"); /* the stages append */
+    if (!f) st = tr_fail(err, TR_EOUTPUT, "cannot create a scratch file beside '%s'", first);
+    else {
+      tr_tmp_created(aap_tmp);
+      fclose(f);
+    }
+  }
+  st = tr_dist_agree(&opts->run, st, err);
+  if (!st) st = run_stages(&oc, &s, &fs, dem, err);
+  st = stats_write(opts->run.stats_json, &fs, st, err);
+  if (!st && aap_tmp[0] && tr_rank() == 0) st = aap_stats_place(aap_tmp, opts->graph.aap_stats, err);
+  if (tr_rank() == 0) {
+    tr_output_scratch_remove(aap_tmp);
+    tr_output_scratch_remove(json_tmp);
+  }
+  return st;
+}
+
+/* Every stage, from the DEM or from --dir-in. */
+static int run_stages(const tr_flowgraph_opts *o, const fg_inputs *s, fg_stats *fs, const char *dem, tr_error *err) {
+  int st;
+  if (o->dir_in) return products(o, s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, fs, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -484,11 +543,10 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const char *dir = o->dir_out ? o->dir_out : dir_tmp;
   const tr_run_opts r = o->dir_out ? o->run : scratch_run(&o->run);
   st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
-  if (!st && o->dir_out) stats_take(o, &fs, "dir", o->dir_out);
+  if (!st && o->dir_out) stats_take(o, fs, "dir", o->dir_out);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
   if (!st && !only_dir)
-    st = products(o, &s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, &fs, err);
-  st = stats_write(o, &fs, st, err);
+    st = products(o, s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, fs, err);
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);

@@ -32,7 +32,7 @@
 #include "path_max.h"
 #include "run.h"
 #include "scratch_file.h"
-#include "written.h"
+#include "side_file.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -276,6 +276,40 @@ static int run_create(graph_run *r, int st, tr_error *err) {
 
 /* The stores over the inputs, the layout and the back-end, then the engine
  * step; its failures become one status and line in e. */
+/* --aap-stats: the engine's lines and the state store's. A file of its own
+ * is written whole under a temporary name and put in place with the output
+ * (io/side_file.h); a stage of a run of several programs (flowgraph)
+ * appends to the run's file instead, which its owner puts in place. */
+static int write_aap_stats(const graph_run *r, const tr_aap_stats *astats, tr_error *e) {
+  const char *path = r->g->aap_stats;
+  tr_side_file *side = NULL;
+  FILE *f = NULL;
+  if (!r->g->aap_stats_append) {
+    int st = tr_side_open(path, "engine statistics", &side, &f, e);
+    if (st) return st;
+  } else if (!(f = fopen(path, "a")))
+    return tr_fail(e, TR_EOUTPUT, "cannot write engine statistics '%s': %s", path, strerror(errno));
+  const tr_state_store_stats *s = &r->sstats;
+  int bad = tr_aap_stats_json(astats, f) != 0 ||
+            fprintf(f,
+                    "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
+                    "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
+                    r->body->name, (long long)r->need.state, (long long)r->need.fixed, (long long)r->need.frag_max,
+                    (long long)r->eng.state_budget, (long long)s->peak_resident, (long long)s->spills,
+                    (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
+                    (long long)s->raw_written) < 0;
+  if (side) {
+    if (!bad) return tr_side_close(side, e);
+    tr_side_abort(side);
+  } else {
+    bad |= ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (!bad) return TR_OK;
+  }
+  return tr_fail(e, errno == ENOSPC ? TR_ENOSPC : TR_EOUTPUT, "cannot write engine statistics '%s': %s", path,
+                 strerror(errno ? errno : EIO));
+}
+
 static int run_engine(graph_run *r, tr_error *e) {
   tr_job *job = &r->job;
   int status = TR_OK;
@@ -337,21 +371,7 @@ static int run_engine(graph_run *r, tr_error *e) {
   else if (rc)
     status = tr_fail(e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", r->prog->name,
                      r->srcs[0], msg[0] ? msg : tr_aap_strerror(rc));
-  if (!status && job->rank == 0 && r->g->aap_stats) {
-    FILE *f = fopen(r->g->aap_stats, r->g->aap_stats_append ? "a" : "w");
-    const tr_state_store_stats *s = &r->sstats;
-    if (!f || tr_aap_stats_json(&astats, f) != 0 ||
-        fprintf(f,
-                "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
-                "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
-                r->body->name, (long long)r->need.state, (long long)r->need.fixed, (long long)r->need.frag_max,
-                (long long)r->eng.state_budget, (long long)s->peak_resident, (long long)s->spills,
-                (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
-                (long long)s->raw_written) < 0)
-      status = tr_fail(e, TR_EOUTPUT, "cannot write engine statistics '%s'", r->g->aap_stats);
-    if (f && fclose(f) && !status) status = tr_fail(e, TR_EOUTPUT, "cannot write engine statistics '%s'", r->g->aap_stats);
-    if (f && !status) tr_output_written(r->g->aap_stats);
-  }
+  if (!status && job->rank == 0 && r->g->aap_stats) status = write_aap_stats(r, &astats, e);
   tr_aap_stats_free(&astats);
   return status;
 }

@@ -125,7 +125,7 @@ static int gdal_name(const char *path) {
 }
 
 /* What a file that is not regular is, for the error line; NULL when regular. */
-static const char *not_regular(mode_t m) {
+const char *tr_file_not_regular(mode_t m) {
   if (S_ISREG(m)) return NULL;
   if (S_ISDIR(m)) return "it is a directory";
   if (S_ISFIFO(m)) return "it is a FIFO (named pipe)";
@@ -146,7 +146,7 @@ int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
   if (!plain && !gdal_name(path))
     return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path, strerror(errno));
   if (plain) {
-    const char *what = not_regular(st.st_mode);
+    const char *what = tr_file_not_regular(st.st_mode);
     if (what) return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path, what);
     if (access(path, R_OK) != 0)
       return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path, strerror(errno));
@@ -353,6 +353,13 @@ char *tr_output_scratch_name(const char *path, const char *tag) {
   return s;
 }
 
+char *tr_output_side_tmp_name(const char *path) {
+  static int sides; /* side files this process wrote: their temporaries' names differ */
+  char *s = tmp_name(path, "tmpside", __atomic_fetch_add(&sides, 1, __ATOMIC_RELAXED), NULL);
+  if (s) tr_tmp_track(s);
+  return s;
+}
+
 void tr_output_scratch_remove(const char *path) {
   if (!path || !path[0]) return;
   struct stat st;
@@ -488,7 +495,7 @@ static int refuse_one(const char *path, const char *what, const tr_input *in, co
                    path, strlen(path), TR_GDAL_NAME_MAX);
   struct stat st;
   if (stat(path, &st) == 0) {
-    const char *why_not = not_regular(st.st_mode);
+    const char *why_not = tr_file_not_regular(st.st_mode);
     if (why_not) return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': %s", what, path, why_not);
     if (in && in->has_id && st.st_dev == in->dev && st.st_ino == in->ino)
       return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is the input file", what, path);
@@ -587,7 +594,7 @@ static int check_destination(const char *path, const tr_input *in, char *dir, si
  * stays a link (as cp and gdal_translate write through one); `path` itself
  * when it is no link. A dangling link's target is the file it names,
  * relative to the link's folder. */
-static const char *link_target(const char *path, char *buf, size_t n) {
+const char *tr_output_link_target(const char *path, char *buf, size_t n) {
   struct stat st;
   if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return path;
   char *real = realpath(path, NULL);
@@ -672,7 +679,7 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   }
   char dir[PATH_MAX], target[PATH_MAX];
   /* a link stays: the raster goes to its target */
-  path = link_target(path, target, sizeof target);
+  path = tr_output_link_target(path, target, sizeof target);
   st = check_destination(path, in, dir, sizeof dir, err);
   if (st) return st;
   remove_stale(dir);
@@ -820,7 +827,7 @@ int tr_output_commit(tr_output *out, tr_error *err) {
      * create: something else may have appeared since). */
     struct stat st;
     if (stat(out->final_path, &st) == 0) {
-      const char *what = not_regular(st.st_mode);
+      const char *what = tr_file_not_regular(st.st_mode);
       if (what) {
         c.failed = 1;
         snprintf(c.msg, sizeof c.msg, "%s", what);

@@ -102,6 +102,15 @@ int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, in
  * handler's tr_remove_temporaries unlinks until tr_output_scratch_remove.
  * Free it. */
 char *tr_output_scratch_name(const char *path, const char *tag);
+/* The temporary name of side file `path` (io/side_file.h), beside it, of
+ * the same form (tag "tmpside<n>"), tracked for the signal handler. Free it. */
+char *tr_output_side_tmp_name(const char *path);
+/* Where an output named by a symbolic link goes (its target: the link
+ * stays); `path` itself when it is no link. buf holds the target. */
+const char *tr_output_link_target(const char *path, char *buf, size_t n);
+/* What a file that is not regular is ("it is a directory", ...), for an
+ * error line; NULL when it is regular. */
+const char *tr_file_not_regular(mode_t m);
 /* Deletes the scratch raster at `path` (any driver; nothing when it does
  * not exist) and stops tracking the name. */
 void tr_output_scratch_remove(const char *path);

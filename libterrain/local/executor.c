@@ -43,7 +43,7 @@
 #include "mem_limit.h"
 #include "reorder.h"
 #include "run.h"
-#include "written.h"
+#include "side_file.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -281,12 +281,15 @@ static int ft_finish(run_state *s, tr_error *err) {
   if (s->ft && ft_ctx_role(s->ft) == FT_ROLE_MASTER && s->run->ft_report) {
     ft_report r;
     ft_report_get(s->ft, &r);
-    FILE *f = fopen(s->run->ft_report, "w");
-    if (!f || ft_report_json(&r, f) != 0)
+    /* whole under a temporary name, put in place with the output (io/side_file.h) */
+    tr_side_file *side;
+    FILE *f;
+    st = tr_side_open(s->run->ft_report, "fault-tolerance report", &side, &f, err);
+    if (!st && ft_report_json(&r, f) != 0) {
+      tr_side_abort(side);
       st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", s->run->ft_report);
-    if (f && fclose(f) && !st)
-      st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", s->run->ft_report);
-    if (f && !st) tr_output_written(s->run->ft_report);
+    } else if (!st)
+      st = tr_side_close(side, err);
   }
   ft_ctx_destroy(s->ft);
   s->ft = NULL;

@@ -33,7 +33,7 @@
 #include "device.h"
 #include "status.h"
 #include "ft.h"
-#include "written.h"
+#include "side_file.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -239,16 +239,18 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
     if (!st && rank == 0 && L->run->ft_report) {
       char buf[2048];
       ft_track_report_format_json(&r, buf, sizeof buf);
-      FILE *f = fopen(L->run->ft_report, "w");
-      if (!f || fprintf(f,
+      /* whole under a temporary name, put in place with the output (io/side_file.h) */
+      tr_side_file *side = NULL;
+      FILE *f = NULL;
+      st = tr_side_open(L->run->ft_report, "fault-tolerance report", &side, &f, err);
+      if (!st && fprintf(f,
                         "{\"mode\":\"replay\",\"injected\":%lld,\"reported\":%lld,\"invariant\":{\"checked\":%lld,"
                         "\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,\"tracker\":%s}\n",
                         (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
                         (long long)inv[2], (long long)gpu_faults, buf) < 0)
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
-      if (f && fclose(f) && !st)
-        st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
-      if (f && !st) tr_output_written(L->run->ft_report);
+      if (side && st) tr_side_abort(side);
+      else if (side) st = tr_side_close(side, err);
     }
     ft_tracker_destroy(L->trk);
   }

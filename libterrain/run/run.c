@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "dist.h"
+#include "side_file.h"
 #include "written.h"
 
 static void job_close(tr_job *j) {
@@ -133,12 +134,17 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
   int hist_written = 0;
   if (j->sink_open && tr_stats_wanted(j->run)) {
     GDALDatasetH ds = j->rank == 0 && !st ? j->sink.out.ds : NULL;
-    int s2 = tr_stats_publish(j->run, &j->inject, ds, j->sink.prod.bands, j->sink.stats, j->ntiles, j->sink.cells,
-                              j->sink.prod.type, j->t_open, st ? NULL : &e);
+    /* --stats-json: written whole under a temporary name by the writer, put
+     * in place after the output (io/side_file.h) */
+    tr_side_file *side = NULL;
+    FILE *json = NULL;
+    int s2 = ds && j->run->stats_json ? tr_side_open(j->run->stats_json, "statistics file", &side, &json, &e) : TR_OK;
+    if (!s2)
+      s2 = tr_stats_publish(j->run, &j->inject, ds, json, j->sink.prod.bands, j->sink.stats, j->ntiles, j->sink.cells,
+                            j->sink.prod.type, j->t_open, st ? NULL : &e);
+    if (side && s2) tr_side_abort(side);
+    else if (side) s2 = tr_side_close(side, &e);
     hist_written = !s2 && ds && j->run->stats;
-    /* publish wrote --stats-json (the writer, on success); reported here,
-     * not in core/stats.c, which stands below io/'s written.h */
-    if (!s2 && ds && j->run->stats_json) tr_output_written(j->run->stats_json);
     if (!st) st = s2;
   }
   if (!st && j->sink_open) {
@@ -150,6 +156,10 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
     struct stat sb;
     if (!st && aux[0] && stat(aux, &sb) == 0) tr_output_written(aux);
   }
+  /* the side files (--stats-json, --ft-report, --aap-stats) follow the
+   * output into place, or go with it */
+  if (!st && j->rank == 0) st = tr_side_commit_waiting(&e);
+  else tr_side_abort_waiting();
   job_close(j);
   if (st && err) *err = e;
   return st;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,7 +27,7 @@ static int sh(const char *fmt, const char *a, const char *b) {
 
 /* expect (cli_case.h) without the progress line */
 static int expect_q(const char *args, int code, const char *needle) {
-  char c[3000];
+  char c[4500];
   snprintf(c, sizeof c, "%s -q", args);
   return expect(c, code, needle);
 }
@@ -182,6 +183,67 @@ static int test_symlink_outputs(void) {
   return 0;
 }
 
+/* The side files on a full disk: a 64 KB tmpfs filled to the last byte
+ * (needs root; skipped otherwise), the output raster in a roomy folder.
+ * Each run fails with exit 4 and one line naming the side file, and leaves
+ * nothing: no 0-byte or cut side file, no temporary, and no output raster
+ * either (the output and its side files appear together or not at all); a
+ * side file that was there keeps its bytes. Then the same runs with room
+ * write every file, complete. */
+static int test_side_files_full_disk(void) {
+  reset(outdir);
+  ASSERT_EQ_INT(sh("cp '%s' d.tif && mkdir m%s", in("fractal.tif"), ""), 0);
+  if (mount("tmpfs", out("m"), "tmpfs", 0, "size=64k") != 0) {
+    printf("skip: cannot mount a tmpfs here\n");
+    return 0;
+  }
+  int bad = sh("printf '{\"old\":1}\\n' > m/keep.json && cp m/keep.json keep0.json && "
+               "dd if=/dev/zero of=m/filler bs=4k 2>/dev/null; test -s m/filler%s%s", "", "");
+  static const struct {
+    const char *args, *needle, *product;
+  } cases[] = {
+      {"slope d.tif s.tif --stats-json m/s.json", "statistics file 'm/s.json'", "s.tif"},
+      {"slope d.tif s.tif --stats-json m/keep.json", "statistics file 'm/keep.json'", "s.tif"},
+      {"slope d.tif s.tif --ft dual --ft-report m/r.json", "fault-tolerance report 'm/r.json'", "s.tif"},
+      {"slope d.tif s.tif --ft replay --ft-report m/r.json", "fault-tolerance report 'm/r.json'", "s.tif"},
+      {"fill d.tif f.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", "f.tif"},
+      {"fill d.tif f.tif --stats-json m/s.json", "statistics file 'm/s.json'", "f.tif"},
+      {"flowgraph d.tif --acc a.tif --stats-json m/s.json", "statistics file 'm/s.json'", "a.tif"},
+      {"flowgraph d.tif --acc a.tif --streams st.tif --stats-json m/s.json", "statistics file 'm/s.json'", NULL},
+      {"flowgraph d.tif --acc a.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", NULL},
+  };
+  for (size_t i = 0; !bad && i < sizeof cases / sizeof cases[0]; i++) {
+    bad = expect_q(cases[i].args, 4, cases[i].needle);
+    if (!bad && !strstr(rc_slurp(errfile), "No space left")) {
+      fprintf(stderr, "`%s`: the line does not say the disk is full: %s", cases[i].args, rc_slurp(errfile));
+      bad = 1;
+    }
+    /* only the filler and the old file on the full disk */
+    if (!bad && pc_count(out("m"), "", NULL, 0) != 2) {
+      sh("ls -la m >&2%s%s", "", "");
+      bad = 1;
+    }
+    if (!bad && (!rc_same_file(out("m/keep.json"), out("keep0.json")) || pc_count(outdir, ".terrafort-", NULL, 0)))
+      bad = 1;
+    if (!bad && cases[i].product && exists(cases[i].product)) {
+      fprintf(stderr, "`%s` left %s\n", cases[i].args, cases[i].product);
+      bad = 1;
+    }
+  }
+  umount(out("m"));
+  ASSERT(!bad);
+  /* with room: every file, whole */
+  if (expect_q("slope d.tif s.tif --stats-json m/s.json --ft dual --ft-report m/r.json", 0, NULL) ||
+      expect_q("fill d.tif f.tif --aap-stats m/a.json", 0, NULL))
+    return 1;
+  ASSERT_EQ_INT(sh("grep -q '\"valid_count\"' m/s.json && grep -q '\"sub_blocks\"' m/r.json && grep -q state_store m/a.json%s%s",
+                   "", ""),
+                0);
+  ASSERT(exists("s.tif") && exists("f.tif"));
+  ASSERT_EQ_INT(pc_count(outdir, ".terrafort-", NULL, 0), 0);
+  return 0;
+}
+
 /* An output in a folder of about 2000 characters (under PATH_MAX, over the
  * 2048 bytes of GDAL's name buffers once the temporary's suffix is added):
  * refused before any work with a line that keeps its reason at the end
@@ -218,6 +280,7 @@ int main(int argc, char **argv) {
   snprintf(errfile, sizeof errfile, "%s/../files_written.stderr", dir);
   static const tr_test_case cases[] = {TR_TEST(test_side_outputs_onto_inputs), TR_TEST(test_side_outputs_under_mpirun),
                                        TR_TEST(test_files_behind_the_input),
-                                       TR_TEST(test_symlink_outputs), TR_TEST(test_long_names)};
+                                       TR_TEST(test_symlink_outputs), TR_TEST(test_long_names),
+                                       TR_TEST(test_side_files_full_disk)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }

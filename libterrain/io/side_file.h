@@ -1,0 +1,48 @@
+/*
+ * side_file.h - the small files a run writes besides its rasters
+ * (--stats-json, --aap-stats, --ft-report), put in place like a raster
+ * (internal).
+ *
+ * A side file is written under a temporary name in its destination's folder
+ * (raster.c's naming: the signal handler and the stale clean-up know it),
+ * checked whole (every write, the flush, fsync and close: a full disk is
+ * TR_ENOSPC, and no 0-byte or cut file is ever left under the final name),
+ * then waits: the run's end (run/run.c, tr_job_finish) renames the waiting
+ * ones into place after the output raster's commit, or deletes them when
+ * the run failed. So a run leaves its output and its side files together,
+ * or none of them, and a file that was there before a failed run keeps its
+ * bytes. A destination that is a symbolic link is written to its target.
+ *
+ * Only the writer (rank 0) writes side files, from one thread.
+ */
+#ifndef TR_SIDE_FILE_H
+#define TR_SIDE_FILE_H
+
+#include <stdio.h>
+
+#include "status.h"
+
+typedef struct tr_side_file tr_side_file;
+
+/* Creates the temporary of side file `path` ("what" names it in error
+ * lines: "statistics file", ...) and returns it open for writing in *f.
+ * TR_OK, or a failure (nothing is left). */
+int tr_side_open(const char *path, const char *what, tr_side_file **s, FILE **f, tr_error *err);
+
+/* The writing is done: checks it (ferror, flush, fsync, close). On success
+ * the file waits for tr_side_commit_waiting; on failure it is deleted.
+ * Either way s is given up. */
+int tr_side_close(tr_side_file *s, tr_error *err);
+
+/* Deletes s's temporary, unwritten or written (s is given up). */
+void tr_side_abort(tr_side_file *s);
+
+/* Renames every waiting side file into place, in the order they were
+ * closed (reported to TR_OUTPUTS_ENV). The first failure is returned; the
+ * files not yet renamed are then deleted. */
+int tr_side_commit_waiting(tr_error *err);
+
+/* Deletes every waiting side file. */
+void tr_side_abort_waiting(void);
+
+#endif
