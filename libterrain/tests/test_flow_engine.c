@@ -459,6 +459,9 @@ static int test_schedules_layouts_threads(void) {
       tr_aap_layout L;
       ASSERT_EQ_INT(make_layout(l, &L), 0);
       for (int s = 0; s < NSCHED; s++, run++) {
+        /* under the sanitizers half the (grid, layout, schedule) triples:
+         * every grid, layout and schedule still met; all in Release */
+        if (TR_TEST_SANITIZED && (g + l + s) % 2) continue;
         const int threads = 1 + run % 4;
         const double thr = 6 + g;
         char what[128];
