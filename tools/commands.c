@@ -7,7 +7,9 @@
  * (batch_jobs.c) reads a job's outputs from its row. A new command is its
  * file and one row here.
  */
+#include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tools.h"
 
@@ -38,10 +40,52 @@ static const tf_command commands[] = {
     {"batch", tf_batch_main, "run many terrafort jobs, dynamically over mpirun's ranks", {NULL, NULL, 0, 0}},
 };
 
+/* By its name, in any case: gdaldem's own spellings (TRI, TPI) name the
+ * same modes. */
 const tf_command *tf_command_find(const char *name) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(name, commands[i].name)) return &commands[i];
+    if (!strcasecmp(name, commands[i].name)) return &commands[i];
   return NULL;
+}
+
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b,
+ * ignoring case; stops counting past 3. */
+static int edits(const char *a, const char *b) {
+  const size_t n = strlen(a), m = strlen(b);
+  if (n > 32 || m > 32) return 4;
+  int d[33][33];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      const int same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
+      int v = d[i - 1][j - 1] + !same;
+      if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[n][m] > 3 ? 4 : d[n][m];
+}
+
+const char *tf_command_suggest(const char *name) {
+  const char *best = NULL;
+  int bd = 3; /* at most 2 edits, and fewer than the name's own length */
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    const int e = edits(name, commands[i].name);
+    if (e < bd && (size_t)e < strlen(name)) bd = e, best = commands[i].name;
+  }
+  if (best) return best;
+  /* a leading part of exactly one command ("flow", "interp") */
+  const size_t n = strlen(name);
+  for (size_t i = 0; n >= 3 && i < sizeof commands / sizeof commands[0]; i++)
+    if (!strncasecmp(name, commands[i].name, n)) {
+      if (best) return NULL;
+      best = commands[i].name;
+    }
+  return best;
 }
 
 const tf_command *tf_commands(size_t *n) {

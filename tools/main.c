@@ -38,7 +38,11 @@ int main(int argc, char **argv) {
   }
   const tf_command *cmd = tf_command_find(argv[1]);
   if (!cmd) {
-    if (tf_process_speaks()) fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
+    const char *near = tf_command_suggest(argv[1]);
+    if (tf_process_speaks() && near)
+      fprintf(stderr, "terrafort: unknown command '%s': did you mean '%s'? (see 'terrafort --help')\n", argv[1], near);
+    else if (tf_process_speaks())
+      fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
     return TR_EXIT_USAGE;
   }
   const int prc = tf_process_start(&argc, &argv);

@@ -43,6 +43,9 @@ typedef struct {
 
 /* The row named `name`, NULL for an unknown command. */
 const tf_command *tf_command_find(const char *name);
+/* The command a mistyped name most likely meant (at most two edits, or the
+ * leading part of exactly one command's name); NULL when none is near. */
+const char *tf_command_suggest(const char *name);
 /* Every row, in the order --help lists them; *n gets their count. */
 const tf_command *tf_commands(size_t *n);
 /* The io of a command's row, NULL for an unknown one. */

@@ -113,7 +113,30 @@ static int test_usage_errors(void) {
   if (expect_fail("slope", 2, "expected DEM and OUT")) return 1;
   snprintf(a, sizeof a, "slope '%s'", f);
   if (expect_fail(a, 2, "expected DEM and OUT")) return 1;
-  return expect_fail("frobnicate x y", 2, "unknown command");
+  if (expect_fail("slop x y", 2, "unknown command 'slop': did you mean 'slope'?")) return 1;
+  if (expect_fail("flow x y", 2, "did you mean 'flowgraph'?")) return 1;
+  return expect_fail("frobnicate x y", 2, "unknown command 'frobnicate' (see");
+}
+
+/* gdaldem's spellings of its modes (TRI, TPI) and any case name the same
+ * command: the same bytes as the lower-case name. */
+static int test_command_names(void) {
+  static const char *const pairs[][2] = {{"TRI", "tri"}, {"TPI", "tpi"}, {"Slope", "slope"}, {"FILL", "fill"}};
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+    clean_outdir();
+    char c[4096];
+    snprintf(c, sizeof c, "cd '%s' && '%s' %s -q '%s' a.tif && '%s' %s -q '%s' b.tif", outdir, tf, pairs[i][0],
+             in("fractal.tif"), tf, pairs[i][1], in("fractal.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    char a[1200], b[1200];
+    snprintf(a, sizeof a, "%s/a.tif", outdir);
+    snprintf(b, sizeof b, "%s/b.tif", outdir);
+    if (!rc_same_file(a, b)) {
+      fprintf(stderr, "%s and %s differ\n", pairs[i][0], pairs[i][1]);
+      return 1;
+    }
+  }
+  return 0;
 }
 
 static int test_unwritable_destination(void) {
@@ -241,6 +264,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_full_disk_and_readonly),
                                        TR_TEST(test_existing_output_kept_on_failure),
                                        TR_TEST(test_help_and_version),
+                                       TR_TEST(test_command_names),
                                        TR_TEST(test_progress_line)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
