@@ -30,7 +30,7 @@ static const char *usage =
     "                         3/4 of what it may have); beyond it, flat fill keeps only\n"
     "                         the tiles' perimeters and reads each tile twice\n"
     "  --tmp DIR              folder for the spilled state (default: the output's)\n"
-    "  --aap-stats FILE       per-worker engine statistics as JSON\n";
+    "  --aap-stats FILE       per-worker engine statistics as JSON (-: stdout)\n";
 
 /* What fill parses besides the common options; -z and -fel land here too. */
 typedef struct {

@@ -16,6 +16,7 @@
  * temporaries whose process is gone (same host tag, no such PID).
  */
 #include "raster.h"
+#include "side_file.h"
 #include "tmp_files.h"
 #include "written.h"
 
@@ -568,9 +569,12 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
   for (int i = 0; i < nouts && !st; i++) {
     const char *p = outs[i].path, *what = outs[i].what;
     if (!p) continue;
-    st = refuse_one(p, what, in, &ids, err);
-    if (!st) st = refuse_kept(p, what, err);
-    for (int r = 0; r < nreads && !st; r++)
+    /* a report to standard output ("-", io/side_file.h) is no file; two
+     * of them are still refused below */
+    const int to_stdout = tr_side_is_stdout(p) && tr_side_role(what);
+    if (!to_stdout) st = refuse_one(p, what, in, &ids, err);
+    if (!st && !to_stdout) st = refuse_kept(p, what, err);
+    for (int r = 0; r < nreads && !st && !to_stdout; r++)
       if (reads[r].path && tr_path_same_file(p, reads[r].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is %s ('%s')", what, p, reads[r].what, reads[r].path);
     for (int j = i + 1; j < nouts && !st; j++)

@@ -25,8 +25,14 @@ struct tr_side_file {
 /* closed and checked, waiting for the run's end: oldest first */
 static tr_side_file *waiting, **waiting_end = &waiting;
 
+int tr_side_is_stdout(const char *path) { return path && !strcmp(path, "-"); }
+
+int tr_side_role(const char *what) {
+  return what && (!strcmp(what, "--stats-json") || !strcmp(what, "--ft-report") || !strcmp(what, "--aap-stats"));
+}
+
 static void side_free(tr_side_file *s) {
-  if (s->f) fclose(s->f);
+  if (s->f && s->f != stdout) fclose(s->f);
   if (s->tmp) {
     unlink(s->tmp);
     tr_tmp_untrack(s->tmp);
@@ -39,6 +45,18 @@ static void side_free(tr_side_file *s) {
 int tr_side_open(const char *path, const char *what, tr_side_file **s, FILE **f, tr_error *err) {
   *s = NULL;
   *f = NULL;
+  if (tr_side_is_stdout(path)) {
+    tr_side_file *n = calloc(1, sizeof *n);
+    if (!n || !(n->path = strdup(path))) {
+      free(n);
+      return tr_fail(err, TR_ENOMEM, "out of memory");
+    }
+    n->what = what;
+    n->f = stdout;
+    *s = n;
+    *f = stdout;
+    return TR_OK;
+  }
   tr_side_file *n = calloc(1, sizeof *n);
   if (!n || !(n->path = strdup(path)) || !(n->tmp = tr_output_side_tmp_name(path))) {
     if (n) side_free(n);
@@ -58,6 +76,15 @@ int tr_side_open(const char *path, const char *what, tr_side_file **s, FILE **f,
 }
 
 int tr_side_close(tr_side_file *s, tr_error *err) {
+  if (s->f == stdout) { /* written where it goes: nothing to put in place */
+    const int bad = ferror(stdout) || fflush(stdout) != 0;
+    const int e = errno;
+    const char *what = s->what;
+    s->f = NULL;
+    side_free(s);
+    return bad ? tr_fail(err, TR_EOUTPUT, "cannot write the %s to standard output: %s", what, strerror(e ? e : EIO))
+               : TR_OK;
+  }
   int e = 0;
   if (ferror(s->f)) e = errno ? errno : EIO;
   if (!e && fflush(s->f) != 0) e = errno;

@@ -24,6 +24,15 @@
 
 typedef struct tr_side_file tr_side_file;
 
+/* Whether side file `path` is standard output ("-"): written there as it
+ * comes (under mpirun by the writer, rank 0), nothing put in place. */
+int tr_side_is_stdout(const char *path);
+
+/* Whether `what`, an output's role in tr_outputs_refuse's lines, is a side
+ * file's option (--stats-json, --ft-report, --aap-stats): "-" is then
+ * standard output, no file. */
+int tr_side_role(const char *what);
+
 /* Creates the temporary of side file `path` ("what" names it in error
  * lines: "statistics file", ...) and returns it open for writing in *f.
  * TR_OK, or a failure (nothing is left). */

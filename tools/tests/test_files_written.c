@@ -244,6 +244,46 @@ static int test_side_files_full_disk(void) {
   return 0;
 }
 
+/* "-" is standard output for every JSON report (--stats-json, --ft-report,
+ * --aap-stats), as in GDAL's utilities: the report's bytes there, the same
+ * as in a file, and no file named "-"; two reports to "-" are refused. Also
+ * under mpirun, where rank 0 prints. */
+static int test_reports_to_stdout(void) {
+  reset(outdir);
+  ASSERT_EQ_INT(sh("cp '%s' d.tif%s", in("fractal.tif"), ""), 0);
+  char mpi[300] = "";
+#ifdef TERRAFORT_HAVE_MPI
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0)
+    snprintf(mpi, sizeof mpi, "mpirun --allow-run-as-root --oversubscribe -n 3 "); /* --ft dual needs 3 */
+#endif
+  static const char *const cases[][2] = {
+      {"slope -q d.tif s.tif --stats-json", "\"valid_count\""},
+      {"slope -q d.tif s.tif --ft dual --ft-report", "\"sub_blocks\""},
+      {"fill -q d.tif f.tif --aap-stats", "state_store"},
+      {"flowgraph -q d.tif --acc a.tif --streams st.tif --stats-json", "{\"products\":[{\"product\":\"acc\""}};
+  for (int m = 0; m < (mpi[0] ? 2 : 1); m++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      char c[4096];
+      snprintf(c, sizeof c, "cd '%s' && %s'%s' %s rep.json && %s'%s' %s - > out.txt", outdir, m ? mpi : "", tf,
+               cases[i][0], m ? mpi : "", tf, cases[i][0]);
+      ASSERT_EQ_INT(rc_run(c, errfile), 0);
+      char *file = strdup(rc_slurp(out("rep.json")));
+      const char *printed = rc_slurp(out("out.txt"));
+      /* the same report, but for its timings */
+      const int ok = file && strstr(printed, cases[i][1]) && strstr(file, cases[i][1]) &&
+                     (strstr(file, "valid_count") == NULL ||
+                      !strncmp(strstr(file, "valid_count"), strstr(printed, "valid_count"), 60));
+      free(file);
+      if (!ok || exists("-")) {
+        fprintf(stderr, "`%s -`%s: printed %.200s\n", cases[i][0], m ? " under mpirun" : "", printed);
+        return 1;
+      }
+    }
+  if (expect_q("slope d.tif s.tif --stats-json - --ft dual --ft-report -", 4, "it is also --ft-report ('-')")) return 1;
+  ASSERT(!exists("-"));
+  return 0;
+}
+
 /* An output in a folder of about 2000 characters (under PATH_MAX, over the
  * 2048 bytes of GDAL's name buffers once the temporary's suffix is added):
  * refused before any work with a line that keeps its reason at the end
@@ -281,6 +321,6 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_side_outputs_onto_inputs), TR_TEST(test_side_outputs_under_mpirun),
                                        TR_TEST(test_files_behind_the_input),
                                        TR_TEST(test_symlink_outputs), TR_TEST(test_long_names),
-                                       TR_TEST(test_side_files_full_disk)};
+                                       TR_TEST(test_side_files_full_disk), TR_TEST(test_reports_to_stdout)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
