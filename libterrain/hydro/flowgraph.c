@@ -15,6 +15,7 @@
  *      (network.c, every rank), the lines (rank 0), basins (d8_basins).
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
+#include "inject.h"
 #include "path_max.h"
 #include "raster.h"
 
@@ -295,6 +297,17 @@ static tr_run_opts scratch_run(const tr_run_opts *run) {
   return r;
 }
 
+/* After a stage: `stage` counts the stages done; the injected
+ * stop-stage:after=K stops rank 0 after the K-th (a test signals the run
+ * there, between two stages). */
+static void stage_done(const tr_run_opts *run, int *stage) {
+  ++*stage;
+  tr_inject inj;
+  tr_error ignored;
+  if (run->inject && tr_rank() == 0 && !tr_inject_parse(run->inject, &inj, &ignored) && inj.stop_stage == *stage)
+    raise(SIGSTOP);
+}
+
 /* --stats-json with several raster products: each stage writes its
  * statistics to the file in turn; rank 0 keeps each stage's object and at
  * the end writes them all, named, as
@@ -369,7 +382,7 @@ static int stats_write(const tr_flowgraph_opts *o, fg_stats *fs, int st, tr_erro
 }
 
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    fg_stats *fs, tr_error *err);
+                    int *stage, fg_stats *fs, tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -460,8 +473,10 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   }
   fg_stats fs;
   stats_plan(o, &fs);
+  int stage = 0;
   if (o->dir_in)
-    return stats_write(o, &fs, products(o, &s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, &fs, err), err);
+    return stats_write(o, &fs, products(o, &s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, &stage, &fs, err),
+                       err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -485,9 +500,10 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const tr_run_opts r = o->dir_out ? o->run : scratch_run(&o->run);
   st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
   if (!st && o->dir_out) stats_take(o, &fs, "dir", o->dir_out);
+  if (!st) stage_done(&o->run, &stage);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
   if (!st && !only_dir)
-    st = products(o, &s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, &fs, err);
+    st = products(o, &s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, &stage, &fs, err);
   st = stats_write(o, &fs, st, err);
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
@@ -499,17 +515,20 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
 /* Every product after the directions, from the direction raster `dir`
  * (computed from `dem` in this run when dem is given). */
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    fg_stats *fs, tr_error *err) {
+                    int *stage, fg_stats *fs, tr_error *err) {
   int st = tr_dist_agree(&o->run, check_valid(dir, dem, s, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   const weights_sums ws = s->ws;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, &ws, err))) return st;
   if (o->acc) stats_take(o, fs, "acc", o->acc);
+  if (o->acc) stage_done(&o->run, stage);
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, &ws, err))) return st;
   if (o->streams) stats_take(o, fs, "streams", o->streams);
+  if (o->streams) stage_done(&o->run, stage);
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
   if (o->order) stats_take(o, fs, "order", o->order);
+  if (o->order) stage_done(&o->run, stage);
   const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
   const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
@@ -525,6 +544,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, &ws, err);
     if (st) return st;
     acc = tmp;
+    stage_done(&o->run, stage);
   }
   const double area = o->units == TR_ACC_AREA ? 1.0 : s->cell_area;
   tr_links_src ls = {&o->run, dir, acc, elev, (int)o->encoding, o->threshold, area};
@@ -534,6 +554,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   int64_t nseeds = 0;
   if (need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
+  if (!st && o->network) stage_done(&o->run, stage);
   if (!st && o->basins && !by_links) {
     tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
                       o->threshold, o->snap};
@@ -544,6 +565,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     const tr_graph_opts g = graph_of(o, 0);
     st = tr_run_graph(&o->run, &g, "d8_basins", basin_prepare, &j, dir, o->basins, err);
     if (!st) stats_take(o, fs, "basins", o->basins);
+    if (!st) stage_done(&o->run, stage);
   }
   free(seeds);
   tr_links_free(&links);
