@@ -176,7 +176,9 @@ typedef struct {
 int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);
 
 /* Writes the links as lines with TauDEM's attributes through OGR (rank 0),
- * under a temporary name renamed into place; agreed. */
+ * into a temporary folder beside dst under a short name; then put in place
+ * (dst's name; the layer is named after it, less its extension), or with
+ * s->run->held handed to that list (held.h); agreed. */
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err);
 
 #endif

@@ -24,6 +24,8 @@
 #include "flowdir.h"
 #include "graph.h"
 #include "path_max.h"
+#include "raster.h"
+#include "written.h"
 
 void tr_flowdir_opts_init(tr_flowdir_opts *o) {
   memset(o, 0, sizeof *o);
@@ -74,9 +76,11 @@ static int flowdir_prepare(const tr_input *in, const void *opts, void *params, t
   return TR_OK;
 }
 
-/* Rank 0 deletes a raster this call wrote (any driver). */
-static void delete_raster(const char *path) {
-  if (!path || tr_rank() != 0) return;
+/* Rank 0 deletes a raster this call wrote (any driver); with run->held the
+ * products are the caller's to delete (held.h), and `path` may be the
+ * user's older file. */
+static void delete_raster(const tr_run_opts *run, const char *path) {
+  if (!path || tr_rank() != 0 || (run->held && !tr_is_scratch_name(path))) return;
   GDALDriverH d = GDALIdentifyDriver(path, NULL);
   if (!d || GDALDeleteDataset(d, path) != CE_None) unlink(path);
 }
@@ -142,15 +146,15 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     if (dem != src) rs.band = 1;
     st = tr_dist_agree(run, tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err), err);
     stage++;
-    if (st && !o->filled && o->filled_out) delete_raster(o->filled_out);
+    if (st && !o->filled && o->filled_out) delete_raster(run, o->filled_out);
   }
   if (!st && o->slope) {
     rs = stage_run(run, &sp[stage], stage, nstages, 0, 1);
     if (dem != src) rs.band = 1;
     st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
     if (st) {
-      delete_raster(dir_dst);
-      if (!o->filled && o->filled_out) delete_raster(o->filled_out);
+      delete_raster(run, dir_dst);
+      if (!o->filled && o->filled_out) delete_raster(run, o->filled_out);
     }
   }
   if (scratch && tr_rank() == 0) tr_output_scratch_remove(scratch);

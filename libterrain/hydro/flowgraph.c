@@ -26,6 +26,7 @@
 #include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
+#include "held.h"
 #include "inject.h"
 #include "path_max.h"
 #include "raster.h"
@@ -297,15 +298,31 @@ static tr_run_opts scratch_run(const tr_run_opts *run) {
   return r;
 }
 
-/* After a stage: `stage` counts the stages done; the injected
- * stop-stage:after=K stops rank 0 after the K-th (a test signals the run
- * there, between two stages). */
-static void stage_done(const tr_run_opts *run, int *stage) {
+/* Where the product bound for `path` is while the run holds it (held.h):
+ * its temporary, rank 0's name on every rank. */
+static int held_at(const tr_run_opts *run, char at[TR_PATH_MAX], const char *path, tr_error *err) {
+  at[0] = 0;
+  if (tr_rank() == 0) {
+    const char *w = tr_held_where(run->held, path);
+    if (w && strlen(w) < TR_PATH_MAX) strcpy(at, w);
+  }
+  const int st = tr_dist_bcast(run, at, TR_PATH_MAX, err);
+  if (!st && !at[0]) return tr_fail(err, TR_EOUTPUT, "'%s' was not made", path);
+  return st;
+}
+
+/* Between two stages: a signal seen since (its handler has removed the
+ * temporaries, products and scratch rasters alike) ends the run here,
+ * rather than as the next stage's failure to open them. `stage` counts the
+ * stages done; the injected stop-stage:after=K stops rank 0 after the K-th. */
+static int stage_done(const tr_run_opts *run, int *stage, tr_error *err) {
   ++*stage;
   tr_inject inj;
   tr_error ignored;
   if (run->inject && tr_rank() == 0 && !tr_inject_parse(run->inject, &inj, &ignored) && inj.stop_stage == *stage)
     raise(SIGSTOP);
+  if (run->cancelled && run->cancelled(run->progress_user)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  return TR_OK;
 }
 
 /* --stats-json with several raster products: each stage writes its
@@ -423,7 +440,8 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   const int gtiff = o->run.format ? !strcasecmp(o->run.format, "GTiff")
                                   : ext && (!strcasecmp(ext, ".tif") || !strcasecmp(ext, ".tiff"));
   const int reuse = o->streams && gtiff && !o->run.creation_options;
-  char tmp[TR_PATH_MAX] = "";
+  char tmp[TR_PATH_MAX] = "", streams_at[TR_PATH_MAX] = "";
+  if (reuse && (st = held_at(&o->run, streams_at, o->streams, err))) return st;
   if (!reuse) {
     if ((st = scratch_name(&o->run, tmp, o->order, "streams", err))) return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -434,7 +452,7 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   memset(&p, 0, sizeof p);
   int cells_short = 0; /* the stream cells do not fit --mem */
   if (!st) {
-    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? o->streams : tmp, (int)o->encoding, &p, err),
+    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? streams_at : tmp, (int)o->encoding, &p, err),
                        err);
     cells_short = st == TR_ENOMEM;
   }
@@ -456,6 +474,21 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   return st;
 }
 
+/* The end of a run: every product put in place (rank 0 holds them), or
+ * none; a run a signal ended says so (exit 8), whatever the stage that
+ * noticed it first failed with. */
+static int finish(const tr_run_opts *run, int st, tr_error *err) {
+  const int stopped = run->cancelled && run->cancelled(run->progress_user);
+  if (!st && stopped) st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  if (!st) st = tr_dist_agree(run, tr_rank() == 0 ? tr_held_commit(run->held, run, err) : TR_OK, err);
+  else tr_held_abort(run->held);
+  if (st && st != TR_ERANK && st != TR_EINTERRUPTED && run->cancelled && run->cancelled(run->progress_user))
+    st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  return st;
+}
+
+static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *s, fg_stats *fs, tr_error *err);
+
 int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
   int st = check_opts(opts, dem, err);
   fg_inputs s;
@@ -463,7 +496,6 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   if (st) return st;
   /* --aap-stats: every stage's lines, in order, in one file made afresh */
   tr_flowgraph_opts oc = *opts;
-  const tr_flowgraph_opts *o = &oc;
   if (oc.graph.aap_stats) {
     if (tr_rank() == 0) {
       FILE *f = fopen(oc.graph.aap_stats, "w");
@@ -471,12 +503,22 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
     }
     oc.graph.aap_stats_append = 1;
   }
+  /* every product is held under its temporary name to the end: all of them
+   * or none (held.h) */
+  oc.run.held = tr_held_new();
+  if (!oc.run.held) return tr_fail(err, TR_ENOMEM, "out of memory");
   fg_stats fs;
-  stats_plan(o, &fs);
+  stats_plan(&oc, &fs);
+  st = finish(&oc.run, stages(&oc, dem, &s, &fs, err), err);
+  st = stats_write(&oc, &fs, st, err);
+  tr_held_free(oc.run.held);
+  return st;
+}
+
+/* The stages, each product held (o->run.held). */
+static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *s, fg_stats *fs, tr_error *err) {
   int stage = 0;
-  if (o->dir_in)
-    return stats_write(o, &fs, products(o, &s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, &stage, &fs, err),
-                       err);
+  if (o->dir_in) return products(o, s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, &stage, fs, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -485,8 +527,9 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const char *outs[FG_NPRODUCTS], *first = NULL;
   products_of(o, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
-  char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "";
+  char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "", dir_at[TR_PATH_MAX] = "";
   const int need_fel = o->network && !o->filled_in && !o->filled;
+  int st;
   if (!o->dir_out && (st = scratch_name(&o->run, dir_tmp, first, "dir", err))) return st;
   if (need_fel && (st = scratch_name(&o->run, fel_tmp, first, "fel", err))) return st;
   if ((!o->dir_out && !dir_tmp[0]) || (need_fel && !fel_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -496,15 +539,16 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   fo.encoding = o->encoding;
   fo.slope = o->slope;
   fo.filled_out = need_fel ? fel_tmp : NULL;
-  const char *dir = o->dir_out ? o->dir_out : dir_tmp;
   const tr_run_opts r = o->dir_out ? o->run : scratch_run(&o->run);
-  st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
-  if (!st && o->dir_out) stats_take(o, &fs, "dir", o->dir_out);
-  if (!st) stage_done(&o->run, &stage);
+  st = tr_flowdir(&r, &o->graph, &fo, dem, o->dir_out ? o->dir_out : dir_tmp, err);
+  if (!st && o->dir_out) stats_take(o, fs, "dir", o->dir_out);
+  if (!st) st = stage_done(&o->run, &stage, err);
+  /* --dir is held: the later stages read it there */
+  if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
   if (!st && !only_dir)
-    st = products(o, &s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, &stage, &fs, err);
-  st = stats_write(o, &fs, st, err);
+    st = products(o, s, o->dir_out ? dir_at : dir_tmp, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem,
+                  &stage, fs, err);
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);
@@ -522,21 +566,26 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   const weights_sums ws = s->ws;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, &ws, err))) return st;
   if (o->acc) stats_take(o, fs, "acc", o->acc);
-  if (o->acc) stage_done(&o->run, stage);
+  if (o->acc && (st = stage_done(&o->run, stage, err))) return st;
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, &ws, err))) return st;
   if (o->streams) stats_take(o, fs, "streams", o->streams);
-  if (o->streams) stage_done(&o->run, stage);
+  if (o->streams && (st = stage_done(&o->run, stage, err))) return st;
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
   if (o->order) stats_take(o, fs, "order", o->order);
-  if (o->order) stage_done(&o->run, stage);
+  if (o->order && (st = stage_done(&o->run, stage, err))) return st;
   const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
   const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
   if (!need_links && !o->basins) return TR_OK;
 
   /* the no-edge-check accumulation the links (and snapping) read */
-  char tmp[TR_PATH_MAX] = "";
-  const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
+  char tmp[TR_PATH_MAX] = "", acc_at[TR_PATH_MAX] = "";
+  const char *acc = NULL;
+  if (need_acc && o->acc && o->no_edge_check) {
+    /* the user's --acc, held */
+    if ((st = held_at(&o->run, acc_at, o->acc, err))) return st;
+    acc = acc_at;
+  }
   if (need_acc && !acc) {
     if ((st = scratch_name(&o->run, tmp, o->network ? o->network : o->basins, "acc", err))) return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -544,7 +593,10 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, &ws, err);
     if (st) return st;
     acc = tmp;
-    stage_done(&o->run, stage);
+    if ((st = stage_done(&o->run, stage, err))) {
+      if (tr_rank() == 0) tr_output_scratch_remove(tmp);
+      return st;
+    }
   }
   const double area = o->units == TR_ACC_AREA ? 1.0 : s->cell_area;
   tr_links_src ls = {&o->run, dir, acc, elev, (int)o->encoding, o->threshold, area};
@@ -554,7 +606,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   int64_t nseeds = 0;
   if (need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
-  if (!st && o->network) stage_done(&o->run, stage);
+  if (!st && o->network) st = stage_done(&o->run, stage, err);
   if (!st && o->basins && !by_links) {
     tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
                       o->threshold, o->snap};
@@ -565,7 +617,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     const tr_graph_opts g = graph_of(o, 0);
     st = tr_run_graph(&o->run, &g, "d8_basins", basin_prepare, &j, dir, o->basins, err);
     if (!st) stats_take(o, fs, "basins", o->basins);
-    if (!st) stage_done(&o->run, stage);
+    if (!st) st = stage_done(&o->run, stage, err);
   }
   free(seeds);
   tr_links_free(&links);
