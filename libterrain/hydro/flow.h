@@ -175,6 +175,11 @@ typedef struct {
 
 int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);
 
+/* Refuses a network output whose driver (`driver`, else from dst's
+ * extension, else GPKG) is no GDAL vector driver that creates files
+ * (TR_EUSAGE), before any work. */
+int tr_links_check(const char *dst, const char *driver, tr_error *err);
+
 /* Writes the links as lines with TauDEM's attributes through OGR (rank 0),
  * into a temporary folder beside dst under a short name; then put in place
  * (dst's name; the layer is named after it, less its extension), or with

@@ -249,6 +249,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->outlets && !o->basins) return tr_fail(err, TR_EUSAGE, "--outlets needs --basins");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
+  int st;
+  if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
   for (int i = 0; i < nouts; i++)
     for (int j = i + 1; j < nouts; j++)
       if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))

@@ -397,6 +397,16 @@ static double area_of(const tr_links_src *s, const tr_gradient_params *geo, int6
   return fabs(1.0 / (iew * ins));
 }
 
+int tr_links_check(const char *dst, const char *driver, tr_error *err) {
+  const char *name = driver_for(dst, driver);
+  GDALDriverH d = GDALGetDriverByName(name);
+  if (!d || !GDALGetMetadataItem(d, GDAL_DCAP_VECTOR, NULL))
+    return tr_fail(err, TR_EUSAGE, "-nf: '%s' is not a GDAL vector driver", name);
+  if (!GDALGetMetadataItem(d, GDAL_DCAP_CREATE, NULL))
+    return tr_fail(err, TR_EUSAGE, "-nf: the %s driver cannot create files", name);
+  return TR_OK;
+}
+
 /* Writes the lines into a new dataset at `path` (a temporary: messages name
  * the user's `name`, and the layer is named after it). */
 static int write_links(const tr_links_src *s, const tr_links *l, const char *path, const char *name,
@@ -406,9 +416,7 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
   dir.open = !st;
   if (!st) st = tr_input_open(&acc.in, s->acc, 1, err), acc.open = !st;
   if (!st && s->elev) st = tr_input_open(&elev.in, s->elev, 1, err), elev.open = !st;
-  GDALDriverH drv = st ? NULL : GDALGetDriverByName(drvname);
-  if (!st && (!drv || !GDALGetMetadataItem(drv, GDAL_DCAP_VECTOR, NULL)))
-    st = tr_fail(err, TR_EUSAGE, "-nf: '%s' is not a GDAL vector driver", drvname);
+  GDALDriverH drv = st ? NULL : GDALGetDriverByName(drvname); /* tr_links_check found it */
   GDALDatasetH ds = st ? NULL : GDALCreate(drv, path, 0, 0, 0, GDT_Unknown, NULL);
   OGRSpatialReferenceH srs = NULL;
   if (!st && !ds) st = tr_fail(err, TR_EOUTPUT, "cannot create '%s': %s", name, CPLGetLastErrorMsg());

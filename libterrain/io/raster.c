@@ -522,6 +522,12 @@ static int refuse_one(const char *path, const char *what, const tr_input *in, co
   if (strlen(path) > TR_GDAL_NAME_MAX)
     return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': a name of %zu bytes, GDAL handles at most %d here", what,
                    path, strlen(path), TR_GDAL_NAME_MAX);
+  /* and the file's own name: too long for its folder, it was found only
+   * when the finished temporary was renamed */
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  if (strlen(base) > NAME_MAX)
+    return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': a file name of %zu bytes, the limit is %d", what,
+                   path, strlen(base), NAME_MAX);
   struct stat st;
   if (stat(path, &st) == 0) {
     const char *why_not = not_regular(st.st_mode);
@@ -603,7 +609,7 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
       if (reads[r].path && tr_path_same_file(p, reads[r].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is %s ('%s')", what, p, reads[r].what, reads[r].path);
     for (int j = i + 1; j < nouts && !st; j++)
-      if (outs[j].path && tr_path_same_file(p, outs[j].path))
+      if (outs[j].path && same_place(p, outs[j].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is also %s ('%s')", what, p, outs[j].what,
                      outs[j].path);
   }

@@ -14,9 +14,10 @@
  * the documented exit code and leave no file behind. A run leaves all its
  * products or none: a later stage's failure or SIGTERM between any two
  * stages (exit 8) leaves neither the earlier products nor a scratch file,
- * and an older file at a destination stays as it was. The network takes
- * names of up to 255 bytes (GeoPackage and GeoJSON), its layer named after
- * the file as for a short name.
+ * and an older file at a destination stays as it was; outputs that cannot
+ * be written are refused before any stage. The network takes names of up
+ * to 255 bytes (GeoPackage and GeoJSON), its layer named after the file as
+ * for a short name.
  */
 #include <cpl_conv.h>
 #include <gdal.h>
@@ -689,12 +690,24 @@ static int test_sigterm_between_stages(void) {
   return 0;
 }
 
-/* All products or none: a stage that fails after others did (basins as PNG, which holds no Int32) leaves
+/* All products or none. Refused before any stage, nothing written: two
+ * names of one file, a file name longer than NAME_MAX (the network's: once
+ * found at its temporary folder), an -nf that is no vector driver. A stage
+ * that fails after others did (basins as PNG, which holds no Int32) leaves
  * none of the earlier products (the streams as PNG, written), and an older
  * file at a destination stays as it was. */
 static int test_all_or_nothing(void) {
   const char *d = fresh("aon");
-  char f[4096];
+  char f[4096], name[300];
+  snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --streams '%s/./a.tif'", dir, d, d);
+  ASSERT(refused_in(d, f, 4, "it is also output"));
+  snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --streams '%s/s.tif' --network '%s/n.gpkg' -nf Bogus", dir, d,
+           d, d);
+  ASSERT(refused_in(d, f, 2, "-nf: 'Bogus' is not a GDAL vector driver"));
+  memset(name, 'n', 256);
+  strcpy(name + 251, ".gpkg");
+  snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --network '%s/%s'", dir, d, d, name);
+  ASSERT(refused_in(d, f, 4, "a file name of 256 bytes, the limit is 255"));
   snprintf(f, sizeof f, "'%s/fractal.tif' -of PNG --streams '%s/s.png' --basins '%s/w.png' --threshold 30", dir, d, d);
   ASSERT(refused_in(d, f, 2, "w.png': the PNG driver cannot hold this product's Int32 cells"));
   /* an older file at the streams' name: kept */
