@@ -150,6 +150,7 @@ typedef struct {
 typedef struct {
   const tr_run_opts *run;
   const char *dir, *acc, *elev; /* direction, no-edge-check accumulation (unit-scaled), elevations (NULL: none) */
+  int elev_band;        /* the band of elev read (the DEM's -b when elev is the DEM; else 1) */
   int encoding;
   double threshold;     /* on the accumulation raster's values */
   double area_factor;   /* DSContArea/USContArea = accumulation x this (the cell area when in cells) */

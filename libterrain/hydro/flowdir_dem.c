@@ -99,9 +99,20 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     return tr_fail(err, TR_EUSAGE, "two outputs of flowdir name the same file '%s'",
                    same_path(dir_dst, o->slope) || same_path(dir_dst, o->filled_out) ? dir_dst : o->slope);
 
+  /* the D8 rule's geometry, checked on src itself: found at the direction
+   * stage it named the filled DEM's scratch raster, after a whole fill */
+  tr_input in;
+  int st = tr_input_open(&in, src, run->band, err);
+  if (!st) {
+    tr_d8_geom geom;
+    st = tr_d8_geom_init(&in, &geom, err);
+    tr_input_close(&in);
+  }
+  if ((st = tr_dist_agree(run, st, err))) return st;
+
   const int nstages = (o->filled ? 1 : 2) + (o->slope ? 1 : 0);
   stage_progress sp[3];
-  int stage = 0, st = TR_OK;
+  int stage = 0;
   const char *dem = src;
   char *scratch = NULL;
   tr_run_opts rs;

@@ -159,10 +159,10 @@ static int any_valid(tr_input *in, int *found, tr_error *err) {
   return st;
 }
 
-/* The same over the raster at `path`, opened for it. */
-static int any_valid_at(const char *path, int *found, tr_error *err) {
+/* The same over band `band` of the raster at `path`, opened for it. */
+static int any_valid_at(const char *path, int band, int *found, tr_error *err) {
   tr_input in;
-  int st = tr_input_open(&in, path, 1, err);
+  int st = tr_input_open(&in, path, band, err);
   if (st) return st;
   st = any_valid(&in, found, err);
   tr_input_close(&in);
@@ -186,7 +186,8 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
   const char *what = o->dir_in ? "the directions " : "the DEM ";
   s->ws = (weights_sums){TR_SUMS_ROUND, 0};
   tr_input in0, in;
-  int st = tr_input_open(&in0, ref, 1, err);
+  /* the DEM at the band asked for (-b): a missing band is named with it */
+  int st = tr_input_open(&in0, ref, o->dir_in ? 1 : o->run.band, err);
   if (st) return st;
   s->cell_area = cell_area(&in0);
   for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
@@ -208,11 +209,11 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
  * a scratch raster), read here until its first valid cell, and the DEM too
  * when there is none; else NULL: dir is --dir-in, whose validity the survey
  * found. */
-static int check_valid(const char *dir, const char *dem, const fg_inputs *s, tr_error *err) {
-  int found = s->dir_in_valid, st = dem ? any_valid_at(dir, &found, err) : TR_OK;
+static int check_valid(const char *dir, const char *dem, int dem_band, const fg_inputs *s, tr_error *err) {
+  int found = s->dir_in_valid, st = dem ? any_valid_at(dir, 1, &found, err) : TR_OK;
   if (st || found) return st;
   if (!dem) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dir);
-  if ((st = any_valid_at(dem, &found, err))) return st;
+  if ((st = any_valid_at(dem, dem_band, &found, err))) return st;
   if (!found) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dem);
   return tr_fail(err, TR_EINPUT,
                  "no cell of '%s' has a flow direction: every valid cell lies on the grid's edge or beside nodata, "
@@ -249,6 +250,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->outlets && !o->basins) return tr_fail(err, TR_EUSAGE, "--outlets needs --basins");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
+  if (!dem && o->run.band != 1)
+    return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
   int st;
   if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
   for (int i = 0; i < nouts; i++)
@@ -400,8 +403,8 @@ static int stats_write(const tr_flowgraph_opts *o, fg_stats *fs, int st, tr_erro
   return st;
 }
 
-static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    int *stage, fg_stats *fs, tr_error *err);
+static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
+                    const char *elev, int elev_band, int *stage, fg_stats *fs, tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -520,7 +523,14 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
 /* The stages, each product held (o->run.held). */
 static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *s, fg_stats *fs, tr_error *err) {
   int stage = 0;
-  if (o->dir_in) return products(o, s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, &stage, fs, err);
+  /* the DEM is read at its band (-b); every raster after it (directions,
+   * scratch rasters, --dir-in, --weights, --filled-in) at band 1 */
+  const int dem_band = o->run.band;
+  tr_flowgraph_opts ob = *o;
+  ob.run.band = 1;
+  if (o->dir_in)
+    return products(&ob, s, o->dir_in, NULL, dem_band, o->filled_in ? o->filled_in : dem,
+                    o->filled_in ? 1 : dem_band, &stage, fs, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -548,9 +558,11 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   /* --dir is held: the later stages read it there */
   if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
-  if (!st && !only_dir)
-    st = products(o, s, o->dir_out ? dir_at : dir_tmp, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem,
-                  &stage, fs, err);
+  if (!st && !only_dir) {
+    const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
+    st = products(&ob, s, o->dir_out ? dir_at : dir_tmp, dem, dem_band, elev, elev == dem ? dem_band : 1, &stage,
+                  fs, err);
+  }
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);
@@ -560,9 +572,9 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
 
 /* Every product after the directions, from the direction raster `dir`
  * (computed from `dem` in this run when dem is given). */
-static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    int *stage, fg_stats *fs, tr_error *err) {
-  int st = tr_dist_agree(&o->run, check_valid(dir, dem, s, err), err);
+static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
+                    const char *elev, int elev_band, int *stage, fg_stats *fs, tr_error *err) {
+  int st = tr_dist_agree(&o->run, check_valid(dir, dem, dem_band, s, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   const weights_sums ws = s->ws;
@@ -601,7 +613,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     }
   }
   const double area = o->units == TR_ACC_AREA ? 1.0 : s->cell_area;
-  tr_links_src ls = {&o->run, dir, acc, elev, (int)o->encoding, o->threshold, area};
+  tr_links_src ls = {&o->run, dir, acc, elev, elev_band, (int)o->encoding, o->threshold, area};
   tr_links links;
   memset(&links, 0, sizeof links);
   tr_basin_seed *seeds = NULL;

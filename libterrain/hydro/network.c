@@ -285,7 +285,7 @@ int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
   const int nin = s->elev ? 3 : 2;
   int st = TR_OK, opened = 0;
   for (; opened < nin && !st; opened++) {
-    st = tr_input_open(&in[opened], paths[opened], 1, err);
+    st = tr_input_open(&in[opened], paths[opened], opened == 2 && s->elev_band > 0 ? s->elev_band : 1, err);
     if (st) break;
     if (opened) st = tr_input_same_size(&in[opened], paths[opened], &in[0], "", paths[0], err);
   }
@@ -415,7 +415,7 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
   int st = tr_input_open(&dir.in, s->dir, 1, err);
   dir.open = !st;
   if (!st) st = tr_input_open(&acc.in, s->acc, 1, err), acc.open = !st;
-  if (!st && s->elev) st = tr_input_open(&elev.in, s->elev, 1, err), elev.open = !st;
+  if (!st && s->elev) st = tr_input_open(&elev.in, s->elev, s->elev_band > 0 ? s->elev_band : 1, err), elev.open = !st;
   GDALDriverH drv = st ? NULL : GDALGetDriverByName(drvname); /* tr_links_check found it */
   GDALDatasetH ds = st ? NULL : GDALCreate(drv, path, 0, 0, 0, GDT_Unknown, NULL);
   OGRSpatialReferenceH srs = NULL;
