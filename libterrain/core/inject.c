@@ -162,6 +162,9 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         li->at[li->n].bit = (int)bit;
         li->at[li->n++].silent = (int)silent;
       }
+    } else if (!strcmp(kind, "stop-stage")) {
+      if (after < 1) st = tr_fail(err, TR_EUSAGE, "inject: stop-stage needs after=K (K >= 1)");
+      else out->stop_stage = (int)after;
     } else if (!strcmp(kind, "stop-start")) {
       /* acted on by the program before MPI starts (tools/process.c) */
       if (rank < 0) st = tr_fail(err, TR_EUSAGE, "inject: stop-start needs rank=R");
@@ -174,7 +177,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "spill-fail, flip-launch, gpu-trap, touch, stop-start)",
+                   "spill-fail, flip-launch, gpu-trap, touch, stop-stage, stop-start)",
                    kind);
     }
   }

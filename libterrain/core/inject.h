@@ -26,6 +26,8 @@
  *                                     random bit of a random byte (31: a Float32's sign)
  *   gpu-trap:tile=T                   a GPU launch of tile T (-1: every tile) runs a kernel that traps
  *                                     first, as a faulty device fails (tests on a GPU machine)
+ *   stop-stage:after=K                flowgraph: rank 0 stops itself (SIGSTOP) once its K-th stage is
+ *                                     done, before the next (a test signals it there, between stages)
  *   stop-start:rank=R                 under mpirun, rank R stops itself (SIGSTOP) before MPI starts
  *                                     (TERRAFORT_INJECT only; read by the program, tools/process.c)
  *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
@@ -74,6 +76,7 @@ typedef struct tr_inject {
   int n_hold;               /* hold: entries, each rank's wait */
   int hold_rank[TR_INJECT_MAX_HOLDS], hold_ms[TR_INJECT_MAX_HOLDS];
   int64_t spill_fail;       /* the spill that fails, 1-based; 0: none */
+  int stop_stage;           /* stop-stage: after this stage (1-based); 0: none */
 } tr_inject;
 
 /* Parses spec (NULL or "" injects nothing). */

@@ -150,6 +150,7 @@ typedef struct {
 typedef struct {
   const tr_run_opts *run;
   const char *dir, *acc, *elev; /* direction, no-edge-check accumulation (unit-scaled), elevations (NULL: none) */
+  int elev_band;        /* the band of elev read (the DEM's -b when elev is the DEM; else 1) */
   int encoding;
   double threshold;     /* on the accumulation raster's values */
   double area_factor;   /* DSContArea/USContArea = accumulation x this (the cell area when in cells) */
@@ -175,8 +176,15 @@ typedef struct {
 
 int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);
 
+/* Refuses a network output whose driver (`driver`, else from dst's
+ * extension, else GPKG) is no GDAL vector driver that creates files
+ * (TR_EUSAGE), before any work. */
+int tr_links_check(const char *dst, const char *driver, tr_error *err);
+
 /* Writes the links as lines with TauDEM's attributes through OGR (rank 0),
- * under a temporary name renamed into place; agreed. */
+ * into a temporary folder beside dst under a short name; then put in place
+ * (dst's name; the layer is named after it, less its extension), or with
+ * s->run->held handed to that list (held.h); agreed. */
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err);
 
 #endif

@@ -24,6 +24,8 @@
 #include "flowdir.h"
 #include "graph.h"
 #include "path_max.h"
+#include "raster.h"
+#include "written.h"
 
 void tr_flowdir_opts_init(tr_flowdir_opts *o) {
   memset(o, 0, sizeof *o);
@@ -74,9 +76,11 @@ static int flowdir_prepare(const tr_input *in, const void *opts, void *params, t
   return TR_OK;
 }
 
-/* Rank 0 deletes a raster this call wrote (any driver). */
-static void delete_raster(const char *path) {
-  if (!path || tr_rank() != 0) return;
+/* Rank 0 deletes a raster this call wrote (any driver); with run->held the
+ * products are the caller's to delete (held.h), and `path` may be the
+ * user's older file. */
+static void delete_raster(const tr_run_opts *run, const char *path) {
+  if (!path || tr_rank() != 0 || (run->held && !tr_is_scratch_name(path))) return;
   GDALDriverH d = GDALIdentifyDriver(path, NULL);
   if (!d || GDALDeleteDataset(d, path) != CE_None) unlink(path);
 }
@@ -95,9 +99,20 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     return tr_fail(err, TR_EUSAGE, "two outputs of flowdir name the same file '%s'",
                    same_path(dir_dst, o->slope) || same_path(dir_dst, o->filled_out) ? dir_dst : o->slope);
 
+  /* the D8 rule's geometry, checked on src itself: found at the direction
+   * stage it named the filled DEM's scratch raster, after a whole fill */
+  tr_input in;
+  int st = tr_input_open(&in, src, run->band, err);
+  if (!st) {
+    tr_d8_geom geom;
+    st = tr_d8_geom_init(&in, &geom, err);
+    tr_input_close(&in);
+  }
+  if ((st = tr_dist_agree(run, st, err))) return st;
+
   const int nstages = (o->filled ? 1 : 2) + (o->slope ? 1 : 0);
   stage_progress sp[3];
-  int stage = 0, st = TR_OK;
+  int stage = 0;
   const char *dem = src;
   char *scratch = NULL;
   tr_run_opts rs;
@@ -142,15 +157,15 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     if (dem != src) rs.band = 1;
     st = tr_dist_agree(run, tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err), err);
     stage++;
-    if (st && !o->filled && o->filled_out) delete_raster(o->filled_out);
+    if (st && !o->filled && o->filled_out) delete_raster(run, o->filled_out);
   }
   if (!st && o->slope) {
     rs = stage_run(run, &sp[stage], stage, nstages, 0, 1);
     if (dem != src) rs.band = 1;
     st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
     if (st) {
-      delete_raster(dir_dst);
-      if (!o->filled && o->filled_out) delete_raster(o->filled_out);
+      delete_raster(run, dir_dst);
+      if (!o->filled && o->filled_out) delete_raster(run, o->filled_out);
     }
   }
   if (scratch && tr_rank() == 0) tr_output_scratch_remove(scratch);

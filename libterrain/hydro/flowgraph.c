@@ -15,6 +15,7 @@
  *      (network.c, every rank), the lines (rank 0), basins (d8_basins).
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@
 #include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
+#include "held.h"
+#include "inject.h"
 #include "path_max.h"
 #include "raster.h"
 #include "side_file.h"
@@ -158,10 +161,10 @@ static int any_valid(tr_input *in, int *found, tr_error *err) {
   return st;
 }
 
-/* The same over the raster at `path`, opened for it. */
-static int any_valid_at(const char *path, int *found, tr_error *err) {
+/* The same over band `band` of the raster at `path`, opened for it. */
+static int any_valid_at(const char *path, int band, int *found, tr_error *err) {
   tr_input in;
-  int st = tr_input_open(&in, path, 1, err);
+  int st = tr_input_open(&in, path, band, err);
   if (st) return st;
   st = any_valid(&in, found, err);
   tr_input_close(&in);
@@ -185,7 +188,8 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
   const char *what = o->dir_in ? "the directions " : "the DEM ";
   s->ws = (weights_sums){TR_SUMS_ROUND, 0};
   tr_input in0, in;
-  int st = tr_input_open(&in0, ref, 1, err);
+  /* the DEM at the band asked for (-b): a missing band is named with it */
+  int st = tr_input_open(&in0, ref, o->dir_in ? 1 : o->run.band, err);
   if (st) return st;
   s->cell_area = cell_area(&in0);
   for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
@@ -207,11 +211,11 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
  * a scratch raster), read here until its first valid cell, and the DEM too
  * when there is none; else NULL: dir is --dir-in, whose validity the survey
  * found. */
-static int check_valid(const char *dir, const char *dem, const fg_inputs *s, tr_error *err) {
-  int found = s->dir_in_valid, st = dem ? any_valid_at(dir, &found, err) : TR_OK;
+static int check_valid(const char *dir, const char *dem, int dem_band, const fg_inputs *s, tr_error *err) {
+  int found = s->dir_in_valid, st = dem ? any_valid_at(dir, 1, &found, err) : TR_OK;
   if (st || found) return st;
   if (!dem) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dir);
-  if ((st = any_valid_at(dem, &found, err))) return st;
+  if ((st = any_valid_at(dem, dem_band, &found, err))) return st;
   if (!found) return tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", dem);
   return tr_fail(err, TR_EINPUT,
                  "no cell of '%s' has a flow direction: every valid cell lies on the grid's edge or beside nodata, "
@@ -248,6 +252,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->outlets && !o->basins) return tr_fail(err, TR_EUSAGE, "--outlets needs --basins");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
+  if (!dem && o->run.band != 1)
+    return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
+  int st;
+  if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
   for (int i = 0; i < nouts; i++)
     for (int j = i + 1; j < nouts; j++)
       if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
@@ -295,6 +303,33 @@ static tr_run_opts scratch_run(const tr_run_opts *run) {
   r.stats = 0;
   r.stats_json = NULL;
   return r;
+}
+
+/* Where the product bound for `path` is while the run holds it (held.h):
+ * its temporary, rank 0's name on every rank. */
+static int held_at(const tr_run_opts *run, char at[TR_PATH_MAX], const char *path, tr_error *err) {
+  at[0] = 0;
+  if (tr_rank() == 0) {
+    const char *w = tr_held_where(run->held, path);
+    if (w && strlen(w) < TR_PATH_MAX) strcpy(at, w);
+  }
+  const int st = tr_dist_bcast(run, at, TR_PATH_MAX, err);
+  if (!st && !at[0]) return tr_fail(err, TR_EOUTPUT, "'%s' was not made", path);
+  return st;
+}
+
+/* Between two stages: a signal seen since (its handler has removed the
+ * temporaries, products and scratch rasters alike) ends the run here,
+ * rather than as the next stage's failure to open them. `stage` counts the
+ * stages done; the injected stop-stage:after=K stops rank 0 after the K-th. */
+static int stage_done(const tr_run_opts *run, int *stage, tr_error *err) {
+  ++*stage;
+  tr_inject inj;
+  tr_error ignored;
+  if (run->inject && tr_rank() == 0 && !tr_inject_parse(run->inject, &inj, &ignored) && inj.stop_stage == *stage)
+    raise(SIGSTOP);
+  if (run->cancelled && run->cancelled(run->progress_user)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  return TR_OK;
 }
 
 /* --stats-json with several raster products: each stage writes its
@@ -347,7 +382,8 @@ static void json_string(FILE *f, const char *s) {
 }
 
 /* At the end of a run that succeeded: the products' objects, named, into
- * `path` (the user's --stats-json), written whole and put in place. */
+ * `path` (the user's --stats-json), written whole under its temporary name, where
+ * it waits for the products (io/side_file.h). */
 static int stats_write(const char *path, fg_stats *fs, int st, tr_error *err) {
   if (fs->on && tr_rank() == 0 && !st && fs->n > 0) {
     tr_side_file *side;
@@ -365,16 +401,14 @@ static int stats_write(const char *path, fg_stats *fs, int st, tr_error *err) {
       fprintf(f, "]}\n");
       st = tr_side_close(side, err);
     }
-    if (!st) st = tr_side_commit_waiting(err);
   }
   for (int i = 0; i < fs->n; i++) free(fs->obj[i]);
   fs->n = 0;
   return st;
 }
 
-static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    fg_stats *fs, tr_error *err);
-static int run_stages(const tr_flowgraph_opts *o, const fg_inputs *s, fg_stats *fs, const char *dem, tr_error *err);
+static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
+                    const char *elev, int elev_band, int *stage, fg_stats *fs, tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -415,7 +449,8 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   const int gtiff = o->run.format ? !strcasecmp(o->run.format, "GTiff")
                                   : ext && (!strcasecmp(ext, ".tif") || !strcasecmp(ext, ".tiff"));
   const int reuse = o->streams && gtiff && !o->run.creation_options;
-  char tmp[TR_PATH_MAX] = "";
+  char tmp[TR_PATH_MAX] = "", streams_at[TR_PATH_MAX] = "";
+  if (reuse && (st = held_at(&o->run, streams_at, o->streams, err))) return st;
   if (!reuse) {
     if ((st = scratch_name(&o->run, tmp, o->order, "streams", err))) return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -426,7 +461,7 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   memset(&p, 0, sizeof p);
   int cells_short = 0; /* the stream cells do not fit --mem */
   if (!st) {
-    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? o->streams : tmp, (int)o->encoding, &p, err),
+    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? streams_at : tmp, (int)o->encoding, &p, err),
                        err);
     cells_short = st == TR_ENOMEM;
   }
@@ -448,14 +483,17 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   return st;
 }
 
-/* --aap-stats of a run of several programs: the lines the stages appended
- * to `scratch`, copied whole into the user's file and put in place. */
-static int aap_stats_place(const char *scratch, const char *path, tr_error *err) {
+/* A side file of the run gathered in `scratch` by its stages (--aap-stats'
+ * lines; --stats-json's object when one product has statistics), copied
+ * whole under the user's file's temporary name, where it waits for the
+ * products (io/side_file.h); nothing when no stage wrote one (a run whose
+ * only products are scratch rasters and a network). */
+static int scratch_place(const char *scratch, const char *path, const char *what, tr_error *err) {
   FILE *in = fopen(scratch, "rb");
-  if (!in) return tr_fail(err, TR_EINTERNAL, "engine statistics: the run's lines are gone");
+  if (!in) return TR_OK;
   tr_side_file *side;
   FILE *f;
-  int st = tr_side_open(path, "engine statistics", &side, &f, err);
+  int st = tr_side_open(path, what, &side, &f, err);
   char buf[1 << 14];
   size_t n;
   while (!st && (n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, f);
@@ -463,18 +501,33 @@ static int aap_stats_place(const char *scratch, const char *path, tr_error *err)
   fclose(in);
   if (!st && rerr) {
     tr_side_abort(side);
-    st = tr_fail(err, TR_EINTERNAL, "engine statistics: cannot read the run's lines");
+    st = tr_fail(err, TR_EINTERNAL, "%s: cannot read the run's scratch file", what);
   } else if (!st)
     st = tr_side_close(side, err);
-  return st ? st : tr_side_commit_waiting(err);
+  return st;
 }
 
-/* The run's side files: --aap-stats gathers every stage's lines, in
- * order, and --stats-json with several products every stage's object, in
- * scratch files beside the first product (whose folder the products need
- * anyway: a full disk where the side files go is then reported under the
- * user's name); at the end of a run that succeeded both are written whole
- * and put in place after the products (io/side_file.h). */
+/* The end of a run: every product put in place (rank 0 holds them), or
+ * none; a run a signal ended says so (exit 8), whatever the stage that
+ * noticed it first failed with. */
+static int finish(const tr_run_opts *run, int st, tr_error *err) {
+  const int stopped = run->cancelled && run->cancelled(run->progress_user);
+  if (!st && stopped) st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  if (!st) st = tr_dist_agree(run, tr_rank() == 0 ? tr_held_commit(run->held, run, err) : TR_OK, err);
+  else tr_held_abort(run->held);
+  if (st && st != TR_ERANK && st != TR_EINTERRUPTED && run->cancelled && run->cancelled(run->progress_user))
+    st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
+  return st;
+}
+
+static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *s, fg_stats *fs, tr_error *err);
+
+/* The side files: --aap-stats gathers every stage's lines, in order, and
+ * --stats-json every stage's object, in scratch files beside the first
+ * product (whose folder the products need anyway, so a full disk where the
+ * side files go is reported under the user's names); at the end of a run
+ * that succeeded they are written whole under temporary names, then the
+ * products are put in place, then the side files. */
 int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
   int st = check_opts(opts, dem, err);
   fg_inputs s;
@@ -493,7 +546,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
     oc.graph.aap_stats = aap_tmp;
     oc.graph.aap_stats_append = 1;
   }
-  if (!st && fs.on) {
+  if (!st && opts->run.stats_json) {
     st = scratch_name(&opts->run, json_tmp, first, "json", err);
     if (!st && !json_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
     oc.run.stats_json = json_tmp;
@@ -506,21 +559,41 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
       fclose(f);
     }
   }
+  /* every product is held under its temporary name to the end: all of them
+   * or none (held.h); the side files follow them */
+  oc.run.held = tr_held_new();
+  if (!st && !oc.run.held) st = tr_fail(err, TR_ENOMEM, "out of memory");
   st = tr_dist_agree(&opts->run, st, err);
-  if (!st) st = run_stages(&oc, &s, &fs, dem, err);
+  if (!st) st = stages(&oc, dem, &s, &fs, err);
+  /* the side files, written whole under their temporary names before any
+   * product is put in place (a full disk there leaves no product), and put
+   * in place after them */
   st = stats_write(opts->run.stats_json, &fs, st, err);
-  if (!st && aap_tmp[0] && tr_rank() == 0) st = aap_stats_place(aap_tmp, opts->graph.aap_stats, err);
+  if (!st && json_tmp[0] && !fs.on && tr_rank() == 0)
+    st = scratch_place(json_tmp, opts->run.stats_json, "statistics file", err);
+  if (!st && aap_tmp[0] && tr_rank() == 0) st = scratch_place(aap_tmp, opts->graph.aap_stats, "engine statistics", err);
+  if (oc.run.held) st = finish(&oc.run, tr_dist_agree(&opts->run, st, err), err);
+  if (!st && tr_rank() == 0) st = tr_side_commit_waiting(err);
+  else tr_side_abort_waiting();
   if (tr_rank() == 0) {
     tr_output_scratch_remove(aap_tmp);
     tr_output_scratch_remove(json_tmp);
   }
+  tr_held_free(oc.run.held);
   return st;
 }
 
-/* Every stage, from the DEM or from --dir-in. */
-static int run_stages(const tr_flowgraph_opts *o, const fg_inputs *s, fg_stats *fs, const char *dem, tr_error *err) {
-  int st;
-  if (o->dir_in) return products(o, s, o->dir_in, NULL, o->filled_in ? o->filled_in : dem, fs, err);
+/* The stages, each product held (o->run.held). */
+static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *s, fg_stats *fs, tr_error *err) {
+  int stage = 0;
+  /* the DEM is read at its band (-b); every raster after it (directions,
+   * scratch rasters, --dir-in, --weights, --filled-in) at band 1 */
+  const int dem_band = o->run.band;
+  tr_flowgraph_opts ob = *o;
+  ob.run.band = 1;
+  if (o->dir_in)
+    return products(&ob, s, o->dir_in, NULL, dem_band, o->filled_in ? o->filled_in : dem,
+                    o->filled_in ? 1 : dem_band, &stage, fs, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -529,8 +602,9 @@ static int run_stages(const tr_flowgraph_opts *o, const fg_inputs *s, fg_stats *
   const char *outs[FG_NPRODUCTS], *first = NULL;
   products_of(o, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
-  char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "";
+  char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "", dir_at[TR_PATH_MAX] = "";
   const int need_fel = o->network && !o->filled_in && !o->filled;
+  int st;
   if (!o->dir_out && (st = scratch_name(&o->run, dir_tmp, first, "dir", err))) return st;
   if (need_fel && (st = scratch_name(&o->run, fel_tmp, first, "fel", err))) return st;
   if ((!o->dir_out && !dir_tmp[0]) || (need_fel && !fel_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -540,13 +614,18 @@ static int run_stages(const tr_flowgraph_opts *o, const fg_inputs *s, fg_stats *
   fo.encoding = o->encoding;
   fo.slope = o->slope;
   fo.filled_out = need_fel ? fel_tmp : NULL;
-  const char *dir = o->dir_out ? o->dir_out : dir_tmp;
   const tr_run_opts r = o->dir_out ? o->run : scratch_run(&o->run);
-  st = tr_flowdir(&r, &o->graph, &fo, dem, dir, err);
+  st = tr_flowdir(&r, &o->graph, &fo, dem, o->dir_out ? o->dir_out : dir_tmp, err);
   if (!st && o->dir_out) stats_take(o, fs, "dir", o->dir_out);
+  if (!st) st = stage_done(&o->run, &stage, err);
+  /* --dir is held: the later stages read it there */
+  if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
-  if (!st && !only_dir)
-    st = products(o, s, dir, dem, o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem, fs, err);
+  if (!st && !only_dir) {
+    const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
+    st = products(&ob, s, o->dir_out ? dir_at : dir_tmp, dem, dem_band, elev, elev == dem ? dem_band : 1, &stage,
+                  fs, err);
+  }
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);
@@ -556,26 +635,34 @@ static int run_stages(const tr_flowgraph_opts *o, const fg_inputs *s, fg_stats *
 
 /* Every product after the directions, from the direction raster `dir`
  * (computed from `dem` in this run when dem is given). */
-static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, const char *elev,
-                    fg_stats *fs, tr_error *err) {
-  int st = tr_dist_agree(&o->run, check_valid(dir, dem, s, err), err);
+static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
+                    const char *elev, int elev_band, int *stage, fg_stats *fs, tr_error *err) {
+  int st = tr_dist_agree(&o->run, check_valid(dir, dem, dem_band, s, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   const weights_sums ws = s->ws;
   if (o->acc && (st = run_up(o, &o->run, dir, TR_UP_ACC, edge, o->acc, &ws, err))) return st;
   if (o->acc) stats_take(o, fs, "acc", o->acc);
+  if (o->acc && (st = stage_done(&o->run, stage, err))) return st;
   if (o->streams && (st = run_up(o, &o->run, dir, TR_UP_STREAMS, 0, o->streams, &ws, err))) return st;
   if (o->streams) stats_take(o, fs, "streams", o->streams);
+  if (o->streams && (st = stage_done(&o->run, stage, err))) return st;
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
   if (o->order) stats_take(o, fs, "order", o->order);
+  if (o->order && (st = stage_done(&o->run, stage, err))) return st;
   const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
   const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
   if (!need_links && !o->basins) return TR_OK;
 
   /* the no-edge-check accumulation the links (and snapping) read */
-  char tmp[TR_PATH_MAX] = "";
-  const char *acc = o->acc && o->no_edge_check ? o->acc : NULL;
+  char tmp[TR_PATH_MAX] = "", acc_at[TR_PATH_MAX] = "";
+  const char *acc = NULL;
+  if (need_acc && o->acc && o->no_edge_check) {
+    /* the user's --acc, held */
+    if ((st = held_at(&o->run, acc_at, o->acc, err))) return st;
+    acc = acc_at;
+  }
   if (need_acc && !acc) {
     if ((st = scratch_name(&o->run, tmp, o->network ? o->network : o->basins, "acc", err))) return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -583,15 +670,20 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, &ws, err);
     if (st) return st;
     acc = tmp;
+    if ((st = stage_done(&o->run, stage, err))) {
+      if (tr_rank() == 0) tr_output_scratch_remove(tmp);
+      return st;
+    }
   }
   const double area = o->units == TR_ACC_AREA ? 1.0 : s->cell_area;
-  tr_links_src ls = {&o->run, dir, acc, elev, (int)o->encoding, o->threshold, area};
+  tr_links_src ls = {&o->run, dir, acc, elev, elev_band, (int)o->encoding, o->threshold, area};
   tr_links links;
   memset(&links, 0, sizeof links);
   tr_basin_seed *seeds = NULL;
   int64_t nseeds = 0;
   if (need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
+  if (!st && o->network) st = stage_done(&o->run, stage, err);
   if (!st && o->basins && !by_links) {
     tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
                       o->threshold, o->snap};
@@ -602,6 +694,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     const tr_graph_opts g = graph_of(o, 0);
     st = tr_run_graph(&o->run, &g, "d8_basins", basin_prepare, &j, dir, o->basins, err);
     if (!st) stats_take(o, fs, "basins", o->basins);
+    if (!st) st = stage_done(&o->run, stage, err);
   }
   free(seeds);
   tr_links_free(&links);

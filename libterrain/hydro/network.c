@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <gdal.h>
-#include <libgen.h>
 #include <math.h>
 #include <ogr_api.h>
 #include <ogr_srs_api.h>
@@ -37,10 +36,11 @@
 #include "dist.h"
 #include "flow.h"
 #include "gradient.h"
+#include "held.h"
 #include "mem_limit.h"
 #include "path_max.h"
 #include "raster.h"
-#include "written.h"
+#include "tmp_files.h"
 
 #define BAND_ROWS 64
 /* What a stream cell costs while the links are built: its record (32
@@ -285,7 +285,7 @@ int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
   const int nin = s->elev ? 3 : 2;
   int st = TR_OK, opened = 0;
   for (; opened < nin && !st; opened++) {
-    st = tr_input_open(&in[opened], paths[opened], 1, err);
+    st = tr_input_open(&in[opened], paths[opened], opened == 2 && s->elev_band > 0 ? s->elev_band : 1, err);
     if (st) break;
     if (opened) st = tr_input_same_size(&in[opened], paths[opened], &in[0], "", paths[0], err);
   }
@@ -347,26 +347,6 @@ static const char *driver_for(const char *dst, const char *driver) {
   return "GPKG";
 }
 
-/* Moves every file of folder tmp into folder dir (the driver may have
- * written several: .shp, .shx, .dbf, .prj) and removes tmp. */
-static int move_out(const char *tmp, const char *dir, tr_error *err) {
-  DIR *d = opendir(tmp);
-  if (!d) return tr_fail(err, TR_EOUTPUT, "cannot read '%s': %s", tmp, strerror(errno));
-  struct dirent *e;
-  int st = TR_OK;
-  char a[TR_PATH_MAX], b[TR_PATH_MAX];
-  while ((e = readdir(d)) && !st) {
-    if (e->d_name[0] == '.') continue;
-    const int na = snprintf(a, sizeof a, "%s/%s", tmp, e->d_name), nb = snprintf(b, sizeof b, "%s/%s", dir, e->d_name);
-    if (na < 0 || nb < 0 || (size_t)na >= sizeof a || (size_t)nb >= sizeof b)
-      st = tr_fail(err, TR_EOUTPUT, "path too long in '%s'", dir);
-    else if (rename(a, b)) st = tr_fail(err, TR_EOUTPUT, "cannot rename '%s' to '%s': %s", a, b, strerror(errno));
-    else tr_output_written(b);
-  }
-  closedir(d);
-  return st;
-}
-
 static void remove_tree(const char *tmp) {
   DIR *d = opendir(tmp);
   if (!d) return;
@@ -417,36 +397,46 @@ static double area_of(const tr_links_src *s, const tr_gradient_params *geo, int6
   return fabs(1.0 / (iew * ins));
 }
 
-static int write_links(const tr_links_src *s, const tr_links *l, const char *path, const char *drvname,
-                       tr_error *err) {
+int tr_links_check(const char *dst, const char *driver, tr_error *err) {
+  const char *name = driver_for(dst, driver);
+  GDALDriverH d = GDALGetDriverByName(name);
+  if (!d || !GDALGetMetadataItem(d, GDAL_DCAP_VECTOR, NULL))
+    return tr_fail(err, TR_EUSAGE, "-nf: '%s' is not a GDAL vector driver", name);
+  if (!GDALGetMetadataItem(d, GDAL_DCAP_CREATE, NULL))
+    return tr_fail(err, TR_EUSAGE, "-nf: the %s driver cannot create files", name);
+  return TR_OK;
+}
+
+/* Writes the lines into a new dataset at `path` (a temporary: messages name
+ * the user's `name`, and the layer is named after it). */
+static int write_links(const tr_links_src *s, const tr_links *l, const char *path, const char *name,
+                       const char *drvname, tr_error *err) {
   point_reader dir = {{0}, 0}, acc = {{0}, 0}, elev = {{0}, 0};
   int st = tr_input_open(&dir.in, s->dir, 1, err);
   dir.open = !st;
   if (!st) st = tr_input_open(&acc.in, s->acc, 1, err), acc.open = !st;
-  if (!st && s->elev) st = tr_input_open(&elev.in, s->elev, 1, err), elev.open = !st;
-  GDALDriverH drv = st ? NULL : GDALGetDriverByName(drvname);
-  if (!st && (!drv || !GDALGetMetadataItem(drv, GDAL_DCAP_VECTOR, NULL)))
-    st = tr_fail(err, TR_EUSAGE, "-nf: '%s' is not a GDAL vector driver", drvname);
+  if (!st && s->elev) st = tr_input_open(&elev.in, s->elev, s->elev_band > 0 ? s->elev_band : 1, err), elev.open = !st;
+  GDALDriverH drv = st ? NULL : GDALGetDriverByName(drvname); /* tr_links_check found it */
   GDALDatasetH ds = st ? NULL : GDALCreate(drv, path, 0, 0, 0, GDT_Unknown, NULL);
-  if (!st && !ds) st = tr_fail(err, TR_EOUTPUT, "cannot create '%s': %s", path, CPLGetLastErrorMsg());
   OGRSpatialReferenceH srs = NULL;
+  if (!st && !ds) st = tr_fail(err, TR_EOUTPUT, "cannot create '%s': %s", name, CPLGetLastErrorMsg());
   if (!st && dir.in.wkt) {
     srs = OSRNewSpatialReference(dir.in.wkt);
     if (srs) OSRSetAxisMappingStrategy(srs, OAMS_TRADITIONAL_GIS_ORDER);
   }
   char layer_name[256];
   {
-    const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path, *dot = strrchr(b, '.');
+    const char *slash = strrchr(name, '/'), *b = slash ? slash + 1 : name, *dot = strrchr(b, '.');
     const int n = dot ? (int)(dot - b) : (int)strlen(b);
     if (snprintf(layer_name, sizeof layer_name, "%.*s", n, b) < 0) layer_name[0] = 0;
   }
   OGRLayerH lay = st ? NULL : GDALDatasetCreateLayer(ds, layer_name, srs, wkbLineString, NULL);
-  if (!st && !lay) st = tr_fail(err, TR_EOUTPUT, "cannot create layer in '%s': %s", path, CPLGetLastErrorMsg());
+  if (!st && !lay) st = tr_fail(err, TR_EOUTPUT, "cannot create layer in '%s': %s", name, CPLGetLastErrorMsg());
   for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !st; i++) {
     OGRFieldDefnH fd = OGR_Fld_Create(fields[i].name, fields[i].type);
     OGR_Fld_SetWidth(fd, fields[i].width);
     OGR_Fld_SetPrecision(fd, fields[i].precision);
-    if (OGR_L_CreateField(lay, fd, 1) != OGRERR_NONE) st = tr_fail(err, TR_EOUTPUT, "cannot add field %s to '%s'", fields[i].name, path);
+    if (OGR_L_CreateField(lay, fd, 1) != OGRERR_NONE) st = tr_fail(err, TR_EOUTPUT, "cannot add field %s to '%s'", fields[i].name, name);
     OGR_Fld_Destroy(fd);
   }
   const double *gt = dir.in.gt;
@@ -509,11 +499,11 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
     OGR_F_SetFieldInteger(f, F_WSNO, (int)j);
     OGR_F_SetGeometryDirectly(f, g);
     if (!st && OGR_L_CreateFeature(lay, f) != OGRERR_NONE)
-      st = tr_fail(err, TR_EOUTPUT, "cannot write link %lld to '%s': %s", (long long)j, path, CPLGetLastErrorMsg());
+      st = tr_fail(err, TR_EOUTPUT, "cannot write link %lld to '%s': %s", (long long)j, name, CPLGetLastErrorMsg());
     OGR_F_Destroy(f);
   }
   if (tx && !st && GDALDatasetCommitTransaction(ds) != OGRERR_NONE)
-    st = tr_fail(err, TR_EOUTPUT, "cannot write '%s': %s", path, CPLGetLastErrorMsg());
+    st = tr_fail(err, TR_EOUTPUT, "cannot write '%s': %s", name, CPLGetLastErrorMsg());
   if (ds) GDALClose(ds);
   if (srs) OSRDestroySpatialReference(srs);
   if (dir.open) tr_input_close(&dir.in);
@@ -525,28 +515,37 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err) {
   int st = TR_OK;
   if (tr_rank() == 0) {
-    /* path: the temporary folder and the base name joined, two paths at most */
-    char d[TR_PATH_MAX], b[TR_PATH_MAX], tmp[TR_PATH_MAX], path[2 * TR_PATH_MAX + 208];
-    if (strlen(dst) >= sizeof d) return tr_dist_agree(s->run, tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst), err);
-    memcpy(d, dst, strlen(dst) + 1);
-    memcpy(b, dst, strlen(dst) + 1);
-    const char *dir = dirname(d), *base = basename(b);
+    /* Written into a folder of its own under a short name, whatever dst's
+     * (a driver may write several files; the folder's name and the inner
+     * one stay far from NAME_MAX and from SQLite's path limit), then held
+     * for the run's end or put in place at once. */
+    char target[TR_PATH_MAX], inner[48], path[TR_PATH_MAX];
+    const char *final = tr_output_link_target(dst, target, sizeof target);
+    const char *slash = strrchr(final, '/'), *base = slash ? slash + 1 : final, *dot = strrchr(base, '.');
+    const char *ext = dot && dot != base && strlen(dot) <= 32 ? dot : "";
+    snprintf(inner, sizeof inner, "n%s", ext);
+    tr_held *own = s->run->held ? NULL : tr_held_new();
+    tr_held *held = s->run->held ? s->run->held : own;
+    char *folder = tr_output_scratch_folder(final);
     struct stat sb;
-    if (!stat(dst, &sb) && S_ISDIR(sb.st_mode)) st = tr_fail(err, TR_EOUTPUT, "'%s' is a directory", dst);
-    const int nt = snprintf(tmp, sizeof tmp, "%s/.%s.terrafort-%ld.tmpdir", dir, base, (long)getpid());
-    if (!st && (nt < 0 || (size_t)nt >= sizeof tmp)) st = tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst);
-    if (!st && mkdir(tmp, 0700)) st = tr_fail(err, TR_EOUTPUT, "cannot create '%s': %s", tmp, strerror(errno));
-    const int np = snprintf(path, sizeof path, "%s/%s", tmp, base);
-    if (!st && (np < 0 || (size_t)np >= sizeof path)) st = tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst);
-    if (!st) {
-      /* replace what is there only once the new one is complete */
-      st = write_links(s, l, path, driver_for(dst, driver), err);
-      if (!st) {
-        VSIUnlink(dst);
-        st = move_out(tmp, dir, err);
+    if (!held || !folder) st = tr_fail(err, TR_ENOMEM, "out of memory");
+    else if (!stat(dst, &sb) && S_ISDIR(sb.st_mode)) st = tr_fail(err, TR_EOUTPUT, "'%s' is a directory", dst);
+    else if (snprintf(path, sizeof path, "%s/%s", folder, inner) >= (int)sizeof path)
+      st = tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst);
+    else if (mkdir(folder, 0700))
+      st = tr_fail(err, TR_EOUTPUT, "cannot write '%s': cannot make a temporary folder beside it: %s", dst, strerror(errno));
+    else {
+      tr_tmp_track_folder(folder);
+      st = write_links(s, l, path, dst, driver_for(dst, driver), err);
+      if (!st && tr_held_folder(held, final, folder, inner)) st = tr_fail(err, TR_ENOMEM, "out of memory");
+      if (st) {
+        remove_tree(folder);
+        tr_tmp_untrack(folder);
       }
-      remove_tree(tmp);
     }
+    if (!st && own) st = tr_held_commit(own, s->run, err);
+    free(folder);
+    tr_held_free(own);
   }
   return tr_dist_agree(s->run, st, err);
 }

@@ -201,6 +201,11 @@ typedef struct {
    * library calls fill them): no output of the run may be one of them.
    * Entries with a NULL path are none. */
   tr_file_role reads[4];
+  /* NULL: each output is renamed into place when its run completes. Else
+   * a run of several stages (flowgraph) keeps each finished output under
+   * its temporary name in this list and puts them all in place at its end,
+   * or deletes them all (libterrain/io/held.h). */
+  struct tr_held *held;
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);

@@ -16,6 +16,7 @@
  * temporaries whose process is gone (same host tag, no such PID).
  */
 #include "raster.h"
+#include "held.h"
 #include "side_file.h"
 #include "tmp_files.h"
 #include "written.h"
@@ -346,6 +347,22 @@ static char *tmp_name(const char *path, const char *tag, int seq, const char *ex
   return s;
 }
 
+/* Temporaries this process named: their names differ. */
+static int next_seq(void) {
+  static int made;
+  return __atomic_fetch_add(&made, 1, __ATOMIC_RELAXED);
+}
+
+char *tr_output_scratch_folder(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const int dirlen = slash ? (int)(slash - path + 1) : 0;
+  const size_t n = (size_t)dirlen + 96;
+  char *s = malloc(n);
+  if (s)
+    snprintf(s, n, "%.*s%s%ld-%08x.tmpfolder%d", dirlen, path, TMP_MARK, (long)getpid(), (unsigned)host_tag(), next_seq());
+  return s;
+}
+
 char *tr_output_scratch_name(const char *path, const char *tag) {
   char t[64];
   snprintf(t, sizeof t, "tmp%s", tag);
@@ -409,8 +426,26 @@ static int process_gone(long pid) {
   return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X');
 }
 
-/* Removes the regular files of folder `dir` that are temporaries of this
- * host's processes that no longer exist (a SIGKILL, a killed MPI job). */
+/* Removes the regular files in folder `dir`, then the folder (when that
+ * leaves it empty). */
+static void remove_files_and_folder(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      char f[PATH_MAX];
+      struct stat st;
+      if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) < (int)sizeof f && lstat(f, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(f);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+/* Removes the regular files (and the folders of files) in folder `dir` that
+ * are temporaries of this host's processes that no longer exist (a SIGKILL,
+ * a killed MPI job). */
 static void remove_stale(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
@@ -422,8 +457,9 @@ static void remove_stale(const char *dir) {
     if (!process_gone(pid)) continue; /* alive (or not ours to judge) */
     char f[PATH_MAX];
     struct stat st;
-    if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) < (int)sizeof f && lstat(f, &st) == 0 && S_ISREG(st.st_mode))
-      unlink(f);
+    if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) >= (int)sizeof f || lstat(f, &st) != 0) continue;
+    if (S_ISREG(st.st_mode)) unlink(f);
+    else if (S_ISDIR(st.st_mode)) remove_files_and_folder(f); /* a network's (tr_output_scratch_folder) */
   }
   closedir(d);
 }
@@ -494,6 +530,12 @@ static int refuse_one(const char *path, const char *what, const tr_input *in, co
   if (strlen(path) > TR_GDAL_NAME_MAX)
     return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': a name of %zu bytes, GDAL handles at most %d here", what,
                    path, strlen(path), TR_GDAL_NAME_MAX);
+  /* and the file's own name: too long for its folder, it was found only
+   * when the finished temporary was renamed */
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  if (strlen(base) > NAME_MAX)
+    return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': a file name of %zu bytes, the limit is %d", what,
+                   path, strlen(base), NAME_MAX);
   struct stat st;
   if (stat(path, &st) == 0) {
     const char *why_not = tr_file_not_regular(st.st_mode);
@@ -578,7 +620,7 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
       if (reads[r].path && tr_path_same_file(p, reads[r].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is %s ('%s')", what, p, reads[r].what, reads[r].path);
     for (int j = i + 1; j < nouts && !st; j++)
-      if (outs[j].path && tr_path_same_file(p, outs[j].path))
+      if (outs[j].path && same_place(p, outs[j].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is also %s ('%s')", what, p, outs[j].what,
                      outs[j].path);
   }
@@ -694,8 +736,7 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   out->nodata = nodata;
   out->final_path = strdup(path);
   out->options = CSLDuplicate((char **)creation_options);
-  static int outputs; /* outputs this process created: their temporaries' names differ */
-  const int seq = __atomic_fetch_add(&outputs, 1, __ATOMIC_RELAXED);
+  const int seq = next_seq();
   GDALDriverH create_drv = out->driver;
   if (!GDALGetMetadataItem(out->driver, GDAL_DCAP_CREATE, NULL)) {
     out->copy_at_end = 1;
@@ -802,6 +843,54 @@ static int CPL_STDCALL copy_progress(double frac, const char *msg, void *user) {
   return !w->cancelled;
 }
 
+/* Moves the finished raster at `ready` to `final` with driver d (side-cars
+ * such as OUTPUT.aux.xml go with it). An existing destination is replaced
+ * the way gdaldem does, delete then move, and only ever a regular file (it
+ * was checked at create: something else may have appeared since). 0, or -1
+ * with c saying why. */
+static int place(GDALDriverH d, const char *ready, const char *final, gdal_capture *c) {
+  struct stat st;
+  if (stat(final, &st) == 0) {
+    const char *what = tr_file_not_regular(st.st_mode);
+    if (what) {
+      c->failed = 1;
+      snprintf(c->msg, sizeof c->msg, "%s", what);
+      return -1;
+    }
+    GDALDriverH old = GDALIdentifyDriver(final, NULL);
+    if (!old || GDALDeleteDataset(old, final) != CE_None) unlink(final);
+  }
+  if (GDALRenameDataset(d, final, ready) != CE_None) {
+    c->failed = 1;
+    snprintf(c->msg, sizeof c->msg, "cannot rename temporary file into place");
+    return -1;
+  }
+  return 0;
+}
+
+int tr_output_place(GDALDriverH d, const char *ready, const char *final, tr_error *err) {
+  gdal_capture c;
+  capture_begin(&c);
+  const int rc = place(d, ready, final, &c);
+  capture_end();
+  if (rc) return tr_fail(err, c.nospace ? TR_ENOSPC : TR_EOUTPUT, "cannot write output '%s': %s", final, c.msg);
+  tr_tmp_untrack(ready);
+  return TR_OK;
+}
+
+void tr_output_discard(GDALDriverH d, const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    gdal_capture c;
+    capture_begin(&c);
+    if (GDALDeleteDataset(d, path) != CE_None) unlink(path);
+    capture_end();
+  }
+  remove_ours(path);
+  tr_tmp_untrack(path);
+}
+
+
 int tr_output_commit(tr_output *out, tr_error *err) {
   gdal_capture c;
   capture_begin(&c);
@@ -825,25 +914,17 @@ int tr_output_commit(tr_output *out, tr_error *err) {
     GDALDeleteDataset(GDALGetDriverByName("GTiff"), out->tmp_path);
     ready = out->copy_tmp_path;
   }
-  if (!c.failed) {
-    /* Replace an existing destination the way gdaldem does: delete, then
-     * move ours into place; only ever a regular file (it was checked at
-     * create: something else may have appeared since). */
-    struct stat st;
-    if (stat(out->final_path, &st) == 0) {
-      const char *what = tr_file_not_regular(st.st_mode);
-      if (what) {
-        c.failed = 1;
-        snprintf(c.msg, sizeof c.msg, "%s", what);
-      } else {
-        GDALDriverH d = GDALIdentifyDriver(out->final_path, NULL);
-        if (!d || GDALDeleteDataset(d, out->final_path) != CE_None) unlink(out->final_path);
-      }
-    }
-    if (!c.failed && GDALRenameDataset(out->driver, out->final_path, ready) != CE_None) {
+  /* a scratch raster (tr_output_scratch_name) is no product: the run reads
+   * it and deletes it, so it goes to its name at once */
+  if (out->held && tr_is_scratch_name(out->final_path)) out->held = NULL;
+  if (!c.failed && out->held) {
+    /* the caller puts it in place with the run's other outputs (held.h) */
+    if (tr_held_raster(out->held, out->final_path, ready, out->driver)) {
       c.failed = 1;
-      snprintf(c.msg, sizeof c.msg, "cannot rename temporary file into place");
+      snprintf(c.msg, sizeof c.msg, "out of memory");
     }
+  } else if (!c.failed) {
+    place(out->driver, ready, out->final_path, &c);
   }
   capture_end();
   /* a signal's handler may have unlinked the temporary under us: then the
@@ -857,11 +938,19 @@ int tr_output_commit(tr_output *out, tr_error *err) {
     tr_output_abort(out);
     return st;
   }
-  remove_ours(out->tmp_path);
-  remove_ours(out->copy_tmp_path);
-  tr_tmp_untrack(out->tmp_path);
-  tr_tmp_untrack(out->copy_tmp_path);
-  tr_output_written(out->final_path);
+  if (out->held) {
+    /* the finished file stays, tracked, where it is: a signal still removes it */
+    if (ready != out->tmp_path) {
+      remove_ours(out->tmp_path);
+      tr_tmp_untrack(out->tmp_path);
+    }
+  } else {
+    remove_ours(out->tmp_path);
+    remove_ours(out->copy_tmp_path);
+    tr_tmp_untrack(out->tmp_path);
+    tr_tmp_untrack(out->copy_tmp_path);
+    tr_output_written(out->final_path);
+  }
   free(out->final_path);
   free(out->tmp_path);
   free(out->copy_tmp_path);

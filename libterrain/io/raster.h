@@ -54,6 +54,7 @@ typedef struct {
   char **options;         /* creation options (CreateCopy's when copy_at_end) */
   tr_progress_fn progress; /* polled during a CreateCopy at commit: 0 cancels */
   void *progress_user;
+  struct tr_held *held;   /* the run's (tr_run_opts.held): commit hands the finished file to it */
 } tr_output;
 
 /* A runner's plan for GDAL's block cache, `mb` megabytes (terrafort(1),
@@ -140,8 +141,24 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
 /* The longest output name tr_output_refuse lets through: GDAL's 2048-byte
  * name buffers less the temporary's suffix. */
 #define TR_GDAL_NAME_MAX (2048 - 64)
-/* Flushes, closes and renames into place. On failure the output is removed. */
+/* Flushes, closes and renames into place; with out->held, a product (not
+ * a scratch raster: tr_is_scratch_name) stays under its temporary name,
+ * still tracked for a signal's handler, and goes to the held list instead
+ * (held.h). On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
+/* Moves the finished raster at `ready` (a temporary of this process) to
+ * `final` with driver d, replacing a regular file there, side-cars with it,
+ * and stops tracking `ready`. TR_EOUTPUT naming `final`. */
+int tr_output_place(GDALDriverH d, const char *ready, const char *final, tr_error *err);
+/* Deletes the raster at `path` (driver d; its side-cars too) and stops
+ * tracking the name. */
+void tr_output_discard(GDALDriverH d, const char *path);
+/* A folder name for temporaries of this process beside `path`, short
+ * whatever path's own name ("<dir>/.terrafort-<pid>-<host>.tmpfolder<seq>":
+ * a driver's path limits then see the folder and a short inner name, not
+ * the destination's name twice); the stale clean-up removes such a folder
+ * of a dead process with its files. Free it. */
+char *tr_output_scratch_folder(const char *path);
 /* Closes and deletes the temporary raster; safe after a failed create. */
 void tr_output_abort(tr_output *out);
 

@@ -23,6 +23,10 @@
  * long (the file is then left to the stale clean-up). Thread-safe. */
 int tr_tmp_track(const char *path);
 
+/* The same for a folder of temporaries: the handler removes its files
+ * (not its sub-folders) and then the folder. */
+int tr_tmp_track_folder(const char *path);
+
 /* Called once the tracked file at path exists: when the handler has already
  * run (a signal came between tracking the name and creating the file, so
  * there was nothing to unlink then), unlinks it now. Thread-safe. */

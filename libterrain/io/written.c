@@ -21,11 +21,15 @@
 
 #include "terrain.h"
 
+int tr_is_scratch_name(const char *path) {
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  return base[0] == '.' && strstr(base, TR_TMP_MARK) != NULL;
+}
+
 void tr_output_written(const char *path) {
   const char *to = getenv(TR_OUTPUTS_ENV);
   if (!to || !*to || !path) return;
-  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-  if (base[0] == '.' && strstr(base, TR_TMP_MARK)) return;
+  if (tr_is_scratch_name(path)) return;
   char abs[PATH_MAX], line[PATH_MAX + 2];
   if (!realpath(path, abs)) snprintf(abs, sizeof abs, "%s", path);
   const int n = snprintf(line, sizeof line, "%s\n", abs);

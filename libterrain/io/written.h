@@ -17,6 +17,10 @@
  * flowgraph's scratch rasters are committed under them. */
 #define TR_TMP_MARK ".terrafort-"
 
+/* Whether path is a scratch name of terrafort's (a hidden name holding
+ * TR_TMP_MARK: an intermediate file a run reads and deletes). */
+int tr_is_scratch_name(const char *path);
+
 /* Reports path (just put in place) when TR_OUTPUTS_ENV is set, unless it
  * is a scratch file (a hidden name holding TR_TMP_MARK: an intermediate a
  * run deletes, not an output); a failure to report is silent (the file

@@ -152,9 +152,10 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
     if (hist_written && j->sink.out.final_path) snprintf(aux, sizeof aux, "%s.aux.xml", j->sink.out.final_path);
     st = tr_sink_commit(&j->sink, &e);
     /* the histogram's side file (GTiff and other PAM drivers), moved into
-     * place with the output by its commit: one of the files the run wrote */
+     * place with the output by its commit: one of the files the run wrote
+     * (an output held back goes later, its side file with it: held.c) */
     struct stat sb;
-    if (!st && aux[0] && stat(aux, &sb) == 0) tr_output_written(aux);
+    if (!st && aux[0] && !j->run->held && stat(aux, &sb) == 0) tr_output_written(aux);
   }
   /* the side files (--stats-json, --ft-report, --aap-stats) follow the
    * output into place, or go with it */

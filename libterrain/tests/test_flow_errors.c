@@ -90,10 +90,10 @@ static int test_bad_inputs(void) {
   ASSERT(fails(&(call){.src = in("empty.tif")}, TR_EINPUT, "empty.tif"));
   ASSERT(fails(&(call){.src = in("truncated.tif")}, TR_EINPUT, "truncated.tif"));
   ASSERT(fails(&(call){.src = in("complex.tif")}, TR_ETYPE, "complex.tif"));
-  /* a rotated geotransform is refused by the direction stage, after the fill: its
-     intermediate file goes too */
-  ASSERT(fails(&(call){.src = in("plane_rotated.tif")}, TR_EINPUT, "rotated"));
-  ASSERT(fails(&(call){.src = in("plane_rotated.tif"), .filled = 1}, TR_EINPUT, "rotated"));
+  /* a rotated geotransform is refused before the fill, naming the DEM (found by the
+     direction stage, it named the fill's scratch raster) */
+  ASSERT(fails(&(call){.src = in("plane_rotated.tif")}, TR_EINPUT, "plane_rotated.tif' has a rotated"));
+  ASSERT(fails(&(call){.src = in("plane_rotated.tif"), .filled = 1}, TR_EINPUT, "plane_rotated.tif' has a rotated"));
   return 0;
 }
 

@@ -209,8 +209,9 @@ static int test_side_files_full_disk(void) {
       {"fill d.tif f.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", "f.tif"},
       {"fill d.tif f.tif --stats-json m/s.json", "statistics file 'm/s.json'", "f.tif"},
       {"flowgraph d.tif --acc a.tif --stats-json m/s.json", "statistics file 'm/s.json'", "a.tif"},
-      {"flowgraph d.tif --acc a.tif --streams st.tif --stats-json m/s.json", "statistics file 'm/s.json'", NULL},
-      {"flowgraph d.tif --acc a.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", NULL},
+      {"flowgraph d.tif --acc a.tif --streams st.tif --stats-json m/s.json", "statistics file 'm/s.json'", "st.tif"},
+      {"flowgraph d.tif --acc a.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", "a.tif"},
+      {"flowgraph d.tif --acc a.tif --streams st.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", "a.tif"},
   };
   for (size_t i = 0; !bad && i < sizeof cases / sizeof cases[0]; i++) {
     bad = expect_q(cases[i].args, 4, cases[i].needle);

@@ -11,7 +11,14 @@
  * down the flow path written here; bad inputs (a
  * missing file, a DEM given as directions, an all-nodata raster, a cycle,
  * an unknown encoding, no product, weights of another size) give one line,
- * the documented exit code and leave no file behind.
+ * the documented exit code and leave no file behind; no message names a
+ * scratch file. Band 2 of a two-band DEM gives every product of the band
+ * alone. A run leaves all its products or none: a later stage's failure or
+ * SIGTERM between any two stages (exit 8) leaves neither the earlier
+ * products nor a scratch file, and an older file at a destination stays as
+ * it was; outputs that cannot be written are refused before any stage. The
+ * network takes names of up to 255 bytes (GeoPackage and GeoJSON), its
+ * layer named after the file as for a short name.
  */
 #include <cpl_conv.h>
 #include <gdal.h>
@@ -25,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc_check.h"
 #include "raster_check.h"
 #include "tr_test.h"
 
@@ -253,22 +261,26 @@ static int test_outlets_sum_to_valid_cells(void) {
   return 0;
 }
 
-/* One line on stderr, the exit code, nothing new in the output folder. */
-static int refused(const char *flags, int code, const char *needle) {
-  const int before = rc_count_entries(outdir);
+/* One line on stderr naming no scratch file (only the user's), the exit
+ * code, nothing new in folder `in`. */
+static int refused_in(const char *in, const char *flags, int code, const char *needle) {
+  const int before = rc_count_entries(in);
   char errf[1024];
   snprintf(errf, sizeof errf, "%s.err", outdir);
   const int rc = flow("", flags, errf);
   const char *msg = rc_slurp(errf);
   int lines = 0;
   for (const char *s = msg; s && *s; s++) lines += *s == '\n';
-  if (rc != code || lines != 1 || (needle && !strstr(msg, needle)) || rc_count_entries(outdir) != before) {
+  if (rc != code || lines != 1 || (needle && !strstr(msg, needle)) || strstr(msg, ".terrafort-") ||
+      rc_count_entries(in) != before) {
     fprintf(stderr, "%s: exit %d (want %d), %d lines, %d -> %d entries: %s\n", flags, rc, code, lines, before,
-            rc_count_entries(outdir), msg ? msg : "");
+            rc_count_entries(in), msg ? msg : "");
     return 0;
   }
   return 1;
 }
+
+static int refused(const char *flags, int code, const char *needle) { return refused_in(outdir, flags, code, needle); }
 
 static int test_bad_inputs(void) {
   char f[4096];
@@ -616,6 +628,271 @@ static int test_stats_json_products(void) {
   return 0;
 }
 
+/* outdir/tag, made empty. */
+static const char *fresh(const char *tag) {
+  static char d[2][700];
+  static int k;
+  k ^= 1;
+  snprintf(d[k], sizeof d[k], "%s/%s", outdir, tag);
+  char c[1600];
+  snprintf(c, sizeof c, "rm -rf '%s' && mkdir '%s'", d[k], d[k]);
+  return rc_run(c, NULL) == 0 ? d[k] : "";
+}
+
+/* Every product of one run from a DEM, into folder d; `pre` goes before
+ * the flags (a band, an input). */
+static int all_products(const char *pre, const char *d) {
+  char f[8192];
+  snprintf(f, sizeof f,
+           "%s --dir '%s/p.tif' --slope '%s/sd8.tif' --acc '%s/acc.tif' --streams '%s/src.tif' --order '%s/ord.tif' "
+           "--basins '%s/w.tif' --network '%s/net.geojson' --threshold 30",
+           pre, d, d, d, d, d, d, d);
+  return flow("", f, NULL);
+}
+
+/* -b 2 on a two-band DEM (band 1 the same terrain upside down): every
+ * product is the bytes of a run on a copy of band 2 alone (gdal_translate
+ * -b 2), and the accumulation is not band 1's; the network's elevations
+ * read from the DEM itself (--filled) too. Errors name the user's files:
+ * a band the DEM lacks, a rotated DEM (once named the filled DEM's scratch
+ * raster); -b without a DEM is refused. */
+static int test_dem_band(void) {
+  rc_raster f;
+  char src[1024], two[1024], one[1024], c[8192];
+  snprintf(src, sizeof src, "%s/fractal.tif", dir);
+  ASSERT_EQ_INT(rc_load(src, &f), 0);
+  snprintf(two, sizeof two, "%s", opath("two_bands.tif"));
+  snprintf(one, sizeof one, "%s", opath("band2.tif"));
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GTiff"), two, f.cols, f.rows, 2, GDT_Float32, NULL);
+  ASSERT(ds != NULL);
+  GDALSetGeoTransform(ds, f.gt);
+  GDALSetProjection(ds, f.wkt);
+  double *up = malloc(sizeof(double) * (size_t)f.rows * (size_t)f.cols);
+  for (long i = 0; i < (long)f.rows * f.cols; i++) up[i] = rc_is_nodata(&f, f.v[i]) ? f.v[i] : 5000 - f.v[i];
+  for (int b = 1; b <= 2; b++) {
+    GDALRasterBandH band = GDALGetRasterBand(ds, b);
+    if (f.has_nodata) GDALSetRasterNoDataValue(band, f.nodata);
+    ASSERT(GDALRasterIO(band, GF_Write, 0, 0, f.cols, f.rows, b == 1 ? up : f.v, f.cols, f.rows, GDT_Float64, 0, 0) ==
+           CE_None);
+  }
+  GDALClose(ds);
+  free(up);
+  rc_free(&f);
+  snprintf(c, sizeof c, "gdal_translate -q -b 2 '%s' '%s'", two, one);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+
+  char pre[2048], d2[700], d1[700];
+  snprintf(d2, sizeof d2, "%s", fresh("band_b2"));
+  snprintf(d1, sizeof d1, "%s", fresh("band_one"));
+  snprintf(pre, sizeof pre, "-b 2 '%s'", two);
+  ASSERT_EQ_INT(all_products(pre, d2), 0);
+  snprintf(pre, sizeof pre, "'%s'", one);
+  ASSERT_EQ_INT(all_products(pre, d1), 0);
+  static const char *const names[] = {"p.tif", "sd8.tif", "acc.tif", "src.tif", "ord.tif", "w.tif", "net.geojson"};
+  for (int i = 0; i < 7; i++) {
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/%s", d2, names[i]);
+    snprintf(b, sizeof b, "%s/%s", d1, names[i]);
+    ASSERT(rc_same_file(a, b));
+  }
+  ASSERT_EQ_INT(rc_count_entries(d2), 7);
+  /* band 1 is other terrain: another accumulation */
+  snprintf(c, sizeof c, "-b 1 '%s' --acc '%s'", two, opath("band1_acc.tif"));
+  ASSERT_EQ_INT(flow("", c, NULL), 0);
+  {
+    char a[1024];
+    snprintf(a, sizeof a, "%s/acc.tif", d2);
+    long na, nb;
+    unsigned char *x = rc_file_bytes(a, &na), *y = rc_file_bytes(opath("band1_acc.tif"), &nb);
+    ASSERT(x && y && (na != nb || memcmp(x, y, (size_t)na) != 0));
+    free(x);
+    free(y);
+  }
+  /* --filled: the network's strmDrop and Slope come from the DEM's band 2 */
+  snprintf(c, sizeof c, "-b 2 '%s' --filled --network '%s/netf.geojson' --threshold 30", two, d2);
+  ASSERT_EQ_INT(flow("", c, NULL), 0);
+  snprintf(c, sizeof c, "'%s' --filled --network '%s/netf.geojson' --threshold 30", one, d1);
+  ASSERT_EQ_INT(flow("", c, NULL), 0);
+  {
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/netf.geojson", d2);
+    snprintf(b, sizeof b, "%s/netf.geojson", d1);
+    ASSERT(rc_same_file(a, b));
+  }
+  /* --weights and --filled-in (one band each) are read at band 1 */
+  snprintf(c, sizeof c, "-b 2 '%s' --weights '%s' --filled-in '%s' --acc '%s/accw.tif' --network '%s/netw.geojson'",
+           two, one, one, d2, d2);
+  ASSERT_EQ_INT(flow("", c, NULL), 0);
+  snprintf(c, sizeof c, "'%s' --weights '%s' --filled-in '%s' --acc '%s/accw.tif' --network '%s/netw.geojson'", one,
+           one, one, d1, d1);
+  ASSERT_EQ_INT(flow("", c, NULL), 0);
+  {
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/accw.tif", d2);
+    snprintf(b, sizeof b, "%s/accw.tif", d1);
+    ASSERT(rc_same_file(a, b));
+    snprintf(a, sizeof a, "%s/netw.geojson", d2);
+    snprintf(b, sizeof b, "%s/netw.geojson", d1);
+    ASSERT(rc_same_file(a, b));
+  }
+  snprintf(c, sizeof c, "-b 3 '%s' --acc '%s' --streams '%s'", two, opath("x.tif"), opath("y.tif"));
+  ASSERT(refused(c, 3, "two_bands.tif' has 2 bands; band 3 does not exist"));
+  snprintf(c, sizeof c, "--dir-in '%s' -b 2 --acc '%s'", opath("maze.tif"), opath("x.tif"));
+  ASSERT(refused(c, 2, "-b selects the DEM's band"));
+  snprintf(c, sizeof c, "'%s/plane_rotated.tif' --acc '%s' --streams '%s'", dir, opath("x.tif"), opath("y.tif"));
+  ASSERT(refused(c, 3, "plane_rotated.tif' has a rotated geotransform"));
+  snprintf(c, sizeof c, "'%s/plane_rotated.tif' --dir '%s'", dir, opath("x.tif"));
+  ASSERT(refused(c, 3, "plane_rotated.tif' has a rotated geotransform"));
+  return 0;
+}
+
+/* SIGTERM between any two stages (the run stopped there by the injected
+ * stop-stage:after=K, signalled, then continued; the seventh stage is the
+ * last, before the products are put in place): exit 8 within a second, one
+ * line, and nothing left in the folder: no product and no scratch file.
+ * The stages: directions, accumulation, streams, order, the network's
+ * no-edge-check accumulation, the network, basins. */
+static int test_sigterm_between_stages(void) {
+  char errf[1024], src[1024], p[6][800];
+  snprintf(errf, sizeof errf, "%s.sig.err", outdir);
+  snprintf(src, sizeof src, "%s/fractal.tif", dir);
+  for (int k = 1; k <= 7; k++) {
+    const char *d = fresh("sig");
+    static const char *const names[6] = {"p.tif", "acc.tif", "src.tif", "ord.tif", "w.tif", "net.gpkg"};
+    for (int i = 0; i < 6; i++) snprintf(p[i], sizeof p[i], "%s/%s", d, names[i]);
+    char inj[64];
+    snprintf(inj, sizeof inj, "stop-stage:after=%d", k);
+    char *argv[] = {(char *)tf, "flowgraph", "-q",        "--inject", inj,  src,         "--dir",  p[0],
+                    "--acc",    p[1],        "--streams", p[2],       "--order", p[3], "--basins", p[4],
+                    "--network", p[5],       "--threshold", "30",     NULL};
+    const pid_t pid = pc_spawn(argv, errf, 0);
+    ASSERT(pid > 0);
+    int st = 0, stopped = 0;
+    for (const double t0 = pc_now(); pc_now() - t0 < 60;) {
+      const pid_t w = waitpid(pid, &st, WUNTRACED | WNOHANG);
+      if (w == pid) {
+        stopped = WIFSTOPPED(st);
+        break;
+      }
+      pc_sleep_ms(2);
+    }
+    if (!stopped) {
+      fprintf(stderr, "stage %d: the run did not stop there (status %d): %s\n", k, st, rc_slurp(errf));
+      kill(pid, SIGKILL);
+      waitpid(pid, NULL, 0);
+      return 1;
+    }
+    const int held = rc_count_entries(d); /* the products made so far, and the scratch rasters */
+    ASSERT_EQ_INT(kill(pid, SIGTERM), 0);
+    ASSERT_EQ_INT(kill(pid, SIGCONT), 0);
+    pc_result r;
+    ASSERT_EQ_INT(pc_wait(pid, 30, &r), 0);
+    const char *msg = rc_slurp(errf);
+    const int left = rc_count_entries(d);
+    printf("  SIGTERM after stage %d (%d files then): exit %d after %.3f s, %d files left\n", k, held, r.code, r.secs,
+           left);
+    if (!r.exited || r.code != 8 || r.secs > 1.0 || pc_lines(msg) != 1 || !strstr(msg, "interrupted") || left != 0) {
+      fprintf(stderr, "stage %d: %s", k, msg);
+      return 1;
+    }
+    ASSERT(held > 0);
+  }
+  return 0;
+}
+
+/* All products or none. Refused before any stage, nothing written: two
+ * names of one file, a file name longer than NAME_MAX (the network's: once
+ * found at its temporary folder), an -nf that is no vector driver. A stage
+ * that fails after others did (basins as PNG, which holds no Int32) leaves
+ * none of the earlier products (the streams as PNG, written), and an older
+ * file at a destination stays as it was. */
+static int test_all_or_nothing(void) {
+  const char *d = fresh("aon");
+  char f[4096], name[300];
+  snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --streams '%s/./a.tif'", dir, d, d);
+  ASSERT(refused_in(d, f, 4, "it is also output"));
+  snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --streams '%s/s.tif' --network '%s/n.gpkg' -nf Bogus", dir, d,
+           d, d);
+  ASSERT(refused_in(d, f, 2, "-nf: 'Bogus' is not a GDAL vector driver"));
+  memset(name, 'n', 256);
+  strcpy(name + 251, ".gpkg");
+  snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --network '%s/%s'", dir, d, d, name);
+  ASSERT(refused_in(d, f, 4, "a file name of 256 bytes, the limit is 255"));
+  snprintf(f, sizeof f, "'%s/fractal.tif' -of PNG --streams '%s/s.png' --basins '%s/w.png' --threshold 30", dir, d, d);
+  ASSERT(refused_in(d, f, 2, "w.png': the PNG driver cannot hold this product's Int32 cells"));
+  /* an older file at the streams' name: kept */
+  char old[1024], keep[1024], c[4096];
+  snprintf(old, sizeof old, "%s/s.png", d);
+  snprintf(keep, sizeof keep, "%s.keep", outdir);
+  snprintf(c, sizeof c, "cp '%s' '%s' && cp '%s' '%s'", opath("maze.tif"), old, opath("maze.tif"), keep);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(refused_in(d, f, 2, "w.png': the PNG driver cannot hold"));
+  ASSERT(rc_same_file(old, keep));
+  unlink(old);
+  unlink(keep);
+  ASSERT_EQ_INT(rc_count_entries(d), 0);
+  return 0;
+}
+
+/* The layer's name and every feature (its fields and geometry as text) of
+ * the first layer of vector file `path`; NULL when it cannot be read. */
+static char *features(const char *path, char *layer, size_t n) {
+  GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_VECTOR, NULL, NULL, NULL);
+  if (!ds) return NULL;
+  OGRLayerH l = GDALDatasetGetLayer(ds, 0);
+  snprintf(layer, n, "%s", l ? OGR_L_GetName(l) : "");
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  OGRFeatureH ft;
+  while (f && l && (ft = OGR_L_GetNextFeature(l))) {
+    for (int i = 0; i < OGR_F_GetFieldCount(ft); i++) fprintf(f, "%s|", OGR_F_GetFieldAsString(ft, i));
+    char *wkt = NULL;
+    OGRGeometryH g = OGR_F_GetGeometryRef(ft);
+    if (g) OGR_G_ExportToWkt(g, &wkt);
+    fprintf(f, "%s\n", wkt ? wkt : "");
+    CPLFree(wkt);
+    OGR_F_Destroy(ft);
+  }
+  if (f) fclose(f);
+  GDALClose(ds);
+  return buf;
+}
+
+/* A network named with 250 and with 255 bytes, as GeoPackage and as
+ * GeoJSON (its temporary folder's name passed NAME_MAX, and a GeoPackage's
+ * path SQLite's limit): the lines of the same run under a short name, the
+ * layer named after the file less its extension as for that short name
+ * ("net"), and nothing else left in the folder. */
+static int test_network_long_names(void) {
+  static const char *const exts[] = {".gpkg", ".geojson"};
+  const char *d = fresh("longnet");
+  for (int e = 0; e < 4; e++) {
+    const size_t len = e < 2 ? 250 : 255;
+    char stem[300], shortp[1024], longp[1024], f[4096], ls[300], ll[300];
+    const size_t n = len - strlen(exts[e % 2]);
+    memset(stem, 'n', n);
+    stem[n] = 0;
+    snprintf(shortp, sizeof shortp, "%s/net%s", d, exts[e % 2]);
+    snprintf(longp, sizeof longp, "%s/%s%s", d, stem, exts[e % 2]);
+    ASSERT_EQ_INT(strlen(longp) - strlen(d) - 1, len);
+    snprintf(f, sizeof f, "'%s/fractal.tif' --network '%s' --threshold 30", dir, shortp);
+    ASSERT_EQ_INT(flow("", f, NULL), 0);
+    snprintf(f, sizeof f, "'%s/fractal.tif' --network '%s' --threshold 30", dir, longp);
+    ASSERT_EQ_INT(flow("", f, NULL), 0);
+    char *a = features(shortp, ls, sizeof ls), *b = features(longp, ll, sizeof ll);
+    ASSERT(a && b && strlen(a) > 0);
+    const int same = !strcmp(a, b);
+    free(a);
+    free(b);
+    ASSERT(same);
+    ASSERT(!strcmp(ls, "net"));
+    ASSERT(!strcmp(ll, stem));
+  }
+  ASSERT_EQ_INT(rc_count_entries(d), 6);
+  return 0;
+}
+
 static int test_help(void) {
   char c[2048];
   snprintf(c, sizeof c, "'%s' flowgraph --help | grep -q -- '--dir-in'", tf);
@@ -641,8 +918,9 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_same_bytes_mpirun), TR_TEST(test_outlets_sum_to_valid_cells),
                                        TR_TEST(test_bad_inputs), TR_TEST(test_basins_by_edges),
                                        TR_TEST(test_basins_by_outlets), TR_TEST(test_from_dem),
-                                       TR_TEST(test_stats_json_products),
-                                       TR_TEST(test_help)};
+                                       TR_TEST(test_stats_json_products), TR_TEST(test_dem_band),
+                                       TR_TEST(test_sigterm_between_stages), TR_TEST(test_all_or_nothing),
+                                       TR_TEST(test_network_long_names), TR_TEST(test_help)};
   if (argc > 3) { /* one test: the set-up first */
     test_setup();
   }
