@@ -12,6 +12,7 @@
 #include "coll_live.h"
 #include "ft.h"
 
+#include <cpl_conv.h>
 #include <cpl_progress.h>
 #include <ctype.h>
 #include <errno.h>
@@ -29,6 +30,7 @@ const char *tf_common_help =
     "  -b N, --band N          input band (default 1)\n"
     "  -of FMT, --format FMT   GDAL output driver (default: from the extension, else GTiff)\n"
     "  -co NAME=VALUE          creation option for the output driver (repeatable)\n"
+    "  --config KEY VALUE      a GDAL configuration option, as in GDAL's utilities (repeatable)\n"
     "  -q, --quiet             no progress line\n"
     "  --threads N             worker threads, 1..4096, at most 4 per core (default: all cores)\n"
     "  --tile-size N           cells per tile side (default 512)\n"
@@ -64,7 +66,7 @@ const char *tf_common_help =
  * above that take a value, and those whose value is a file written. Keep in
  * step with tf_cli_common and tf_graph_flag. */
 const char *tf_common_values =
-    "-b --band -of --format -co --co --threads --tile-size --mem --rank-timeout --coll-timeout --ft --ft-tolerance "
+    "-b --band -of --format -co --co --config:2 --threads --tile-size --mem --rank-timeout --coll-timeout --ft --ft-tolerance "
     "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject "
     "--hist-buckets --percentiles";
 const char *tf_common_outputs = "--stats-json --ft-report";
@@ -164,6 +166,14 @@ static int is(tf_cli *cli, const char *arg, const char *name) {
   return 0;
 }
 
+void tf_apply_config(int argc, char **argv) {
+  for (int k = 2; k < argc; k++)
+    if (!strcmp(argv[k], "--config") && k + 2 < argc) {
+      CPLSetConfigOption(argv[k + 1], argv[k + 2]);
+      k += 2;
+    }
+}
+
 int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) {
   const char *a = argv[*i];
   const char *v;
@@ -200,6 +210,15 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     cli->co[cli->nco++] = v;
     cli->co[cli->nco] = NULL;
     run->creation_options = cli->co;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--config")) {
+    /* applied before GDAL starts (tf_apply_config); here only taken */
+    if (*i + 2 >= argc) {
+      tf_usage_error(cli, "--config needs a KEY and a VALUE");
+      return TF_ARG_ERROR;
+    }
+    *i += 2;
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--threads")) {

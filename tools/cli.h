@@ -25,6 +25,10 @@ enum { TF_ARG_UNKNOWN = 0, TF_ARG_TAKEN = 1, TF_ARG_ERROR = -1, TF_ARG_EXIT = -2
 
 /* Tries argv[*i] as a common option; advances *i past its value. */
 int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i);
+/* Sets every "--config KEY VALUE" of a command line (argv[1] the command)
+ * as a GDAL configuration option: called before GDAL registers its drivers,
+ * as GDAL's utilities do, so options read then (GDAL_SKIP) work too. */
+void tf_apply_config(int argc, char **argv);
 
 /* Strict number parsing: the whole string must be a number in range. */
 int tf_parse_int(tf_cli *cli, const char *opt, const char *s, long lo, long hi, long *out);

@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
   }
   const int prc = tf_process_start(&argc, &argv);
   if (prc) return prc;
+  tf_apply_config(argc, argv); /* before the drivers: GDAL_SKIP and the like too */
   GDALAllRegister();
   const int rc = cmd->main(argc - 1, argv + 1);
   GDALDestroyDriverManager();

@@ -80,7 +80,7 @@ void tr_io_cache_plan(const tr_run_opts *run, int mb) {
  * setting it would change the cache under a concurrent call's feet. */
 void tr_gdal_cache_apply(int64_t bytes, void *user) {
   (void)user;
-  if (!getenv("GDAL_CACHEMAX")) GDALSetCacheMax64((GIntBig)bytes);
+  if (!CPLGetConfigOption("GDAL_CACHEMAX", NULL)) GDALSetCacheMax64((GIntBig)bytes); /* env or --config */
 }
 
 /* ---------------------------------------------------------------- input */

@@ -118,6 +118,28 @@ static int test_usage_errors(void) {
   return expect_fail("frobnicate x y", 2, "unknown command 'frobnicate' (see");
 }
 
+/* --config KEY VALUE as in GDAL's utilities: set before the drivers
+ * (GDAL_SKIP GTiff leaves no driver for the input), and a setting that
+ * changes no value (GDAL_CACHEMAX) gives the plain run's bytes; a missing
+ * value is a usage error. */
+static int test_config_option(void) {
+  char a[2048];
+  snprintf(a, sizeof a, "slope '%s' out.tif --config GDAL_SKIP GTiff", in("fractal.tif"));
+  if (expect_fail(a, 3, "not a raster format GDAL recognises")) return 1;
+  snprintf(a, sizeof a, "slope '%s' out.tif --config GDAL_CACHEMAX", in("fractal.tif"));
+  if (expect_fail(a, 2, "--config needs a KEY and a VALUE")) return 1;
+  clean_outdir();
+  char c[4096];
+  snprintf(c, sizeof c, "cd '%s' && '%s' slope -q '%s' a.tif && '%s' slope -q --config GDAL_CACHEMAX 128 '%s' b.tif",
+           outdir, tf, in("fractal.tif"), tf, in("fractal.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  char pa[1200], pb[1200];
+  snprintf(pa, sizeof pa, "%s/a.tif", outdir);
+  snprintf(pb, sizeof pb, "%s/b.tif", outdir);
+  ASSERT(rc_same_file(pa, pb));
+  return 0;
+}
+
 /* gdaldem's spellings of its modes (TRI, TPI) and any case name the same
  * command: the same bytes as the lower-case name. */
 static int test_command_names(void) {
@@ -265,6 +287,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_existing_output_kept_on_failure),
                                        TR_TEST(test_help_and_version),
                                        TR_TEST(test_command_names),
+                                       TR_TEST(test_config_option),
                                        TR_TEST(test_progress_line)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
