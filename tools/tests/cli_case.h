@@ -46,7 +46,10 @@ static const char *out(const char *name) {
  * line containing needle. */
 static int expect(const char *args, int code, const char *needle) {
   char c[4096];
-  snprintf(c, sizeof c, "cd '%s' && '%s' %s", outdir, tf, args);
+  if (snprintf(c, sizeof c, "cd '%s' && '%s' %s", outdir, tf, args) >= (int)sizeof c) {
+    fprintf(stderr, "command line too long for the test: %.100s...\n", args);
+    return 1;
+  }
   int rc = rc_run(c, errfile);
   const char *err = rc_slurp(errfile);
   if (rc != code || (code != 0 && (pc_lines(err) != 1 || !strstr(err, needle)))) {

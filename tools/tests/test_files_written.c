@@ -27,8 +27,8 @@ static int sh(const char *fmt, const char *a, const char *b) {
 
 /* expect (cli_case.h) without the progress line */
 static int expect_q(const char *args, int code, const char *needle) {
-  char c[4500];
-  snprintf(c, sizeof c, "%s -q", args);
+  char c[4000];
+  if (snprintf(c, sizeof c, "%s -q", args) >= (int)sizeof c) return 1;
   return expect(c, code, needle);
 }
 
