@@ -446,19 +446,39 @@ static int test_basins_by_outlets(void) {
       label[c] = k + 1;
     }
     ASSERT(snap == 0 || moved > 0);
-    long labelled = 0;
+    /* each cell's label: the first labelled cell down its path (none:
+     * nodata), every path walked once (a maze's paths are long) */
+    double *down_label = malloc(sizeof(double) * RR * CC);
+    char *known = calloc(RR * CC, 1);
+    int *path = malloc(sizeof(int) * RR * CC);
+    ASSERT(down_label && known && path);
     for (int i = 0; i < RR * CC; i++) {
-      double want = -2147483647.0;
-      for (int j = i; j >= 0 && !rc_is_nodata(&p, p.v[i]); j = down_of(&p, j))
-        if (label[j]) {
-          want = label[j];
+      int np = 0, j = i;
+      double v = -2147483647.0;
+      for (; j >= 0; j = down_of(&p, j)) {
+        if (known[j]) {
+          v = down_label[j];
           break;
         }
+        path[np++] = j;
+        if (label[j]) {
+          v = label[j];
+          break;
+        }
+      }
+      for (int k = 0; k < np; k++) down_label[path[k]] = v, known[path[k]] = 1;
+    }
+    long labelled = 0;
+    for (int i = 0; i < RR * CC; i++) {
+      const double want = rc_is_nodata(&p, p.v[i]) ? -2147483647.0 : down_label[i];
       if (w.v[i] != want) fprintf(stderr, "snap %d cell %d: %g, expected %g\n", snap, i, w.v[i], want);
       ASSERT(w.v[i] == want);
       labelled += want > 0;
     }
     ASSERT(labelled > n);
+    free(down_label);
+    free(known);
+    free(path);
     free(label);
     rc_free(&w);
   }
