@@ -12,9 +12,11 @@
  *               TESTDATA/demo.tif and (when present) SHARED_DATA/enogeo.tif:
  *               max relative difference <= 1e-5, identical nodata cells.
  *               Also linear beyond the hull, all-points invdist on a wide
- *               grid, GDAL's quadtree average_distance_pts (differs by the
- *               self-pair count, shown cell by cell), gdal_grid's selection and
- *               value options, georeferencing, CRS and nodata.
+ *               grid, GDAL's quadtree average_distance_pts with equal and
+ *               unequal radii (differs by the self-pair count, shown cell by
+ *               cell; its scan path, 100 points or an angle, agrees),
+ *               gdal_grid's selection and value options, georeferencing,
+ *               CRS and nodata.
  *   brute       invdistnn, nearest, average, count and all-points invdist
  *               against a brute-force evaluation written here (double
  *               precision loops), on clustered points, with empty search
@@ -371,9 +373,18 @@ static const char *const ALGS[] = {
     "range:radius1=R:radius2=R2:angle=30:nodata=-9999",
     "count:radius1=R:radius2=R:min_points=3:nodata=-9999",
     "average_distance:radius1=R:radius2=R:nodata=-9999",
-    /* GDAL's quadtree path (equal radii, no angle, > 100 points) pairs each
-     * point with itself too: terrafort-interpolate(1); compared on its scan path */
+    /* GDAL's quadtree path (no angle, > 100 points) pairs each point with
+     * itself too: terrafort-interpolate(1); compared on its scan path here and
+     * below, the quadtree path's difference cell by cell */
     "average_distance_pts:radius1=R:radius2=R2:angle=20:nodata=-9999",
+    /* GDAL 3.6's quadtree case takes unequal radii too (no angle, > 100
+     * points): nearest within the square of half-side max(radius1, radius2),
+     * also with one radius 0; the metrics within that square and the ellipse,
+     * which a negative radius cuts; negative equal radii: the scan */
+    "nearest:radius1=R:radius2=R2:nodata=-9999",
+    "nearest:radius1=0:radius2=R:nodata=-9999",
+    "nearest:radius1=-R2:radius2=-R2:nodata=-9999",
+    "range:radius1=-R:radius2=R2:nodata=-9999",
 };
 
 /* ALG with "R2" and "R" replaced by the radii, "%.6f". */
@@ -498,46 +509,88 @@ static int case_gdal_grid(void) {
       stop = grid_pair(idw[k], NULL, wide, pts, 0, what);
     }
   }
+  /* the first 100 random points: gdal_grid's scan path whatever the radii */
+  char pts100[1100];
+  wpath(pts100, sizeof pts100, "g_random100.gpkg");
+  if (!stop) {
+    const long n = sets[0].n;
+    sets[0].n = 100;
+    stop = write_points(pts100, &sets[0]) != 0;
+    sets[0].n = n;
+    if (stop) printf("FAIL: cannot write %s\n", pts100);
+  }
   for (int s = 0; s < ns; s++) pts_free(&sets[s]);
   if (stop) return 1;
 
-  /* average_distance_pts where gdal_grid takes its quadtree path (equal radii, no angle,
-   * > 100 points): it divides the same sum of pair distances by P + m - d (P pairs of
-   * distinct points, m points, d 0 or 1) where terrafort divides by P; shown cell by cell */
-  char pts[1100], q[3][1100];
+  /* average_distance_pts with unequal radii (issue 28), with and without angle. The
+   * scan path (100 points, or an angle) agrees within 1e-5 */
+  char pts[1100];
   wpath(pts, sizeof pts, "g_random.gpkg");
   const char *const qgrid[] = {"-txe", "50", "950", "-tye", "20", "680", "-outsize", "60", "44", NULL};
-  const char *const qalg[] = {"average_distance_pts:radius1=90:radius2=90:nodata=-9999",
-                              "count:radius1=90:radius2=90:nodata=-9999",
-                              "average_distance_pts:radius1=90:radius2=90:nodata=-9999"};
-  const char *const qtag[] = {"adp", "cnt", "gdal"};
-  for (int k = 0; k < 3; k++) {
-    wpath(q[k], sizeof q[k], "q_%s.tif", qtag[k]);
-    cmd_t c;
-    if (k < 2) cmd_tf(&c, NULL);
-    else cmd_gdal_grid(&c, 1);
-    cmd_add(&c, "-a", qalg[k], "-zfield", "elev", NULL);
-    cmd_list(&c, qgrid);
-    cmd_add(&c, pts, q[k], NULL);
-    RUN(&c);
+  const char *const scan[][2] = {{pts100, "average_distance_pts:radius1=150:radius2=90:nodata=-9999"},
+                                 {pts100, "average_distance_pts:radius1=90:radius2=150:nodata=-9999"},
+                                 {pts100, "average_distance_pts:radius1=150:radius2=90:angle=30:nodata=-9999"},
+                                 {pts, "average_distance_pts:radius1=90:radius2=50:angle=30:nodata=-9999"},
+                                 {pts, "average_distance_pts:radius1=50:radius2=90:angle=-65:nodata=-9999"}};
+  for (size_t k = 0; k < sizeof scan / sizeof scan[0]; k++) {
+    char what[1300];
+    snprintf(what, sizeof what, "%s %s", strrchr(scan[k][0], '/') + 1, scan[k][1]);
+    if (grid_pair(scan[k][1], NULL, qgrid, scan[k][0], 1, what)) return 1;
   }
-  rc_raster ours, m, g;
-  LOAD(q[0], &ours);
-  LOAD(q[1], &m);
-  LOAD(q[2], &g);
-  long long ok = 0, misfit = 0;
-  for (long long i = 0; i < (long long)ours.rows * ours.cols; i++) {
-    if (!(m.v[i] >= 2)) continue;
-    ok++;
-    const double P = m.v[i] * (m.v[i] - 1) / 2, s_ = ours.v[i] * P;
-    const double fit = fmin(fabs(s_ / fmax(P + m.v[i], 1) - g.v[i]), fabs(s_ / fmax(P + m.v[i] - 1, 1) - g.v[i]));
-    misfit += !(fit <= 1e-6 * fabs(g.v[i]));
+  /* Where gdal_grid takes its quadtree path (no angle, max(radius1, radius2) > 0, > 100
+   * points; equal radii or not) it divides the same sum of pair distances by P + m - d
+   * (P pairs of distinct points, m points, d 0 or 1) where terrafort divides by P; with one
+   * point it gives 0 (d 0) or nodata (d 1) where terrafort gives nodata; shown cell by
+   * cell, each of d's two values seen */
+  const char *const radii[][2] = {{"90", "90"}, {"90", "50"}, {"50", "90"}};
+  for (size_t r = 0; r < sizeof radii / sizeof radii[0]; r++) {
+    char q[3][1100], adp[128], cnt[128];
+    snprintf(adp, sizeof adp, "average_distance_pts:radius1=%s:radius2=%s:nodata=-9999", radii[r][0], radii[r][1]);
+    snprintf(cnt, sizeof cnt, "count:radius1=%s:radius2=%s:nodata=-9999", radii[r][0], radii[r][1]);
+    const char *const qalg[] = {adp, cnt, adp};
+    const char *const qtag[] = {"adp", "cnt", "gdal"};
+    for (int k = 0; k < 3; k++) {
+      wpath(q[k], sizeof q[k], "q_%s.tif", qtag[k]);
+      cmd_t c;
+      if (k < 2) cmd_tf(&c, NULL);
+      else cmd_gdal_grid(&c, 1);
+      cmd_add(&c, "-a", qalg[k], "-zfield", "elev", NULL);
+      cmd_list(&c, qgrid);
+      cmd_add(&c, pts, q[k], NULL);
+      RUN(&c);
+    }
+    rc_raster ours, m, g;
+    LOAD(q[0], &ours);
+    LOAD(q[1], &m);
+    LOAD(q[2], &g);
+    long long ok = 0, misfit = 0, d0 = 0, d1 = 0, single = 0;
+    for (long long i = 0; i < (long long)ours.rows * ours.cols; i++) {
+      if (m.v[i] < 2) { /* no pair: ours nodata; gdal_grid's nodata, or 0 from a self-pair */
+        single += m.v[i] == 1;
+        const int fit = ours.v[i] == -9999 && (g.v[i] == -9999 || (m.v[i] == 1 && g.v[i] == 0));
+        misfit += !fit;
+        d0 += m.v[i] == 1 && g.v[i] == 0;
+        d1 += m.v[i] == 1 && g.v[i] == -9999;
+        continue;
+      }
+      ok++;
+      const double P = m.v[i] * (m.v[i] - 1) / 2, s_ = ours.v[i] * P;
+      const double e0 = fabs(s_ / (P + m.v[i]) - g.v[i]), e1 = fabs(s_ / (P + m.v[i] - 1) - g.v[i]);
+      const double tol = 1e-6 * fabs(g.v[i]);
+      misfit += !(e0 <= tol || e1 <= tol);
+      d0 += e0 <= tol && !(e1 <= tol);
+      d1 += e1 <= tol && !(e0 <= tol);
+    }
+    printf("average_distance_pts quadtree radius1=%s radius2=%s: %lld cells with >= 2 points, %lld with 1, "
+           "d=0 in %lld, d=1 in %lld, %lld misfit\n",
+           radii[r][0], radii[r][1], ok, single, d0, d1, misfit);
+    check(ok > 100 && misfit == 0 && d0 > 0 && d1 > 0,
+          "average_distance_pts quadtree radius1=%s radius2=%s: the difference is exactly the self-pair count",
+          radii[r][0], radii[r][1]);
+    rc_free(&ours);
+    rc_free(&m);
+    rc_free(&g);
   }
-  printf("average_distance_pts quadtree: %lld cells with >= 2 points, %lld misfit\n", ok, misfit);
-  check(ok > 100 && misfit == 0, "average_distance_pts quadtree difference is exactly the self-pair count");
-  rc_free(&ours);
-  rc_free(&m);
-  rc_free(&g);
 
   /* gdal_grid's selection and value options, on the random set */
   static const char *const extras[][8] = {{"-where", "elev > 100"},
