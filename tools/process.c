@@ -274,6 +274,14 @@ static void lost_line(int lost) {
 }
 #endif
 
+/* An interrupted command leaves without exit(): GDAL's own destructor would
+ * close an output the run abandoned (tr_run_opts.cancelled), writing the
+ * whole file into its unlinked temporary first. */
+static void leave_interrupted(void) {
+  fflush(NULL);
+  _exit(TR_EXIT_INTERRUPTED);
+}
+
 /* Under mpirun a rank that lost a peer (exit 10), or was told to stop
  * (exit 8: a signal, e.g. from mpirun after a rank died), leaves at once
  * without MPI_Finalize, which would wait for the lost rank; mpirun then
@@ -284,6 +292,7 @@ int tf_process_end(int rc) {
   if (!mpi_started) {
     coll_ctx_destroy(coll);
     coll_live_stop(live, NULL);
+    if (rc == TR_EXIT_INTERRUPTED) leave_interrupted();
     return rc;
   }
   if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
@@ -322,6 +331,7 @@ int tf_process_end(int rc) {
 #else
   coll_ctx_destroy(coll);
   coll_live_stop(live, NULL);
+  if (rc == TR_EXIT_INTERRUPTED) leave_interrupted();
 #endif
   return rc;
 }

@@ -54,6 +54,7 @@ typedef struct {
   char **options;         /* creation options (CreateCopy's when copy_at_end) */
   tr_progress_fn progress; /* polled during a CreateCopy at commit: 0 cancels */
   void *progress_user;
+  int (*cancelled)(void *progress_user); /* tr_run_opts.cancelled: heard by writes and abort; may be NULL */
 } tr_output;
 
 /* A runner's plan for GDAL's block cache, `mb` megabytes (terrafort(1),
@@ -133,7 +134,14 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
 #define TR_GDAL_NAME_MAX (2048 - 64)
 /* Flushes, closes and renames into place. On failure the output is removed. */
 int tr_output_commit(tr_output *out, tr_error *err);
-/* Closes and deletes the temporary raster; safe after a failed create. */
+/* Closes and deletes the temporary raster; safe after a failed create.
+ * When out->cancelled says the run was cancelled, the temporary is
+ * unlinked and GDAL's dataset abandoned instead of closed: closing makes
+ * GDAL finish the file first (its directory, every dirty block compressed,
+ * every block never written filled in), which for a large output takes
+ * from seconds to minutes, all of it into an unlinked file. The abandoned
+ * dataset stays open until the process ends, which must then not close it
+ * (GDALDestroyDriverManager would): tr_run_opts.cancelled. */
 void tr_output_abort(tr_output *out);
 
 #endif
