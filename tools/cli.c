@@ -432,7 +432,7 @@ static int progress_term(double frac, const char *msg, void *user) {
 }
 
 void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
-  tf_stop_on_signals();
+  tf_stop_on_signals(cli->cmd);
   /* Threads beyond 4 per core only cost stacks (and can make libgomp abort
    * under a memory limit); terrafort(1), --threads. */
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -457,11 +457,13 @@ int tf_report(tf_cli *cli, int status, const tr_error *err) {
   /* Every rank agreed on the same error; one line is enough. A lost rank is
    * seen by each survivor on its own (rank 0 may be the lost one): each
    * says so, naming itself. */
+  const int code = tr_exit_code(status);
+  if (!tf_process_report(code)) return code; /* the stop deadline spoke and is ending the process */
   if (status == TR_ERANK)
     fprintf(stderr, "terrafort %s: rank %d: %s\n", cli->cmd, tr_rank(), err->msg[0] ? err->msg : tr_strerror(status));
   else if (status && tr_rank() == 0)
     fprintf(stderr, "terrafort %s: %s\n", cli->cmd, err->msg[0] ? err->msg : tr_strerror(status));
-  return tr_exit_code(status);
+  return code;
 }
 
 int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg) {

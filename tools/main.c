@@ -50,6 +50,9 @@ int main(int argc, char **argv) {
   tf_apply_config(argc, argv); /* before the drivers: GDAL_SKIP and the like too */
   GDALAllRegister();
   const int rc = cmd->main(argc - 1, argv + 1);
-  GDALDestroyDriverManager();
+  /* interrupted: an output may be abandoned open (tr_run_opts.cancelled),
+   * which this would close, writing it whole into its unlinked file first;
+   * tf_process_end then leaves with _exit */
+  if (rc != TR_EXIT_INTERRUPTED) GDALDestroyDriverManager();
   return tf_process_end(rc);
 }

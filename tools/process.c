@@ -27,9 +27,11 @@
 #include "coll_live.h"
 #include "terrain.h"
 
+#include <pthread.h>
+#include <semaphore.h>
+
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
-#include <pthread.h>
 #endif
 
 /* One of each per process, like MPI itself. */
@@ -274,6 +276,14 @@ static void lost_line(int lost) {
 }
 #endif
 
+/* An interrupted command leaves without exit(): GDAL's own destructor would
+ * close an output the run abandoned (tr_run_opts.cancelled), writing the
+ * whole file into its unlinked temporary first. */
+static void leave_interrupted(void) {
+  fflush(NULL);
+  _exit(TR_EXIT_INTERRUPTED);
+}
+
 /* Under mpirun a rank that lost a peer (exit 10), or was told to stop
  * (exit 8: a signal, e.g. from mpirun after a rank died), leaves at once
  * without MPI_Finalize, which would wait for the lost rank; mpirun then
@@ -284,6 +294,7 @@ int tf_process_end(int rc) {
   if (!mpi_started) {
     coll_ctx_destroy(coll);
     coll_live_stop(live, NULL);
+    if (rc == TR_EXIT_INTERRUPTED) leave_interrupted();
     return rc;
   }
   if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
@@ -322,6 +333,7 @@ int tf_process_end(int rc) {
 #else
   coll_ctx_destroy(coll);
   coll_live_stop(live, NULL);
+  if (rc == TR_EXIT_INTERRUPTED) leave_interrupted();
 #endif
   return rc;
 }
@@ -333,8 +345,24 @@ int tf_process_end(int rc) {
  * command exits (8). The temporaries are unlinked in the handler itself:
  * the cancel is seen at the next progress call or wait, and a launcher may
  * not wait that long (mpirun sends SIGKILL about 10 ms after SIGTERM). A
- * second such signal ends the process at once, as the signal would. */
+ * second such signal ends the process at once, as the signal would.
+ *
+ * The stop deadline: the run hears the cancel within milliseconds (the
+ * tile loop's threads, GDAL's writes line by line, an output abandoned
+ * rather than closed: tr_run_opts.cancelled), except in a GDAL call that
+ * is already under way and asks nobody: the first block a 10^6 x 10^6
+ * tiled GeoTIFF flushes makes libtiff write and reread a directory of 15
+ * million tile offsets, 5 s here (issue 28). TF_STOP_GRACE_MS after the
+ * signal, a process still here is ended by the watchdog thread as the run
+ * would have ended: the temporaries unlinked once more (one made since the
+ * handler's pass), the command's one line, exit 8; or, when the command
+ * has already reported its outcome, with that outcome's code. */
+#define TF_STOP_GRACE_MS 300
+static long stop_grace_ms = TF_STOP_GRACE_MS; /* TERRAFORT_STOP_GRACE_MS: terrafort(1), ENVIRONMENT */
 static volatile sig_atomic_t interrupted;
+static sem_t stop_sem;       /* posted by the handler: the watchdog's alarm */
+static const char *stop_cmd; /* the command, for the line */
+static int reported;         /* the command's exit code + 1, once tf_process_report took it */
 
 static void on_signal(int sig) {
   if (interrupted) {
@@ -345,7 +373,36 @@ static void on_signal(int sig) {
   interrupted = 1;
   const int saved = errno; /* the interrupted code's, which unlink may change */
   tr_remove_temporaries();
+  sem_post(&stop_sem); /* async-signal-safe */
   errno = saved;
+}
+
+int tf_process_report(int code) {
+  int none = 0;
+  return __atomic_compare_exchange_n(&reported, &none, code + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static void *stop_watchdog(void *arg) {
+  (void)arg;
+  while (sem_wait(&stop_sem) != 0) {
+  }
+  struct timespec ts = {(time_t)(stop_grace_ms / 1000), (stop_grace_ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  tr_remove_temporaries();
+  if (tf_process_report(TR_EXIT_INTERRUPTED)) {
+    if (tr_rank() == 0) {
+      /* write(), not stdio: another thread may hold stderr's lock */
+      char line[256];
+      const int n = snprintf(line, sizeof line, "terrafort %s: interrupted\n", stop_cmd ? stop_cmd : "");
+      if (n > 0 && write(STDERR_FILENO, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1)) < 0) {
+        /* nothing more to say it with */
+      }
+    }
+    _exit(TR_EXIT_INTERRUPTED);
+  }
+  _exit(__atomic_load_n(&reported, __ATOMIC_SEQ_CST) - 1);
+  return NULL;
 }
 
 const int tf_cancel_signals[TF_NCANCEL_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,
@@ -363,6 +420,19 @@ void tf_catch_signals(void (*fn)(int)) {
   }
 }
 
-void tf_stop_on_signals(void) { tf_catch_signals(on_signal); }
+void tf_stop_on_signals(const char *cmd) {
+  static int armed;
+  stop_cmd = cmd;
+  const char *g = getenv("TERRAFORT_STOP_GRACE_MS");
+  char *end;
+  const long ms = g && *g ? strtol(g, &end, 10) : -1;
+  if (g && *g && !*end && ms >= 0 && ms <= 3600000) stop_grace_ms = ms;
+  if (!armed && sem_init(&stop_sem, 0, 0) == 0) {
+    pthread_t wd;
+    armed = 1;
+    if (pthread_create(&wd, NULL, stop_watchdog, NULL) == 0) pthread_detach(wd);
+  }
+  tf_catch_signals(on_signal);
+}
 
 int tf_stop_asked(void) { return interrupted || tf_batch_rank_gone(); }

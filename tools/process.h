@@ -46,8 +46,14 @@ extern const int tf_cancel_signals[TF_NCANCEL_SIGNALS];
 void tf_catch_signals(void (*fn)(int));
 
 /* Makes those signals set the stop flag (a second one ends the process as
- * the signal would), unlinking the temporaries in the handler itself. */
-void tf_stop_on_signals(void);
+ * the signal would), unlinking the temporaries in the handler itself, and
+ * bounds the stop: a process still running TF_STOP_GRACE_MS (process.c)
+ * after the signal is ended with "terrafort CMD: interrupted" and exit 8
+ * (or the exit code its command already reported). */
+void tf_stop_on_signals(const char *cmd);
+/* The command's outcome (its exit code) is being reported: 1 when it may
+ * print its line, 0 when the stop deadline ended the run first. */
+int tf_process_report(int code);
 /* A signal came, or (a job of a batch) the batch's rank is gone. */
 int tf_stop_asked(void);
 /* This process is a job of a batch whose rank is gone. */

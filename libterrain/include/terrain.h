@@ -188,7 +188,15 @@ typedef struct {
   int replay_on_cpu;        /* 1: a GPU launch found faulty is replayed on the CPU */
   /* Under mpirun: the job's liveness monitor (libcoll's coll_live.h; NULL:
    * waits are unbounded) bounds every wait for another rank, and
-   * cancelled(progress_user) != 0 (a signal) ends any wait at once. */
+   * cancelled(progress_user) != 0 (a signal) ends any wait at once. It also
+   * stops the tile loop's threads and GDAL's writes of the output, and
+   * makes the run abandon its output rather than close it: the temporary
+   * is unlinked, but GDAL's dataset stays open, unreachable, until the
+   * process ends (closing it would have GDAL finish the whole file first,
+   * minutes for a large one). A caller that sets it must then end the
+   * process without GDALDestroyDriverManager, which would close it
+   * (terrafort leaves with _exit). NULL: a cancel comes only through
+   * progress, and an aborted output is closed. */
   struct coll_live *live;
   int (*cancelled)(void *user);
   struct coll_ctx *coll;    /* the command's libcoll context (statistics); NULL: one per run */

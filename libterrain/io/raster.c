@@ -789,6 +789,15 @@ static double to_int_cell(const tr_output *o, double v, int f32, double lo, doub
   return r;
 }
 
+static int out_cancelled(const tr_output *o) { return o->cancelled && o->cancelled(o->progress_user); }
+
+/* A write's progress: go on unless the run is cancelled. */
+static int CPL_STDCALL write_progress(double frac, const char *msg, void *user) {
+  (void)frac;
+  (void)msg;
+  return !out_cancelled(user);
+}
+
 int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                     const void *src, GDALDataType type, int64_t stride, tr_error *err) {
   double *conv = NULL;
@@ -814,11 +823,18 @@ int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, in
   capture_begin(&c);
   const GSpacing es = GDALGetDataTypeSizeBytes(type);
   const GSpacing px = es * out->bands;
+  /* GDAL asks the progress callback after each line it writes (a line may
+   * flush and compress blocks): a cancel stops a long write there */
+  GDALRasterIOExtraArg ea;
+  INIT_RASTERIO_EXTRA_ARG(ea);
+  ea.pfnProgress = write_progress;
+  ea.pProgressData = out;
   CPLErr e = GDALDatasetRasterIOEx(out->ds, GF_Write, (int)col0, (int)row0, (int)cols, (int)rows,
                                    (void *)src, (int)cols, (int)rows, type, out->bands, NULL, px,
-                                   (GSpacing)stride * px, es, NULL);
+                                   (GSpacing)stride * px, es, &ea);
   capture_end();
   free(conv);
+  if (e != CE_None && out_cancelled(out)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
   if (e != CE_None || c.failed)
     return tr_fail(err, c.nospace ? TR_ENOSPC : TR_EOUTPUT, "cannot write output '%s': %s",
                    out->final_path, why(&c, "write error"));
@@ -966,6 +982,16 @@ void tr_output_abort(tr_output *out) {
    * longer than a launcher's grace between SIGTERM and SIGKILL (Open MPI:
    * 1 s), and a killed process must not leave the temporary behind. */
   if (out->ds && out->tmp_path && !out->copy_at_end) unlink(out->tmp_path);
+  if (out->ds && out_cancelled(out)) {
+    /* cancelled: abandoned, not closed (raster.h). GDAL 3.6 has no call
+     * that drops a dataset's dirty blocks, and its GeoTIFF close of a
+     * 10^6 x 10^6 DEFLATE grid spent 16 s writing its directory and filling
+     * the unwritten tiles into the unlinked file (issue 28). The names go
+     * without GDAL, which would open the file to list them. */
+    out->ds = NULL;
+    if (out->tmp_path) unlink(out->tmp_path);
+    if (out->copy_tmp_path) unlink(out->copy_tmp_path);
+  }
   if (out->ds) GDALClose(out->ds);
   out->ds = NULL;
   GDALDriverH gtiff = GDALGetDriverByName("GTiff");

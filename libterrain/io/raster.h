@@ -55,6 +55,7 @@ typedef struct {
   tr_progress_fn progress; /* polled during a CreateCopy at commit: 0 cancels */
   void *progress_user;
   struct tr_held *held;   /* the run's (tr_run_opts.held): commit hands the finished file to it */
+  int (*cancelled)(void *progress_user); /* tr_run_opts.cancelled: heard by writes and abort; may be NULL */
 } tr_output;
 
 /* A runner's plan for GDAL's block cache, `mb` megabytes (terrafort(1),
@@ -159,7 +160,14 @@ void tr_output_discard(GDALDriverH d, const char *path);
  * the destination's name twice); the stale clean-up removes such a folder
  * of a dead process with its files. Free it. */
 char *tr_output_scratch_folder(const char *path);
-/* Closes and deletes the temporary raster; safe after a failed create. */
+/* Closes and deletes the temporary raster; safe after a failed create.
+ * When out->cancelled says the run was cancelled, the temporary is
+ * unlinked and GDAL's dataset abandoned instead of closed: closing makes
+ * GDAL finish the file first (its directory, every dirty block compressed,
+ * every block never written filled in), which for a large output takes
+ * from seconds to minutes, all of it into an unlinked file. The abandoned
+ * dataset stays open until the process ends, which must then not close it
+ * (GDALDestroyDriverManager would): tr_run_opts.cancelled. */
 void tr_output_abort(tr_output *out);
 
 #endif

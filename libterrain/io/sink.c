@@ -154,6 +154,7 @@ int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const c
     s->out.progress = run->progress; /* a cancel also stops a CreateCopy at commit */
     s->out.progress_user = run->progress_user;
     s->out.held = run->held;
+    s->out.cancelled = run->cancelled; /* and a write, and makes an abort abandon the output */
   }
   s->grid = g;
   if (!st && s->created) {

@@ -14,14 +14,21 @@
  *   (the first such point in input order).
  * - invdistnn takes the max_points nearest points within radius (all of
  *   them when max_points is 0), by distance, then input order.
+ * - GDAL 3.6's quadtree case: more than 100 points, no angle and
+ *   max(radius1, radius2) > 0, whether or not the radii are equal (found
+ *   against gdal_grid 3.6.2: other GDAL revisions ask for equal radii).
+ *   nearest, average and the metrics then see only the points of the
+ *   square of half-side max(radius1, radius2) around the node; nearest
+ *   takes the closest of them without the ellipse's test, the others still
+ *   test the ellipse. The square holds the ellipse unless a radius is
+ *   negative: -a average:radius1=50:radius2=-90 sees |dy| <= 50.
  * - nearest takes the closest point; among equally close points the last
- *   in input order (GDAL's "<=" scan). With equal radii, no angle and more
- *   than 100 points GDAL searches a quadtree whose order decides such ties
- *   instead: random coordinates have none.
+ *   in input order (GDAL's "<=" scan). In the quadtree case GDAL's quadtree
+ *   order decides such ties instead: random coordinates have none.
  * - average, minimum, maximum, range, count, average_distance: over the
  *   points in the ellipse; average_distance_pts: the mean distance over
- *   pairs of such points (GDAL's quadtree path also counts each point
- *   paired with itself, except one: see terrafort-interpolate(1)).
+ *   pairs of such points (in the quadtree case GDAL also counts each point
+ *   paired with itself, all but at most one: see terrafort-interpolate(1)).
  * - nodata when fewer than min_points (or no point) were found.
  */
 #include "grid_alg.h"
@@ -174,22 +181,39 @@ static void ellipse_range(const tr_grid_params *p, const tr_pview *v, double x, 
   tr_pview_range(v, x - mx, y - my, x + mx, y + my, x0, y0, x1, y1);
 }
 
+/* GDAL 3.6's quadtree case (the header): the half-side of the square its
+ * search starts from, or 0 when GDAL scans every point. */
+static inline double quad_side(const tr_grid_params *p, const tr_pview *v) {
+  const double r = fmax(p->radius1, p->radius2);
+  return p->angle == 0.0 && r > 0 && v->h->total > 100 ? r : 0.0;
+}
+
+/* The square of half-side r around (x, y), GDAL's quadtree test. */
+static inline int in_square(const tr_ipoint *q, double x, double y, double r) {
+  return !(q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r);
+}
+
 /* Visits the points of the node's ellipse in bucket order: BODY sees the
- * point as `q` (a const tr_ipoint *) and its offset dx, dy. */
-#define FOR_ELLIPSE(p, v, x, y, ...)                                   \
-  do {                                                                 \
-    int64_t bx0_, by0_, bx1_, by1_;                                    \
-    ellipse_range(p, v, x, y, &bx0_, &by0_, &bx1_, &by1_);             \
-    for (int64_t by_ = by0_; bx0_ <= bx1_ && by_ <= by1_; by_++) {     \
-      int64_t lo_, hi_;                                                \
-      tr_pview_row(v, by_, bx0_, bx1_, &lo_, &hi_);                    \
-      for (int64_t i_ = lo_; i_ < hi_; i_++) {                         \
-        const tr_ipoint *q = &(v)->pt[i_];                             \
-        const double dx = q->x - (x), dy = q->y - (y);                 \
-        if (!in_ellipse(p, dx, dy)) continue;                          \
-        __VA_ARGS__                                                    \
-      }                                                                \
-    }                                                                  \
+ * point as `q` (a const tr_ipoint *) and its offset dx, dy. In the quadtree
+ * case the square is tested too where it may cut the ellipse (a negative
+ * radius: the square holds the ellipse of positive radii). */
+#define FOR_ELLIPSE(p, v, x, y, ...)                                      \
+  do {                                                                    \
+    int64_t bx0_, by0_, bx1_, by1_;                                       \
+    const double sq_ = quad_side(p, v);                                   \
+    const int cut_ = sq_ > 0 && ((p)->radius1 < 0 || (p)->radius2 < 0);   \
+    ellipse_range(p, v, x, y, &bx0_, &by0_, &bx1_, &by1_);                \
+    for (int64_t by_ = by0_; bx0_ <= bx1_ && by_ <= by1_; by_++) {        \
+      int64_t lo_, hi_;                                                   \
+      tr_pview_row(v, by_, bx0_, bx1_, &lo_, &hi_);                       \
+      for (int64_t i_ = lo_; i_ < hi_; i_++) {                            \
+        const tr_ipoint *q = &(v)->pt[i_];                                \
+        const double dx = q->x - (x), dy = q->y - (y);                    \
+        if (!in_ellipse(p, dx, dy) || (cut_ && !in_square(q, x, y, sq_))) \
+          continue;                                                       \
+        __VA_ARGS__                                                       \
+      }                                                                   \
+    }                                                                     \
   } while (0)
 
 static inline double inv_weight(double r2, double power) {
@@ -434,7 +458,7 @@ static int square_nearest(const tr_pview *v, double x, double y, double r, doubl
     tr_pview_row(v, by, bx0, bx1, &lo, &hi);
     for (int64_t i = lo; i < hi; i++) {
       const tr_ipoint *q = &v->pt[i];
-      if (q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r) continue;
+      if (!in_square(q, x, y, r)) continue;
       const double dx = q->x - x, dy = q->y - y, d2 = dx * dx + dy * dy;
       if (d2 < best || (d2 == best && q->id > best_id)) {
         best = d2;
@@ -456,7 +480,7 @@ static int square_nearest(const tr_pview *v, double x, double y, double r, doubl
 static int square_nearest_fast(const tr_pview *v, double x, double y, double r, tr_grid_scratch *s, double *val) {
   if (r > 0 && !scratch_need(s, 1) && knn_hinted(v, x, y, 1, r, 1, s) == 1) {
     const tr_ipoint *q = &v->pt[s->idx[0]];
-    if (!(q->x < x - r || q->x > x + r || q->y < y - r || q->y > y + r)) {
+    if (in_square(q, x, y, r)) {
       *val = q->z;
       return 1;
     }
@@ -465,12 +489,13 @@ static int square_nearest_fast(const tr_pview *v, double x, double y, double r, 
 }
 
 static double nearest(const tr_grid_params *p, const tr_pview *v, double x, double y, tr_grid_scratch *s) {
-  if (p->angle == 0.0 && p->radius1 == p->radius2) {
-    if (p->radius1 != 0.0 && v->h->total > 100) { /* GDAL's quadtree case */
-      double val = p->nodata;
-      square_nearest_fast(v, x, y, p->radius1, s, &val);
-      return val;
-    }
+  const double side = quad_side(p, v);
+  if (side > 0) { /* GDAL's quadtree case: the square, no ellipse */
+    double val = p->nodata;
+    square_nearest_fast(v, x, y, side, s, &val);
+    return val;
+  }
+  if (p->angle == 0.0 && p->radius1 == p->radius2 && p->radius1 >= 0) { /* a circle, or every point */
     if (scratch_need(s, 1)) return NAN;
     const int64_t n = knn_hinted(v, x, y, 1, p->radius1 != 0.0 ? p->radius1 : -1.0, 1, s);
     return n ? v->pt[s->idx[0]].z : p->nodata;

@@ -178,9 +178,28 @@ static void write_slot(void *user, int64_t k, void *buf) {
   tr_sink_put(&w->s->job->sink, tile_of(w->s, w->per, k), h->status, &h->e, (unsigned char *)buf + SLOT_HEAD);
 }
 
+/* Whether this rank may leave its remaining tiles: the run is cancelled (a
+ * signal), or the sink stopped talking, or (rank 0) it failed. A tile left
+ * never reaches the sink; rank 0's final drain still takes the other
+ * ranks' tiles (tr_sink_drain). The other ranks go on after a failure of
+ * their own: their tiles carry it to rank 0, which expects them. */
+static int tiles_stop(void *user) {
+  const run_state *s = user;
+  const tr_sink *sink = &s->job->sink;
+  int failed, dead;
+#pragma omp atomic read
+  failed = sink->status;
+#pragma omp atomic read
+  dead = sink->dead;
+  return dead || (failed && s->job->rank == 0) || (s->run->cancelled && s->run->cancelled(s->run->progress_user));
+}
+
 /* The tile loop of one rank: OpenMP threads take tiles in order (dynamic),
  * read and compute each into a slot of the reorder window, and whoever finds
- * the writer's role free hands finished tiles to the sink in order. */
+ * the writer's role free hands finished tiles to the sink in order. Each
+ * thread asks tiles_stop before each tile, and a thread waiting for a slot
+ * asks it every TR_REORDER_POLL_MS (the writer may be held in a long GDAL
+ * call): once it says stop, every thread leaves the loop. */
 static void run_tiles(run_state *s) {
   tr_job *j = s->job;
   tr_sink *sink = &j->sink;
@@ -191,13 +210,15 @@ static void run_tiles(run_state *s) {
   writer_ctx wc = {s, per};
   tr_reorder ro;
   const int threads = j->threads;
-  if (tr_reorder_init(&ro, 2 * threads, SLOT_HEAD + (size_t)(tile * tile) * cell, write_slot, &wc) != 0) {
+  if (tr_reorder_init(&ro, 2 * threads, SLOT_HEAD + (size_t)(tile * tile) * cell, write_slot, &wc, tiles_stop, s) !=
+      0) {
     /* every owned tile still reaches the sink, as a failure */
     tr_error e;
     const int st = tr_fail(&e, TR_ENOMEM, "out of memory for tile buffers");
     for (int64_t k = 0; k < mine; k++) tr_sink_put(sink, tile_of(s, per, k), st, &e, NULL);
     return;
   }
+  int64_t next_k = 0; /* the next tile to take: OpenMP's dynamic schedule by hand, which a thread may leave */
 #pragma omp parallel num_threads(threads)
   {
     tile_bufs tb = {0};
@@ -206,10 +227,16 @@ static void run_tiles(run_state *s) {
      * window holds no data, but libft copies it */
     tb.in = s->launch ? (slot ? slot->in : NULL)
                       : calloc((size_t)((tile + 2 * h) * (tile + 2 * h)), sizeof(float));
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t k = 0; k < mine; k++) {
+    for (;;) {
+      const int64_t k = __atomic_fetch_add(&next_k, 1, __ATOMIC_RELAXED);
+      if (k >= mine) break;
+      if (tiles_stop(s)) {
+        tr_reorder_stop(&ro);
+        break;
+      }
       const tr_tile t = tr_grid_tile(&j->grid, tile_of(s, per, k));
       slot_head *sh = tr_reorder_acquire(&ro, k);
+      if (!sh) break; /* stopped while waiting */
       void *outbuf = (unsigned char *)sh + SLOT_HEAD;
       int failed;
       sh->e.msg[0] = 0;
@@ -224,6 +251,11 @@ static void run_tiles(run_state *s) {
     else free(tb.in);
     free(tb.aux.p);
     free(tb.kctx.p);
+  }
+  /* tiles were left: the sink's failure, or else the cancel, is the run's */
+  if (tr_reorder_stopped(&ro) && !sink->status) {
+    tr_error e;
+    tr_sink_fail(sink, tr_fail(&e, TR_EINTERRUPTED, "interrupted"), &e);
   }
   tr_reorder_destroy(&ro);
 }

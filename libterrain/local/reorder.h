@@ -12,7 +12,13 @@
  * window of slots ahead of the writer, which bounds memory to `slots` tiles.
  *
  * Tiles are numbered 0, 1, 2, ... in the order they must reach the sink (the
- * k-th tile this rank owns); every number must be finished exactly once.
+ * k-th tile this rank owns); every number must be finished exactly once,
+ * until the window is stopped: then no tile is written any more (the one
+ * being written finishes), no thread waits, and the tiles not yet taken may
+ * be left unfinished. A run being cancelled stops it, so that its threads
+ * do not take the rest of the tiles one by one through the window (millions
+ * for a large output: 16 s of lock traffic for a 10^12-cell grid, issue 28)
+ * or wait on a writer held in a long GDAL call.
  * Thread safety: every call may come from any thread at once.
  */
 #ifndef TR_REORDER_H
@@ -34,18 +40,31 @@ typedef struct {
   int writing;            /* a thread holds the writer's role */
   tr_reorder_write_fn write;
   void *user;
+  int (*stop)(void *user); /* polled by waiting threads; may be NULL */
+  void *stop_user;
+  int stopped;
 } tr_reorder;
 
-/* 0, or -1 when out of memory. */
-int tr_reorder_init(tr_reorder *r, int slots, size_t buf_bytes, tr_reorder_write_fn write, void *user);
+/* 0, or -1 when out of memory. stop (may be NULL) is asked every
+ * TR_REORDER_POLL_MS by a thread waiting for a slot: nonzero stops the
+ * window (tr_reorder_stop). */
+int tr_reorder_init(tr_reorder *r, int slots, size_t buf_bytes, tr_reorder_write_fn write, void *user,
+                    int (*stop)(void *user), void *stop_user);
 void tr_reorder_destroy(tr_reorder *r);
+#define TR_REORDER_POLL_MS 20
 
 /* The buffer tile k is computed into: waits while slot k mod slots still
- * holds a tile that is not written. */
+ * holds a tile that is not written. NULL once the window is stopped. */
 void *tr_reorder_acquire(tr_reorder *r, int64_t k);
 
 /* Tile k is finished: writes it, and every finished tile after it, unless
- * another thread is writing (that thread will). */
+ * another thread is writing (that thread will) or the window is stopped. */
 void tr_reorder_done(tr_reorder *r, int64_t k);
+
+/* Stops the window (see above) and wakes every waiting thread. */
+void tr_reorder_stop(tr_reorder *r);
+
+/* Whether the window was stopped (by tr_reorder_stop or its stop poll). */
+int tr_reorder_stopped(tr_reorder *r);
 
 #endif

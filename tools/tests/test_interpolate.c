@@ -12,9 +12,11 @@
  *               TESTDATA/demo.tif and (when present) SHARED_DATA/enogeo.tif:
  *               max relative difference <= 1e-5, identical nodata cells.
  *               Also linear beyond the hull, all-points invdist on a wide
- *               grid, GDAL's quadtree average_distance_pts (differs by the
- *               self-pair count, shown cell by cell), gdal_grid's selection and
- *               value options, georeferencing, CRS and nodata.
+ *               grid, GDAL's quadtree average_distance_pts with equal and
+ *               unequal radii (differs by the self-pair count, shown cell by
+ *               cell; its scan path, 100 points or an angle, agrees),
+ *               gdal_grid's selection and value options, georeferencing,
+ *               CRS and nodata.
  *   brute       invdistnn, nearest, average, count and all-points invdist
  *               against a brute-force evaluation written here (double
  *               precision loops), on clustered points, with empty search
@@ -25,6 +27,11 @@
  *   fill_voids  --fill-voids against gdal_fillnodata (-md, -si; Float32 and
  *               Int16): within 1e-4, identical nodata; the same bytes from
  *               threads, tiles, --ft dual and mpirun -n 3.
+ *   interrupt   SIGTERM and SIGINT to runs that would last hours (10^6 x
+ *               10^6 tiled and 400,000^2 striped DEFLATE grids): exit 8
+ *               within 1 s of the signal, one line, nothing left in the
+ *               output's folder; the striped one with the stop deadline
+ *               pushed to 60 s, so the run stops by itself.
  *   errors      no points, a missing -zfield, a non-numeric value, a NaN
  *               coordinate, an empty extent, an output too big for its disk
  *               (also under mpirun), a bad -a, points beyond --mem, the
@@ -56,6 +63,7 @@
 #include <sys/wait.h>
 
 #include "cli_kit.h"
+#include "proc_check.h"
 #include "tr_test.h"
 
 static const char *shared_dir;
@@ -371,9 +379,18 @@ static const char *const ALGS[] = {
     "range:radius1=R:radius2=R2:angle=30:nodata=-9999",
     "count:radius1=R:radius2=R:min_points=3:nodata=-9999",
     "average_distance:radius1=R:radius2=R:nodata=-9999",
-    /* GDAL's quadtree path (equal radii, no angle, > 100 points) pairs each
-     * point with itself too: terrafort-interpolate(1); compared on its scan path */
+    /* GDAL's quadtree path (no angle, > 100 points) pairs each point with
+     * itself too: terrafort-interpolate(1); compared on its scan path here and
+     * below, the quadtree path's difference cell by cell */
     "average_distance_pts:radius1=R:radius2=R2:angle=20:nodata=-9999",
+    /* GDAL 3.6's quadtree case takes unequal radii too (no angle, > 100
+     * points): nearest within the square of half-side max(radius1, radius2),
+     * also with one radius 0; the metrics within that square and the ellipse,
+     * which a negative radius cuts; negative equal radii: the scan */
+    "nearest:radius1=R:radius2=R2:nodata=-9999",
+    "nearest:radius1=0:radius2=R:nodata=-9999",
+    "nearest:radius1=-R2:radius2=-R2:nodata=-9999",
+    "range:radius1=-R:radius2=R2:nodata=-9999",
 };
 
 /* ALG with "R2" and "R" replaced by the radii, "%.6f". */
@@ -498,46 +515,88 @@ static int case_gdal_grid(void) {
       stop = grid_pair(idw[k], NULL, wide, pts, 0, what);
     }
   }
+  /* the first 100 random points: gdal_grid's scan path whatever the radii */
+  char pts100[1100];
+  wpath(pts100, sizeof pts100, "g_random100.gpkg");
+  if (!stop) {
+    const long n = sets[0].n;
+    sets[0].n = 100;
+    stop = write_points(pts100, &sets[0]) != 0;
+    sets[0].n = n;
+    if (stop) printf("FAIL: cannot write %s\n", pts100);
+  }
   for (int s = 0; s < ns; s++) pts_free(&sets[s]);
   if (stop) return 1;
 
-  /* average_distance_pts where gdal_grid takes its quadtree path (equal radii, no angle,
-   * > 100 points): it divides the same sum of pair distances by P + m - d (P pairs of
-   * distinct points, m points, d 0 or 1) where terrafort divides by P; shown cell by cell */
-  char pts[1100], q[3][1100];
+  /* average_distance_pts with unequal radii (issue 28), with and without angle. The
+   * scan path (100 points, or an angle) agrees within 1e-5 */
+  char pts[1100];
   wpath(pts, sizeof pts, "g_random.gpkg");
   const char *const qgrid[] = {"-txe", "50", "950", "-tye", "20", "680", "-outsize", "60", "44", NULL};
-  const char *const qalg[] = {"average_distance_pts:radius1=90:radius2=90:nodata=-9999",
-                              "count:radius1=90:radius2=90:nodata=-9999",
-                              "average_distance_pts:radius1=90:radius2=90:nodata=-9999"};
-  const char *const qtag[] = {"adp", "cnt", "gdal"};
-  for (int k = 0; k < 3; k++) {
-    wpath(q[k], sizeof q[k], "q_%s.tif", qtag[k]);
-    cmd_t c;
-    if (k < 2) cmd_tf(&c, NULL);
-    else cmd_gdal_grid(&c, 1);
-    cmd_add(&c, "-a", qalg[k], "-zfield", "elev", NULL);
-    cmd_list(&c, qgrid);
-    cmd_add(&c, pts, q[k], NULL);
-    RUN(&c);
+  const char *const scan[][2] = {{pts100, "average_distance_pts:radius1=150:radius2=90:nodata=-9999"},
+                                 {pts100, "average_distance_pts:radius1=90:radius2=150:nodata=-9999"},
+                                 {pts100, "average_distance_pts:radius1=150:radius2=90:angle=30:nodata=-9999"},
+                                 {pts, "average_distance_pts:radius1=90:radius2=50:angle=30:nodata=-9999"},
+                                 {pts, "average_distance_pts:radius1=50:radius2=90:angle=-65:nodata=-9999"}};
+  for (size_t k = 0; k < sizeof scan / sizeof scan[0]; k++) {
+    char what[1300];
+    snprintf(what, sizeof what, "%s %s", strrchr(scan[k][0], '/') + 1, scan[k][1]);
+    if (grid_pair(scan[k][1], NULL, qgrid, scan[k][0], 1, what)) return 1;
   }
-  rc_raster ours, m, g;
-  LOAD(q[0], &ours);
-  LOAD(q[1], &m);
-  LOAD(q[2], &g);
-  long long ok = 0, misfit = 0;
-  for (long long i = 0; i < (long long)ours.rows * ours.cols; i++) {
-    if (!(m.v[i] >= 2)) continue;
-    ok++;
-    const double P = m.v[i] * (m.v[i] - 1) / 2, s_ = ours.v[i] * P;
-    const double fit = fmin(fabs(s_ / fmax(P + m.v[i], 1) - g.v[i]), fabs(s_ / fmax(P + m.v[i] - 1, 1) - g.v[i]));
-    misfit += !(fit <= 1e-6 * fabs(g.v[i]));
+  /* Where gdal_grid takes its quadtree path (no angle, max(radius1, radius2) > 0, > 100
+   * points; equal radii or not) it divides the same sum of pair distances by P + m - d
+   * (P pairs of distinct points, m points, d 0 or 1) where terrafort divides by P; with one
+   * point it gives 0 (d 0) or nodata (d 1) where terrafort gives nodata; shown cell by
+   * cell, each of d's two values seen */
+  const char *const radii[][2] = {{"90", "90"}, {"90", "50"}, {"50", "90"}};
+  for (size_t r = 0; r < sizeof radii / sizeof radii[0]; r++) {
+    char q[3][1100], adp[128], cnt[128];
+    snprintf(adp, sizeof adp, "average_distance_pts:radius1=%s:radius2=%s:nodata=-9999", radii[r][0], radii[r][1]);
+    snprintf(cnt, sizeof cnt, "count:radius1=%s:radius2=%s:nodata=-9999", radii[r][0], radii[r][1]);
+    const char *const qalg[] = {adp, cnt, adp};
+    const char *const qtag[] = {"adp", "cnt", "gdal"};
+    for (int k = 0; k < 3; k++) {
+      wpath(q[k], sizeof q[k], "q_%s.tif", qtag[k]);
+      cmd_t c;
+      if (k < 2) cmd_tf(&c, NULL);
+      else cmd_gdal_grid(&c, 1);
+      cmd_add(&c, "-a", qalg[k], "-zfield", "elev", NULL);
+      cmd_list(&c, qgrid);
+      cmd_add(&c, pts, q[k], NULL);
+      RUN(&c);
+    }
+    rc_raster ours, m, g;
+    LOAD(q[0], &ours);
+    LOAD(q[1], &m);
+    LOAD(q[2], &g);
+    long long ok = 0, misfit = 0, d0 = 0, d1 = 0, single = 0;
+    for (long long i = 0; i < (long long)ours.rows * ours.cols; i++) {
+      if (m.v[i] < 2) { /* no pair: ours nodata; gdal_grid's nodata, or 0 from a self-pair */
+        single += m.v[i] == 1;
+        const int fit = ours.v[i] == -9999 && (g.v[i] == -9999 || (m.v[i] == 1 && g.v[i] == 0));
+        misfit += !fit;
+        d0 += m.v[i] == 1 && g.v[i] == 0;
+        d1 += m.v[i] == 1 && g.v[i] == -9999;
+        continue;
+      }
+      ok++;
+      const double P = m.v[i] * (m.v[i] - 1) / 2, s_ = ours.v[i] * P;
+      const double e0 = fabs(s_ / (P + m.v[i]) - g.v[i]), e1 = fabs(s_ / (P + m.v[i] - 1) - g.v[i]);
+      const double tol = 1e-6 * fabs(g.v[i]);
+      misfit += !(e0 <= tol || e1 <= tol);
+      d0 += e0 <= tol && !(e1 <= tol);
+      d1 += e1 <= tol && !(e0 <= tol);
+    }
+    printf("average_distance_pts quadtree radius1=%s radius2=%s: %lld cells with >= 2 points, %lld with 1, "
+           "d=0 in %lld, d=1 in %lld, %lld misfit\n",
+           radii[r][0], radii[r][1], ok, single, d0, d1, misfit);
+    check(ok > 100 && misfit == 0 && d0 > 0 && d1 > 0,
+          "average_distance_pts quadtree radius1=%s radius2=%s: the difference is exactly the self-pair count",
+          radii[r][0], radii[r][1]);
+    rc_free(&ours);
+    rc_free(&m);
+    rc_free(&g);
   }
-  printf("average_distance_pts quadtree: %lld cells with >= 2 points, %lld misfit\n", ok, misfit);
-  check(ok > 100 && misfit == 0, "average_distance_pts quadtree difference is exactly the self-pair count");
-  rc_free(&ours);
-  rc_free(&m);
-  rc_free(&g);
 
   /* gdal_grid's selection and value options, on the random set */
   static const char *const extras[][8] = {{"-where", "elev > 100"},
@@ -1368,6 +1427,140 @@ static int case_fill_voids(void) {
   return fails != 0;
 }
 
+/* ---- case interrupt ---- */
+
+/* SIGTERM and SIGINT end a run that would last hours within a second, with
+ * exit 8, one line and nothing left in the output's folder (issue 28: a
+ * 10^6 x 10^6 DEFLATE grid stayed 20 s at 4 GB). Five points to a
+ * 10^6 x 10^6 tiled DEFLATE grid, signalled 0.3 and 1.5 s after its
+ * temporary appears (the second, here, while libtiff writes and rereads the
+ * directory of its 15 million tiles, which no cancel reaches: the stop
+ * deadline, TERRAFORT_STOP_GRACE_MS, ends it). With that deadline pushed to
+ * 60 s, the run must stop by itself: the same grid signalled once GDAL is
+ * past its directory (closed, it would fill its 15 million unwritten tiles
+ * into the unlinked file: the output is abandoned instead), and a
+ * 400,000 x 400,000 striped Float32 one in tiles of 64 (39 million tiles
+ * its threads must not take one by one). */
+static int case_interrupt(void) {
+  char dir[1100], pts[1100], out[1100];
+  wpath(dir, sizeof dir, "interrupt");
+  mkdir(dir, 0755);
+  wpath(pts, sizeof pts, "five.xyz");
+  wpath(out, sizeof out, "interrupt/big.tif");
+  if (write_text(pts, "0 0 1\n10 0 2\n0 10 3\n10 10 4\n5 5 5\n")) {
+    printf("FAIL: cannot write %s\n", pts);
+    return 1;
+  }
+  /* the tiled grid's directory: two arrays of 4-byte offsets (BIGTIFF=NO),
+   * one entry per 256 x 256 tile */
+  const long long tiles = 3907LL * 3907LL, dir_bytes = 2 * 4 * tiles;
+  static const struct {
+    const char *what;
+    int sig, after_ms;
+    int past_dir;      /* signalled once the file is 1 MiB past its directory, not after_ms */
+    const char *grace; /* TERRAFORT_STOP_GRACE_MS, NULL: the default */
+    const char *args[12];
+  } runs[] = {
+      {"tiled, SIGINT at 0.3 s", SIGINT, 300, 0, NULL,
+       {"-outsize", "1000000", "1000000", "-co", "COMPRESS=DEFLATE", "-co", "TILED=YES"}},
+      {"tiled, SIGTERM at 1.5 s", SIGTERM, 1500, 0, NULL,
+       {"-outsize", "1000000", "1000000", "-co", "COMPRESS=DEFLATE", "-co", "TILED=YES"}},
+      {"tiled, SIGTERM past its directory, no deadline", SIGTERM, 0, 1, "60000",
+       {"-outsize", "1000000", "1000000", "-co", "COMPRESS=DEFLATE", "-co", "TILED=YES", "-co", "BIGTIFF=NO"}},
+      {"striped, SIGTERM at 1.5 s, no deadline", SIGTERM, 1500, 0, "60000",
+       {"-outsize", "400000", "400000", "-ot", "Float32", "--tile-size", "64", "-co", "COMPRESS=DEFLATE"}},
+      {"striped, 10^6 wide in tiles of 64 under --mem 1G, SIGTERM at 0.5 s", SIGTERM, 500, 0, NULL,
+       {"-outsize", "1000000", "1000000", "--tile-size", "64", "--mem", "1G", "-co", "COMPRESS=DEFLATE"}},
+  };
+  /* the writer's row of tiles (terrafort-interpolate(1), MEMORY): striped, 10^6 columns of
+   * Float64 in tiles of 512 need 512 x 10^6 x 8 bytes (3906 MiB) for it, refused under
+   * --mem 1G with the figure; in tiles of 64 (488 MiB) the same --mem runs (the last run) */
+  {
+    cmd_t c;
+    cmd_tf(&c, NULL);
+    cmd_add(&c, "-a", "nearest", "-txe", "0", "10", "-tye", "0", "10", "-outsize", "1000000", "1000000", "-co",
+            "COMPRESS=DEFLATE", "--mem", "1G", pts, out, NULL);
+    const int rc = cmd_exec(&c);
+    const char *err = rc_slurp(errfile), *at = strstr(err, "needs at least ");
+    const long mib = at ? strtol(at + strlen("needs at least "), NULL, 10) : -1;
+    printf("striped, 10^6 wide in tiles of 512 under --mem 1G: exit %d, %ld MiB named\n", rc, mib);
+    check(rc == 7 && mib >= 3906, "striped 10^6 wide under --mem 1G: exit 7 naming at least 3906 MiB (exit %d: %s)",
+          rc, err);
+    check(pc_count(dir, NULL, NULL, 0) == 0, "refused under --mem: nothing written");
+  }
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    /* an empty folder */
+    char first[512];
+    while (pc_count(dir, NULL, first, sizeof first) > 0) {
+      char p[1700];
+      snprintf(p, sizeof p, "%s/%s", dir, first);
+      if (unlink(p) != 0) {
+        printf("FAIL: cannot empty %s\n", dir);
+        return 1;
+      }
+    }
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)ck_tf;
+    argv[n++] = "interpolate";
+    argv[n++] = "-q";
+    argv[n++] = "-a";
+    argv[n++] = "nearest";
+    argv[n++] = "-txe";
+    argv[n++] = "0";
+    argv[n++] = "10";
+    argv[n++] = "-tye";
+    argv[n++] = "0";
+    argv[n++] = "10";
+    for (int k = 0; runs[i].args[k]; k++) argv[n++] = (char *)runs[i].args[k];
+    argv[n++] = pts;
+    argv[n++] = out;
+    argv[n] = NULL;
+    if (runs[i].grace) setenv("TERRAFORT_STOP_GRACE_MS", runs[i].grace, 1);
+    const pid_t pid = pc_spawn(argv, errfile, 0);
+    unsetenv("TERRAFORT_STOP_GRACE_MS");
+    if (pid < 0 || !pc_wait_for_entry(dir, ".terrafort-", pid, 30)) {
+      check(0, "%s: no temporary appeared in %s within 30 s", runs[i].what, dir);
+      if (pid > 0) {
+        pc_result r;
+        pc_wait(pid, 0, &r);
+      }
+      continue;
+    }
+    if (runs[i].past_dir) {
+      /* GDAL writes the directory with the first block it flushes, then
+       * rereads it (seconds, and no cancel reaches it): the tiles it then
+       * appends show that it is done */
+      char tmp[1700];
+      struct stat sb;
+      int past = 0;
+      for (int k = 0; k < 60000 && !past && !pc_ended(pid); k++) {
+        snprintf(tmp, sizeof tmp, "%s/%s", dir, first);
+        past = pc_count(dir, ".terrafort-", first, sizeof first) == 1 && stat(tmp, &sb) == 0 &&
+               (long long)sb.st_size > dir_bytes + (1 << 20);
+        if (!past) pc_sleep_ms(1);
+      }
+      printf("%s: the temporary is %lld bytes, its directory %lld\n", runs[i].what, past ? (long long)sb.st_size : -1LL,
+             dir_bytes);
+      check(past, "%s: the file did not pass its directory within 60 s", runs[i].what);
+    } else
+      pc_sleep_ms(runs[i].after_ms);
+    const double t0 = pc_now();
+    kill(pid, runs[i].sig);
+    pc_result r;
+    pc_wait(pid, 60, &r); /* a run that does not stop is killed at 60 s */
+    const double took = pc_now() - t0;
+    const char *err = rc_slurp(errfile);
+    const int left = pc_count(dir, NULL, first, sizeof first);
+    printf("%s: exit %d %.3f s after the signal, %d files left, stderr: %s", runs[i].what, r.code, took, left, err);
+    check(r.exited && r.code == 8, "%s: exit 8 (exited %d, code %d, signal %d)", runs[i].what, r.exited, r.code, r.sig);
+    check(took < 1.0, "%s: ended %.2f s after the signal (at most 1 s)", runs[i].what, took);
+    check(pc_lines(err) == 1 && strstr(err, "interrupted") != NULL, "%s: one line, 'interrupted'", runs[i].what);
+    check(left == 0, "%s: %d files left in the output's folder (%s)", runs[i].what, left, left ? first : "");
+  }
+  return fails != 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: %s CASE TESTDATA TERRAFORT SHARED_DATA\n", argv[0]);
@@ -1385,7 +1578,8 @@ int main(int argc, char **argv) {
                                        {"same_bytes", case_same_bytes},
                                        {"fill_voids", case_fill_voids},
                                        {"on_disk", case_on_disk},
-                                       {"errors", case_errors}};
+                                       {"errors", case_errors},
+                                       {"interrupt", case_interrupt}};
   char *sel[] = {argv[0], argv[1], NULL};
   return tr_test_main(2, sel, cases, (int)(sizeof cases / sizeof cases[0]));
 }
