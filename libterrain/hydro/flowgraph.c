@@ -267,9 +267,9 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
    * the network, the DEM by the directions) would feed that stage its own
    * output; one onto a FIFO or device would be replaced by OGR; a missing
    * folder found at the network would leave the products before it. */
-  tr_file_role files[FG_NPRODUCTS + 3] = {[FG_NPRODUCTS] = {o->run.stats_json, "--stats-json"},
-                                         [FG_NPRODUCTS + 1] = {o->graph.aap_stats, "--aap-stats"},
-                                         [FG_NPRODUCTS + 2] = {o->run.ft_report, "--ft-report"}};
+  tr_file_role files[FG_NPRODUCTS + 3] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
+                                         [FG_NPRODUCTS + 1] = {o->graph.aap_stats, TR_ROLE_AAP_STATS},
+                                         [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT}};
   for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], "output"};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},

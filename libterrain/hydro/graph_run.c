@@ -193,7 +193,7 @@ static int run_open(graph_run *r, tr_error *err) {
                          err);
   if ((st = open_extra(r, err))) return tr_job_finish(&r->job, st, err);
   /* --aap-stats and the extra inputs join the files tr_job_create checks */
-  r->job.extra_outs[0] = (tr_file_role){r->g->aap_stats, "--aap-stats"};
+  r->job.extra_outs[0] = (tr_file_role){r->g->aap_stats, TR_ROLE_AAP_STATS};
   for (int k = 1; k < r->nsrc; k++) r->job.extra_reads[k - 1] = (tr_file_role){r->srcs[k], "an input of this stage"};
   r->eng.aap.inject = r->job.inject.aap;
   r->eng.spill_fail = r->job.inject.spill_fail;

@@ -28,7 +28,7 @@ static tr_side_file *waiting, **waiting_end = &waiting;
 int tr_side_is_stdout(const char *path) { return path && !strcmp(path, "-"); }
 
 int tr_side_role(const char *what) {
-  return what && (!strcmp(what, "--stats-json") || !strcmp(what, "--ft-report") || !strcmp(what, "--aap-stats"));
+  return what && (!strcmp(what, TR_ROLE_STATS_JSON) || !strcmp(what, TR_ROLE_FT_REPORT) || !strcmp(what, TR_ROLE_AAP_STATS));
 }
 
 static void side_free(tr_side_file *s) {

@@ -28,6 +28,12 @@ typedef struct tr_side_file tr_side_file;
  * comes (under mpirun by the writer, rank 0), nothing put in place. */
 int tr_side_is_stdout(const char *path);
 
+/* The side files' roles in tr_outputs_refuse's lines: one spelling each,
+ * which tr_side_role knows. */
+#define TR_ROLE_STATS_JSON "--stats-json"
+#define TR_ROLE_FT_REPORT "--ft-report"
+#define TR_ROLE_AAP_STATS "--aap-stats"
+
 /* Whether `what`, an output's role in tr_outputs_refuse's lines, is a side
  * file's option (--stats-json, --ft-report, --aap-stats): "-" is then
  * standard output, no file. */

@@ -85,8 +85,8 @@ static int outputs_check(const tr_job *j, const char *dst, tr_error *err) {
   if (dst && tr_stats_hist_wanted(r) && snprintf(aux, sizeof aux, "%s.aux.xml", dst) >= (int)sizeof aux)
     return tr_fail(err, TR_EUSAGE, "output name too long for its histogram's side file: %.200s...", dst);
   const tr_file_role outs[] = {{dst, "output"},
-                               {r->stats_json, "--stats-json"},
-                               {r->ft_report, "--ft-report"},
+                               {r->stats_json, TR_ROLE_STATS_JSON},
+                               {r->ft_report, TR_ROLE_FT_REPORT},
                                j->extra_outs[0],
                                {aux[0] ? aux : NULL, "the histogram's side file (--stats)"}};
   tr_file_role reads[sizeof r->reads / sizeof r->reads[0] + sizeof j->extra_reads / sizeof j->extra_reads[0]];
