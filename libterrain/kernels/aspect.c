@@ -122,7 +122,6 @@ const tr_kernel tr_kernel_aspect = {
     .out_type = GDT_Float32,
     .bands = 1,
     .cpu = aspect_kernel,
-    .gpu = TR_GPU(tr_aspect_gpu),
     .check = aspect_check};
 
 int tr_aspect(const tr_aspect_opts *opts, const char *src, const char *dst, tr_error *err) {

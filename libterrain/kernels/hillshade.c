@@ -222,8 +222,7 @@ const tr_kernel tr_kernel_hillshade = {
     .params_size = sizeof(tr_gradient_params),
     .out_type = GDT_Byte,
     .bands = 1,
-    .cpu = hillshade_kernel,
-    .gpu = TR_GPU(tr_hillshade_gpu)};
+    .cpu = hillshade_kernel};
 
 int tr_hillshade(const tr_hillshade_opts *opts, const char *src, const char *dst, tr_error *err) {
   if (opts->mode < TR_SHADE_STANDARD || opts->mode > TR_SHADE_IGOR)

@@ -75,7 +75,6 @@ const tr_kernel tr_kernel_slope = {
     .out_type = GDT_Float32,
     .bands = 1,
     .cpu = slope_kernel,
-    .gpu = TR_GPU(tr_slope_gpu),
     .check = slope_check};
 
 int tr_slope(const tr_slope_opts *opts, const char *src, const char *dst, tr_error *err) {

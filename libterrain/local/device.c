@@ -1,236 +1,155 @@
 /*
- * device.c - GPUs for the local runner (device.h), over the CUDA runtime's
- * C API when built with CUDA; without CUDA there is no GPU and host buffers
- * come from malloc.
+ * device.c - GPUs for the local runner (device.h): the CUDA module
+ * (device_module.h, terrafort-cuda.so) loaded the first time a run asks
+ * for a GPU, and its functions called through its table. Where the module
+ * is not found, cannot be loaded or is not this build's, there is no GPU
+ * (tr_gpu_count says why) and host buffers come from malloc; neither the
+ * program nor the library links any CUDA library.
  *
- * Each worker thread has its own stream, device window and device output:
- * the copy in, the kernel and the copy out of one tile are queued on it and
- * the thread waits only at the end, so while one thread's tile computes,
- * other threads' tiles are being copied (the copy engines and the SMs work
- * at once). Host tiles are page-locked, which asynchronous copies need.
- * The caller's output cells are ordinary memory, so the copy back lands
- * in the stream's own page-locked staging buffer and is moved from there:
- * a copy into pageable memory went at 1.2 GB/s on an H100 (RESULTS.md),
- * a page-locked one at the copy engine's speed.
- *
- * Benchmark hook: with TERRAFORT_GPU_PROFILE=FILE in the environment, each
- * stream times its copies and kernels with CUDA events and, when closed,
- * appends one JSON line to FILE with the totals and the device's peak
- * memory bandwidth (scripts/bench/gpu reads it). The events add a little
- * work per tile, so they are off otherwise.
+ * Where the module is looked for, first found wins:
+ *   - $TERRAFORT_CUDA_MODULE, a file's path (then nowhere else);
+ *   - beside the code that holds this file: ../lib/terrafort/ from a
+ *     program's folder (bin/ when installed, the build tree's tools/), and
+ *     terrafort/ from a shared library's folder (lib/);
+ *   - the folder it is installed in (TERRAFORT_CUDA_MODULE_INSTALLED, set
+ *     by CMake).
  */
+#define _GNU_SOURCE /* dladdr */
 #include "device.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "terrain.h"
+#include "device_module.h"
+
+static const tr_cuda_module *M;
+static char load_why[1024];
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 #ifdef TERRAFORT_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-struct tr_gpu {
-  cudaStream_t stream;
-  void *d_in, *d_out;
-  void *h_out;               /* page-locked staging of the copy back */
-  size_t in_bytes, out_bytes;
-  const char *profile;       /* TERRAFORT_GPU_PROFILE, or NULL */
-  cudaEvent_t ev[4];         /* before copy in, after it, after the kernel, after copy out */
-  double ms[3];              /* copy in, kernel, copy out */
-  double bytes_in, bytes_out;
-  long long launches;
-};
-
-/* One JSON line of this stream's totals (the benchmark hook). */
-static void profile_write(const tr_gpu *g) {
-  int dev = 0, clock_khz = 0, bus_bits = 0;
-  struct cudaDeviceProp prop;
-  memset(&prop, 0, sizeof prop);
-  cudaGetDevice(&dev);
-  cudaGetDeviceProperties(&prop, dev);
-  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, dev);
-  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
-  FILE *f = fopen(g->profile, "a");
-  if (!f) return;
-  fprintf(f,
-          "{\"device\":\"%s\",\"peak_gbs\":%.1f,\"launches\":%lld,\"h2d_ms\":%.3f,\"kernel_ms\":%.3f,"
-          "\"d2h_ms\":%.3f,\"bytes_in\":%.0f,\"bytes_out\":%.0f}\n",
-          prop.name, 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9, g->launches, g->ms[0], g->ms[1], g->ms[2],
-          g->bytes_in, g->bytes_out);
-  fclose(f);
+/* dirname of `path` into dir (NULL-safe); 0 when there is none */
+static int folder_of(const char *path, char *dir, size_t len) {
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  if (!slash || path[0] != '/' || (size_t)(slash - path) + 1 > len) return 0;
+  memcpy(dir, path, (size_t)(slash - path));
+  dir[slash - path] = '\0';
+  return 1;
 }
 
-int tr_gpu_count(char *why, size_t len) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    if (why) snprintf(why, len, "no usable GPU: %s", cudaGetErrorString(e));
+/* Loads the module at `path`: 1 when loaded, 0 with load_why. */
+static int load_from(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(load_why, sizeof load_why, "cannot load the CUDA module %s: %s", path, e ? e : "unknown error");
     return 0;
   }
-  if (n == 0 && why) snprintf(why, len, "no CUDA device present");
-  return n;
-}
-
-void *tr_host_alloc(size_t bytes, int pinned) {
-  void *p = NULL;
-  if (!pinned) return malloc(bytes);
-  return cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess ? p : NULL;
-}
-
-void tr_host_free(void *p, int pinned) {
-  if (!p) return;
-  if (pinned) cudaFreeHost(p);
-  else free(p);
-}
-
-static int lost; /* a device fault was seen: the context is unusable */
-
-int tr_gpu_lost(void) { return __atomic_load_n(&lost, __ATOMIC_ACQUIRE); }
-
-/* The hardware error classes (device.h, TR_GPU_FAULT). */
-static int hardware_error(cudaError_t e) {
-  switch (e) {
-    case cudaErrorECCUncorrectable:
-    case cudaErrorIllegalAddress:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorLaunchFailure:
-    case cudaErrorHardwareStackError:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidPc:
-    case cudaErrorInvalidAddressSpace: return 1;
-    default: return 0;
+  tr_cuda_module_entry_fn entry;
+  *(void **)&entry = dlsym(h, TR_CUDA_MODULE_ENTRY);
+  const tr_cuda_module *m = entry ? entry() : NULL;
+  if (!m || m->abi != TR_CUDA_MODULE_ABI || m->window_size != sizeof(tr_window)) {
+    snprintf(load_why, sizeof load_why, "the CUDA module %s is not this terrafort's (another build or version)", path);
+    dlclose(h);
+    return 0;
   }
+  M = m; /* never unloaded: the CUDA runtime inside it keeps threads */
+  return 1;
 }
+#endif
 
-static int fail(const char *what, cudaError_t e, char *why, size_t len) {
-  if (why) snprintf(why, len, "GPU: %s: %s", what, cudaGetErrorString(e));
-  if (!hardware_error(e)) return -1;
-  __atomic_store_n(&lost, 1, __ATOMIC_RELEASE);
-  return TR_GPU_FAULT;
-}
-
-int tr_gpu_open(tr_gpu **out, size_t in_bytes, size_t out_bytes, char *why, size_t len) {
-  *out = NULL;
-  tr_gpu *g = calloc(1, sizeof *g);
-  if (!g) {
-    if (why) snprintf(why, len, "out of memory");
-    return -1;
+static void load(void) {
+#ifndef TERRAFORT_HAVE_CUDA
+  snprintf(load_why, sizeof load_why, "terrafort was built without CUDA");
+#else
+  const char *env = getenv("TERRAFORT_CUDA_MODULE");
+  if (env && *env) {
+    if (access(env, F_OK) != 0)
+      snprintf(load_why, sizeof load_why, "TERRAFORT_CUDA_MODULE names %s, which does not exist", env);
+    else
+      load_from(env);
+    return;
   }
-  cudaError_t e;
-  if ((e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess) {
-    free(g);
-    return fail("cannot create a stream", e, why, len);
+  char cand[4][PATH_MAX + 64];
+  int n = 0;
+  char self[PATH_MAX], dir[PATH_MAX];
+  const ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (k > 0) {
+    self[k] = '\0';
+    if (folder_of(self, dir, sizeof dir)) snprintf(cand[n++], sizeof cand[0], "%s/../lib/terrafort/%s", dir, TR_CUDA_MODULE_FILE);
   }
-  if ((e = cudaMalloc(&g->d_in, in_bytes)) != cudaSuccess || (e = cudaMalloc(&g->d_out, out_bytes)) != cudaSuccess ||
-      (e = cudaHostAlloc(&g->h_out, out_bytes, cudaHostAllocPortable)) != cudaSuccess) {
-    tr_gpu_close(g);
-    return fail("cannot allocate device tiles", e, why, len);
-  }
-  g->in_bytes = in_bytes;
-  g->out_bytes = out_bytes;
-  g->profile = getenv("TERRAFORT_GPU_PROFILE");
-  for (int i = 0; g->profile && i < 4; i++)
-    if ((e = cudaEventCreate(&g->ev[i])) != cudaSuccess) {
-      tr_gpu_close(g);
-      return fail("cannot create events", e, why, len);
+  Dl_info info;
+  if (dladdr(load_why, &info) && info.dli_fname && folder_of(info.dli_fname, dir, sizeof dir) &&
+      (k <= 0 || strcmp(info.dli_fname, self) != 0))
+    snprintf(cand[n++], sizeof cand[0], "%s/terrafort/%s", dir, TR_CUDA_MODULE_FILE);
+#ifdef TERRAFORT_CUDA_MODULE_INSTALLED
+  snprintf(cand[n++], sizeof cand[0], "%s", TERRAFORT_CUDA_MODULE_INSTALLED);
+#endif
+  for (int i = 0; i < n; i++)
+    if (access(cand[i], F_OK) == 0) {
+      load_from(cand[i]);
+      return;
     }
-  *out = g;
-  return 0;
+  int at = snprintf(load_why, sizeof load_why, "the CUDA module %s is not installed (looked for", TR_CUDA_MODULE_FILE);
+  for (int i = 0; i < n && at > 0 && (size_t)at < sizeof load_why; i++)
+    at += snprintf(load_why + at, sizeof load_why - (size_t)at, "%s %s", i ? "," : "", cand[i]);
+  if (at > 0 && (size_t)at < sizeof load_why) snprintf(load_why + at, sizeof load_why - (size_t)at, ")");
+#endif
 }
 
-void tr_gpu_close(tr_gpu *g) {
-  if (!g) return;
-  if (g->profile && g->launches) profile_write(g);
-  for (int i = 0; i < 4; i++)
-    if (g->ev[i]) cudaEventDestroy(g->ev[i]);
-  cudaFree(g->d_in);
-  cudaFree(g->d_out);
-  if (g->h_out) cudaFreeHost(g->h_out);
-  if (g->stream) cudaStreamDestroy(g->stream);
-  free(g);
+static const tr_cuda_module *module(void) {
+  pthread_once(&load_once, load);
+  return M;
 }
-
-int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
-               int trap, char *why, size_t len) {
-  if (tr_gpu_lost()) {
-    if (why) snprintf(why, len, "GPU: the device reported a hardware error earlier in this run");
-    return TR_GPU_FAULT;
-  }
-  /* the window as read: rows + 2 halo lines of in_stride floats */
-  const size_t in_bytes = (size_t)((w->rows + 2 * w->halo) * w->in_stride) * sizeof(float);
-  if (in_bytes > g->in_bytes || out_bytes > g->out_bytes) {
-    if (why) snprintf(why, len, "GPU: tile larger than its device buffers");
-    return -1;
-  }
-  if (g->profile) cudaEventRecord(g->ev[0], g->stream);
-  cudaError_t e = cudaMemcpyAsync(g->d_in, w->in, in_bytes, cudaMemcpyHostToDevice, g->stream);
-  if (e != cudaSuccess) return fail("copy to device", e, why, len);
-  if (g->profile) cudaEventRecord(g->ev[1], g->stream);
-  tr_window dw = *w;
-  dw.in = (const float *)g->d_in;
-  if (trap && tr_gpu_trap_launch(g->stream)) return fail("test trap", cudaPeekAtLastError(), why, len);
-  const int rc = k->gpu(params, &dw, 0, w->rows, g->d_out, g->stream);
-  if (rc == 1) return 1;
-  if (rc < 0) {
-    const cudaError_t le = cudaPeekAtLastError();
-    if (le != cudaSuccess) return fail(k->name, le, why, len);
-    if (why) snprintf(why, len, "GPU: %s kernel failed to launch", k->name);
-    return -1;
-  }
-  if (g->profile) cudaEventRecord(g->ev[2], g->stream);
-  if ((e = cudaMemcpyAsync(g->h_out, g->d_out, out_bytes, cudaMemcpyDeviceToHost, g->stream)) != cudaSuccess)
-    return fail("copy from device", e, why, len);
-  if (g->profile) cudaEventRecord(g->ev[3], g->stream);
-  if ((e = cudaStreamSynchronize(g->stream)) != cudaSuccess) return fail(k->name, e, why, len);
-  memcpy(out, g->h_out, out_bytes);
-  if (g->profile) {
-    for (int i = 0; i < 3; i++) {
-      float ms = 0;
-      cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]);
-      g->ms[i] += ms;
-    }
-    g->bytes_in += (double)in_bytes;
-    g->bytes_out += (double)out_bytes;
-    g->launches++;
-  }
-  return 0;
-}
-
-#else /* no CUDA: no GPU */
 
 int tr_gpu_count(char *why, size_t len) {
-  if (why) snprintf(why, len, "terrafort was built without CUDA");
+  const tr_cuda_module *m = module();
+  if (m) return m->count(why, len);
+  if (why) snprintf(why, len, "no usable GPU: %s", load_why);
   return 0;
 }
 
+int tr_gpu_has(const tr_kernel *k) {
+  const tr_cuda_module *m = module();
+  return m && m->has(k->name);
+}
+
+/* Pinned buffers come from the module, which is loaded before any is asked
+ * for (a launcher asks tr_gpu_count first); M is then set for good. */
 void *tr_host_alloc(size_t bytes, int pinned) {
-  (void)pinned;
+  if (pinned && M) return M->host_alloc(bytes);
   return malloc(bytes);
 }
 
 void tr_host_free(void *p, int pinned) {
-  (void)pinned;
-  free(p);
+  if (!p) return;
+  if (pinned && M) M->host_free(p);
+  else free(p);
 }
 
+int tr_gpu_lost(void) { return M ? M->lost() : 0; }
+
 int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len) {
-  (void)in_bytes;
-  (void)out_bytes;
   *g = NULL;
+  const tr_cuda_module *m = module();
+  if (m) return m->open(g, in_bytes, out_bytes, why, len);
   tr_gpu_count(why, len);
   return -1;
 }
 
-void tr_gpu_close(tr_gpu *g) { (void)g; }
+void tr_gpu_close(tr_gpu *g) {
+  if (g && M) M->close(g);
+}
 
 int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
                int trap, char *why, size_t len) {
-  (void)g, (void)k, (void)params, (void)w, (void)out, (void)out_bytes, (void)trap;
-  tr_gpu_count(why, len);
-  return -1;
+  if (!M) {
+    tr_gpu_count(why, len);
+    return -1;
+  }
+  return M->run(g, k->name, params, w, out, out_bytes, trap, why, len);
 }
-
-int tr_gpu_lost(void) { return 0; }
-
-#endif

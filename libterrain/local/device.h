@@ -3,9 +3,10 @@
  * page-locked host buffers, and one stream with device buffers per worker
  * thread that runs a kernel row's GPU function on a tile.
  *
- * Built with CUDA (TERRAFORT_HAVE_CUDA, when nvcc was found), this is a thin
- * layer over the CUDA runtime; without it, no GPU is ever present and the
- * host buffers are ordinary memory, so callers need no #ifdef.
+ * The GPU side lives in the CUDA module (device_module.h), built where nvcc
+ * was found and loaded when a run first asks for a GPU; without it no GPU
+ * is ever present and the host buffers are ordinary memory, so callers
+ * need no #ifdef.
  */
 #ifndef TR_DEVICE_H
 #define TR_DEVICE_H
@@ -47,8 +48,10 @@ int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_windo
 /* Whether a device fault (TR_GPU_FAULT) was seen in this process. */
 int tr_gpu_lost(void);
 
-/* kernels/cuda/trap.cu: queues a kernel that traps on `stream` (a
- * cudaStream_t). 0, or -1 when it could not be queued. */
-int tr_gpu_trap_launch(void *stream);
+/* tr_gpu_count (terrain.h) loads the CUDA module the first time it is
+ * called; without one it is 0 and says why. */
+
+/* Whether the CUDA module has a GPU version of row k (0 without a module). */
+int tr_gpu_has(const tr_kernel *k);
 
 #endif

@@ -27,13 +27,7 @@
 #include <stdint.h>
 
 /* Functions the GPU versions share with the CPU ones are compiled for both
- * (nvcc defines __CUDACC__); a row's GPU slot names its CUDA function with
- * TR_GPU(fn), which is NULL in builds without CUDA. */
-#ifdef TERRAFORT_HAVE_CUDA
-#define TR_GPU(fn) fn
-#else
-#define TR_GPU(fn) NULL
-#endif
+ * (nvcc defines __CUDACC__). */
 #ifdef __CUDACC__
 #define TR_HD __host__ __device__
 #else
@@ -69,7 +63,9 @@ TR_HD static inline const float *tr_row(const tr_window *w, int64_t r) {
  * (params_size bytes; copied to other ranks, so no pointers). Returns 0. */
 typedef int (*tr_kernel_cpu_fn)(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *out);
 
-/* The GPU function of a kernel (kernels/cuda/, built only where nvcc is):
+/* The GPU function of a kernel (kernels/cuda/, built only where nvcc is,
+ * into the CUDA module: device_module.h; a row has one when the module's
+ * table names the row):
  * the same contract over a device block: w->in and out are device memory,
  * params is host memory (passed to the device by value), and the work is
  * queued on `stream` (a cudaStream_t) without waiting for it. Returns 0, 1
@@ -97,7 +93,6 @@ typedef struct tr_kernel {
   GDALDataType out_type;   /* Byte, Int16, Int32, UInt32, Float32 or Float64 */
   int bands;               /* output values per cell */
   tr_kernel_cpu_fn cpu;
-  tr_kernel_gpu_fn gpu;    /* NULL: CPU only */
   tr_kernel_check_fn check; /* NULL: no invariant (every value of out_type is possible) */
 } tr_kernel;
 

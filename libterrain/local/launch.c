@@ -173,10 +173,11 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
   char why[256] = "";
   const int ngpu = run->device == TR_DEVICE_CPU ? 0 : tr_gpu_count(why, sizeof why);
   int st = TR_OK;
-  if (run->device == TR_DEVICE_GPU && (!ngpu || !k->gpu))
+  const int has_gpu = ngpu > 0 && tr_gpu_has(k);
+  if (run->device == TR_DEVICE_GPU && !has_gpu)
     st = tr_fail(err, TR_EUSAGE, "--device gpu: %s",
                  !ngpu ? why : "this command has no GPU version (see terrafort(1), DEVICES)");
-  L->gpu = ngpu > 0 && k->gpu;
+  L->gpu = has_gpu;
   if (!st && run->ft == TR_FT_REPLAY) {
     ft_tracker_opts o;
     ft_tracker_opts_init(&o);

@@ -7,6 +7,7 @@
  */
 #include <gdal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -133,6 +134,58 @@ static int test_config_option(void) {
   snprintf(c, sizeof c, "cd '%s' && '%s' slope -q '%s' a.tif && '%s' slope -q --config GDAL_CACHEMAX 128 '%s' b.tif",
            outdir, tf, in("fractal.tif"), tf, in("fractal.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  char pa[1200], pb[1200];
+  snprintf(pa, sizeof pa, "%s/a.tif", outdir);
+  snprintf(pb, sizeof pb, "%s/b.tif", outdir);
+  ASSERT(rc_same_file(pa, pb));
+  return 0;
+}
+
+/* The CUDA module (terrafort-cuda.so) is the only thing that needs CUDA:
+ * the plain program links neither CUDA nor MPI, the module needs no CUDA
+ * runtime library (it is linked in) and exports only its entry; --device
+ * gpu without a module, or with a file that is not this build's module,
+ * is one line and exit 2, and --device auto then runs on the CPU. */
+static int test_gpu_module(void) {
+  char c[4096];
+  snprintf(c, sizeof c, "readelf -d '%s' > '%s'", tf, errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  const char *needed = rc_slurp(errfile);
+  ASSERT(strstr(needed, "libgdal") != NULL); /* readelf worked */
+  ASSERT(strstr(needed, "cuda") == NULL && strstr(needed, "libmpi") == NULL);
+#ifdef TERRAFORT_HAVE_CUDA
+  char mod[1200];
+  snprintf(mod, sizeof mod, "%s", tf);
+  char *slash = strrchr(mod, '/');
+  ASSERT(slash != NULL);
+  snprintf(slash, sizeof mod - (size_t)(slash - mod), "/../lib/terrafort/terrafort-cuda.so");
+  ASSERT(access(mod, R_OK) == 0);
+  snprintf(c, sizeof c, "readelf -d '%s' > '%s'", mod, errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strstr(rc_slurp(errfile), "libcudart") == NULL && strstr(rc_slurp(errfile), "libgdal") == NULL);
+  snprintf(c, sizeof c, "nm -D --defined-only '%s' | awk '$2 ~ /^[TDRB]$/ {print $3}' > '%s'", mod, errfile);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(strcmp(rc_slurp(errfile), "tr_cuda_module_entry\n") == 0);
+#endif
+  char a[2048];
+  setenv("TERRAFORT_CUDA_MODULE", "/nonexistent/terrafort-cuda.so", 1);
+  snprintf(a, sizeof a, "slope '%s' out.tif --device gpu", in("fractal.tif"));
+#ifdef TERRAFORT_HAVE_CUDA
+  int bad = expect_fail(a, 2, "TERRAFORT_CUDA_MODULE names /nonexistent/terrafort-cuda.so, which does not exist");
+  setenv("TERRAFORT_CUDA_MODULE", "/usr/lib/x86_64-linux-gnu/liblz4.so.1", 1);
+  if (!bad) bad = expect_fail(a, 2, "is not this terrafort's");
+#else
+  int bad = expect_fail(a, 2, "built without CUDA"); /* no module is looked for */
+#endif
+  if (!bad) {
+    clean_outdir();
+    snprintf(c, sizeof c, "cd '%s' && '%s' slope '%s' a.tif --device auto", outdir, tf, in("fractal.tif"));
+    bad = rc_run(c, errfile) != 0 || strstr(rc_slurp(errfile), "note: --device auto: running on the CPU") == NULL;
+    snprintf(c, sizeof c, "cd '%s' && '%s' slope -q '%s' b.tif --device cpu", outdir, tf, in("fractal.tif"));
+    if (!bad) bad = rc_run(c, NULL) != 0;
+  }
+  unsetenv("TERRAFORT_CUDA_MODULE");
+  ASSERT(!bad);
   char pa[1200], pb[1200];
   snprintf(pa, sizeof pa, "%s/a.tif", outdir);
   snprintf(pb, sizeof pb, "%s/b.tif", outdir);
@@ -288,6 +341,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_help_and_version),
                                        TR_TEST(test_command_names),
                                        TR_TEST(test_config_option),
+                                       TR_TEST(test_gpu_module),
                                        TR_TEST(test_progress_line)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

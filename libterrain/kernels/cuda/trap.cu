@@ -6,7 +6,7 @@
  */
 #include <cuda_runtime.h>
 
-/* declared in local/device.h (a C header) */
+/* declared in module.c (C), which queues it for the injector's gpu-trap */
 extern "C" int tr_gpu_trap_launch(void *stream);
 
 namespace {
