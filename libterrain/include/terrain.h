@@ -15,6 +15,11 @@
  * - Results are byte-identical for any thread count, tile size, rank count
  *   and fault-tolerance mode.
  *
+ * Using it from a program: the installed library is libterrafort.so
+ * (`pkg-config --cflags --libs terrafort`, or find_package(terrafort) and
+ * the target terrafort::terrafort in CMake). Register GDAL's drivers first
+ * (GDALAllRegister), as for any library over GDAL.
+ *
  * Thread safety: the calls may run concurrently on different files. Each
  * call uses OpenMP threads of its own (opts.threads). No call changes
  * GDAL's process-wide configuration: a run only tells its caller the block
@@ -32,6 +37,10 @@ extern "C" {
 #endif
 
 #define TR_VERSION "0.1.0"
+
+/* The version of the libterrafort.so a program has loaded (TR_VERSION of
+ * the header it was built with); in the shared library only. */
+const char *tr_library_version(void);
 
 /* When set, the name of a file to which a run appends the absolute path of
  * every final file it writes, one per line (terrafort(1), ENVIRONMENT). */

@@ -12,3 +12,14 @@ endforeach()
 # The CUDA path is compiled and linked (runs without a GPU): the GPU slots are filled in CUDA builds.
 terrafort_add_test(terrain_gpu_slot SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu_slot.c LIBS terrain LABELS terrain)
 target_include_directories(terrain_gpu_slot PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
+
+# The installed library (package/library.cmake) as its users build against it: SONAME,
+# exports = terrain.h's functions, no CUDA/MPI, a program built with pkg-config and with
+# find_package(terrafort) writes the command's bytes. Not in the sanitizer tree (a
+# program without the sanitizer's runtime cannot load that library).
+if(NOT TERRAFORT_SANITIZE)
+  add_test(NAME terrain_installed_tree
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/installed_tree.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR}/testdata)
+  set_tests_properties(terrain_installed_tree PROPERTIES FIXTURES_REQUIRED testdata LABELS "unit;terrain" TIMEOUT 300)
+endif()

@@ -1,0 +1,64 @@
+#!/bin/sh
+# installed_tree.sh BUILD_DIR SOURCE_DIR TESTDATA - the installed library as a
+# user of it sees it (package/library.cmake): `cmake --install` into a fresh
+# prefix, then
+#   - libterrafort.so has a versioned SONAME, needs no CUDA or MPI library,
+#     and exports exactly the functions the installed terrain.h declares;
+#   - a C program (installed_consumer.c) built with `pkg-config --cflags
+#     --libs terrafort`, and again as a CMake project with
+#     find_package(terrafort), runs against the installed library and writes
+#     the same bytes as `terrafort slope` and `terrafort fill`.
+set -eu
+build=$1 src=$2 data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "installed_tree: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$tmp/p" >/dev/null
+so=$(find "$tmp/p" -name 'libterrafort.so.*.*' -type f)
+[ -n "$so" ] || fail "no libterrafort.so installed"
+lib=$(dirname "$so")
+hdr=$tmp/p/include/terrafort/terrain.h
+[ -f "$hdr" ] || fail "terrain.h not installed"
+[ -f "$lib/pkgconfig/terrafort.pc" ] || fail "terrafort.pc not installed"
+[ -f "$lib/cmake/terrafort/terrafortConfig.cmake" ] || fail "no CMake package"
+
+readelf -d "$so" > "$tmp/dyn"
+grep -q 'Library soname: \[libterrafort.so.0\]' "$tmp/dyn" || fail "SONAME is not libterrafort.so.0"
+grep NEEDED "$tmp/dyn" | grep -i -E 'cuda|mpi' && fail "the library needs CUDA or MPI"
+# the header's functions: every declaration of a tr_ function at the start of a line
+grep -o -E '^[a-z][a-z_ *]*[ *]tr_[a-z0-9_]+\(' "$hdr" | grep -o -E 'tr_[a-z0-9_]+' | sort > "$tmp/declared"
+nm -D --defined-only "$so" | awk '$2 ~ /^[TDRBVW]$/ {print $3}' | sort > "$tmp/exported"
+[ "$(wc -l < "$tmp/declared")" -gt 20 ] || fail "too few declarations found in terrain.h"
+diff "$tmp/declared" "$tmp/exported" > "$tmp/diff" || { cat "$tmp/diff" >&2; fail "exports differ from terrain.h (< declared only, > exported only)"; }
+
+dem=$data/demo.tif
+"$build/tools/terrafort" slope -q "$dem" "$tmp/slope_cli.tif"
+"$build/tools/terrafort" fill -q "$dem" "$tmp/fill_cli.tif"
+
+PKG_CONFIG_PATH=$lib/pkgconfig
+export PKG_CONFIG_PATH
+# shellcheck disable=SC2046 # pkg-config's words are meant to split
+cc -o "$tmp/consumer_pc" "$src/libterrain/tests/installed_consumer.c" $(pkg-config --cflags --libs terrafort) \
+  $(pkg-config --cflags --libs gdal) -Wl,-rpath,"$lib"
+ldd "$tmp/consumer_pc" | grep -q "$so\|$lib/libterrafort.so.0" || fail "the program does not load the installed library"
+"$tmp/consumer_pc" "$dem" "$tmp/slope_pc.tif" "$tmp/fill_pc.tif"
+cmp "$tmp/slope_cli.tif" "$tmp/slope_pc.tif" || fail "slope through the library differs from the command's"
+cmp "$tmp/fill_cli.tif" "$tmp/fill_pc.tif" || fail "fill through the library differs from the command's"
+
+mkdir "$tmp/proj"
+cat > "$tmp/proj/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(terrafort 0.1 REQUIRED)
+find_package(GDAL REQUIRED)
+add_executable(consumer $src/libterrain/tests/installed_consumer.c)
+target_link_libraries(consumer PRIVATE terrafort::terrafort GDAL::GDAL)
+CM
+cmake -S "$tmp/proj" -B "$tmp/proj/b" -DCMAKE_PREFIX_PATH="$tmp/p" -DCMAKE_BUILD_RPATH="$lib" >/dev/null ||
+  fail "find_package(terrafort) failed"
+cmake --build "$tmp/proj/b" >/dev/null || fail "the CMake project did not build"
+"$tmp/proj/b/consumer" "$dem" "$tmp/slope_cm.tif" "$tmp/fill_cm.tif"
+cmp "$tmp/slope_cli.tif" "$tmp/slope_cm.tif" || fail "slope (CMake build) differs from the command's"
+cmp "$tmp/fill_cli.tif" "$tmp/fill_cm.tif" || fail "fill (CMake build) differs from the command's"
+echo "installed_tree: ok ($(wc -l < "$tmp/declared") functions exported, pkg-config and find_package)"
