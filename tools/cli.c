@@ -431,6 +431,14 @@ static int progress_term(double frac, const char *msg, void *user) {
   return GDALTermProgress(frac, msg, user);
 }
 
+/* A warning of the run (tr_run_opts.warning): one line, the run goes on. */
+static void warning_line(const char *msg, void *user) {
+  static char last[600]; /* a command of several products warns once, not per product */
+  if (!strncmp(last, msg, sizeof last - 1)) return;
+  snprintf(last, sizeof last, "%s", msg);
+  fprintf(stderr, "terrafort %s: warning: %s\n", (const char *)user, msg);
+}
+
 void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   tf_stop_on_signals(cli->cmd);
   /* Threads beyond 4 per core only cost stacks (and can make libgomp abort
@@ -441,6 +449,8 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tr_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
   run->cancelled = cancelled;
+  run->warning = warning_line;
+  run->warning_user = (void *)cli->cmd;
   run->live = tf_live();
   run->coll = tf_coll();
   /* GDAL's block cache is the process's, so the program sets it, to each

@@ -159,6 +159,11 @@ typedef struct {
   int64_t mem;
   tr_progress_fn progress;  /* may be NULL */
   void *progress_user;
+  /* What the caller should tell its user and the run goes on regardless (a
+   * creation option the output's driver does not know, as gdaldem warns);
+   * called on the writing rank. May be NULL. */
+  void (*warning)(const char *msg, void *user);
+  void *warning_user;
   /* Global statistics of the output (libcoll): written as STATISTICS_*
    * band metadata when stats is set; as JSON to stats_json when given. */
   int stats;

@@ -721,7 +721,8 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
     const int ok = GDALValidateCreationOptions(out->driver, (CSLConstList)creation_options);
     capture_end();
     if (!ok)
-      return tr_fail(err, TR_EUSAGE, "-co: %s", c.warning[0] ? c.warning : why(&c, "the driver refuses these creation options"));
+      snprintf(out->warning, sizeof out->warning, "-co: %.500s",
+               c.warning[0] ? c.warning : why(&c, "the driver does not accept these creation options"));
   }
   char dir[PATH_MAX], target[PATH_MAX];
   /* a link stays: the raster goes to its target */

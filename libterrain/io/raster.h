@@ -56,6 +56,11 @@ typedef struct {
   void *progress_user;
   struct tr_held *held;   /* the run's (tr_run_opts.held): commit hands the finished file to it */
   int (*cancelled)(void *progress_user); /* tr_run_opts.cancelled: heard by writes and abort; may be NULL */
+  /* What the driver said of the creation options it does not know or whose
+   * value it does not accept ("-co: ..."), or "": the output is made with
+   * them all the same, as gdaldem does, and the caller passes this on as a
+   * warning (tr_run_opts.warning). */
+  char warning[512];
 } tr_output;
 
 /* A runner's plan for GDAL's block cache, `mb` megabytes (terrafort(1),

@@ -151,6 +151,7 @@ int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const c
     st = tr_output_create(&s->out, in, dst, run->format, run->creation_options,
                           p->file_type != GDT_Unknown ? p->file_type : p->type, p->bands, p->has_nodata, p->nodata, err);
     s->created = st == TR_OK;
+    if (s->created && s->out.warning[0] && run->warning) run->warning(s->out.warning, run->warning_user);
     s->out.progress = run->progress; /* a cancel also stops a CreateCopy at commit */
     s->out.progress_user = run->progress_user;
     s->out.held = run->held;

@@ -101,7 +101,6 @@ static int test_usage_errors(void) {
                {"slope --ft triple", "not one of off, dual"},
                /* issue 14, item 13 */
                {"slope -s 1e-320", "too close to zero"},
-               {"slope -co FOO=BAR", "does not support creation option FOO"},
                {"slope --inject garbage", "not kind:key=value"},
                {"slope --inject ';'", "names no fault"},
                {"fill --inject flip:p=0.5,oops", "not key=value"},
