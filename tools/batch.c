@@ -108,14 +108,11 @@ bad:
 
 /* ---- the summary ---------------------------------------------------------------------------- */
 
+/* a file name or a message as a JSON string (valid whatever its bytes) */
 static void jstr(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
+  char *q = tr_json_string(s);
+  fputs(q ? q : "null", f);
+  free(q);
 }
 
 static const char *state_name(tf_job_state s) {

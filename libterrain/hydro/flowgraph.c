@@ -371,14 +371,11 @@ static void stats_take(const tr_flowgraph_opts *o, fg_stats *fs, const char *nam
   free(buf);
 }
 
+/* a product's name or file as a JSON string (valid whatever its bytes) */
 static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
+  char *q = tr_json_string(s);
+  fputs(q ? q : "null", f);
+  free(q);
 }
 
 /* At the end of a run that succeeded: the products' objects, named, into

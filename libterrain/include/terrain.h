@@ -38,6 +38,13 @@ extern "C" {
 
 #define TR_VERSION "0.1.0"
 
+/* `s` (NULL: "") as a JSON string, quotes included, in memory the caller
+ * frees (NULL when out of memory): quotes, backslashes and control
+ * characters escaped, and each byte that does not begin valid UTF-8 (a
+ * file name's bytes in another encoding) replaced by U+FFFD, so the text is
+ * valid JSON and valid UTF-8 whatever s holds. */
+char *tr_json_string(const char *s);
+
 /* The version of the libterrafort.so a program has loaded (TR_VERSION of
  * the header it was built with); in the shared library only. */
 const char *tr_library_version(void);

@@ -3,6 +3,9 @@
 add_test(NAME testdata_make COMMAND ${PROJECT_SOURCE_DIR}/scripts/make-testdata ${CMAKE_BINARY_DIR}/testdata)
 set_tests_properties(testdata_make PROPERTIES FIXTURES_SETUP testdata LABELS "unit")
 
+# JSON strings (core/json.c): escapes, UTF-8 kept, invalid bytes as U+FFFD
+terrafort_add_test(terrain_json SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json.c LIBS terrain LABELS terrain)
+
 foreach(t gradient_analytic local_determinism)
   terrafort_add_test(terrain_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain
                      ARGS ${CMAKE_BINARY_DIR}/testdata LABELS terrain)

@@ -548,6 +548,32 @@ static int test_reported_outputs(void) {
   return 0;
 }
 
+/* File names that are not UTF-8 (Latin-1's e-acute, byte 0xE9): the
+ * summary is still valid JSON (a strict parser reads it), the byte shows
+ * as U+FFFD in the job's text and in a failed job's error, and the job
+ * itself writes its file under its real name. */
+static int test_non_utf8_names(void) {
+  char d[P], jobs[P], sum[P], err[P], c[4 * P];
+  FILE *f = case_dir("latin1", d, jobs, sum, err);
+  fprintf(f, "slope -q '%s/cone.tif' '%s/s_\xe9.tif'\n", dir, d);
+  fprintf(f, "slope -q '%s/missing_\xe9.tif' '%s/x.tif'\n", d, d);
+  fclose(f);
+  fmt(c, sizeof c, "'%s' batch -q --summary '%s' '%s'", tf, sum, jobs);
+  ASSERT_EQ_INT(rc_run(c, err), 11);
+  summary s;
+  ASSERT(read_summary(sum, &s) == 0);
+  ASSERT_EQ_INT(s.done, 1);
+  ASSERT_EQ_INT(s.failed, 1);
+  ASSERT(strstr(s.error[1], "missing_\xef\xbf\xbd.tif") != NULL);
+  const char *text = rc_slurp(sum);
+  ASSERT(strstr(text, "s_\xef\xbf\xbd.tif") != NULL);
+  ASSERT(strchr(text, 0xe9) == NULL);
+  char made[P];
+  fmt(made, sizeof made, "%s/s_\xe9.tif", d);
+  ASSERT(access(made, F_OK) == 0);
+  return 0;
+}
+
 /* A job may not write the batch's own files: its jobs file (an output onto
  * it), its summary (flowgraph's --network; not there yet while the jobs run,
  * named another way) and its done list (a --stats-json): each such job
@@ -624,6 +650,6 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_bad_input),   TR_TEST(test_dir_template), TR_TEST(test_single_process),
                                        TR_TEST(test_mpi_dynamic_resume), TR_TEST(test_signal), TR_TEST(test_rank_lost),
                                        TR_TEST(test_progress_and_no_outputs), TR_TEST(test_reported_outputs),
-                                       TR_TEST(test_batch_own_files)};
+                                       TR_TEST(test_batch_own_files), TR_TEST(test_non_utf8_names)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
