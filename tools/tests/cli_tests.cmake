@@ -144,3 +144,9 @@ set_tests_properties(cli_stats_hist PROPERTIES FIXTURES_REQUIRED testdata ENVIRO
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_stats_hist APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# bash completion (tools/terrafort.bash): registered when sourced; commands, flags and an
+# option's values from the program's own help, file names otherwise.
+add_test(NAME cli_completion COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/completion.sh $<TARGET_FILE:terrafort>
+                                     ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_completion PROPERTIES LABELS "unit;cli" TIMEOUT 120)

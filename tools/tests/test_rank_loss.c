@@ -60,9 +60,25 @@ static int run_loss(const char *extra, const char *inject, const char *args, int
            "--rank-timeout %d",
            outdir, inject, extra, tf, args, timeout_ms);
   char *argv[] = {"/bin/sh", "-c", c, NULL};
-  pid_t mp = pc_spawn(argv, errfile, 0);
-  ASSERT(mp > 0);
-  ASSERT(pc_wait_for_entry(outdir, ".terrafort-", mp, 60));
+  pid_t mp = -1;
+  /* Four sanitized ranks starting beside other tests (ctest -j) can take
+   * longer than the 2 s bound on start-up (test_stopped_at_start shows that
+   * bound): a job ended by it before its first temporary is not the case
+   * under test, so it is started again, at most twice more. */
+  for (int attempt = 0;; attempt++) {
+    mp = pc_spawn(argv, errfile, 0);
+    ASSERT(mp > 0);
+    if (pc_wait_for_entry(outdir, ".terrafort-", mp, 60)) break;
+    pc_result gone;
+    pc_wait(mp, 60, &gone);
+    const int slow_start = strstr(rc_slurp(errfile), "start-up did not finish") != NULL;
+    if (!slow_start || attempt == 2) {
+      fprintf(stderr, "the job ended before rank 0's temporary appeared:\n%s\n", rc_slurp(errfile));
+      return 1;
+    }
+    printf("  (start-up took over %d ms on a loaded machine: started again)\n", timeout_ms);
+    reset(outdir);
+  }
   pid_t v = 0;
   for (int k = 0; k < 2000 && !(v = pc_rank_pid(mp, victim)); k++) pc_sleep_ms(1);
   ASSERT(v > 0);
