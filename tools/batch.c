@@ -85,7 +85,11 @@ static int parse(tf_cli *cli, batch_args *a, int argc, char **argv, int *code) {
       const char **slot = name[2] == 's' ? &a->summary : name[2] == 'd' ? &a->dir : name[2] == 'g' ? &a->glob : &a->cmd;
       *slot = v;
     } else if (s[0] == '-' && s[1]) {
-      tf_usage_error(cli, "unknown option '%s'", s);
+      char near[64];
+      if (tf_option_suggest(usage, s, near, sizeof near))
+        tf_usage_error(cli, "unknown option '%s': did you mean '%s'?", s, near);
+      else
+        tf_usage_error(cli, "unknown option '%s'", s);
       goto bad;
     } else if (a->file) {
       tf_usage_error(cli, "expected one JOBS_FILE, got '%s' and '%s'", a->file, s);

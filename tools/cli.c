@@ -407,7 +407,14 @@ int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int 
     int r = tf_cli_common(cli, run, argc, argv, &i);
     if (r == TF_ARG_UNKNOWN) r = own(cli, opts, argc, argv, &i);
     if (r == TF_ARG_TAKEN) continue;
-    if (r == TF_ARG_UNKNOWN) tf_usage_error(cli, "unknown option '%s'", argv[i]);
+    if (r == TF_ARG_UNKNOWN) {
+      char a[64], b[64];
+      const char *s = tf_option_suggest(cli->usage, argv[i], a, sizeof a);
+      const char *t = tf_option_suggest(tf_common_help, argv[i], b, sizeof b);
+      if (!s || (t && tf_edits(argv[i], t) < tf_edits(argv[i], s))) s = t;
+      if (s) tf_usage_error(cli, "unknown option '%s': did you mean '%s'?", argv[i], s);
+      else tf_usage_error(cli, "unknown option '%s'", argv[i]);
+    }
     *exit_code = r == TF_ARG_EXIT ? 0 : tr_exit_code(TR_EUSAGE);
     return 1;
   }

@@ -8,6 +8,7 @@
  * file and one row here.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -50,7 +51,7 @@ const tf_command *tf_command_find(const char *name) {
 
 /* Edits (insert, delete, substitute, swap two neighbours) from a to b,
  * ignoring case; stops counting past 3. */
-static int edits(const char *a, const char *b) {
+int tf_edits(const char *a, const char *b) {
   const size_t n = strlen(a), m = strlen(b);
   if (n > 32 || m > 32) return 4;
   int d[33][33];
@@ -74,7 +75,7 @@ const char *tf_command_suggest(const char *name) {
   const char *best = NULL;
   int bd = 3; /* at most 2 edits, and fewer than the name's own length */
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-    const int e = edits(name, commands[i].name);
+    const int e = tf_edits(name, commands[i].name);
     if (e < bd && (size_t)e < strlen(name)) bd = e, best = commands[i].name;
   }
   if (best) return best;
@@ -96,4 +97,43 @@ const tf_command *tf_commands(size_t *n) {
 const tf_io *tf_command_io(const char *name) {
   const tf_command *c = tf_command_find(name);
   return c ? &c->io : NULL;
+}
+
+const char *tf_option_suggest(const char *help, const char *opt, char *buf, size_t len) {
+  int best = 3, ambiguous = 0;
+  char prefix[64] = "";
+  const size_t n = strlen(opt);
+  buf[0] = '\0';
+  for (const char *p = help; p && *p; p++) {
+    /* a flag starts after a line's indentation or after ", " */
+    const int at_start = (p == help || p[-1] == '\n' || p[-1] == ' ') && *p == '-';
+    if (!at_start) continue;
+    const char *b = p - 1;
+    while (b >= help && *b == ' ') b--;
+    if (!(b < help || *b == '\n' || (*b == ',' && p[-1] == ' '))) continue;
+    size_t k = 0;
+    char word[64];
+    while (p[k] && (p[k] == '-' || p[k] == '_' || isalnum((unsigned char)p[k])) && k < sizeof word - 1) {
+      word[k] = p[k];
+      k++;
+    }
+    word[k] = '\0';
+    if (k < 2 || !isalpha((unsigned char)word[k > 2 && word[1] == '-' ? 2 : 1])) continue;
+    const int e = tf_edits(opt, word);
+    if (e < best && (size_t)e + 1 < n) {
+      best = e;
+      snprintf(buf, len, "%s", word);
+    }
+    if (n >= 4 && !strncmp(word, opt, n)) {
+      if (!prefix[0]) snprintf(prefix, sizeof prefix, "%s", word);
+      else if (strcmp(word, prefix)) ambiguous = 1;
+    }
+    p += k - 1;
+  }
+  if (buf[0]) return buf;
+  if (prefix[0] && !ambiguous) {
+    snprintf(buf, len, "%s", prefix);
+    return buf;
+  }
+  return NULL;
 }

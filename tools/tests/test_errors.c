@@ -192,6 +192,28 @@ static int test_gpu_module(void) {
   return 0;
 }
 
+/* A mistyped option names the option it most likely meant, from the
+ * command's own help (its options and the common ones, every spelling);
+ * a word near none says nothing more. */
+static int test_option_suggestions(void) {
+  static const char *const cases[][2] = {{"slope --tile-sise 64", "did you mean '--tile-size'?"},
+                                         {"slope --thread 2", "did you mean '--threads'?"},
+                                         {"aspect -zero_for_flats", "did you mean '-zero_for_flat'?"},
+                                         {"hillshade -multidirectionl", "did you mean '-multidirectional'?"},
+                                         {"fill --ft-reprot r.json", "did you mean '--ft-report'?"},
+                                         {"flowgraph --acc-typ Float32 --acc a.tif", "did you mean '--acc-type'?"},
+                                         {"interpolate --txe 0 1", "did you mean '-txe'?"}};
+  char a[2048];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(a, sizeof a, "%s '%s' out.tif", cases[i][0], in("fractal.tif"));
+    if (expect_fail(a, 2, cases[i][1])) return 1;
+  }
+  snprintf(a, sizeof a, "slope --frobnicate '%s' out.tif", in("fractal.tif"));
+  if (expect_fail(a, 2, "unknown option '--frobnicate'")) return 1;
+  ASSERT(strstr(rc_slurp(errfile), "did you mean") == NULL);
+  return 0;
+}
+
 /* gdaldem's spellings of its modes (TRI, TPI) and any case name the same
  * command: the same bytes as the lower-case name. */
 static int test_command_names(void) {
@@ -341,6 +363,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_command_names),
                                        TR_TEST(test_config_option),
                                        TR_TEST(test_gpu_module),
+                                       TR_TEST(test_option_suggestions),
                                        TR_TEST(test_progress_line)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
