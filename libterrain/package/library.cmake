@@ -61,5 +61,9 @@ install(FILES ${CMAKE_BINARY_DIR}/terrafortConfig.cmake ${CMAKE_BINARY_DIR}/terr
 # relocatable: the prefix is found from the .pc file's own folder (pkg-config's
 # pcfiledir), so `cmake --install --prefix` anywhere gives a working file
 file(RELATIVE_PATH TERRAFORT_PC_UP /x/${CMAKE_INSTALL_LIBDIR}/pkgconfig /x)
+# the Python package over the library (tools/python/terrafort): beside it, it finds it
+# as ../../../libterrafort.so.0 (terrafort/_lib.py)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/python/terrafort DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/dist-packages
+        PATTERN __pycache__ EXCLUDE)
 configure_file(${PROJECT_SOURCE_DIR}/libterrain/package/terrafort.pc.in ${CMAKE_BINARY_DIR}/terrafort.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/terrafort.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

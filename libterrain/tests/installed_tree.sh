@@ -7,7 +7,9 @@
 #   - a C program (installed_consumer.c) built with `pkg-config --cflags
 #     --libs terrafort`, and again as a CMake project with
 #     find_package(terrafort), runs against the installed library and writes
-#     the same bytes as `terrafort slope` and `terrafort fill`.
+#     the same bytes as `terrafort slope` and `terrafort fill`;
+#   - the Python package, installed beside the library, loads it and writes
+#     the command's bytes.
 set -eu
 build=$1 src=$2 data=$3
 tmp=$(mktemp -d)
@@ -61,4 +63,12 @@ cmake --build "$tmp/proj/b" >/dev/null || fail "the CMake project did not build"
 "$tmp/proj/b/consumer" "$dem" "$tmp/slope_cm.tif" "$tmp/fill_cm.tif"
 cmp "$tmp/slope_cli.tif" "$tmp/slope_cm.tif" || fail "slope (CMake build) differs from the command's"
 cmp "$tmp/fill_cli.tif" "$tmp/fill_cm.tif" || fail "fill (CMake build) differs from the command's"
+# the Python package, installed beside the library, finds it there
+pkgs=$lib/python3/dist-packages
+[ -f "$pkgs/terrafort/__init__.py" ] || fail "the Python package is not installed"
+env -u TERRAFORT_LIBRARY PYTHONPATH="$pkgs" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import sys, terrafort, terrafort._lib as l
+assert terrafort.__file__.startswith(sys.argv[1]), terrafort.__file__
+terrafort.slope(sys.argv[2], sys.argv[3])' "$pkgs" "$dem" "$tmp/slope_py.tif" || fail "the installed Python package failed"
+cmp "$tmp/slope_cli.tif" "$tmp/slope_py.tif" || fail "slope (installed Python package) differs from the command's"
 echo "installed_tree: ok ($(wc -l < "$tmp/declared") functions exported, pkg-config and find_package)"

@@ -150,3 +150,12 @@ endif()
 add_test(NAME cli_completion COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/completion.sh $<TARGET_FILE:terrafort>
                                      ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_completion PROPERTIES LABELS "unit;cli" TIMEOUT 120)
+
+# The Python package over libterrafort.so (tools/python): pytest, against this build's
+# program, library and test DEMs. Not in the sanitizer tree (no shared library there).
+if(TARGET libterrafort)
+  add_test(NAME python_package
+           COMMAND /usr/bin/python3 -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/tools/python/tests)
+  set_tests_properties(python_package PROPERTIES FIXTURES_REQUIRED testdata LABELS "unit;python" TIMEOUT 300
+                       ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/tools/python;PYTHONDONTWRITEBYTECODE=1;TERRAFORT_LIBRARY=$<TARGET_SONAME_FILE:libterrafort>;TERRAFORT_BIN=$<TARGET_FILE:terrafort>;TERRAFORT_TESTDATA=${CMAKE_BINARY_DIR}/testdata")
+endif()

@@ -1,0 +1,303 @@
+"""terrafort from Python: the raster commands of the terrafort program as
+functions over its library, libterrafort.so (terrain.h), with the command's
+options as keyword arguments. Each function writes the same bytes as the
+command with the same options (tests/test_commands.py).
+
+    import terrafort
+    terrafort.slope("dem.tif", "slope.tif", compute_edges=True, threads=4)
+    terrafort.fill("dem.tif", "filled.tif")
+    s = terrafort.slope_array(z, geotransform=(0, 30, 0, 0, 0, -30))   # numpy in, numpy out
+
+Inputs are paths or GDAL datasets (osgeo.gdal.Dataset: its file, or a copy
+of an in-memory one); outputs are paths. A failure raises TerrafortError
+with the library's one-line message and the command's exit code. The array
+forms (*_array) take a 2-D numpy array and its geotransform and return the
+product as a numpy array; they go through GeoTIFFs in a temporary folder.
+
+Options every function takes (the program's common options): band, format,
+creation_options (a list of "NAME=VALUE" or a dict), threads, tile_size,
+mem (bytes), stats, stats_json, ft ("off", "dual", "replay"), inject,
+device ("cpu", "auto", "gpu").
+
+Not here yet: flowgraph, interpolate and batch (their option structs hold
+lists and several outputs), and the program's GDAL configuration (--config:
+use osgeo.gdal.SetConfigOption)."""
+import ctypes
+import itertools
+import os
+import shutil
+import tempfile
+
+from . import _lib
+
+_L = _lib.load()
+__version__ = _L.tr_library_version().decode()
+
+__all__ = ["TerrafortError", "slope", "aspect", "hillshade", "tri", "tpi", "roughness", "color_relief",
+           "smooth", "fill", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
+           "roughness_array", "smooth_array", "fill_array"]
+
+
+class TerrafortError(RuntimeError):
+    """A call that failed: str() is the library's message; .exit_code is what the
+    terrafort command exits with for it (2 usage, 3 input, 4 output, ...)."""
+
+    def __init__(self, message, status, exit_code):
+        super().__init__(message)
+        self.status = status
+        self.exit_code = exit_code
+
+
+_FT = {"off": 0, "dual": 1, "replay": 2}
+_DEVICE = {"cpu": 0, "auto": 1, "gpu": 2}
+_GRAD = {"horn": 0, "zevenbergenthorne": 1}
+_TRI = {"riley": 0, "wilson": 1}
+_GDT = {"byte": 1, "uint16": 2, "int16": 3, "uint32": 4, "int32": 5, "float32": 6, "float64": 7}
+_n = itertools.count()
+
+
+def _choice(table, value, what):
+    try:
+        return table[str(value).lower()]
+    except KeyError:
+        raise ValueError("%s: %r is not one of %s" % (what, value, ", ".join(sorted(table)))) from None
+
+
+def _b(s):
+    return None if s is None else os.fsencode(s)
+
+
+class _Call:
+    """Keeps what the C structs point at alive for the call."""
+
+    def __init__(self):
+        self.keep = []
+        self.tmp = None
+
+    def path(self, x):
+        """A path, or a GDAL dataset's file (an in-memory one copied to a GeoTIFF)."""
+        if hasattr(x, "GetDescription") and hasattr(x, "GetDriver"):
+            desc = x.GetDescription()
+            if desc and x.GetDriver().ShortName != "MEM" and os.path.exists(desc):
+                return _b(desc)
+            from osgeo import gdal
+            if self.tmp is None:
+                self.tmp = tempfile.mkdtemp(prefix="terrafort-py-")
+            p = os.path.join(self.tmp, "in%d.tif" % next(_n))
+            gdal.GetDriverByName("GTiff").CreateCopy(p, x)
+            return _b(p)
+        return _b(os.fspath(x))
+
+    def run_opts(self, run, band=None, format=None, creation_options=None, threads=None, tile_size=None, mem=None,
+                 stats=None, stats_json=None, ft=None, inject=None, device=None):
+        if band is not None:
+            run.band = int(band)
+        if format is not None:
+            run.format = _b(format)
+        if creation_options:
+            if isinstance(creation_options, dict):
+                creation_options = ["%s=%s" % kv for kv in creation_options.items()]
+            arr = (ctypes.c_char_p * (len(creation_options) + 1))(*[_b(c) for c in creation_options], None)
+            self.keep.append(arr)
+            run.creation_options = ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
+        if threads is not None:
+            run.threads = int(threads)
+        if tile_size is not None:
+            run.tile_size = int(tile_size)
+        if mem is not None:
+            run.mem = int(mem)
+        if stats is not None:
+            run.stats = int(bool(stats))
+        if stats_json is not None:
+            run.stats_json = _b(stats_json)
+            run.stats = 1
+        if ft is not None:
+            run.ft = _choice(_FT, ft, "ft")
+        if inject is not None:
+            run.inject = _b(inject)
+        if device is not None:
+            run.device = _choice(_DEVICE, device, "device")
+
+    def done(self):
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _call(name, cls, src, dst, set_own, run_kw, extra_path=None):
+    opts = cls()
+    getattr(_L, "tr_%s_opts_init" % name)(ctypes.byref(opts))
+    c = _Call()
+    try:
+        set_own(opts)
+        c.run_opts(opts.run, **run_kw)
+        err = _lib.Error()
+        args = [ctypes.byref(opts), c.path(src)]
+        if extra_path is not None:
+            args.append(_b(os.fspath(extra_path)))
+        args += [_b(os.fspath(dst)), ctypes.byref(err)]
+        st = getattr(_L, "tr_" + name)(*args)
+    finally:
+        c.done()
+    if st != 0:
+        raise TerrafortError(err.msg.decode(errors="replace"), st, _L.tr_exit_code(st))
+
+
+def slope(src, dst, alg="Horn", percent=False, scale=None, compute_edges=False, **run):
+    """gdaldem slope: degrees (percent=True: percent rise), Float32, nodata -9999."""
+    def own(o):
+        o.alg = _choice(_GRAD, alg, "alg")
+        o.percent = int(bool(percent))
+        if scale is not None:
+            o.scale = float(scale)
+        o.compute_edges = int(bool(compute_edges))
+    _call("slope", _lib.SlopeOpts, src, dst, own, run)
+
+
+def aspect(src, dst, alg="Horn", trigonometric=False, zero_for_flat=False, compute_edges=False, **run):
+    """gdaldem aspect: degrees clockwise from north (trigonometric: counter-clockwise from east)."""
+    def own(o):
+        o.alg = _choice(_GRAD, alg, "alg")
+        o.trigonometric = int(bool(trigonometric))
+        o.zero_for_flat = int(bool(zero_for_flat))
+        o.compute_edges = int(bool(compute_edges))
+    _call("aspect", _lib.AspectOpts, src, dst, own, run)
+
+
+def hillshade(src, dst, alg="Horn", z=None, scale=None, azimuth=None, altitude=None, combined=False,
+              multidirectional=False, igor=False, compute_edges=False, **run):
+    """gdaldem hillshade: a Byte shade; combined, multidirectional or igor as gdaldem's flags."""
+    if sum(map(bool, (combined, multidirectional, igor))) > 1:
+        raise ValueError("hillshade: combined, multidirectional and igor exclude each other")
+
+    def own(o):
+        o.alg = _choice(_GRAD, alg, "alg")
+        o.mode = 1 if combined else 2 if multidirectional else 3 if igor else 0
+        for k, v in (("z", z), ("scale", scale), ("azimuth", azimuth), ("altitude", altitude)):
+            if v is not None:
+                setattr(o, k, float(v))
+        o.compute_edges = int(bool(compute_edges))
+    _call("hillshade", _lib.HillshadeOpts, src, dst, own, run)
+
+
+def tri(src, dst, alg=None, compute_edges=False, **run):
+    """gdaldem TRI (alg "Riley", the default, or "Wilson")."""
+    def own(o):
+        if alg is not None:
+            o.alg = _choice(_TRI, alg, "alg")
+        o.compute_edges = int(bool(compute_edges))
+    _call("tri", _lib.TriOpts, src, dst, own, run)
+
+
+def tpi(src, dst, compute_edges=False, **run):
+    """gdaldem TPI."""
+    def own(o):
+        o.compute_edges = int(bool(compute_edges))
+    _call("tpi", _lib.TpiOpts, src, dst, own, run)
+
+
+def roughness(src, dst, compute_edges=False, **run):
+    """gdaldem roughness."""
+    def own(o):
+        o.compute_edges = int(bool(compute_edges))
+    _call("roughness", _lib.RoughnessOpts, src, dst, own, run)
+
+
+def color_relief(src, color_file, dst, exact_color_entry=False, nearest_color_entry=False, alpha=False, **run):
+    """gdaldem color-relief: RGB (alpha=True: RGBA) through a colour file."""
+    if exact_color_entry and nearest_color_entry:
+        raise ValueError("color_relief: exact_color_entry and nearest_color_entry exclude each other")
+
+    def own(o):
+        o.mode = 1 if exact_color_entry else 2 if nearest_color_entry else 0
+        o.alpha = int(bool(alpha))
+    _call("color_relief", _lib.ColorReliefOpts, src, dst, own, run, extra_path=color_file)
+
+
+def smooth(src, dst, passes=None, **run):
+    """Iterated 3x3 mean filter (passes: 1..8, default 2)."""
+    def own(o):
+        if passes is not None:
+            o.passes = int(passes)
+    _call("smooth", _lib.SmoothOpts, src, dst, own, run)
+
+
+def fill(src, dst, epsilon=False, out_type=None, tmp_dir=None, **run):
+    """Depression filling (TauDEM pitremove): epsilon=True drains every cell strictly
+    downhill; out_type a GDAL type name ("Float32" default, "Float64", "Int32", ...)."""
+    keep = []
+
+    def own(o):
+        o.epsilon = int(bool(epsilon))
+        if out_type is not None:
+            o.out_type = _choice(_GDT, out_type, "out_type")
+        if tmp_dir is not None:
+            keep.append(_b(tmp_dir))
+            o.graph.tmp_dir = keep[-1]
+    _call("fill_dem", _lib.FillDemOpts, src, dst, own, run)
+
+
+def _array(fn, z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    import numpy as np
+    from osgeo import gdal, osr
+    z = np.asarray(z)
+    if z.ndim != 2:
+        raise ValueError("a 2-D array is needed, not %d-D" % z.ndim)
+    types = {np.dtype(np.float32): gdal.GDT_Float32, np.dtype(np.float64): gdal.GDT_Float64,
+             np.dtype(np.int16): gdal.GDT_Int16, np.dtype(np.int32): gdal.GDT_Int32,
+             np.dtype(np.uint8): gdal.GDT_Byte, np.dtype(np.uint16): gdal.GDT_UInt16}
+    if z.dtype not in types:
+        z = z.astype(np.float32)
+    tmp = tempfile.mkdtemp(prefix="terrafort-py-")
+    try:
+        src, dst = os.path.join(tmp, "in.tif"), os.path.join(tmp, "out.tif")
+        ds = gdal.GetDriverByName("GTiff").Create(src, z.shape[1], z.shape[0], 1, types[z.dtype])
+        ds.SetGeoTransform(list(geotransform))
+        if crs is not None:
+            s = osr.SpatialReference()
+            s.SetFromUserInput(str(crs))
+            ds.SetProjection(s.ExportToWkt())
+        band = ds.GetRasterBand(1)
+        if nodata is not None:
+            band.SetNoDataValue(float(nodata))
+        band.WriteArray(z)
+        ds = band = None
+        fn(src, dst, **opts)
+        out = gdal.Open(dst)
+        a = out.ReadAsArray()
+        out = None
+        return a
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def slope_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    """slope() of an array: z (rows x cols) with its geotransform; returns the product."""
+    return _array(slope, z, geotransform, crs, nodata, **opts)
+
+
+def aspect_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    return _array(aspect, z, geotransform, crs, nodata, **opts)
+
+
+def hillshade_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    return _array(hillshade, z, geotransform, crs, nodata, **opts)
+
+
+def tri_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    return _array(tri, z, geotransform, crs, nodata, **opts)
+
+
+def tpi_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    return _array(tpi, z, geotransform, crs, nodata, **opts)
+
+
+def roughness_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    return _array(roughness, z, geotransform, crs, nodata, **opts)
+
+
+def smooth_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    return _array(smooth, z, geotransform, crs, nodata, **opts)
+
+
+def fill_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+    return _array(fill, z, geotransform, crs, nodata, **opts)

@@ -1,0 +1,149 @@
+"""The C library under the package: libterrafort.so loaded with ctypes, and
+terrain.h's option structs mirrored field by field (tests/test_layout.py
+compiles a C program that prints each field's offset and each struct's size
+from the installed header and compares them with these)."""
+import ctypes
+import ctypes.util
+import os
+
+c_int, c_double, c_char_p, c_void_p, c_int64 = (ctypes.c_int, ctypes.c_double, ctypes.c_char_p,
+                                                 ctypes.c_void_p, ctypes.c_int64)
+
+
+class FileRole(ctypes.Structure):
+    _fields_ = [("path", c_char_p), ("what", c_char_p)]
+
+
+class RunOpts(ctypes.Structure):
+    _fields_ = [
+        ("band", c_int), ("format", c_char_p), ("creation_options", ctypes.POINTER(c_char_p)),
+        ("threads", c_int), ("tile_size", c_int), ("mem", c_int64),
+        ("progress", c_void_p), ("progress_user", c_void_p),
+        ("warning", c_void_p), ("warning_user", c_void_p),
+        ("stats", c_int), ("stats_json", c_char_p), ("hist_buckets", c_int),
+        ("percentiles", ctypes.POINTER(c_double)), ("npercentiles", c_int), ("coll_timeout_ms", c_int),
+        ("ft", c_int), ("ft_tolerance", c_double), ("ft_error_rate", c_double), ("ft_basic", c_int),
+        ("ft_source_profile", c_int), ("ft_timeout_ms", c_int), ("ft_report", c_char_p), ("inject", c_char_p),
+        ("ft_max_errors", c_int), ("ft_check", c_double), ("device", c_int), ("replay_on_cpu", c_int),
+        ("live", c_void_p), ("cancelled", c_void_p), ("coll", c_void_p),
+        ("gdal_cache", c_void_p), ("gdal_cache_user", c_void_p),
+        ("reads", FileRole * 4), ("held", c_void_p),
+    ]
+
+
+class GraphOpts(ctypes.Structure):
+    _fields_ = [
+        ("schedule", c_char_p), ("staleness", c_int), ("ds_max_ms", c_double), ("l_bottom", c_int),
+        ("l_up", c_int), ("straggler_ratio", c_double), ("cache_mb", c_double), ("aap_stats", c_char_p),
+        ("aap_stats_append", c_int), ("tmp_dir", c_char_p),
+    ]
+
+
+class SlopeOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("alg", c_int), ("percent", c_int), ("scale", c_double),
+                ("compute_edges", c_int)]
+
+
+class AspectOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("alg", c_int), ("trigonometric", c_int), ("zero_for_flat", c_int),
+                ("compute_edges", c_int)]
+
+
+class HillshadeOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("alg", c_int), ("mode", c_int), ("z", c_double), ("scale", c_double),
+                ("azimuth", c_double), ("altitude", c_double), ("compute_edges", c_int)]
+
+
+class TriOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("alg", c_int), ("compute_edges", c_int)]
+
+
+class TpiOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("compute_edges", c_int)]
+
+
+class RoughnessOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("compute_edges", c_int)]
+
+
+class ColorReliefOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("mode", c_int), ("alpha", c_int)]
+
+
+class SmoothOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("passes", c_int)]
+
+
+class FillDemOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("graph", GraphOpts), ("out_type", c_int), ("epsilon", c_int),
+                ("epsilon_step", c_double)]
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("msg", ctypes.c_char * 1024)]
+
+
+# struct name in terrain.h -> the class mirroring it (tests/test_layout.py walks this)
+STRUCTS = {
+    "tr_file_role": FileRole, "tr_run_opts": RunOpts, "tr_graph_opts": GraphOpts, "tr_slope_opts": SlopeOpts,
+    "tr_aspect_opts": AspectOpts, "tr_hillshade_opts": HillshadeOpts, "tr_tri_opts": TriOpts,
+    "tr_tpi_opts": TpiOpts, "tr_roughness_opts": RoughnessOpts, "tr_color_relief_opts": ColorReliefOpts,
+    "tr_smooth_opts": SmoothOpts, "tr_fill_dem_opts": FillDemOpts, "tr_error": Error,
+}
+
+
+def _candidates():
+    env = os.environ.get("TERRAFORT_LIBRARY")
+    if env:
+        return [env]  # then nowhere else
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = [
+        # installed: PREFIX/lib/python3/dist-packages/terrafort -> PREFIX/lib
+        os.path.join(here, "..", "..", "..", "libterrafort.so.0"),
+        # the source tree: tools/python/terrafort -> build/lib
+        os.path.join(here, "..", "..", "..", "build", "lib", "libterrafort.so.0"),
+    ]
+    found = ctypes.util.find_library("terrafort")
+    if found:
+        out.append(found)
+    return out
+
+
+def load():
+    tried = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            tried.append(path)
+            continue
+        lib = ctypes.CDLL(path)
+        _declare(lib)
+        _register_gdal()
+        return lib
+    raise ImportError("terrafort: libterrafort.so not found (looked for %s; set TERRAFORT_LIBRARY)"
+                      % ", ".join(tried))
+
+
+def _register_gdal():
+    """GDAL's drivers, as every program over the library registers them first
+    (terrain.h); the GDAL the library loaded (one per process, osgeo's too)."""
+    name = ctypes.util.find_library("gdal")
+    if not name:
+        raise ImportError("terrafort: GDAL's library not found")
+    ctypes.CDLL(name).GDALAllRegister()
+
+
+def _declare(lib):
+    for name, cls in (("slope", SlopeOpts), ("aspect", AspectOpts), ("hillshade", HillshadeOpts),
+                      ("tri", TriOpts), ("tpi", TpiOpts), ("roughness", RoughnessOpts),
+                      ("color_relief", ColorReliefOpts), ("smooth", SmoothOpts), ("fill_dem", FillDemOpts)):
+        init = getattr(lib, "tr_%s_opts_init" % name)
+        init.argtypes, init.restype = [ctypes.POINTER(cls)], None
+        fn = getattr(lib, "tr_" + name)
+        if name == "color_relief":
+            fn.argtypes = [ctypes.POINTER(cls), c_char_p, c_char_p, c_char_p, ctypes.POINTER(Error)]
+        else:
+            fn.argtypes = [ctypes.POINTER(cls), c_char_p, c_char_p, ctypes.POINTER(Error)]
+        fn.restype = c_int
+    lib.tr_graph_opts_init.argtypes, lib.tr_graph_opts_init.restype = [ctypes.POINTER(GraphOpts)], None
+    lib.tr_exit_code.argtypes, lib.tr_exit_code.restype = [c_int], c_int
+    lib.tr_library_version.argtypes, lib.tr_library_version.restype = [], c_char_p

@@ -1,0 +1,113 @@
+"""Each function against the terrafort command with the same options: the
+same bytes (filecmp on the files both write); GDAL datasets as inputs; the
+array forms equal the file forms; errors as TerrafortError with the
+command's exit code, nothing left behind."""
+import filecmp
+import os
+
+import numpy as np
+import pytest
+from osgeo import gdal
+
+import terrafort
+
+gdal.UseExceptions()
+
+# (function, its keyword arguments, the command and its flags)
+CASES = [
+    (terrafort.slope, {}, ["slope"]),
+    (terrafort.slope, {"percent": True, "compute_edges": True}, ["slope", "-p", "-compute_edges"]),
+    (terrafort.slope, {"alg": "ZevenbergenThorne", "scale": 0.5}, ["slope", "-alg", "ZevenbergenThorne", "-s", "0.5"]),
+    (terrafort.aspect, {"trigonometric": True, "zero_for_flat": True}, ["aspect", "-trigonometric", "-zero_for_flat"]),
+    (terrafort.hillshade, {}, ["hillshade"]),
+    (terrafort.hillshade, {"multidirectional": True, "z": 2, "altitude": 30},
+     ["hillshade", "-multidirectional", "-z", "2", "-alt", "30"]),
+    (terrafort.hillshade, {"combined": True, "azimuth": 200}, ["hillshade", "-combined", "-az", "200"]),
+    (terrafort.tri, {"alg": "Wilson"}, ["tri", "-alg", "Wilson"]),
+    (terrafort.tpi, {"compute_edges": True}, ["tpi", "-compute_edges"]),
+    (terrafort.roughness, {}, ["roughness"]),
+    (terrafort.smooth, {"passes": 3}, ["smooth", "--passes", "3"]),
+    (terrafort.fill, {}, ["fill"]),
+    (terrafort.fill, {"epsilon": True, "out_type": "Float64"}, ["fill", "--epsilon", "-ot", "Float64"]),
+    # the common options
+    (terrafort.slope, {"threads": 1, "tile_size": 64, "creation_options": ["COMPRESS=DEFLATE", "TILED=YES"]},
+     ["slope", "--threads", "1", "--tile-size", "64", "-co", "COMPRESS=DEFLATE", "-co", "TILED=YES"]),
+    (terrafort.aspect, {"stats": True, "band": 1}, ["aspect", "--stats", "-b", "1"]),
+    (terrafort.slope, {"ft": "dual", "threads": 2}, ["slope", "--ft", "dual", "--threads", "2"]),
+    (terrafort.hillshade, {"format": "PNG"}, ["hillshade", "-of", "PNG"]),
+]
+
+
+@pytest.mark.parametrize("fn,kw,cmd", CASES, ids=[" ".join(c[2]) for c in CASES])
+def test_same_bytes_as_the_command(fn, kw, cmd, cli, data, tmp_path):
+    dem = os.path.join(data, "demo.tif")
+    ext = ".png" if "PNG" in cmd else ".tif"
+    ref = cli(*cmd, dem, "cli" + ext)
+    out = str(tmp_path / ("py" + ext))
+    fn(dem, out, **kw)
+    assert filecmp.cmp(ref, out, shallow=False)
+    if kw.get("stats"):
+        ds = gdal.Open(out)  # kept: a band outlives no dataset in osgeo
+        assert "STATISTICS_MEAN" in ds.GetRasterBand(1).GetMetadata()
+
+
+def test_color_relief(cli, data, tmp_path):
+    dem = os.path.join(data, "demo.tif")
+    # the repository's own colour files (testdata/)
+    ramp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "testdata", "ramp_percent.txt")
+    ref = cli("color-relief", "-alpha", dem, ramp, "cli.tif")
+    out = str(tmp_path / "py.tif")
+    terrafort.color_relief(dem, ramp, out, alpha=True)
+    assert filecmp.cmp(ref, out, shallow=False)
+
+
+def test_datasets_as_inputs(cli, data, tmp_path):
+    dem = os.path.join(data, "demo.tif")
+    ref = cli("slope", dem, "cli.tif")
+    ds = gdal.Open(dem)
+    terrafort.slope(ds, str(tmp_path / "file_ds.tif"))
+    assert filecmp.cmp(ref, str(tmp_path / "file_ds.tif"), shallow=False)
+    mem = gdal.GetDriverByName("MEM").CreateCopy("", ds)
+    terrafort.slope(mem, str(tmp_path / "mem_ds.tif"))
+    a = gdal.Open(ref).ReadAsArray()
+    b = gdal.Open(str(tmp_path / "mem_ds.tif")).ReadAsArray()
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name,kw", [("slope", {}), ("aspect", {"compute_edges": True}), ("hillshade", {}),
+                                     ("tri", {}), ("tpi", {}), ("roughness", {}), ("smooth", {}), ("fill", {})])
+def test_arrays_equal_files(name, kw, data, tmp_path):
+    ds = gdal.Open(os.path.join(data, "demo.tif"))
+    z, gt, band = ds.ReadAsArray(), ds.GetGeoTransform(), ds.GetRasterBand(1)
+    out = str(tmp_path / "f.tif")
+    getattr(terrafort, name)(os.path.join(data, "demo.tif"), out, **kw)
+    want = gdal.Open(out).ReadAsArray()
+    got = getattr(terrafort, name + "_array")(z, gt, crs=ds.GetProjection(), nodata=band.GetNoDataValue(), **kw)
+    assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=got.dtype.kind == "f")
+
+
+def test_array_of_an_analytic_plane():
+    # z = 0.1 x on 10 m cells: dz/dx = 0.1 everywhere, slope atan(0.1) degrees inside
+    z = np.tile(np.arange(40, dtype=np.float32) * 1.0, (30, 1))
+    s = terrafort.slope_array(z, (0, 10, 0, 0, 0, -10))
+    inner = s[1:-1, 1:-1]
+    assert np.allclose(inner, np.degrees(np.arctan(0.1)), atol=1e-4)
+
+
+def test_errors(data, tmp_path):
+    with pytest.raises(terrafort.TerrafortError) as e:
+        terrafort.slope(str(tmp_path / "missing.tif"), str(tmp_path / "o.tif"))
+    assert e.value.exit_code == 3 and "missing.tif" in str(e.value)
+    dem = tmp_path / "dem.tif"
+    gdal.GetDriverByName("GTiff").CreateCopy(str(dem), gdal.Open(os.path.join(data, "demo.tif")))
+    before = dem.read_bytes()
+    with pytest.raises(terrafort.TerrafortError) as e:
+        terrafort.slope(str(dem), str(dem))
+    assert e.value.exit_code == 4
+    assert dem.read_bytes() == before
+    with pytest.raises(ValueError):
+        terrafort.slope(str(dem), str(tmp_path / "o.tif"), alg="Sobel")
+    with pytest.raises(terrafort.TerrafortError) as e:
+        terrafort.slope(str(dem), str(tmp_path / "o.tif"), format="NoSuchDriver")
+    assert e.value.exit_code == 2
+    assert sorted(os.listdir(tmp_path)) == ["dem.tif"]
