@@ -51,6 +51,14 @@ static int expect_fail(const char *args, int code, const char *needle) {
   return 0;
 }
 
+/* outdir/a.tif and outdir/b.tif hold the same bytes */
+static int same_a_b(void) {
+  char pa[1200], pb[1200];
+  snprintf(pa, sizeof pa, "%s/a.tif", outdir);
+  snprintf(pb, sizeof pb, "%s/b.tif", outdir);
+  return rc_same_file(pa, pb);
+}
+
 static char in_buf[8][1024];
 static const char *in(const char *name) {
   static int k;
@@ -133,10 +141,7 @@ static int test_config_option(void) {
   snprintf(c, sizeof c, "cd '%s' && '%s' slope -q '%s' a.tif && '%s' slope -q --config GDAL_CACHEMAX 128 '%s' b.tif",
            outdir, tf, in("fractal.tif"), tf, in("fractal.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  char pa[1200], pb[1200];
-  snprintf(pa, sizeof pa, "%s/a.tif", outdir);
-  snprintf(pb, sizeof pb, "%s/b.tif", outdir);
-  ASSERT(rc_same_file(pa, pb));
+  ASSERT(same_a_b());
   return 0;
 }
 
@@ -185,10 +190,7 @@ static int test_gpu_module(void) {
   }
   unsetenv("TERRAFORT_CUDA_MODULE");
   ASSERT(!bad);
-  char pa[1200], pb[1200];
-  snprintf(pa, sizeof pa, "%s/a.tif", outdir);
-  snprintf(pb, sizeof pb, "%s/b.tif", outdir);
-  ASSERT(rc_same_file(pa, pb));
+  ASSERT(same_a_b());
   return 0;
 }
 
@@ -224,10 +226,7 @@ static int test_command_names(void) {
     snprintf(c, sizeof c, "cd '%s' && '%s' %s -q '%s' a.tif && '%s' %s -q '%s' b.tif", outdir, tf, pairs[i][0],
              in("fractal.tif"), tf, pairs[i][1], in("fractal.tif"));
     ASSERT_EQ_INT(rc_run(c, NULL), 0);
-    char a[1200], b[1200];
-    snprintf(a, sizeof a, "%s/a.tif", outdir);
-    snprintf(b, sizeof b, "%s/b.tif", outdir);
-    if (!rc_same_file(a, b)) {
+    if (!same_a_b()) {
       fprintf(stderr, "%s and %s differ\n", pairs[i][0], pairs[i][1]);
       return 1;
     }

@@ -270,34 +270,20 @@ def _array(fn, z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def slope_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    """slope() of an array: z (rows x cols) with its geotransform; returns the product."""
-    return _array(slope, z, geotransform, crs, nodata, **opts)
+def _array_form(fn):
+    def form(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
+        return _array(fn, z, geotransform, crs, nodata, **opts)
+    form.__name__ = form.__qualname__ = fn.__name__ + "_array"
+    form.__doc__ = ("%s() of an array: z (rows x cols) with its geotransform, CRS (any form OSR reads) and "
+                    "nodata; the same keyword options; returns the product as a numpy array." % fn.__name__)
+    return form
 
 
-def aspect_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    return _array(aspect, z, geotransform, crs, nodata, **opts)
-
-
-def hillshade_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    return _array(hillshade, z, geotransform, crs, nodata, **opts)
-
-
-def tri_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    return _array(tri, z, geotransform, crs, nodata, **opts)
-
-
-def tpi_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    return _array(tpi, z, geotransform, crs, nodata, **opts)
-
-
-def roughness_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    return _array(roughness, z, geotransform, crs, nodata, **opts)
-
-
-def smooth_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    return _array(smooth, z, geotransform, crs, nodata, **opts)
-
-
-def fill_array(z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
-    return _array(fill, z, geotransform, crs, nodata, **opts)
+slope_array = _array_form(slope)
+aspect_array = _array_form(aspect)
+hillshade_array = _array_form(hillshade)
+tri_array = _array_form(tri)
+tpi_array = _array_form(tpi)
+roughness_array = _array_form(roughness)
+smooth_array = _array_form(smooth)
+fill_array = _array_form(fill)
