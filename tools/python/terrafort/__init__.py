@@ -19,9 +19,8 @@ creation_options (a list of "NAME=VALUE" or a dict), threads, tile_size,
 mem (bytes), stats, stats_json, ft ("off", "dual", "replay"), inject,
 device ("cpu", "auto", "gpu").
 
-Not here yet: flowgraph, interpolate and batch (their option structs hold
-lists and several outputs), and the program's GDAL configuration (--config:
-use osgeo.gdal.SetConfigOption)."""
+Not here yet: flowgraph and batch (several outputs, a job grammar), and the
+program's GDAL configuration (--config: use osgeo.gdal.SetConfigOption)."""
 import ctypes
 import itertools
 import os
@@ -34,7 +33,7 @@ _L = _lib.load()
 __version__ = _L.tr_library_version().decode()
 
 __all__ = ["TerrafortError", "slope", "aspect", "hillshade", "tri", "tpi", "roughness", "color_relief",
-           "smooth", "fill", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
+           "smooth", "fill", "interpolate", "fill_voids", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
            "roughness_array", "smooth_array", "fill_array"]
 
 
@@ -123,9 +122,9 @@ class _Call:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _call(name, cls, src, dst, set_own, run_kw, extra_path=None):
+def _call(name, cls, src, dst, set_own, run_kw, extra_path=None, init=None):
     opts = cls()
-    getattr(_L, "tr_%s_opts_init" % name)(ctypes.byref(opts))
+    getattr(_L, "tr_%s_opts_init" % (init or name))(ctypes.byref(opts))
     c = _Call()
     try:
         set_own(opts)
@@ -234,6 +233,67 @@ def fill(src, dst, epsilon=False, out_type=None, tmp_dir=None, **run):
             keep.append(_b(tmp_dir))
             o.graph.tmp_dir = keep[-1]
     _call("fill_dem", _lib.FillDemOpts, src, dst, own, run)
+
+
+def _strings(keep, words):
+    """A NULL-terminated char ** of words, kept alive in keep."""
+    arr = (ctypes.c_char_p * (len(words) + 1))(*[_b(w) for w in words], None)
+    keep.append(arr)
+    return ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
+
+
+def interpolate(src, dst, algorithm=None, zfield=None, z_increase=None, z_multiply=None, layers=None, where=None,
+                sql=None, spat=None, clipsrc=None, txe=None, tye=None, outsize=None, tr=None, out_type=None,
+                a_srs=None, open_options=None, xyz=False, tmp_dir=None, **run):
+    """gdal_grid: the points of src (any OGR source, or "x y z" text) onto a grid.
+    algorithm as gdal_grid's -a ("invdist:power=2:smoothing=1", "nearest", ...);
+    txe/tye (min, max), outsize (cols, rows), tr (xres, yres) and spat
+    (xmin, ymin, xmax, ymax) as pairs and tuples; layers and open_options as lists."""
+    keep = []
+
+    def own(o):
+        for k, v in (("algorithm", algorithm), ("zfield", zfield), ("where", where), ("sql", sql),
+                     ("clipsrc", clipsrc), ("a_srs", a_srs), ("tmp_dir", tmp_dir)):
+            if v is not None:
+                keep.append(_b(v))
+                setattr(o, k, keep[-1])
+        if z_increase is not None:
+            o.z_increase = float(z_increase)
+        if z_multiply is not None:
+            o.z_multiply = float(z_multiply)
+        if layers:
+            o.layers = _strings(keep, list(layers))
+        if open_options:
+            o.open_options = _strings(keep, list(open_options))
+        if spat is not None:
+            o.has_spat = 1
+            o.spat[:] = [float(v) for v in spat]
+        if txe is not None:
+            o.has_txe = 1
+            o.txe[:] = [float(v) for v in txe]
+        if tye is not None:
+            o.has_tye = 1
+            o.tye[:] = [float(v) for v in tye]
+        if outsize is not None:
+            o.outsize[:] = [int(v) for v in outsize]
+        if tr is not None:
+            o.tr[:] = [float(v) for v in tr]
+        if out_type is not None:
+            o.out_type = _choice(_GDT, out_type, "out_type")
+        o.xyz = int(bool(xyz))
+    _call("interpolate", _lib.InterpolateOpts, src, dst, own, run)
+
+
+def fill_voids(src, dst, max_distance=None, smoothing_iterations=None, **run):
+    """gdal_fillnodata: the nodata cells of a raster filled by inverse distance from the
+    valid cells around them (max_distance cells; smoothing_iterations 3x3 passes)."""
+    def own(o):
+        o.fill_voids = 1
+        if max_distance is not None:
+            o.max_distance = float(max_distance)
+        if smoothing_iterations is not None:
+            o.smoothing_iterations = int(smoothing_iterations)
+    _call("fill_voids", _lib.InterpolateOpts, src, dst, own, run, init="interpolate")
 
 
 def _array(fn, z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):

@@ -79,6 +79,18 @@ class FillDemOpts(ctypes.Structure):
                 ("epsilon_step", c_double)]
 
 
+class InterpolateOpts(ctypes.Structure):
+    _fields_ = [
+        ("run", RunOpts), ("algorithm", c_char_p), ("zfield", c_char_p), ("z_increase", c_double),
+        ("z_multiply", c_double), ("layers", ctypes.POINTER(c_char_p)), ("where", c_char_p), ("sql", c_char_p),
+        ("has_spat", c_int), ("spat", c_double * 4), ("clipsrc", c_char_p), ("clipsrc_layer", c_char_p),
+        ("clipsrc_where", c_char_p), ("clipsrc_sql", c_char_p), ("has_txe", c_int), ("has_tye", c_int),
+        ("txe", c_double * 2), ("tye", c_double * 2), ("outsize", c_int64 * 2), ("tr", c_double * 2),
+        ("out_type", c_int), ("a_srs", c_char_p), ("open_options", ctypes.POINTER(c_char_p)), ("xyz", c_int),
+        ("fill_voids", c_int), ("max_distance", c_double), ("smoothing_iterations", c_int), ("tmp_dir", c_char_p),
+    ]
+
+
 class Error(ctypes.Structure):
     _fields_ = [("msg", ctypes.c_char * 1024)]
 
@@ -88,7 +100,8 @@ STRUCTS = {
     "tr_file_role": FileRole, "tr_run_opts": RunOpts, "tr_graph_opts": GraphOpts, "tr_slope_opts": SlopeOpts,
     "tr_aspect_opts": AspectOpts, "tr_hillshade_opts": HillshadeOpts, "tr_tri_opts": TriOpts,
     "tr_tpi_opts": TpiOpts, "tr_roughness_opts": RoughnessOpts, "tr_color_relief_opts": ColorReliefOpts,
-    "tr_smooth_opts": SmoothOpts, "tr_fill_dem_opts": FillDemOpts, "tr_error": Error,
+    "tr_smooth_opts": SmoothOpts, "tr_fill_dem_opts": FillDemOpts, "tr_interpolate_opts": InterpolateOpts,
+    "tr_error": Error,
 }
 
 
@@ -135,7 +148,8 @@ def _register_gdal():
 def _declare(lib):
     for name, cls in (("slope", SlopeOpts), ("aspect", AspectOpts), ("hillshade", HillshadeOpts),
                       ("tri", TriOpts), ("tpi", TpiOpts), ("roughness", RoughnessOpts),
-                      ("color_relief", ColorReliefOpts), ("smooth", SmoothOpts), ("fill_dem", FillDemOpts)):
+                      ("color_relief", ColorReliefOpts), ("smooth", SmoothOpts), ("fill_dem", FillDemOpts),
+                      ("interpolate", InterpolateOpts)):
         init = getattr(lib, "tr_%s_opts_init" % name)
         init.argtypes, init.restype = [ctypes.POINTER(cls)], None
         fn = getattr(lib, "tr_" + name)
@@ -144,6 +158,8 @@ def _declare(lib):
         else:
             fn.argtypes = [ctypes.POINTER(cls), c_char_p, c_char_p, ctypes.POINTER(Error)]
         fn.restype = c_int
+    lib.tr_fill_voids.argtypes = [ctypes.POINTER(InterpolateOpts), c_char_p, c_char_p, ctypes.POINTER(Error)]
+    lib.tr_fill_voids.restype = c_int
     lib.tr_graph_opts_init.argtypes, lib.tr_graph_opts_init.restype = [ctypes.POINTER(GraphOpts)], None
     lib.tr_exit_code.argtypes, lib.tr_exit_code.restype = [c_int], c_int
     lib.tr_library_version.argtypes, lib.tr_library_version.restype = [], c_char_p

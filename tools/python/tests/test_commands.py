@@ -111,3 +111,39 @@ def test_errors(data, tmp_path):
         terrafort.slope(str(dem), str(tmp_path / "o.tif"), format="NoSuchDriver")
     assert e.value.exit_code == 2
     assert sorted(os.listdir(tmp_path)) == ["dem.tif"]
+
+
+@pytest.fixture
+def points(tmp_path):
+    """300 scattered points of z = x + 2y + a bump, as "x y z" text."""
+    rng = np.random.default_rng(7)
+    xy = rng.uniform(0, 100, (300, 2))
+    z = xy[:, 0] + 2 * xy[:, 1] + 30 * np.exp(-((xy[:, 0] - 50) ** 2 + (xy[:, 1] - 40) ** 2) / 200)
+    p = tmp_path / "pts.xyz"
+    np.savetxt(p, np.column_stack([xy, z]), fmt="%.6f")
+    return str(p)
+
+
+@pytest.mark.parametrize("kw,flags", [
+    ({"algorithm": "invdist:power=2:smoothing=1", "txe": (0, 100), "tye": (0, 80), "outsize": (50, 40)},
+     ["-a", "invdist:power=2:smoothing=1", "-txe", "0", "100", "-tye", "0", "80", "-outsize", "50", "40"]),
+    ({"algorithm": "nearest:radius1=20:radius2=20", "txe": (0, 100), "tye": (0, 100), "tr": (4, 4),
+      "out_type": "Float32"},
+     ["-a", "nearest:radius1=20:radius2=20", "-txe", "0", "100", "-tye", "0", "100", "-tr", "4", "4", "-ot",
+      "Float32"]),
+    ({"algorithm": "linear", "outsize": (30, 30), "z_multiply": 2, "a_srs": "EPSG:32633"},
+     ["-a", "linear", "-outsize", "30", "30", "-z_multiply", "2", "-a_srs", "EPSG:32633"]),
+], ids=["invdist", "nearest-tr", "linear"])
+def test_interpolate_same_bytes(kw, flags, points, cli, tmp_path):
+    ref = cli("interpolate", *flags, points, "cli.tif")
+    out = str(tmp_path / "py.tif")
+    terrafort.interpolate(points, out, **kw)
+    assert filecmp.cmp(ref, out, shallow=False)
+
+
+def test_fill_voids_same_bytes(cli, data, tmp_path):
+    dem = os.path.join(data, "fractal_nan.tif")
+    ref = cli("interpolate", "--fill-voids", "-md", "30", "-si", "1", dem, "cli.tif")
+    out = str(tmp_path / "py.tif")
+    terrafort.fill_voids(dem, out, max_distance=30, smoothing_iterations=1)
+    assert filecmp.cmp(ref, out, shallow=False)
