@@ -19,8 +19,8 @@ creation_options (a list of "NAME=VALUE" or a dict), threads, tile_size,
 mem (bytes), stats, stats_json, ft ("off", "dual", "replay"), inject,
 device ("cpu", "auto", "gpu").
 
-Not here yet: flowgraph and batch (several outputs, a job grammar), and the
-program's GDAL configuration (--config: use osgeo.gdal.SetConfigOption)."""
+Not here yet: batch (its job grammar), and the program's GDAL configuration
+(--config: use osgeo.gdal.SetConfigOption)."""
 import ctypes
 import itertools
 import os
@@ -33,7 +33,7 @@ _L = _lib.load()
 __version__ = _L.tr_library_version().decode()
 
 __all__ = ["TerrafortError", "slope", "aspect", "hillshade", "tri", "tpi", "roughness", "color_relief",
-           "smooth", "fill", "interpolate", "fill_voids", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
+           "smooth", "fill", "interpolate", "fill_voids", "flowgraph", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
            "roughness_array", "smooth_array", "fill_array"]
 
 
@@ -294,6 +294,58 @@ def fill_voids(src, dst, max_distance=None, smoothing_iterations=None, **run):
         if smoothing_iterations is not None:
             o.smoothing_iterations = int(smoothing_iterations)
     _call("fill_voids", _lib.InterpolateOpts, src, dst, own, run, init="interpolate")
+
+
+_ENCODING = {"taudem": 0, "esri": 1, "grass": 2}
+_UNITS = {"cells": 0, "area": 1}
+_BASINS_BY = {"links": 0, "edges": 1, "outlets": 2}
+
+
+def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network=None, dir=None, dir_in=None,
+              dir_encoding=None, filled=False, filled_in=None, slope=None, weights=None, units=None,
+              no_edge_check=False, acc_type=None, threshold=None, basins_by=None, outlets=None, snap=None,
+              network_format=None, **run):
+    """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
+    directions) the products asked for - dir, slope (sd8), acc, streams, order,
+    basins, network - all written or none. Keyword names are the command's long
+    options; acc_type "Float32" or "Float64" (the default)."""
+    keep = []
+
+    def own(o):
+        for k, v in (("dir_in", dir_in), ("dir_out", dir), ("filled_in", filled_in), ("slope", slope),
+                     ("weights", weights), ("outlets", outlets), ("acc", acc), ("streams", streams),
+                     ("order", order), ("basins", basins), ("network", network), ("network_format", network_format)):
+            if v is not None:
+                keep.append(_b(os.fspath(v)) if k != "network_format" else _b(v))
+                setattr(o, k, keep[-1])
+        if dir_encoding is not None:
+            o.encoding = _choice(_ENCODING, dir_encoding, "dir_encoding")
+        o.filled = int(bool(filled))
+        if units is not None:
+            o.units = _choice(_UNITS, units, "units")
+        o.no_edge_check = int(bool(no_edge_check))
+        if acc_type is not None:
+            o.acc_float32 = {"float32": 1, "float64": 0}[_choice({"float32": "float32", "float64": "float64"},
+                                                                  acc_type, "acc_type")]
+        if threshold is not None:
+            o.threshold = float(threshold)
+        if basins_by is not None:
+            o.basins_by = _choice(_BASINS_BY, basins_by, "basins_by")
+        if snap is not None:
+            o.snap = int(snap)
+
+    opts = _lib.FlowgraphOpts()
+    _L.tr_flowgraph_opts_init(ctypes.byref(opts))
+    c = _Call()
+    try:
+        own(opts)
+        c.run_opts(opts.run, **run)
+        err = _lib.Error()
+        st = _L.tr_flowgraph(ctypes.byref(opts), None if dem is None else c.path(dem), ctypes.byref(err))
+    finally:
+        c.done()
+    if st != 0:
+        raise TerrafortError(err.msg.decode(errors="replace"), st, _L.tr_exit_code(st))
 
 
 def _array(fn, z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):

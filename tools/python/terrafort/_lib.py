@@ -91,6 +91,16 @@ class InterpolateOpts(ctypes.Structure):
     ]
 
 
+class FlowgraphOpts(ctypes.Structure):
+    _fields_ = [
+        ("run", RunOpts), ("graph", GraphOpts), ("dir_in", c_char_p), ("encoding", c_int), ("dir_out", c_char_p),
+        ("filled_in", c_char_p), ("filled", c_int), ("slope", c_char_p), ("weights", c_char_p), ("units", c_int),
+        ("no_edge_check", c_int), ("acc_float32", c_int), ("threshold", c_double), ("basins_by", c_int),
+        ("outlets", c_char_p), ("snap", c_int), ("acc", c_char_p), ("streams", c_char_p), ("order", c_char_p),
+        ("basins", c_char_p), ("network", c_char_p), ("network_format", c_char_p),
+    ]
+
+
 class Error(ctypes.Structure):
     _fields_ = [("msg", ctypes.c_char * 1024)]
 
@@ -101,6 +111,7 @@ STRUCTS = {
     "tr_aspect_opts": AspectOpts, "tr_hillshade_opts": HillshadeOpts, "tr_tri_opts": TriOpts,
     "tr_tpi_opts": TpiOpts, "tr_roughness_opts": RoughnessOpts, "tr_color_relief_opts": ColorReliefOpts,
     "tr_smooth_opts": SmoothOpts, "tr_fill_dem_opts": FillDemOpts, "tr_interpolate_opts": InterpolateOpts,
+    "tr_flowgraph_opts": FlowgraphOpts,
     "tr_error": Error,
 }
 
@@ -160,6 +171,10 @@ def _declare(lib):
         fn.restype = c_int
     lib.tr_fill_voids.argtypes = [ctypes.POINTER(InterpolateOpts), c_char_p, c_char_p, ctypes.POINTER(Error)]
     lib.tr_fill_voids.restype = c_int
+    lib.tr_flowgraph_opts_init.argtypes = [ctypes.POINTER(FlowgraphOpts)]
+    lib.tr_flowgraph_opts_init.restype = None
+    lib.tr_flowgraph.argtypes = [ctypes.POINTER(FlowgraphOpts), c_char_p, ctypes.POINTER(Error)]
+    lib.tr_flowgraph.restype = c_int
     lib.tr_graph_opts_init.argtypes, lib.tr_graph_opts_init.restype = [ctypes.POINTER(GraphOpts)], None
     lib.tr_exit_code.argtypes, lib.tr_exit_code.restype = [c_int], c_int
     lib.tr_library_version.argtypes, lib.tr_library_version.restype = [], c_char_p

@@ -147,3 +147,27 @@ def test_fill_voids_same_bytes(cli, data, tmp_path):
     out = str(tmp_path / "py.tif")
     terrafort.fill_voids(dem, out, max_distance=30, smoothing_iterations=1)
     assert filecmp.cmp(ref, out, shallow=False)
+
+
+def test_flowgraph_same_bytes(cli, tf, data, tmp_path):
+    import subprocess
+    dem = os.path.join(data, "demo.tif")
+    names = ["p.tif", "ad8.tif", "src.tif", "ord.tif", "w.tif", "net.gpkg"]
+    subprocess.run([tf, "flowgraph", dem, "--dir", "c_p.tif", "--acc", "c_ad8.tif", "--streams", "c_src.tif",
+                    "--order", "c_ord.tif", "--basins", "c_w.tif", "--threshold", "50", "--acc-type", "Float32",
+                    "-q"], check=True, cwd=tmp_path)
+    terrafort.flowgraph(dem, dir=tmp_path / "py_p.tif", acc=tmp_path / "py_ad8.tif", streams=tmp_path / "py_src.tif",
+                        order=tmp_path / "py_ord.tif", basins=tmp_path / "py_w.tif", threshold=50, acc_type="Float32")
+    for n in names[:5]:
+        assert filecmp.cmp(tmp_path / ("c_" + n), tmp_path / ("py_" + n), shallow=False), n
+    # from the directions alone, as TauDEM's aread8 -p: the same accumulation
+    terrafort.flowgraph(dir_in=tmp_path / "py_p.tif", acc=tmp_path / "py_ad8_p.tif", acc_type="Float32")
+    a = gdal.Open(str(tmp_path / "c_ad8.tif")).ReadAsArray()
+    b = gdal.Open(str(tmp_path / "py_ad8_p.tif")).ReadAsArray()
+    assert np.array_equal(a, b)
+    # nothing asked, or a product onto the DEM: an error, nothing written
+    with pytest.raises(terrafort.TerrafortError):
+        terrafort.flowgraph(dem)
+    with pytest.raises(terrafort.TerrafortError) as e:
+        terrafort.flowgraph(dem, acc=dem)
+    assert e.value.exit_code == 4
