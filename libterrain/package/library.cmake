@@ -61,9 +61,19 @@ install(FILES ${CMAKE_BINARY_DIR}/terrafortConfig.cmake ${CMAKE_BINARY_DIR}/terr
 # relocatable: the prefix is found from the .pc file's own folder (pkg-config's
 # pcfiledir), so `cmake --install --prefix` anywhere gives a working file
 file(RELATIVE_PATH TERRAFORT_PC_UP /x/${CMAKE_INSTALL_LIBDIR}/pkgconfig /x)
-# the Python package over the library (tools/python/terrafort): beside it, it finds it
-# as ../../../libterrafort.so.0 (terrafort/_lib.py)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/python/terrafort DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/dist-packages
+# the Python package over the library (tools/python/terrafort), where Debian's
+# /usr/bin/python3 looks: PREFIX/lib/python3/dist-packages for /usr, else
+# PREFIX/lib/python3.X/dist-packages (/usr/local's, on Debian's path too). It finds the
+# library beside it (../../../libterrafort.so.0 when LIBDIR is lib) or through
+# ldconfig (terrafort/_lib.py).
+execute_process(COMMAND /usr/bin/python3 -c "import sys; print('python%d.%d' % sys.version_info[:2])"
+                OUTPUT_VARIABLE _tf_py OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr" OR NOT _tf_py)
+  set(TERRAFORT_PYTHON_DIR lib/python3/dist-packages)
+else()
+  set(TERRAFORT_PYTHON_DIR lib/${_tf_py}/dist-packages)
+endif()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/python/terrafort DESTINATION ${TERRAFORT_PYTHON_DIR}
         PATTERN __pycache__ EXCLUDE)
 configure_file(${PROJECT_SOURCE_DIR}/libterrain/package/terrafort.pc.in ${CMAKE_BINARY_DIR}/terrafort.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/terrafort.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

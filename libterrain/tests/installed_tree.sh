@@ -64,8 +64,9 @@ cmake --build "$tmp/proj/b" >/dev/null || fail "the CMake project did not build"
 cmp "$tmp/slope_cli.tif" "$tmp/slope_cm.tif" || fail "slope (CMake build) differs from the command's"
 cmp "$tmp/fill_cli.tif" "$tmp/fill_cm.tif" || fail "fill (CMake build) differs from the command's"
 # the Python package, installed beside the library, finds it there
-pkgs=$lib/python3/dist-packages
-[ -f "$pkgs/terrafort/__init__.py" ] || fail "the Python package is not installed"
+init=$(find "$tmp/p" -path '*dist-packages/terrafort/__init__.py')
+[ -n "$init" ] || fail "the Python package is not installed"
+pkgs=$(dirname "$(dirname "$init")")
 env -u TERRAFORT_LIBRARY PYTHONPATH="$pkgs" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
 import sys, terrafort, terrafort._lib as l
 assert terrafort.__file__.startswith(sys.argv[1]), terrafort.__file__

@@ -122,7 +122,7 @@ def _candidates():
         return [env]  # then nowhere else
     here = os.path.dirname(os.path.abspath(__file__))
     out = [
-        # installed: PREFIX/lib/python3/dist-packages/terrafort -> PREFIX/lib
+        # installed: PREFIX/lib/python3.X/dist-packages/terrafort -> PREFIX/lib
         os.path.join(here, "..", "..", "..", "libterrafort.so.0"),
         # the source tree: tools/python/terrafort -> build/lib
         os.path.join(here, "..", "..", "..", "build", "lib", "libterrafort.so.0"),
