@@ -25,7 +25,7 @@ static const char *usage =
     "Usage: terrafort batch [options] JOBS_FILE\n"
     "       terrafort batch [options] --dir DIR --glob PATTERN --cmd TEMPLATE\n"
     "Runs many terrafort jobs: one command line per line of JOBS_FILE (blank lines and '#'\n"
-    "comments ignored, words quoted as in a shell, e.g. slope a.tif a_slope.tif -s 1), or one\n"
+    "comments ignored, words quoted as in a shell, e.g. slope a.tif a_slope.tif), or one\n"
     "job per file of DIR matching PATTERN from TEMPLATE, where {} is the file's path, {name}\n"
     "its name, {stem} its path without the extension, {base} its name without the extension\n"
     "and {dir} DIR (e.g. --cmd 'slope {} {stem}_slope.tif').\n"

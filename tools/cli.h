@@ -76,8 +76,8 @@ extern const char *tf_common_help;
 /* Edits (insertions, deletions, substitutions, swaps of neighbours; any
  * case) between a and b, counted up to 3; 4 means more (commands.c). */
 int tf_edits(const char *a, const char *b);
-/* The option of a help text (a flag at a line's start or after ", ", as the
- * help lists every spelling) that a mistyped option most likely meant: at
+/* The option of a help text (any word starting with '-' the help names, in
+ * its option lines, usage lines and lists) that a mistyped option most likely meant: at
  * most two edits, or the leading part of exactly one option. Into buf;
  * NULL when none is near (commands.c). */
 const char *tf_option_suggest(const char *help, const char *opt, char *buf, size_t len);

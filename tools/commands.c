@@ -105,12 +105,9 @@ const char *tf_option_suggest(const char *help, const char *opt, char *buf, size
   const size_t n = strlen(opt);
   buf[0] = '\0';
   for (const char *p = help; p && *p; p++) {
-    /* a flag starts after a line's indentation or after ", " */
-    const int at_start = (p == help || p[-1] == '\n' || p[-1] == ' ') && *p == '-';
-    if (!at_start) continue;
-    const char *b = p - 1;
-    while (b >= help && *b == ' ') b--;
-    if (!(b < help || *b == '\n' || (*b == ',' && p[-1] == ' '))) continue;
+    /* a flag: a word starting with '-' wherever the help names one (option lines,
+     * usage lines, "a, b, c" and "a | b" lists, "[-x]") */
+    if (*p != '-' || (p != help && !strchr("\n ,|[(", p[-1]))) continue;
     size_t k = 0;
     char word[64];
     while (p[k] && (p[k] == '-' || p[k] == '_' || isalnum((unsigned char)p[k])) && k < sizeof word - 1) {

@@ -1,7 +1,7 @@
 # bash completion for terrafort; installed as share/bash-completion/completions/terrafort.
 # What it offers comes from the program itself, so it never falls behind a new flag:
 #   terrafort <TAB>             the commands `terrafort --help` lists
-#   terrafort CMD -<TAB>        the options `terrafort CMD --help` lists (every spelling)
+#   terrafort CMD -<TAB>        the options `terrafort CMD --help` names (every spelling)
 #   terrafort CMD --ft <TAB>    the values an option's help line lists as A|B|C
 #   anything else               file names
 # zsh: `autoload -U bashcompinit && bashcompinit`, then source this file.
@@ -40,7 +40,8 @@ _terrafort() {
     fi
   fi
   if [[ $cur == -* ]]; then
-    words=$(grep -oE -- '(^ +|, )-{1,2}[A-Za-z][-A-Za-z0-9_]*' <<<"$help" | sed -E 's/^[ ,]+//' | sort -u)
+    # every flag the help names: in its option lines, usage lines and lists
+    words=$(grep -oE -- '(^|[][ ,|(])-{1,2}[A-Za-z][-A-Za-z0-9_]*' <<<"$help" | sed -E 's/^[][ ,|(]+//' | sort -u)
     mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
     return
   fi

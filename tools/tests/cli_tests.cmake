@@ -159,3 +159,8 @@ if(TARGET libterrafort)
   set_tests_properties(python_package PROPERTIES FIXTURES_REQUIRED testdata LABELS "unit;python" TIMEOUT 300
                        ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/tools/python;PYTHONDONTWRITEBYTECODE=1;TERRAFORT_LIBRARY=$<TARGET_SONAME_FILE:libterrafort>;TERRAFORT_BIN=$<TARGET_FILE:terrafort>;TERRAFORT_TESTDATA=${CMAKE_BINARY_DIR}/testdata")
 endif()
+
+# each command's --help and its man page name the same options (tools/tests/help_man.sh)
+add_test(NAME cli_help_man COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/help_man.sh $<TARGET_FILE:terrafort>
+                                   ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_help_man PROPERTIES LABELS "unit;cli" TIMEOUT 120)

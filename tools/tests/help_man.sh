@@ -1,0 +1,38 @@
+#!/bin/bash
+# help_man.sh TERRAFORT SOURCE_DIR - each command's --help and its man page name the same
+# options: every flag the help names is documented in man/terrafort-CMD.1 or, for the common
+# options, man/terrafort.1; every option entry of the command's page (a .B/.BI/.BR line that
+# starts with a flag) is one the help names. A flag added to a parser and its help but not
+# to the man page, or documented but gone from the program, fails here.
+set -u
+tf=$1 src=$2
+flags_of_help() { # every word starting with '-' that the help names
+  "$tf" "$1" --help | grep -oE -- '(^|[][ ,|(])-{1,2}[A-Za-z][-A-Za-z0-9_]*' | sed -E 's/^[][ ,|(]+//' | sort -u
+}
+flags_of_man() { # every flag in the pages' macro lines (.B, .BI, .BR, .IR, .TP)
+  grep -hE '^\.(B|BR|BI|IR|TP)' "$@" | sed 's/\\-/-/g; s/\\f[RPBI]/ /g' |
+    grep -oE -- '(^|[ "])-{1,2}[A-Za-z][-A-Za-z0-9_]*' | sed -E 's/^[ "]+//' | sort -u
+}
+entries_of_man() { # the flags of option entries: a .TP's tag line that starts with a flag
+  awk 'prev == ".TP" && /^\.(B|BI|BR) \\-/ {print} {prev = $0}' "$1" | sed 's/\\-/-/g; s/\\f[RPBI]/ /g' |
+    grep -oE -- '(^\.[A-Z]+ |[ "])-{1,2}[A-Za-z][-A-Za-z0-9_]*' | sed -E 's/^(\.[A-Z]+ |[ "])//' | sort -u
+}
+cmds=$("$tf" --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} /^$/ {on = 0}')
+[ "$(wc -w <<<"$cmds")" -ge 10 ] || { echo "help_man: too few commands in terrafort --help" >&2; exit 1; }
+fails=0
+for c in $cmds; do
+  page=$src/man/terrafort-$c.1
+  [ -f "$page" ] || { echo "help_man: no man page for $c" >&2; fails=$((fails + 1)); continue; }
+  undocumented=$(comm -23 <(flags_of_help "$c") <(flags_of_man "$page" "$src/man/terrafort.1") | tr '\n' ' ')
+  unknown=$(comm -13 <(flags_of_help "$c") <(entries_of_man "$page") | tr '\n' ' ')
+  if [ -n "$undocumented" ]; then
+    echo "help_man: $c: named by --help, not in its man page or terrafort(1): $undocumented" >&2
+    fails=$((fails + 1))
+  fi
+  if [ -n "$unknown" ]; then
+    echo "help_man: $c: documented in terrafort-$c(1), not named by --help: $unknown" >&2
+    fails=$((fails + 1))
+  fi
+done
+[ "$fails" -eq 0 ] && echo "help_man: $(wc -w <<<"$cmds") commands agree"
+exit $((fails > 0))
