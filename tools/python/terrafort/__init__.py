@@ -122,7 +122,10 @@ class _Call:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _call(name, cls, src, dst, set_own, run_kw, extra_path=None, init=None):
+def _invoke(name, cls, set_own, run_kw, files, init=None):
+    """One library call: opts from tr_NAME_opts_init (or init's), set_own and
+    the common options set, then tr_NAME(&opts, *files(c), &err); a failure
+    raised as TerrafortError."""
     opts = cls()
     getattr(_L, "tr_%s_opts_init" % (init or name))(ctypes.byref(opts))
     c = _Call()
@@ -130,15 +133,19 @@ def _call(name, cls, src, dst, set_own, run_kw, extra_path=None, init=None):
         set_own(opts)
         c.run_opts(opts.run, **run_kw)
         err = _lib.Error()
-        args = [ctypes.byref(opts), c.path(src)]
-        if extra_path is not None:
-            args.append(_b(os.fspath(extra_path)))
-        args += [_b(os.fspath(dst)), ctypes.byref(err)]
-        st = getattr(_L, "tr_" + name)(*args)
+        st = getattr(_L, "tr_" + name)(ctypes.byref(opts), *files(c), ctypes.byref(err))
     finally:
         c.done()
     if st != 0:
         raise TerrafortError(err.msg.decode(errors="replace"), st, _L.tr_exit_code(st))
+
+
+def _call(name, cls, src, dst, set_own, run_kw, extra_path=None, init=None):
+    """A command of one input and one output (and color_relief's colour file)."""
+    def files(c):
+        middle = [] if extra_path is None else [_b(os.fspath(extra_path))]
+        return [c.path(src), *middle, _b(os.fspath(dst))]
+    _invoke(name, cls, set_own, run_kw, files, init)
 
 
 def slope(src, dst, alg="Horn", percent=False, scale=None, compute_edges=False, **run):
@@ -325,8 +332,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
             o.units = _choice(_UNITS, units, "units")
         o.no_edge_check = int(bool(no_edge_check))
         if acc_type is not None:
-            o.acc_float32 = {"float32": 1, "float64": 0}[_choice({"float32": "float32", "float64": "float64"},
-                                                                  acc_type, "acc_type")]
+            o.acc_float32 = _choice({"float32": 1, "float64": 0}, acc_type, "acc_type")
         if threshold is not None:
             o.threshold = float(threshold)
         if basins_by is not None:
@@ -334,18 +340,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
         if snap is not None:
             o.snap = int(snap)
 
-    opts = _lib.FlowgraphOpts()
-    _L.tr_flowgraph_opts_init(ctypes.byref(opts))
-    c = _Call()
-    try:
-        own(opts)
-        c.run_opts(opts.run, **run)
-        err = _lib.Error()
-        st = _L.tr_flowgraph(ctypes.byref(opts), None if dem is None else c.path(dem), ctypes.byref(err))
-    finally:
-        c.done()
-    if st != 0:
-        raise TerrafortError(err.msg.decode(errors="replace"), st, _L.tr_exit_code(st))
+    _invoke("flowgraph", _lib.FlowgraphOpts, own, run, lambda c: [None if dem is None else c.path(dem)])
 
 
 def _array(fn, z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):
