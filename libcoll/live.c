@@ -84,14 +84,18 @@ static double period_s(const coll_live *l) {
   return p * 1e-3;
 }
 
-/* Receives every waiting monitor message (caller holds nothing). */
+/* Receives every waiting monitor message (caller holds nothing). The
+ * matched probe takes the message it found off the queue, so two threads
+ * draining at once (the monitor's, and a wait about to judge silence:
+ * coll_live_lost) never receive each other's message. */
 static void receive_all(coll_live *l) {
   for (;;) {
     int flag = 0, v = 0;
     MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, l->comm, &flag, &st);
+    MPI_Message msg;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, l->comm, &flag, &msg, &st);
     if (!flag) return;
-    MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, l->comm, MPI_STATUS_IGNORE);
+    MPI_Mrecv(&v, 1, MPI_INT, &msg, MPI_STATUS_IGNORE);
     double now = coll_now();
     pthread_mutex_lock(&l->mu);
     l->last[st.MPI_SOURCE] = now;
@@ -213,6 +217,17 @@ int coll_live_lost(const coll_live *l, double *silent_ms) {
   if (!l || !l->active) return -1;
   coll_live *m = (coll_live *)l;
   pthread_mutex_lock(&m->mu);
+  if (m->lost_rank == -1 && lost_locked(l, coll_now(), NULL) >= 0 && !atomic_load(&m->quiet)) {
+    /* Before naming a rank silent, what has arrived is received here: the
+     * monitor's thread may not have run for a while on a loaded machine,
+     * and then every peer looks silent and the oldest stamp - any of them -
+     * would be named; a peer's SAW already queued names the loss the
+     * others found (seen: rank 2 named rank 1, which had left after its
+     * loss round, instead of the stopped rank 3). */
+    pthread_mutex_unlock(&m->mu);
+    receive_all(m);
+    pthread_mutex_lock(&m->mu);
+  }
   if (m->lost_rank == -1)
     m->lost_rank = lost_locked(l, coll_now(), silent_ms);
   else if (silent_ms && m->lost_rank >= 0)
