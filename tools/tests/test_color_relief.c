@@ -163,11 +163,22 @@ static int all_ramps_and_modes(const char *dem) {
   return 0;
 }
 
+/* Integer cells and a mosaic change how values are read, not how a ramp is
+ * applied (all twenty ramp x mode pairs run on the Float32 and NaN DEMs):
+ * there every ramp and every mode runs once, in six pairs. */
+static int ramps_and_modes_once(const char *dem) {
+  for (size_t r = 0; r <= sizeof ramps / sizeof *ramps; r++)
+    if (compare_one(DEM(dem), RAMP(ramps[r % (sizeof ramps / sizeof *ramps)]), modes[r % (sizeof modes / sizeof *modes)],
+                    ".tif"))
+      return 1;
+  return 0;
+}
+
 static int test_float32_nodata(void) { return all_ramps_and_modes("fractal.tif"); }
 static int test_nan_nodata(void) { return all_ramps_and_modes("fractal_nan.tif"); }
-static int test_int16(void) { return all_ramps_and_modes("fractal_int16.tif"); }
-static int test_byte(void) { return all_ramps_and_modes("fractal_byte.tif"); }
-static int test_vrt_mosaic(void) { return all_ramps_and_modes("mosaic.vrt"); }
+static int test_int16(void) { return ramps_and_modes_once("fractal_int16.tif"); }
+static int test_byte(void) { return ramps_and_modes_once("fractal_byte.tif"); }
+static int test_vrt_mosaic(void) { return ramps_and_modes_once("mosaic.vrt"); }
 
 /* The other DEMs: every data type, no nodata ("nv" ignored), all nodata
  * (percentages of an empty range), huge values, no CRS, no geotransform. */

@@ -2,8 +2,9 @@
  * test_gdaldem_compat.c - `terrafort slope|aspect` against `gdaldem` itself.
  *
  * For every test DEM (all data types, nodata values incl. NaN, a VRT mosaic,
- * tiny and one-row rasters, huge values, no CRS, no geotransform) and every
- * flag combination, both programs run on the same input; the outputs must
+ * tiny and one-row rasters, huge values, no CRS, no geotransform) and the
+ * flag combinations (all of them on the DEMs where the values differ, every
+ * flag on the others: testdata_some_flags), both programs run on the same input; the outputs must
  * have the same size, georeferencing, CRS, nodata value, identical nodata
  * and NaN masks, and values within 1e-3 degree (or percent). The real DEMs
  * in ../shared/data are added when present (skipped otherwise).
@@ -62,15 +63,34 @@ static int testdata_all_flags(const char *name) {
   return all_flags(p);
 }
 
+/* The other data types, the mosaic and the missing georeferencing change
+ * how cells are read and what the output carries, not the arithmetic each
+ * flag selects (every flag runs on the Float32 and NaN DEMs, the analytic
+ * surfaces and the odd shapes): there, each flag still runs, in five
+ * combinations, which keeps a third of the process starts. */
+static const char *slope_some[] = {"", "-alg ZevenbergenThorne -compute_edges -p", "-s 0.5 -compute_edges"};
+static const char *aspect_some[] = {"-zero_for_flat -compute_edges -trigonometric",
+                                    "-alg ZevenbergenThorne -zero_for_flat"};
+
+static int testdata_some_flags(const char *name) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  for (size_t i = 0; i < sizeof slope_some / sizeof *slope_some; i++)
+    if (compare_one("slope", p, slope_some[i], ".tif")) return 1;
+  for (size_t i = 0; i < sizeof aspect_some / sizeof *aspect_some; i++)
+    if (compare_one("aspect", p, aspect_some[i], ".tif")) return 1;
+  return 0;
+}
+
 static int test_float32_nodata(void) { return testdata_all_flags("fractal.tif"); }
 static int test_nan_nodata(void) { return testdata_all_flags("fractal_nan.tif"); }
-static int test_byte(void) { return testdata_all_flags("fractal_byte.tif"); }
-static int test_int16(void) { return testdata_all_flags("fractal_int16.tif"); }
-static int test_uint16(void) { return testdata_all_flags("fractal_uint16.tif"); }
-static int test_int32(void) { return testdata_all_flags("fractal_int32.tif"); }
-static int test_uint32(void) { return testdata_all_flags("fractal_uint32.tif"); }
-static int test_float64(void) { return testdata_all_flags("fractal_float64.tif"); }
-static int test_vrt_mosaic(void) { return testdata_all_flags("mosaic.vrt"); }
+static int test_byte(void) { return testdata_some_flags("fractal_byte.tif"); }
+static int test_int16(void) { return testdata_some_flags("fractal_int16.tif"); }
+static int test_uint16(void) { return testdata_some_flags("fractal_uint16.tif"); }
+static int test_int32(void) { return testdata_some_flags("fractal_int32.tif"); }
+static int test_uint32(void) { return testdata_some_flags("fractal_uint32.tif"); }
+static int test_float64(void) { return testdata_some_flags("fractal_float64.tif"); }
+static int test_vrt_mosaic(void) { return testdata_some_flags("mosaic.vrt"); }
 static int test_analytic_surfaces(void) {
   return testdata_all_flags("plane.tif") || testdata_all_flags("cone.tif") || testdata_all_flags("flat.tif");
 }
@@ -79,7 +99,7 @@ static int test_odd_shapes(void) {
          testdata_all_flags("allnodata.tif");
 }
 static int test_no_crs_no_geotransform(void) {
-  return testdata_all_flags("nocrs.tif") || testdata_all_flags("nogeo.tif");
+  return testdata_some_flags("nocrs.tif") || testdata_some_flags("nogeo.tif");
 }
 
 /* Band selection and output drivers: -b, -of with a Create driver (ENVI)
