@@ -763,6 +763,10 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   if (out->ds) {
     tr_tmp_created(out->tmp_path);
     out->band = GDALGetRasterBand(out->ds, 1);
+    int bx = 0, by = 0;
+    GDALGetBlockSize(out->band, &bx, &by);
+    const char *comp = GDALGetMetadataItem(out->ds, "COMPRESSION", "IMAGE_STRUCTURE");
+    out->flush_blocks = bx < in->cols || (comp && *comp);
     if (in->has_gt) GDALSetGeoTransform(out->ds, (double *)in->gt);
     if (in->wkt) GDALSetProjection(out->ds, in->wkt);
     for (int b = 1; has_nodata && b <= bands; b++) GDALSetRasterNoDataValue(GDALGetRasterBand(out->ds, b), nodata);
@@ -799,6 +803,15 @@ static int CPL_STDCALL write_progress(double frac, const char *msg, void *user) 
   return !out_cancelled(user);
 }
 
+/* The window starts and ends on the output's block edges (or its raster's). */
+static int block_aligned(const tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols) {
+  int bx = 0, by = 0;
+  GDALGetBlockSize(out->band, &bx, &by);
+  if (bx <= 0 || by <= 0) return 0;
+  return col0 % bx == 0 && row0 % by == 0 && ((col0 + cols) % bx == 0 || col0 + cols == out->cols) &&
+         ((row0 + rows) % by == 0 || row0 + rows == out->rows);
+}
+
 int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                     const void *src, GDALDataType type, int64_t stride, tr_error *err) {
   double *conv = NULL;
@@ -833,6 +846,18 @@ int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, in
   CPLErr e = GDALDatasetRasterIOEx(out->ds, GF_Write, (int)col0, (int)row0, (int)cols, (int)rows,
                                    (void *)src, (int)cols, (int)rows, type, out->bands, NULL, px,
                                    (GSpacing)stride * px, es, &ea);
+  /* Blocks this write completed go to the file now, in block order. Left
+   * to the cache, they would go when evicted, and the eviction order
+   * depends on which input blocks the tile threads read meanwhile: the
+   * same cells, but a compressed or tiled file's blocks in another order
+   * from run to run (seen on 8000 x 8000 DEFLATE output: two runs, two
+   * files). Only a write that ends on block edges is flushed; a block it
+   * leaves partly written waits for the write that completes it. An
+   * uncompressed striped file (the default) is left to the cache: its rows
+   * come in order, and flushing them cost a third more time there. */
+  if (e == CE_None && !c.failed && out->flush_blocks && block_aligned(out, row0, col0, rows, cols))
+    for (int b = 1; b <= out->bands && e == CE_None; b++)
+      e = GDALFlushRasterCache(GDALGetRasterBand(out->ds, b));
   capture_end();
   free(conv);
   if (e != CE_None && out_cancelled(out)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");

@@ -52,6 +52,7 @@ typedef struct {
   int has_nodata;         /* declared nodata (representable in type) */
   double nodata;
   char **options;         /* creation options (CreateCopy's when copy_at_end) */
+  int flush_blocks;       /* tiled or compressed: each write's whole blocks go out in block order (raster.c) */
   tr_progress_fn progress; /* polled during a CreateCopy at commit: 0 cancels */
   void *progress_user;
   struct tr_held *held;   /* the run's (tr_run_opts.held): commit hands the finished file to it */

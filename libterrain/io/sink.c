@@ -161,7 +161,10 @@ int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const c
   if (!st && s->created) {
     int bx = 0, by = 0;
     GDALGetBlockSize(s->out.band, &bx, &by);
-    const int64_t row = tr_sink_row_bytes(g, p, bx);
+    /* a tiled or compressed file gets its rows of tiles whole as well: its
+     * blocks then go out a row of blocks at a time, in the same order
+     * whatever the tile size (raster.c, tr_output_write) */
+    const int64_t row = tr_sink_row_bytes(g, p, s->out.flush_blocks ? 0 : bx);
     if (row > 0 && !(s->rowbuf = malloc((size_t)row)))
       st = tr_fail(err, TR_ENOMEM, "out of memory for the writer's row of tiles (%.0f MiB)", (double)row / (1 << 20));
   }

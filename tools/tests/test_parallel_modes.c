@@ -328,6 +328,42 @@ static int test_mpi_ranks_same_bytes(void) {
   return 0;
 }
 
+/* Compressed, tiled output (terrafort(1), --threads: GDAL compresses on
+ * the run's threads, and each write's blocks go out in block order): the
+ * same file for one thread or two, GDAL's own thread count, the tile size
+ * and the rank count; its cells are the uncompressed output's. */
+static int test_compressed_same_bytes(void) {
+  const char *co = "-co TILED=YES -co COMPRESS=DEFLATE -co BLOCKXSIZE=128 -co BLOCKYSIZE=128";
+  const char *ways[] = {"--threads 1", "--threads 2", "--threads 2 --config GDAL_NUM_THREADS 1",
+                        "--threads 1 --tile-size 256", "--threads 2 -co NUM_THREADS=2", "-of COG"};
+  char flags[1024];
+  ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "plain.tif", ""), 0);
+  rc_raster plain;
+  ASSERT_EQ_INT(rc_load(opath("plain.tif"), &plain), 0);
+  for (size_t w = 0; w < sizeof ways / sizeof *ways; w++) {
+    const int cog = !strcmp(ways[w], "-of COG");
+    snprintf(flags, sizeof flags, "%s %s", cog ? "-co COMPRESS=DEFLATE" : co, ways[w]);
+    ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", w ? "z.tif" : "z0.tif", flags), 0);
+    if (w && !cog) ASSERT(rc_same_file(opath("z0.tif"), opath("z.tif")));
+    rc_raster z;
+    ASSERT_EQ_INT(rc_load(opath(w ? "z.tif" : "z0.tif"), &z), 0);
+    const int bad = rc_compare(&plain, &z, 0, ways[w]);
+    rc_free(&z);
+    if (bad) {
+      rc_free(&plain);
+      return 1;
+    }
+  }
+  rc_free(&plain);
+  if (mpirun[0]) {
+    char pre[512];
+    snprintf(pre, sizeof pre, "%s -n 2", mpirun);
+    ASSERT_EQ_INT(tfrun(pre, "slope", "demo.tif", "z.tif", co), 0);
+    ASSERT(rc_same_file(opath("z0.tif"), opath("z.tif")));
+  }
+  return 0;
+}
+
 static int test_mpi_ft_dual_with_flips(void) {
   if (!mpirun[0]) {
     printf("skip: no MPI\n");
@@ -382,6 +418,6 @@ int main(int argc, char **argv) {
       TR_TEST(test_ft_stall_and_kill),        TR_TEST(test_stats_same_for_threads_and_ranks),
       TR_TEST(test_mpi_straggler_stats),      TR_TEST(test_stats_huge_values),
       TR_TEST(test_mpi_ranks_same_bytes),     TR_TEST(test_mpi_ft_dual_with_flips),
-      TR_TEST(test_mpi_errors_once)};
+      TR_TEST(test_mpi_errors_once),          TR_TEST(test_compressed_same_bytes)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
