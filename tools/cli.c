@@ -453,15 +453,6 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const long most = cores > 0 ? 4 * cores : 4;
   if (run->threads > most) run->threads = (int)most;
-  /* GDAL's own threads - compressing a GeoTIFF's or COG's blocks as they
-   * are written, decoding a compressed input's blocks in a read of several
-   * - follow --threads too, unless the user set GDAL_NUM_THREADS
-   * (environment or --config) or -co NUM_THREADS (terrafort(1), --threads) */
-  if (!CPLGetConfigOption("GDAL_NUM_THREADS", NULL)) {
-    char n[32];
-    snprintf(n, sizeof n, "%ld", run->threads > 0 ? (long)run->threads : (cores > 0 ? cores : 1));
-    CPLSetConfigOption("GDAL_NUM_THREADS", n);
-  }
   run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tr_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
   run->cancelled = cancelled;

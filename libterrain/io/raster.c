@@ -25,6 +25,7 @@
 #include <cpl_error.h>
 #include <cpl_string.h>
 #include <ctype.h>
+#include <gdal_utils.h>
 #include <dirent.h>
 #include <errno.h>
 #include <float.h>
@@ -218,6 +219,37 @@ void tr_input_close(tr_input *in) {
   free(in->wkt);
   in->ds = NULL;
   in->wkt = NULL;
+}
+
+int tr_input_minmax_rows(const tr_input *in, int64_t row0, int64_t rows, double mm[2], int *valid, tr_error *err) {
+  *valid = 0;
+  gdal_capture c;
+  capture_begin(&c);
+  GDALDatasetH win = NULL;
+  GDALRasterBandH b = in->band;
+  if (row0 != 0 || rows != in->rows) {
+    char band[32], r0[32], nc[32], nr[32];
+    snprintf(band, sizeof band, "%d", GDALGetBandNumber(in->band));
+    snprintf(r0, sizeof r0, "%lld", (long long)row0);
+    snprintf(nc, sizeof nc, "%lld", (long long)in->cols);
+    snprintf(nr, sizeof nr, "%lld", (long long)rows);
+    char *args[] = {"-of", "VRT", "-b", band, "-srcwin", "0", r0, nc, nr, NULL};
+    GDALTranslateOptions *o = GDALTranslateOptionsNew(args, NULL);
+    win = o ? GDALTranslate("", in->ds, o, NULL) : NULL;
+    GDALTranslateOptionsFree(o);
+    if (!win) {
+      capture_end();
+      return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path, (long long)row0,
+                     (long long)(row0 + rows - 1), why(&c, "cannot make a window over them"));
+    }
+    b = GDALGetRasterBand(win, 1);
+  }
+  /* no valid cell: GDAL fails the call; that is an answer, not an error */
+  const CPLErr e = GDALComputeRasterMinMax(b, FALSE, mm);
+  if (win) GDALClose(win);
+  capture_end();
+  *valid = e != CE_Failure;
+  return TR_OK;
 }
 
 int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
@@ -697,7 +729,7 @@ static int nodata_fits(GDALDataType t, double v) {
 
 int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
                      const char *const *creation_options, GDALDataType type, int bands,
-                     int has_nodata, double nodata, tr_error *err) {
+                     int has_nodata, double nodata, int threads, tr_error *err) {
   memset(out, 0, sizeof *out);
   if (!path[0]) return tr_fail(err, TR_EUSAGE, "empty output file name");
   int st;
@@ -737,6 +769,18 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   out->nodata = nodata;
   out->final_path = strdup(path);
   out->options = CSLDuplicate((char **)creation_options);
+  /* GDAL compresses a GeoTIFF's (or COG's) blocks on one thread unless
+   * told: the run's thread count, as --threads promises (terrafort(1)).
+   * Decoding a compressed input stays on the reading thread: GDAL's
+   * worker threads report a damaged block past the run's error capture. */
+  const char *dn = GDALGetDriverShortName(out->driver);
+  if ((!strcmp(dn, "GTiff") || !strcmp(dn, "COG")) && !CSLFetchNameValue(out->options, "NUM_THREADS") &&
+      !CPLGetConfigOption("GDAL_NUM_THREADS", NULL)) {
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char n[32];
+    snprintf(n, sizeof n, "%ld", threads > 0 ? (long)threads : (cores > 0 ? cores : 1));
+    out->options = CSLSetNameValue(out->options, "NUM_THREADS", n);
+  }
   const int seq = next_seq();
   GDALDriverH create_drv = out->driver;
   if (!GDALGetMetadataItem(out->driver, GDAL_DCAP_CREATE, NULL)) {
@@ -765,8 +809,7 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
     out->band = GDALGetRasterBand(out->ds, 1);
     int bx = 0, by = 0;
     GDALGetBlockSize(out->band, &bx, &by);
-    const char *comp = GDALGetMetadataItem(out->ds, "COMPRESSION", "IMAGE_STRUCTURE");
-    out->flush_blocks = bx < in->cols || (comp && *comp);
+    out->flush_blocks = bx < in->cols;
     if (in->has_gt) GDALSetGeoTransform(out->ds, (double *)in->gt);
     if (in->wkt) GDALSetProjection(out->ds, in->wkt);
     for (int b = 1; has_nodata && b <= bands; b++) GDALSetRasterNoDataValue(GDALGetRasterBand(out->ds, b), nodata);
@@ -851,10 +894,11 @@ int tr_output_write(tr_output *out, int64_t row0, int64_t col0, int64_t rows, in
    * depends on which input blocks the tile threads read meanwhile: the
    * same cells, but a compressed or tiled file's blocks in another order
    * from run to run (seen on 8000 x 8000 DEFLATE output: two runs, two
-   * files). Only a write that ends on block edges is flushed; a block it
-   * leaves partly written waits for the write that completes it. An
-   * uncompressed striped file (the default) is left to the cache: its rows
-   * come in order, and flushing them cost a third more time there. */
+   * files). Only a tiled file's (a tile's few blocks at a time), and only a
+   * write that ends on block edges; a block it leaves partly written waits
+   * for the write that completes it. A striped file is left to the cache:
+   * flushing a whole row of tiles at once cost a third more time, and a
+   * wide one's flush could not be cancelled. */
   if (e == CE_None && !c.failed && out->flush_blocks && block_aligned(out, row0, col0, rows, cols))
     for (int b = 1; b <= out->bands && e == CE_None; b++)
       e = GDALFlushRasterCache(GDALGetRasterBand(out->ds, b));

@@ -36,6 +36,11 @@ typedef struct {
   int has_id;            /* a plain file: dev and ino identify it (an output must not be it) */
   dev_t dev;
   ino_t ino;
+  /* The band's exact range over the whole raster, when the runner was asked
+   * for it (tr_run_kernel_ranged: found by the ranks together). */
+  int range_known;
+  int range_valid;       /* some cell is valid: range_min/max hold */
+  double range_min, range_max;
 } tr_input;
 
 typedef struct {
@@ -52,7 +57,7 @@ typedef struct {
   int has_nodata;         /* declared nodata (representable in type) */
   double nodata;
   char **options;         /* creation options (CreateCopy's when copy_at_end) */
-  int flush_blocks;       /* tiled or compressed: each write's whole blocks go out in block order (raster.c) */
+  int flush_blocks;       /* tiled: each write's whole blocks go out at once, in block order (raster.c) */
   tr_progress_fn progress; /* polled during a CreateCopy at commit: 0 cancels */
   void *progress_user;
   struct tr_held *held;   /* the run's (tr_run_opts.held): commit hands the finished file to it */
@@ -79,6 +84,12 @@ void tr_input_close(tr_input *in);
 int tr_input_same_size(const tr_input *in, const char *path, const tr_input *ref, const char *ref_what,
                        const char *ref_path, tr_error *err);
 
+/* The exact minimum and maximum of the valid cells of rows [row0, row0 +
+ * rows), as GDALComputeRasterMinMax finds them for a band (nodata and NaN
+ * left out; the whole raster: the band itself, else a VRT window over those
+ * rows); *valid 0 when no cell there is valid. */
+int tr_input_minmax_rows(const tr_input *in, int64_t row0, int64_t rows, double mm[2], int *valid, tr_error *err);
+
 /* Reads the window (row0, col0, rows x cols) as Float32 into dst (stride in
  * elements). Cells outside the raster, and non-finite cells (NaN, +-Inf, or
  * values beyond Float32's range), are NaN: NaN is always nodata. */
@@ -93,10 +104,12 @@ int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, in
  * file by any path), a directory, a device, a FIFO or a socket (TR_EOUTPUT).
  * The temporary is "<dir>/.<name>.terrafort-<pid>-<host>.tmp<ext>" (the name
  * shortened with a hash when it would pass NAME_MAX); temporaries of this
- * host's dead processes in that folder are removed first. */
+ * host's dead processes in that folder are removed first. A compressed
+ * GeoTIFF or COG has its blocks compressed on `threads` threads (0: every
+ * core) unless -co NUM_THREADS or GDAL_NUM_THREADS says otherwise. */
 int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
                      const char *const *creation_options, GDALDataType type, int bands,
-                     int has_nodata, double nodata, tr_error *err);
+                     int has_nodata, double nodata, int threads, tr_error *err);
 /* Writes a window of every band from `src`: cells of `type`, the bands of a
  * cell next to each other (pixel-interleaved), rows `stride` cells apart.
  * Floating-point cells into an integer band: NaN and the nodata value become

@@ -149,7 +149,8 @@ int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const c
   if (!st && tr_stats_cells_wanted(run)) st = cells_open(s, dst, err);
   if (!st && s->rank == 0) {
     st = tr_output_create(&s->out, in, dst, run->format, run->creation_options,
-                          p->file_type != GDT_Unknown ? p->file_type : p->type, p->bands, p->has_nodata, p->nodata, err);
+                          p->file_type != GDT_Unknown ? p->file_type : p->type, p->bands, p->has_nodata, p->nodata,
+                          run->threads, err);
     s->created = st == TR_OK;
     if (s->created && s->out.warning[0] && run->warning) run->warning(s->out.warning, run->warning_user);
     s->out.progress = run->progress; /* a cancel also stops a CreateCopy at commit */
@@ -161,10 +162,7 @@ int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const c
   if (!st && s->created) {
     int bx = 0, by = 0;
     GDALGetBlockSize(s->out.band, &bx, &by);
-    /* a tiled or compressed file gets its rows of tiles whole as well: its
-     * blocks then go out a row of blocks at a time, in the same order
-     * whatever the tile size (raster.c, tr_output_write) */
-    const int64_t row = tr_sink_row_bytes(g, p, s->out.flush_blocks ? 0 : bx);
+    const int64_t row = tr_sink_row_bytes(g, p, bx);
     if (row > 0 && !(s->rowbuf = malloc((size_t)row)))
       st = tr_fail(err, TR_ENOMEM, "out of memory for the writer's row of tiles (%.0f MiB)", (double)row / (1 << 20));
   }
