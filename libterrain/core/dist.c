@@ -197,6 +197,22 @@ int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   return m.status;
 }
 
+int tr_dist_min(const tr_run_opts *run, double *v, int n, tr_error *err) {
+  if (tr_dist_size() < 2) return TR_OK;
+  const int gone = given_up(run, err);
+  if (gone) return gone;
+  if (run && run->coll && coll_ctx_is_mpi(run->coll)) {
+    vote unused; /* the context's options as for a vote: bounded, no injected delay */
+    vote_begin(run, 0, NULL, &unused);
+    coll_op op = coll_op_builtin(COLL_MIN);
+    const int rc = coll_allreduce(run->coll, v, v, (size_t)n, COLL_DOUBLE, &op);
+    return rc ? coll_rc_status(run, rc, err) : TR_OK;
+  }
+  MPI_Request q;
+  MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD, &q);
+  return tr_dist_wait(run, 1, &q, err);
+}
+
 int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err) {
   if (tr_dist_size() <= 1) return TR_OK;
   MPI_Request q;
@@ -208,6 +224,10 @@ int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err) {
 
 int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err) {
   (void)run, (void)buf, (void)bytes, (void)err;
+  return TR_OK;
+}
+int tr_dist_min(const tr_run_opts *run, double *v, int n, tr_error *err) {
+  (void)run, (void)v, (void)n, (void)err;
   return TR_OK;
 }
 

@@ -44,4 +44,9 @@ int tr_dist_report(const tr_run_opts *run, int status, tr_error *err);
  * tr_dist_wait's (a rank lost: TR_ELOST's line, as every wait). */
 int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err);
 
+/* Each of v[0..n) becomes its minimum over the ranks (a maximum: negate
+ * it), through libcoll's allreduce on the command's context; every rank
+ * calls it at the same point with the same n. Bounded as tr_dist_wait. */
+int tr_dist_min(const tr_run_opts *run, double *v, int n, tr_error *err);
+
 #endif

@@ -15,7 +15,8 @@
  *
  * Everything else is what GDAL 3.6.2's gdaldem does, checked against it:
  * - percentages: the band's STATISTICS_MINIMUM/MAXIMUM when both are stored,
- *   else exact statistics (no sampling); gdaldem stores those as "%.14g"
+ *   else exact statistics (no sampling; found before the file is parsed,
+ *   each rank over its share of the rows: tr_run_kernel_ranged); gdaldem stores those as "%.14g"
  *   metadata, so its later percentages read them back rounded: so do we.
  *   Both stay 0 when no cell is valid. Nothing is written beside the DEM
  *   (gdaldem leaves a .aux.xml there).
@@ -316,21 +317,17 @@ static void cr_range(cr_parse *ps, double *mn, double *mx) {
     ps->max = GDALGetRasterMaximum(b, &s2);
     ps->range_state = 1;
     if (!(s1 && s2)) {
-      double mm[2] = {0, 0};
-      CPLPushErrorHandler(CPLQuietErrorHandler);
-      CPLErrorReset();
-      GDALComputeRasterMinMax(b, FALSE, mm);
-      const int failed = CPLGetLastErrorType() == CE_Failure;
-      CPLErrorReset();
-      CPLPopErrorHandler();
+      /* the exact range, found by the ranks together before the colour
+       * file is read (tr_run_kernel_ranged, cr_wants_range) */
+      const tr_input *in = ps->in;
       /* No valid cell: gdaldem's statistics call leaves 0 and 0 and stores
        * nothing, so every percentage sees 0 and 0. */
       ps->min = ps->max = 0;
-      if (!failed) {
-        *mn = mm[0];
-        *mx = mm[1];
-        ps->min = cr_round14(mm[0]);
-        ps->max = cr_round14(mm[1]);
+      if (in->range_known && in->range_valid) {
+        *mn = in->range_min;
+        *mx = in->range_max;
+        ps->min = cr_round14(in->range_min);
+        ps->max = cr_round14(in->range_max);
         return;
       }
     }
@@ -643,6 +640,20 @@ static int cr_prepare(const tr_input *in, const void *opts, void *params, tr_pro
   return st;
 }
 
+/* The colour file may have a percentage: then the runner finds the band's
+ * range first (tr_run_kernel_ranged). Any '%' counts; a file that cannot be
+ * read is left for the parser to report. */
+static void cr_wants_range(const void *opts, int *wants) {
+  const cr_setup *s = opts;
+  *wants = 0;
+  VSILFILE *f = s->path ? VSIFOpenL(s->path, "rb") : NULL; /* as cr_read opens it */
+  if (!f) return;
+  char buf[4096];
+  size_t n;
+  while (!*wants && (n = VSIFReadL(buf, 1, sizeof buf, f)) > 0) *wants = memchr(buf, '%', n) != NULL;
+  VSIFCloseL(f);
+}
+
 void tr_color_relief_opts_init(tr_color_relief_opts *o) {
   tr_run_opts_init(&o->run);
   o->mode = TR_COLOR_INTERPOLATE;
@@ -654,5 +665,6 @@ int tr_color_relief(const tr_color_relief_opts *opts, const char *src, const cha
   cr_setup s = {color_file, opts->mode, opts->alpha};
   tr_run_opts run = opts->run;
   run.reads[0] = (tr_file_role){color_file, "the colour file"}; /* no output may be it */
-  return tr_run_kernel(&run, opts->alpha ? "color-relief-rgba" : "color-relief", cr_prepare, &s, src, dst, err);
+  return tr_run_kernel_ranged(&run, opts->alpha ? "color-relief-rgba" : "color-relief", cr_wants_range, cr_prepare,
+                              &s, src, dst, err);
 }

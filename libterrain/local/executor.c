@@ -32,6 +32,7 @@
 #include "executor.h"
 
 #include <gdal.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,8 +411,36 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
   return TR_OK;
 }
 
+/* The band's exact range for prepare (tr_run_kernel_ranged): this rank's
+ * share of the rows, then the minimum of (min, -max) over the ranks. */
+static int band_range(const tr_run_opts *run, tr_job *job, tr_error *err) {
+  tr_input *in = &job->in;
+  const int64_t r0 = in->rows * job->rank / job->nranks, r1 = in->rows * (job->rank + 1) / job->nranks;
+  double v[2] = {INFINITY, INFINITY};
+  int st = TR_OK;
+  if (r1 > r0) {
+    double mm[2];
+    int valid = 0;
+    st = tr_input_minmax_rows(in, r0, r1 - r0, mm, &valid, err);
+    if (!st && valid) v[0] = mm[0], v[1] = -mm[1];
+  }
+  st = tr_dist_agree(run, st, err);
+  if (!st) st = tr_dist_min(run, v, 2, err);
+  if (st) return st;
+  in->range_known = 1;
+  in->range_valid = v[0] <= -v[1];
+  in->range_min = v[0];
+  in->range_max = -v[1];
+  return TR_OK;
+}
+
 int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prepare, const void *opts,
                   const char *src, const char *dst, tr_error *err) {
+  return tr_run_kernel_ranged(run, kernel, NULL, prepare, opts, src, dst, err);
+}
+
+int tr_run_kernel_ranged(const tr_run_opts *run, const char *kernel, tr_wants_range_fn wants, tr_prepare_fn prepare,
+                         const void *opts, const char *src, const char *dst, tr_error *err) {
   run_state s;
   memset(&s, 0, sizeof s);
   s.run = run;
@@ -421,9 +450,18 @@ int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prep
   int st = tr_job_open(&job, run, src, err);
   if (st) return st;
   s.job = &job;
+  if (wants) {
+    int w = 0, s1 = 0, s2 = 0;
+    wants(opts, &w);
+    GDALGetRasterMinimum(job.in.band, &s1);
+    GDALGetRasterMaximum(job.in.band, &s2);
+    double any = s1 && s2 ? 0 : -(double)w; /* stored statistics answer alone, as in gdaldem */
+    st = tr_dist_min(run, &any, 1, err);    /* wanted on any rank: on all */
+    if (!st && any < 0) st = band_range(run, &job, err);
+  }
   s.params = calloc(1, s.k->params_size ? s.k->params_size : 1);
   tr_product prod = {s.k->out_type, s.k->bands, 0, 0, GDT_Unknown};
-  st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
+  if (!st) st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   if (!st) st = local_memory(run, &job, s.k, &prod, 0, err);
   st = tr_dist_agree(run, st, err);
   return run_job(&s, &prod, st, dst, err);

@@ -39,6 +39,7 @@ static char outdir[512], mpirun[256];
 static int max_diff_seen;
 
 static const char *path_in(const char *base, const char *name) {
+  if (name[0] == '/') return name; /* already a path */
   static char p[8][1024];
   static int k;
   k = (k + 1) % 8;
@@ -448,6 +449,40 @@ static int test_same_bytes_every_way(void) {
   return 0;
 }
 
+/* Percentages under mpirun: the band's range is found by the ranks
+ * together, each over its share of the rows (terrafort-color-relief(1)),
+ * and gives gdaldem's colours: Int16 with nodata, Float64, a mosaic, a
+ * raster whose only valid cells lie in one rank's rows, no valid cell at
+ * all, and one row (more ranks than rows). */
+static int test_percent_under_ranks(void) {
+  if (!mpirun[0]) {
+    printf("skip: no MPI\n");
+    return 0;
+  }
+  /* 100 x 40, valid only in the first 3 rows (rank 0's share for 3 or 4 ranks) */
+  static float v[4000];
+  for (int i = 0; i < 4000; i++) v[i] = i < 300 ? (float)(100 + (i * 37) % 251) : -9999.0f;
+  char top[1024];
+  snprintf(top, sizeof top, "%s", OUT("top.tif"));
+  ASSERT_EQ_INT(write_raster(top, v, 4000, 1, -9999.0), 0);
+  const char *dems[] = {"fractal_int16.tif", "fractal_float64.tif", "mosaic.vrt", "allnodata.tif", "onerow.tif", top};
+  for (size_t d = 0; d < sizeof dems / sizeof *dems; d++) {
+    if (compare_one(DEM(dems[d]), RAMP("ramp_percent.txt"), "-alpha", ".tif")) return 1;
+    ASSERT_EQ_INT(tfrun("", dems[d], "ramp_percent.txt", "ref.tif", "-alpha --threads 1"), 0);
+    for (int n = 3; n <= 4; n++) {
+      if (n == 3 && d != 5) continue; /* three ranks on the raster valid in rank 0's rows only */
+      char pre[512];
+      snprintf(pre, sizeof pre, "%s -n %d", mpirun, n);
+      ASSERT_EQ_INT(tfrun(pre, dems[d], "ramp_percent.txt", "mpi.tif", "-alpha --threads 1"), 0);
+      if (!rc_same_file(OUT("ref.tif"), OUT("mpi.tif"))) {
+        fprintf(stderr, "%s under mpirun -n %d: other bytes than one process\n", dems[d], n);
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 static int test_stats(void) {
   ASSERT_EQ_INT(tfrun("", "fractal.tif", "ramp_named.txt", "s.tif", "-alpha --stats"), 0);
   GDALDatasetH ds = GDALOpen(OUT("s.tif"), GA_ReadOnly);
@@ -564,7 +599,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_generated_tables),
                                        TR_TEST(test_stored_statistics),
                                        TR_TEST(test_band_format_co),
-                                       TR_TEST(test_same_bytes_every_way),
+                                       TR_TEST(test_same_bytes_every_way), TR_TEST(test_percent_under_ranks),
                                        TR_TEST(test_stats),
                                        TR_TEST(test_errors)};
   int rc = tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
