@@ -776,9 +776,8 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   const char *dn = GDALGetDriverShortName(out->driver);
   if ((!strcmp(dn, "GTiff") || !strcmp(dn, "COG")) && !CSLFetchNameValue(out->options, "NUM_THREADS") &&
       !CPLGetConfigOption("GDAL_NUM_THREADS", NULL)) {
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     char n[32];
-    snprintf(n, sizeof n, "%ld", threads > 0 ? (long)threads : (cores > 0 ? cores : 1));
+    snprintf(n, sizeof n, "%d", threads > 0 ? threads : 1);
     out->options = CSLSetNameValue(out->options, "NUM_THREADS", n);
   }
   const int seq = next_seq();

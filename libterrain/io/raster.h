@@ -105,8 +105,8 @@ int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, in
  * The temporary is "<dir>/.<name>.terrafort-<pid>-<host>.tmp<ext>" (the name
  * shortened with a hash when it would pass NAME_MAX); temporaries of this
  * host's dead processes in that folder are removed first. A compressed
- * GeoTIFF or COG has its blocks compressed on `threads` threads (0: every
- * core) unless -co NUM_THREADS or GDAL_NUM_THREADS says otherwise. */
+ * GeoTIFF or COG has its blocks compressed on `threads` threads (the job's)
+ * unless -co NUM_THREADS or GDAL_NUM_THREADS says otherwise. */
 int tr_output_create(tr_output *out, const tr_input *in, const char *path, const char *format,
                      const char *const *creation_options, GDALDataType type, int bands,
                      int has_nodata, double nodata, int threads, tr_error *err);

@@ -143,14 +143,14 @@ static int write_raster(void *user, const tr_tile *t, const void *cells, tr_erro
 }
 
 int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
-                 const tr_grid *g, tr_sink_mode mode, tr_error *err) {
+                 const tr_grid *g, tr_sink_mode mode, int threads, tr_error *err) {
   int st = tr_sink_init(s, run, tr_grid_count(g), grid_tile, g, g->tile * g->tile, p, mode, write_raster, NULL, err);
   s->write_user = s;
   if (!st && tr_stats_cells_wanted(run)) st = cells_open(s, dst, err);
   if (!st && s->rank == 0) {
     st = tr_output_create(&s->out, in, dst, run->format, run->creation_options,
                           p->file_type != GDT_Unknown ? p->file_type : p->type, p->bands, p->has_nodata, p->nodata,
-                          run->threads, err);
+                          threads, err);
     s->created = st == TR_OK;
     if (s->created && s->out.warning[0] && run->warning) run->warning(s->out.warning, run->warning_user);
     s->out.progress = run->progress; /* a cancel also stops a CreateCopy at commit */

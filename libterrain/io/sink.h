@@ -85,9 +85,10 @@ int tr_sink_init(tr_sink *s, const tr_run_opts *run, int64_t ntiles, tr_sink_til
                  tr_error *err);
 
 /* A sink over the tile grid g that writes a raster: rank 0 creates the
- * temporary output (raster.h) like `in`. Not agreed: the caller agrees. */
+ * temporary output (raster.h) like `in`, compressing on `threads` threads
+ * (the job's). Not agreed: the caller agrees. */
 int tr_sink_open(tr_sink *s, const tr_run_opts *run, const tr_input *in, const char *dst, const tr_product *p,
-                 const tr_grid *g, tr_sink_mode mode, tr_error *err);
+                 const tr_grid *g, tr_sink_mode mode, int threads, tr_error *err);
 
 /* Bytes the writer (rank 0) of a raster over grid g keeps to assemble a
  * row of tiles, or 0. An output whose blocks are wider than a tile (GDAL's

@@ -640,12 +640,17 @@ static int cr_prepare(const tr_input *in, const void *opts, void *params, tr_pro
   return st;
 }
 
-/* The colour file may have a percentage: then the runner finds the band's
- * range first (tr_run_kernel_ranged). Any '%' counts; a file that cannot be
- * read is left for the parser to report. */
-static void cr_wants_range(const void *opts, int *wants) {
+/* The colour file may have a percentage and the band stores no range
+ * (cr_range: stored statistics answer alone, as in gdaldem): then the
+ * runner finds the band's range first (tr_run_kernel_ranged). Any '%'
+ * counts; a file that cannot be read is left for the parser to report. */
+static void cr_wants_range(const tr_input *in, const void *opts, int *wants) {
   const cr_setup *s = opts;
   *wants = 0;
+  int s1 = 0, s2 = 0;
+  GDALGetRasterMinimum(in->band, &s1);
+  GDALGetRasterMaximum(in->band, &s2);
+  if (s1 && s2) return;
   VSILFILE *f = s->path ? VSIFOpenL(s->path, "rb") : NULL; /* as cr_read opens it */
   if (!f) return;
   char buf[4096];

@@ -451,12 +451,10 @@ int tr_run_kernel_ranged(const tr_run_opts *run, const char *kernel, tr_wants_ra
   if (st) return st;
   s.job = &job;
   if (wants) {
-    int w = 0, s1 = 0, s2 = 0;
-    wants(opts, &w);
-    GDALGetRasterMinimum(job.in.band, &s1);
-    GDALGetRasterMaximum(job.in.band, &s2);
-    double any = s1 && s2 ? 0 : -(double)w; /* stored statistics answer alone, as in gdaldem */
-    st = tr_dist_min(run, &any, 1, err);    /* wanted on any rank: on all */
+    int w = 0;
+    wants(&job.in, opts, &w);
+    double any = -(double)w; /* wanted on any rank: on all (the minimum of -w) */
+    st = tr_dist_min(run, &any, 1, err);
     if (!st && any < 0) st = band_range(run, &job, err);
   }
   s.params = calloc(1, s.k->params_size ? s.k->params_size : 1);

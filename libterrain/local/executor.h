@@ -24,16 +24,16 @@ typedef int (*tr_prepare_fn)(const tr_input *in, const void *opts, void *params,
 int tr_run_kernel(const tr_run_opts *run, const char *kernel, tr_prepare_fn prepare, const void *opts,
                   const char *src, const char *dst, tr_error *err);
 
-/* Does the run need the band's exact range before prepare (*wants 1)?
- * Runs on every rank; a failure here is left for prepare to report. */
-typedef void (*tr_wants_range_fn)(const void *opts, int *wants);
+/* Does prepare need the band's exact range over the whole raster (*wants
+ * 1)? Runs on every rank with the opened input; a failure here is left for
+ * prepare to report. */
+typedef void (*tr_wants_range_fn)(const tr_input *in, const void *opts, int *wants);
 
-/* tr_run_kernel for a kernel whose params need the band's exact minimum
- * and maximum over the whole raster (color-relief's percentages): when
- * wants says so on any rank and the band stores no STATISTICS_MINIMUM/
- * MAXIMUM, each rank finds the range of its share of the rows and the
- * ranks combine theirs (tr_dist_min): prepare finds it in the input's
- * range_* fields, the same on every rank. */
+/* tr_run_kernel for a kernel whose params may need the band's exact
+ * minimum and maximum over the whole raster (color-relief's percentages):
+ * when wants says so on any rank, each rank finds the range of its share of
+ * the rows and the ranks combine theirs (tr_dist_min); prepare finds it in
+ * the input's range_* fields, the same on every rank. */
 int tr_run_kernel_ranged(const tr_run_opts *run, const char *kernel, tr_wants_range_fn wants, tr_prepare_fn prepare,
                          const void *opts, const char *src, const char *dst, tr_error *err);
 

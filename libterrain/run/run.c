@@ -100,7 +100,7 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
                   tr_error *err) {
   int st = outputs_check(j, dst, err);
   if (!st) {
-    st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, err);
+    st = tr_sink_open(&j->sink, j->run, &j->in, dst, p, &j->grid, mode, j->threads, err);
     j->sink_open = 1;
   }
   j->sink.progress_from = progress_from;
