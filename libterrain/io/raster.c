@@ -343,7 +343,7 @@ static uint32_t fnv1a(const char *s) {
 
 /* The host tag in temporary names: a process of another machine writing to a
  * shared folder is never taken for a dead one of this machine. */
-static uint32_t host_tag(void) {
+uint32_t tr_tmp_host_tag(void) {
   char host[256] = "";
   if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
   host[sizeof host - 1] = 0;
@@ -365,7 +365,7 @@ static char *tmp_name(const char *path, const char *tag, int seq, const char *ex
   if (strlen(ext) > 32) ext = "";
   size_t stem = dot ? (size_t)(dot - base) : strlen(base);
   char mid[96], hash[16] = "";
-  snprintf(mid, sizeof mid, "%s%ld-%08x.%s", TMP_MARK, (long)getpid(), (unsigned)host_tag(), tag);
+  snprintf(mid, sizeof mid, "%s%ld-%08x.%s", TMP_MARK, (long)getpid(), (unsigned)tr_tmp_host_tag(), tag);
   if (seq > 0) snprintf(mid + strlen(mid), sizeof mid - strlen(mid), "%d", seq);
   const size_t fixed = 1 + strlen(mid) + strlen(ext);
   if (fixed + stem > NAME_MAX) {
@@ -391,7 +391,7 @@ char *tr_output_scratch_folder(const char *path) {
   const size_t n = (size_t)dirlen + 96;
   char *s = malloc(n);
   if (s)
-    snprintf(s, n, "%.*s%s%ld-%08x.tmpfolder%d", dirlen, path, TMP_MARK, (long)getpid(), (unsigned)host_tag(), next_seq());
+    snprintf(s, n, "%.*s%s%ld-%08x.tmpfolder%d", dirlen, path, TMP_MARK, (long)getpid(), (unsigned)tr_tmp_host_tag(), next_seq());
   return s;
 }
 
@@ -481,7 +481,7 @@ static void remove_files_and_folder(const char *dir) {
 static void remove_stale(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
-  const uint32_t host = host_tag();
+  const uint32_t host = tr_tmp_host_tag();
   struct dirent *e;
   while ((e = readdir(d))) {
     long pid = tmp_pid(e->d_name, host);

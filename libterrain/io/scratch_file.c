@@ -1,9 +1,13 @@
 /*
  * scratch_file.c - unlinked scratch files (see scratch_file.h).
  */
+#define _GNU_SOURCE /* O_TMPFILE, mkostemp */
 #include "scratch_file.h"
+#include "tmp_files.h"
+#include "written.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +32,25 @@ int tr_scratch_folder(const char *tmp_dir, const char *dst, char *out, size_t n,
 }
 
 int tr_scratch_open(const char *dir, const char *tag) {
-  const size_t n = strlen(dir) + strlen(tag) + 32;
+  /* Unnamed from the start where the file system can (ext4, xfs, btrfs,
+   * tmpfs): no moment exists in which a SIGKILL leaves a file behind. */
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) return fd;
+  /* Elsewhere a name lives between mkstemp and unlink: it is a temporary's
+   * name (pid and host, tracked), so the signal handler or the next run's
+   * stale clean-up removes what a signal leaves in between. */
+  const size_t n = strlen(dir) + strlen(tag) + 64;
   char *path = malloc(n);
   if (!path) {
     errno = ENOMEM;
     return -1;
   }
-  snprintf(path, n, "%s/.terrafort-%s-XXXXXX", dir, tag);
-  const int fd = mkstemp(path);
+  snprintf(path, n, "%s/%s%ld-%08x.tmp%s-XXXXXX", dir, TR_TMP_MARK, (long)getpid(), (unsigned)tr_tmp_host_tag(), tag);
+  const int tracked = tr_tmp_track(path) == 0;
+  fd = mkostemp(path, O_CLOEXEC);
   const int e = errno;
   if (fd >= 0) unlink(path);
+  if (tracked) tr_tmp_untrack(path);
   free(path);
   errno = e;
   return fd;

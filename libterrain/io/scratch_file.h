@@ -5,8 +5,9 @@
  * (interp/point_file.c).
  *
  * The folder is --tmp when given, else the output's folder. A file is made
- * there with mkstemp and unlinked at once, so its space goes back when the
- * process ends, however it ends, and nothing is left to clean up.
+ * there without a name (O_TMPFILE), or where the file system cannot, with
+ * mkstemp under a temporary's name and unlinked at once; its space goes back
+ * when the process ends, however it ends, and nothing is left to clean up.
  */
 #ifndef TR_SCRATCH_FILE_H
 #define TR_SCRATCH_FILE_H
@@ -23,8 +24,9 @@
  * input needs it would end that run. */
 int tr_scratch_folder(const char *tmp_dir, const char *dst, char *out, size_t n, tr_error *err);
 
-/* A new file in folder dir, unlinked at once (name .terrafort-TAG-XXXXXX
- * while it has one): its descriptor, or -1 with errno set. */
+/* A new file in folder dir with no name (or, where O_TMPFILE is refused,
+ * unlinked at once: ".terrafort-<pid>-<host>.tmpTAG-XXXXXX" while it has
+ * one): its descriptor (close-on-exec), or -1 with errno set. */
 int tr_scratch_open(const char *dir, const char *tag);
 
 /* n bytes at offset off, whole (short writes and reads continued, EINTR

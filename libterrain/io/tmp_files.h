@@ -19,6 +19,8 @@
 #ifndef TR_TMP_FILES_H
 #define TR_TMP_FILES_H
 
+#include <stdint.h>
+
 /* Tracks path (copied); 0, or -1 when the table is full or the name too
  * long (the file is then left to the stale clean-up). Thread-safe. */
 int tr_tmp_track(const char *path);
@@ -34,5 +36,11 @@ void tr_tmp_created(const char *path);
 
 /* Forgets path: it was renamed into place or deleted. Thread-safe. */
 void tr_tmp_untrack(const char *path);
+
+/* The hash of this machine's host name that temporary names carry after
+ * the pid (".<stem>.terrafort-<pid>-<host>.tmp..."): the next run's stale
+ * clean-up (raster.c) removes only names of this host whose process is
+ * gone. */
+uint32_t tr_tmp_host_tag(void);
 
 #endif
