@@ -291,7 +291,8 @@ int tr_fill_voids(const tr_interpolate_opts *o, const char *src, const char *dst
   /* the executor runs over the grid alone (tr_job_open_grid: no dataset),
    * so the files GDAL reads for the DEM (a VRT's sources, the GeoPackage
    * of GPKG:file:table, a zip archive) are refused here */
-  const tr_file_role outs[] = {{dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
+  const tr_file_role outs[] = {
+      {dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
   if ((st = tr_outputs_refuse(outs, 3, NULL, 0, &in, err))) {
     tr_input_close(&in);
     return st;

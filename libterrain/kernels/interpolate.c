@@ -672,7 +672,8 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
    * index spilled to disk): none may be the points, a file OGR reads for
    * them (a shapefile's .dbf, the archive of a /vsizip/ path) or the clip
    * source (the executor's check later knows the output grid only) */
-  const tr_file_role outs[] = {{dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
+  const tr_file_role outs[] = {
+      {dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
   const tr_file_role reads[] = {{src, "the points"}, {o->clipsrc, "-clipsrc"}};
   tr_input points = {.path = src};
   struct stat pst;
