@@ -548,17 +548,22 @@ static int walk_case(const tf_command *c, const walk_run *r, const char *dem, co
  * --dir-in). The file is spelled in turn as itself, ./x/../, a hard link
  * and a symbolic link. So every output option meets the DEM and one
  * other input, and every input a few output options and spellings, in
- * about 120 runs (each a process start: the whole product would be ~600).
+ * about 120 runs (each a process start: the whole product would be ~600;
+ * under the sanitizers about 80, see below).
  * Each case is refused before any work: exit 4, one line naming the option
  * and the file, no file left, every input as it was. */
 static int test_walk_outputs_onto_inputs(void) {
   ASSERT_EQ_INT(walk_setup(), 0);
   size_t ncmd;
   const tf_command *cmds = tf_commands(&ncmd);
-  int cases = 0, k = 0, failed = 0;
+  int cases = 0, k = 0, failed = 0, plain = 0;
   for (size_t ci = 0; ci < ncmd && failed < 5; ci++) {
     const tf_command *c = &cmds[ci];
     if (!c->io.values) continue; /* batch itself */
+    /* under the sanitizers, one of the commands of the first run (DEM OUT:
+     * slope, aspect, ... share the local runner's check, run/run.c), and
+     * every other command */
+    if (TR_TEST_SANITIZED && run_of(&walk_runs[0], c->name) && plain++) continue;
     char outs[64][32];
     const int nouts = outputs_of(c, outs, 64);
     char *help = help_of(c->name);
@@ -597,7 +602,7 @@ static int test_walk_outputs_onto_inputs(void) {
   }
   printf("walk: %d cases, %d failed\n", cases, failed);
   ASSERT_EQ_INT(failed, 0);
-  ASSERT(cases > 100);
+  ASSERT(cases > (TR_TEST_SANITIZED ? 70 : 100));
   return 0;
 }
 
