@@ -540,8 +540,8 @@ static int walk_case(const tf_command *c, const walk_run *r, const char *dem, co
 /* Every command (the table's rows that batch runs), every output of it by
  * every spelling the table lists (and the positional OUT), aimed at the
  * files its runs read: each output at the DEM as given; and, in turn (the
- * i-th case takes output i and target i, as many cases as the longer of
- * the two lists), at the file behind the DEM in its other forms (a VRT's
+ * i-th case takes output i + the command's index and target i, as many
+ * cases as the longer of the two lists), at the file behind the DEM in its other forms (a VRT's
  * source, a GeoPackage's container, a zip archive) and at each other file
  * the run reads (the colour file, the points and their shapefile's .shx
  * and .dbf, the clip source, --weights, --filled-in, --outlets,
@@ -587,7 +587,8 @@ static int test_walk_outputs_onto_inputs(void) {
       const int n = dem ? nuse + (nuse > nextra ? nuse : nextra) : (nuse > nextra ? nuse : nextra);
       for (int i = 0; i < n && failed < 5; i++) {
         const int j = dem ? i - nuse : i; /* j < 0: the DEM as given */
-        const char *o = outs[use[(j < 0 ? i : j) % nuse]];
+        /* (the extra targets start at another output in each command) */
+        const char *o = outs[use[(j < 0 ? i : j + (int)ci) % nuse]];
         const int t = j < 0 ? -1 : j % nextra;
         const char *dword = dem_forms[t >= 0 && t < nforms ? t + 1 : 0].word;
         const char *file = t < 0 ? dem_forms[0].file : t < nforms ? dem_forms[t + 1].file : reads[t - nforms];
