@@ -19,9 +19,9 @@ static const char *usage =
     "aread8), stream cells, Strahler order, one basin per stream link and the stream network\n"
     "with TauDEM streamnet's attributes.\n\n"
     "Directions:\n"
-    "  --dir-in FILE          an existing D8 direction raster (-p without a DEM)\n"
+    "  --dir-in FILE, -p FILE an existing D8 direction raster (-p: when no DEM is given)\n"
     "  --dir-encoding E       taudem (default: 1 = E .. 8 = SE counter-clockwise), esri, grass\n"
-    "  --dir FILE             write the directions computed from DEM (-p with a DEM)\n"
+    "  --dir FILE, -p FILE    write the directions computed from DEM (-p: when a DEM is given)\n"
     "  --filled               the DEM is already depression-free: do not fill it\n"
     "  --slope FILE, -sd8 FILE     TauDEM's sd8: drop / distance along the direction (Float32)\n"
     "Products:\n"
@@ -44,7 +44,7 @@ static const char *usage =
     "  --filled-in FILE, -fel FILE elevations for strmDrop and Slope (else the DEM, if given)\n"
     "  -nf DRIVER             OGR driver of --network\n"
     "Engine (as fill): --schedule, --staleness, --ds-max, --l-bottom, --l-up,\n"
-    "  --straggler-ratio, --cache-mb, --aap-stats\n"
+    "  --straggler-ratio, --cache-mb, --aap-stats FILE\n"
     "Memory (as fill): --mem SIZE (each stage, each rank; tile state beyond it is spilled\n"
     "  to disk), --tmp DIR (the spill folder; default: the output's)\n";
 

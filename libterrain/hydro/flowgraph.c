@@ -270,7 +270,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   tr_file_role files[FG_NPRODUCTS + 3] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
                                          [FG_NPRODUCTS + 1] = {o->graph.aap_stats, TR_ROLE_AAP_STATS},
                                          [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT}};
-  for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], "output"};
+  /* each product named by its option: "output" alone would not say which */
+  static const char *const names[FG_NPRODUCTS] = {"--dir", "--acc", "--streams", "--order", "--basins", "--network",
+                                                  "--slope"};
+  for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], names[i]};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
                               {o->weights, "--weights"},

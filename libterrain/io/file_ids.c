@@ -9,6 +9,7 @@
  */
 #include "file_ids.h"
 
+#include <cpl_error.h>
 #include <cpl_string.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,20 @@ int tr_file_ids_add_dataset(tr_file_ids *s, GDALDatasetH ds) {
   int rc = 0;
   for (char **f = files; f && *f && !rc; f++) rc = tr_file_ids_add_path(s, *f);
   CSLDestroy(files);
+  return rc;
+}
+
+int tr_file_ids_add_read(tr_file_ids *s, const char *path) {
+  if (!path || tr_file_ids_add_path(s, path)) return path ? -1 : 0;
+  struct stat st;
+  const int there = stat(path, &st) == 0;
+  if ((there && !S_ISREG(st.st_mode)) || !strncmp(path, "/vsistdin", 9)) return 0;
+  CPLPushErrorHandler(CPLQuietErrorHandler);
+  GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_VECTOR | GDAL_OF_READONLY, NULL, NULL, NULL);
+  CPLPopErrorHandler();
+  if (!ds) return 0;
+  const int rc = tr_file_ids_add_dataset(s, ds);
+  GDALClose(ds);
   return rc;
 }
 

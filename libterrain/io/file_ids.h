@@ -31,6 +31,16 @@ int tr_file_ids_add_path(tr_file_ids *s, const char *path);
 /* Adds every file GDAL lists for the opened dataset ds (GDALGetFileList). */
 int tr_file_ids_add_dataset(tr_file_ids *s, GDALDatasetH ds);
 
+/* Adds the files a run reads through `path`, a file it opens besides its
+ * input raster (the DEM of flowgraph, --weights, the points, a colour file):
+ * the path's own file and, when GDAL opens it as a raster or vector dataset,
+ * every file GDAL lists for it (a VRT's sources, the GeoPackage behind
+ * GPKG:file:table, a shapefile's .shx and .dbf). A path GDAL does not open
+ * (a colour file) adds its own file only; a FIFO, device or /vsistdin/ is
+ * not opened (that would read what the run is to read). 0, or -1 when out
+ * of memory. */
+int tr_file_ids_add_read(tr_file_ids *s, const char *path);
+
 /* The index of the file `path` names in s, or -1 (also when path names no
  * existing file). */
 int tr_file_ids_find(const tr_file_ids *s, const char *path);

@@ -640,6 +640,12 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
                       tr_error *err) {
   tr_file_ids ids;
   int st = input_files(in, &ids, err);
+  /* the files behind each read too: a VRT given as --weights reads its
+   * sources, GPKG:file:table its container, the points their side files */
+  tr_file_ids *behind = nreads > 0 ? calloc((size_t)nreads, sizeof *behind) : NULL;
+  if (!st && nreads > 0 && !behind) st = tr_fail(err, TR_ENOMEM, "out of memory");
+  for (int r = 0; r < nreads && !st; r++)
+    if (tr_file_ids_add_read(&behind[r], reads[r].path)) st = tr_fail(err, TR_ENOMEM, "out of memory");
   for (int i = 0; i < nouts && !st; i++) {
     const char *p = outs[i].path, *what = outs[i].what;
     if (!p) continue;
@@ -648,14 +654,22 @@ int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *r
     const int to_stdout = tr_side_is_stdout(p) && tr_side_role(what);
     if (!to_stdout) st = refuse_one(p, what, in, &ids, err);
     if (!st && !to_stdout) st = refuse_kept(p, what, err);
-    for (int r = 0; r < nreads && !st && !to_stdout; r++)
-      if (reads[r].path && tr_path_same_file(p, reads[r].path))
+    for (int r = 0; r < nreads && !st && !to_stdout; r++) {
+      if (!reads[r].path) continue;
+      const int k = tr_file_ids_find(&behind[r], p);
+      if (tr_path_same_file(p, reads[r].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is %s ('%s')", what, p, reads[r].what, reads[r].path);
+      else if (k >= 0)
+        st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': %s ('%s') reads it ('%s')", what, p, reads[r].what,
+                     reads[r].path, behind[r].name[k]);
+    }
     for (int j = i + 1; j < nouts && !st; j++)
       if (outs[j].path && same_place(p, outs[j].path))
         st = tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': it is also %s ('%s')", what, p, outs[j].what,
                      outs[j].path);
   }
+  for (int r = 0; r < nreads && behind; r++) tr_file_ids_free(&behind[r]);
+  free(behind);
   tr_file_ids_free(&ids);
   return st;
 }

@@ -154,7 +154,8 @@ int tr_output_refuse(const char *path, const char *what, const tr_input *in, tr_
 /* The same for every output of a run (entries with a NULL path skipped),
  * each also refused when it is another of them or one of the files the run
  * reads besides `in` (`reads`, named in the line: "it is the DEM ('d.tif')"),
- * by any spelling. */
+ * by any spelling, or a file GDAL reads for one of them
+ * (tr_file_ids_add_read: "the DEM ('m.vrt') reads it ('d.tif')"). */
 int tr_outputs_refuse(const tr_file_role *outs, int nouts, const tr_file_role *reads, int nreads, const tr_input *in,
                       tr_error *err);
 

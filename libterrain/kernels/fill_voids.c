@@ -34,6 +34,7 @@
 #include "grid.h"
 #include "kernel.h"
 #include "raster.h"
+#include "side_file.h"
 
 typedef struct {
   double md;             /* the search distance, cells */
@@ -287,6 +288,15 @@ int tr_fill_voids(const tr_interpolate_opts *o, const char *src, const char *dst
   tr_input in;
   int st = tr_input_open(&in, src, o->run.band, err);
   if (st) return st;
+  /* the executor runs over the grid alone (tr_job_open_grid: no dataset),
+   * so the files GDAL reads for the DEM (a VRT's sources, the GeoPackage
+   * of GPKG:file:table, a zip archive) are refused here */
+  const tr_file_role outs[] = {
+      {dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
+  if ((st = tr_outputs_refuse(outs, 3, NULL, 0, &in, err))) {
+    tr_input_close(&in);
+    return st;
+  }
   fv_src s;
   memset(&s, 0, sizeof s);
   s.in = &in;

@@ -62,6 +62,7 @@
 #include "points.h"
 #include "run.h"
 #include "scratch_file.h"
+#include "side_file.h"
 
 #define LINEAR_EPS 1e-10
 #define EVEN_TILE 128 /* all-points invdist's default tile side */
@@ -667,6 +668,21 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
   if (st) return st;
   if (o->run.tile_size < 0 || o->run.tile_size > TR_MAX_TILE)
     return tr_fail(err, TR_EUSAGE, "--tile-size must be between 1 and %d", TR_MAX_TILE);
+  /* every file written, before the points are read (a large file, or an
+   * index spilled to disk): none may be the points, a file OGR reads for
+   * them (a shapefile's .dbf, the archive of a /vsizip/ path) or the clip
+   * source (the executor's check later knows the output grid only) */
+  const tr_file_role outs[] = {
+      {dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
+  const tr_file_role reads[] = {{src, "the points"}, {o->clipsrc, "-clipsrc"}};
+  tr_input points = {.path = src};
+  struct stat pst;
+  if (stat(src, &pst) == 0 && S_ISREG(pst.st_mode)) {
+    points.has_id = 1;
+    points.dev = pst.st_dev;
+    points.ino = pst.st_ino;
+  }
+  if ((st = tr_outputs_refuse(outs, 3, reads, 2, &points, err))) return st;
   char tmp_dir[TR_PATH_MAX];
   if ((st = tr_scratch_folder(o->tmp_dir, dst, tmp_dir, sizeof tmp_dir, err))) return st;
   const int type = o->out_type ? o->out_type : GDT_Float64;

@@ -61,7 +61,8 @@ terrafort_add_test(cli_robust SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_robust.c LI
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
 # every file a run writes guarded like its main output (issue 28): side outputs,
 # the files behind an input (VRT sources, containers, archives), symbolic links
-terrafort_add_test(cli_files_written SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_files_written.c LIBS terrain
+# (the walk reads the command table itself: linked with the commands' objects)
+terrafort_add_test(cli_files_written SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_files_written.c LIBS terrafort_commands
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS cli)
 set_tests_properties(cli_files_written PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
 if(TERRAFORT_SANITIZE)

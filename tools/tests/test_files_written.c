@@ -6,7 +6,14 @@
  * source, a colour file) or another file of the same run, with exit 4, one
  * line, no output and every input byte-identical afterwards. An output that
  * is a symbolic link is written to its target and the link stays.
+ *
+ * The walk (test_walk_outputs_onto_inputs) takes every output option from
+ * the program's own table, the one `terrafort batch` reads (commands.c's
+ * tf_io rows, cli.c's tf_common_outputs and tf_graph_outputs: the test is
+ * linked with the commands' objects), never from a list of its own, and
+ * test_output_options_agree checks that table against each command's --help.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli_case.h"
+#include "tools.h"
 #include "tr_test.h"
 
 static int sh(const char *fmt, const char *a, const char *b) {
@@ -313,6 +321,355 @@ static int test_long_names(void) {
   return 0;
 }
 
+/* ---- the walk: every output option onto every input ------------------------------------- */
+
+/* The words of a blank-separated list of the table (tools.h, tf_io) after
+ * w[0..n), '?' (an output only when a DEM is given) dropped: the new count. */
+static int words_of(const char *list, char w[][32], int n, int max) {
+  for (const char *p = list; p && *p && n < max;) {
+    while (*p == ' ') p++;
+    const size_t k = strcspn(p, " ");
+    if (!k) break;
+    snprintf(w[n++], 32, "%.*s", (int)(k - (p[k - 1] == '?')), p);
+    p += k;
+  }
+  return n;
+}
+
+/* Every spelling of every file command c writes, as `terrafort batch` knows
+ * them: its row's outputs, the common ones, the engine's when its options
+ * apply, and "" for the positional OUT when the last file name is one. */
+static int outputs_of(const tf_command *c, char w[][32], int max) {
+  int n = words_of(c->io.outputs, w, 0, max);
+  n = words_of(tf_common_outputs, w, n, max);
+  if (c->io.graph) n = words_of(tf_graph_outputs, w, n, max);
+  if (c->io.last_positional && n < max) w[n++][0] = 0;
+  return n;
+}
+
+static int word_char(char c) { return c == '_' || isalnum((unsigned char)c); }
+
+/* A flag a --help text names (a word starting with '-' at the start of a
+ * line or after a blank, ',', '[', '(' or '|', as completion reads them),
+ * whether the help shows it taking a value named FILE or OUT (the positional
+ * output's name), and the line it is on. */
+typedef struct {
+  char flag[40];
+  int file, out;
+  const char *line;
+} help_flag;
+
+static int help_flags(const char *help, help_flag *f, int max) {
+  int n = 0;
+  const char *line = help;
+  for (const char *p = help; *p && n < max; p++) {
+    if (*p == '\n') line = p + 1;
+    if (*p != '-' || (p != help && !strchr("\n ,[(|", p[-1]))) continue;
+    size_t k = 1;
+    while (p[k] == '-' || word_char(p[k])) k++;
+    if (k >= 2 && k < sizeof f->flag && isalpha((unsigned char)p[p[1] == '-' ? 2 : 1])) {
+      snprintf(f[n].flag, sizeof f[n].flag, "%.*s", (int)k, p);
+      f[n].out = !strncmp(p + k, " OUT", 4) && !word_char(p[k + 4]);
+      f[n].file = f[n].out || (!strncmp(p + k, " FILE", 5) && !word_char(p[k + 5]));
+      f[n].line = line;
+      n++;
+    }
+    p += k - 1;
+  }
+  return n;
+}
+
+/* `terrafort CMD --help` (malloc'd; NULL when it fails). */
+static char *help_of(const char *cmd) {
+  char c[2048];
+  if (snprintf(c, sizeof c, "'%s' %s --help > '%s.help'", tf, cmd, outdir) >= (int)sizeof c || rc_run(c, NULL) != 0)
+    return NULL;
+  snprintf(c, sizeof c, "%s.help", outdir);
+  return strdup(rc_slurp(c));
+}
+
+static int says(const char *msg, const char *role, const char *word) {
+  char needle[1200];
+  if (snprintf(needle, sizeof needle, "cannot write %s '%s'", role, word) >= (int)sizeof needle) return 0;
+  return strstr(msg, needle) != NULL;
+}
+
+/* Whether a refusal names output o (and the file as given, word): o itself,
+ * a spelling the help shows on o's line taking FILE too (-ad8 is --acc), or
+ * "output" for the positional and for a flag the help shows taking OUT. */
+static int names_output(const char *msg, const char *o, const char *word, const help_flag *hf, int n) {
+  if (!o[0]) return says(msg, "output", word);
+  if (says(msg, o, word)) return 1;
+  for (int i = 0; i < n; i++) {
+    if (!hf[i].file || strcmp(hf[i].flag, o)) continue;
+    if (hf[i].out && says(msg, "output", word)) return 1;
+    for (int j = 0; j < n; j++)
+      if (hf[j].line == hf[i].line && hf[j].file && says(msg, hf[j].flag, word)) return 1;
+  }
+  return 0;
+}
+
+/* The runs the walk makes of each command: its inputs' words ("%s": the
+ * DEM's, in each form of dem_forms), before the output under test. The
+ * table holds no inputs, so these are the test's; a command without a run
+ * here gets the first one (DEM OUT), and fails the walk if that is not its
+ * form. */
+typedef struct {
+  const char *cmd;        /* NULL: every command without a run of its own */
+  const char *line;
+  const char *alias_line; /* before an output spelled as the positional's alias (the help's OPT OUT) */
+  const char *reads;      /* the other files it reads (outputs aim at each in turn) */
+  const char *skip;       /* outputs this form of the run cannot have (they need a DEM) */
+} walk_run;
+
+static const walk_run walk_runs[] = {
+    {.cmd = NULL, .line = "%s"},
+    {.cmd = "color-relief", .line = "%s ramp.txt", .reads = "ramp.txt"},
+    {.cmd = "fill", .line = "%s", .alias_line = "-z %s"},
+    {.cmd = "flowgraph", .line = "%s --basins b.tif --weights w.tif --filled-in f.tif --outlets o.gpkg",
+     .reads = "w.tif f.tif o.gpkg"},
+    {.cmd = "flowgraph", .line = "--dir-in p.tif -wg w.tif -fel f.tif -w b.tif -o o.gpkg", .reads = "p.tif",
+     .skip = "--dir -p --slope -sd8"},
+    {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
+    {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
+    {.cmd = "interpolate", .line = "--fill-voids %s"},
+};
+
+/* The DEM as given, and the file behind it the outputs aim at: itself, a
+ * VRT's source, a GeoPackage's container, a zip archive. */
+static const struct {
+  const char *word, *file;
+} dem_forms[] = {{"d.tif", "d.tif"}, {"m.vrt", "d.tif"}, {"GPKG:dem.gpkg:elev", "dem.gpkg"}, {"/vsizip/a.zip/z.tif", "a.zip"}};
+
+/* Every file a run of the walk reads, kept byte for byte in orig/. */
+static const char *const walk_inputs[] = {"d.tif", "m.vrt",   "dem.gpkg", "a.zip",   "ramp.txt", "w.tif", "f.tif",
+                                          "o.gpkg", "p.tif", "pts.shp", "pts.shx",  "pts.dbf", "p.xyz",    "clip.gpkg"};
+#define WALK_NINPUTS (sizeof walk_inputs / sizeof walk_inputs[0])
+
+/* Is w a word of the blank-separated list? */
+static int has_word(const char *list, const char *w) {
+  const size_t n = strlen(w);
+  for (const char *p = list; p && (p = strstr(p, w)); p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n])) return 1;
+  return 0;
+}
+
+/* Whether run r is one of command cmd's (the first: of every command
+ * without a run of its own). */
+static int run_of(const walk_run *r, const char *cmd) {
+  if (r->cmd) return !strcmp(r->cmd, cmd);
+  for (size_t i = 0; i < sizeof walk_runs / sizeof walk_runs[0]; i++)
+    if (walk_runs[i].cmd && !strcmp(walk_runs[i].cmd, cmd)) return 0;
+  return 1;
+}
+
+/* The walk's inputs in outdir, each with a copy in orig/, a hard link
+ * hl_NAME and a symbolic link sl_NAME; an empty folder x for ./x/../. */
+static int walk_setup(void) {
+  reset(outdir);
+  char c[3000];
+  snprintf(c, sizeof c,
+           "cd '%s' && cp '%s' d.tif && cp d.tif w.tif && cp d.tif f.tif && cp d.tif z.tif && mkdir x orig && "
+           "gdalbuildvrt -q m.vrt d.tif && gdal_translate -q -of GPKG -co RASTER_TABLE=elev d.tif dem.gpkg && "
+           "python3 -c \"import zipfile; zipfile.ZipFile('a.zip', 'w').write('z.tif')\" && rm z.tif && "
+           "printf '0 0 0 255\\n100 255 255 255\\n' > ramp.txt && "
+           "printf 'x,y,z\\n500300,4499700,1\\n501000,4499200,2\\n501700,4498800,3\\n' > p.csv && "
+           "ogr2ogr -q -f 'ESRI Shapefile' pts.shp p.csv -oo X_POSSIBLE_NAMES=x -oo Y_POSSIBLE_NAMES=y "
+           "-oo Z_POSSIBLE_NAMES=z && ogr2ogr -q -f GPKG o.gpkg pts.shp && "
+           "printf '500300 4499700 1\\n501000 4499200 2\\n501700 4498800 3\\n' > p.xyz && "
+           "printf 'id,WKT\\n1,\"POLYGON((500000 4498500,502000 4498500,502000 4500000,500000 4500000,500000 4498500))\"\\n'"
+           " > clip.csv && ogr2ogr -q -f GPKG clip.gpkg clip.csv && rm p.csv clip.csv && "
+           "'%s' flowgraph -q d.tif --dir p.tif",
+           outdir, in("fractal.tif"), tf);
+  if (rc_run(c, NULL) != 0) return 1;
+  int n = snprintf(c, sizeof c, "cd '%s' && for f in", outdir);
+  for (size_t i = 0; i < WALK_NINPUTS && n < (int)sizeof c; i++) n += snprintf(c + n, sizeof c - (size_t)n, " %s", walk_inputs[i]);
+  if (n >= (int)sizeof c - 80) return 1;
+  snprintf(c + n, sizeof c - (size_t)n, "; do cp $f orig/ && ln $f hl_$f && ln -s $f sl_$f || exit 1; done");
+  return rc_run(c, NULL) != 0;
+}
+
+/* The file `f` by spelling k: its name, ./x/../name, a hard link, a
+ * symbolic link (an output that is a link is written to its target). */
+static const char *spelled(const char *f, int k, char *buf, size_t n) {
+  static const char *const forms[] = {"%s", "./x/../%s", "hl_%s", "sl_%s"};
+  snprintf(buf, n, forms[k % 4], f);
+  return buf;
+}
+
+/* One case: `terrafort CMD LINE [o.tif] O WORD` exits 4 with one line naming
+ * O and WORD, leaves no file (no temporary either) and every input as it was. */
+static int walk_case(const tf_command *c, const walk_run *r, const char *dem, const char *o, const char *file,
+                     int spelling, const help_flag *hf, int nhf) {
+  int alias = 0;
+  for (int i = 0; i < nhf && o[0]; i++) alias |= hf[i].out && !strcmp(hf[i].flag, o);
+  const char *line = alias && r->alias_line ? r->alias_line : r->line;
+  char inputs[600], word[300], args[1500], cmd[4000];
+  const char *pc = strstr(line, "%s");
+  int len = pc ? snprintf(inputs, sizeof inputs, "%.*s%s%s", (int)(pc - line), line, dem, pc + 2)
+               : snprintf(inputs, sizeof inputs, "%s", line);
+  spelled(file, spelling, word, sizeof word);
+  if (len < (int)sizeof inputs) {
+    if (!o[0]) len = snprintf(args, sizeof args, "%s %s %s", c->name, inputs, word);
+    else if (alias) len = snprintf(args, sizeof args, "%s %s %s %s", c->name, inputs, o, word);
+    else
+      len = snprintf(args, sizeof args, "%s %s%s %s %s", c->name, inputs, c->io.last_positional ? " o.tif" : "", o,
+                     word);
+  }
+  if (len >= (int)sizeof args || snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s -q", outdir, tf, args) >= (int)sizeof cmd)
+    return 1;
+  const int before = rc_count_entries(outdir);
+  const int rc = rc_run(cmd, errfile);
+  const char *msg = rc_slurp(errfile);
+  int bad = rc != 4 || pc_lines(msg) != 1 || !names_output(msg, o, word, hf, nhf);
+  if (rc_count_entries(outdir) != before || rc_count_entries(out("x")) != 0 ||
+      pc_count(outdir, ".terrafort-", NULL, 0) != 0)
+    bad = 2;
+  char orig[300];
+  for (size_t i = 0; i < WALK_NINPUTS && !bad; i++) {
+    snprintf(orig, sizeof orig, "orig/%s", walk_inputs[i]);
+    if (!rc_same_file(out(orig), out(walk_inputs[i]))) bad = 3;
+  }
+  if (bad)
+    fprintf(stderr, "`terrafort %s`: exit %d (want 4), stderr:\n%s(want one line 'cannot write %s '%s'')%s\n", args, rc,
+            msg, o[0] ? o : "output", word,
+            bad == 2 ? "; it left a file" : bad == 3 ? "; an input changed" : "");
+  return bad != 0;
+}
+
+/* Every command (the table's rows that batch runs), every output of it by
+ * every spelling the table lists (and the positional OUT), aimed at the
+ * files its runs read: each output at the DEM as given; and, in turn (the
+ * i-th case takes output i + the command's index and target i, as many
+ * cases as the longer of the two lists), at the file behind the DEM in its other forms (a VRT's
+ * source, a GeoPackage's container, a zip archive) and at each other file
+ * the run reads (the colour file, the points and their shapefile's .shx
+ * and .dbf, the clip source, --weights, --filled-in, --outlets,
+ * --dir-in). The file is spelled in turn as itself, ./x/../, a hard link
+ * and a symbolic link. So every output option meets the DEM and one
+ * other input, and every input a few output options and spellings, in
+ * about 120 runs (each a process start: the whole product would be ~600;
+ * under the sanitizers about 80, see below).
+ * Each case is refused before any work: exit 4, one line naming the option
+ * and the file, no file left, every input as it was. */
+static int test_walk_outputs_onto_inputs(void) {
+  ASSERT_EQ_INT(walk_setup(), 0);
+  size_t ncmd;
+  const tf_command *cmds = tf_commands(&ncmd);
+  int cases = 0, k = 0, failed = 0, plain = 0;
+  for (size_t ci = 0; ci < ncmd && failed < 5; ci++) {
+    const tf_command *c = &cmds[ci];
+    if (!c->io.values) continue; /* batch itself */
+    /* under the sanitizers, one of the commands of the first run (DEM OUT:
+     * slope, aspect, ... share the local runner's check, run/run.c), and
+     * every other command */
+    if (TR_TEST_SANITIZED && run_of(&walk_runs[0], c->name) && plain++) continue;
+    char outs[64][32];
+    const int nouts = outputs_of(c, outs, 64);
+    char *help = help_of(c->name);
+    ASSERT(help != NULL);
+    static help_flag hf[512];
+    const int nhf = help_flags(help, hf, 512);
+    for (size_t ri = 0; ri < sizeof walk_runs / sizeof walk_runs[0]; ri++) {
+      const walk_run *r = &walk_runs[ri];
+      if (!run_of(r, c->name)) continue;
+      const int dem = strstr(r->line, "%s") != NULL;
+      int use[64], nuse = 0, skipped = 0;
+      for (int oi = 0; oi < nouts; oi++)
+        if (!outs[oi][0] || !has_word(r->skip, outs[oi])) use[nuse++] = oi;
+        else skipped++;
+      char skip[16][32];
+      ASSERT_EQ_INT(words_of(r->skip, skip, 0, 16), skipped); /* each one an output of the table */
+      /* the other targets: the DEM's other forms, then the reads */
+      char reads[32][32];
+      const int nreads = words_of(r->reads, reads, 0, 32);
+      const int nforms = dem ? (int)(sizeof dem_forms / sizeof dem_forms[0]) - 1 : 0, nextra = nforms + nreads;
+      const int n = dem ? nuse + (nuse > nextra ? nuse : nextra) : (nuse > nextra ? nuse : nextra);
+      for (int i = 0; i < n && failed < 5; i++) {
+        const int j = dem ? i - nuse : i; /* j < 0: the DEM as given */
+        /* (the extra targets start at another output in each command) */
+        const char *o = outs[use[(j < 0 ? i : j + (int)ci) % nuse]];
+        const int t = j < 0 ? -1 : j % nextra;
+        const char *dword = dem_forms[t >= 0 && t < nforms ? t + 1 : 0].word;
+        const char *file = t < 0 ? dem_forms[0].file : t < nforms ? dem_forms[t + 1].file : reads[t - nforms];
+        if (walk_case(c, r, dword, o, file, k++, hf, nhf)) {
+          failed++;
+          ASSERT_EQ_INT(walk_setup(), 0); /* the next cases on intact inputs */
+        }
+        cases++;
+      }
+    }
+    free(help);
+  }
+  printf("walk: %d cases, %d failed\n", cases, failed);
+  ASSERT_EQ_INT(failed, 0);
+  ASSERT(cases > (TR_TEST_SANITIZED ? 70 : 100));
+  return 0;
+}
+
+/* The table the walk reads against each command's --help. The help does
+ * not mark outputs apart, so the rule is: a flag the help shows taking a
+ * value named FILE or OUT (the positional output's name) is a file the
+ * command reads or writes. Each of those must be an output in the table
+ * (commands.c's row, cli.c's common and engine outputs), or an input a
+ * run of the walk gives (so it is shown read there, refused as an output's
+ * target); every output of the table must be one of those; and the help's
+ * first usage line ends with OUT exactly when the table takes the last file
+ * name for the output. A flag added to a parser and its help but not to
+ * batch's strings fails here (the walk would not see it); one with another
+ * value name (DIR, SIZE) is not taken for a file. */
+static int test_output_options_agree(void) {
+  reset(outdir);
+  size_t ncmd;
+  const tf_command *cmds = tf_commands(&ncmd);
+  int bad = 0, checked = 0;
+  for (size_t ci = 0; ci < ncmd; ci++) {
+    const tf_command *c = &cmds[ci];
+    if (!c->io.values) continue;
+    char *help = help_of(c->name);
+    ASSERT(help != NULL);
+    static help_flag hf[512];
+    const int nhf = help_flags(help, hf, 512);
+    char outs[64][32];
+    const int nouts = outputs_of(c, outs, 64);
+    for (int i = 0; i < nouts; i++) {
+      int shown = !outs[i][0];
+      for (int j = 0; j < nhf; j++) shown |= hf[j].file && !strcmp(hf[j].flag, outs[i]);
+      if (!shown) {
+        fprintf(stderr, "%s: the table names output %s, which --help does not show taking FILE\n", c->name, outs[i]);
+        bad++;
+      }
+    }
+    for (int j = 0; j < nhf; j++) {
+      if (!hf[j].file) continue;
+      int known = 0;
+      for (int i = 0; i < nouts; i++) known |= !strcmp(outs[i], hf[j].flag);
+      for (size_t ri = 0; ri < sizeof walk_runs / sizeof walk_runs[0]; ri++)
+        known |= walk_runs[ri].cmd && !strcmp(walk_runs[ri].cmd, c->name) && has_word(walk_runs[ri].line, hf[j].flag);
+      if (!known) {
+        fprintf(stderr,
+                "%s: --help shows %s taking a file, but the table (commands.c, cli.c) has it for no output and no "
+                "run of the walk reads it\n",
+                c->name, hf[j].flag);
+        bad++;
+      }
+      checked++;
+    }
+    const char *usage = strstr(help, "Usage:");
+    const size_t ul = usage ? strcspn(usage, "\n") : 0;
+    const int ends_out = ul >= 4 && !strncmp(usage + ul - 4, " OUT", 4);
+    if (!usage || ends_out != (c->io.last_positional != 0)) {
+      fprintf(stderr, "%s: the usage line %s with OUT, the table says the last file name is %s the output\n", c->name,
+              ends_out ? "ends" : "does not end", c->io.last_positional ? "" : "not");
+      bad++;
+    }
+    free(help);
+  }
+  ASSERT_EQ_INT(bad, 0);
+  ASSERT(checked > 20);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   dir = argv[1];
@@ -322,6 +679,7 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_side_outputs_onto_inputs), TR_TEST(test_side_outputs_under_mpirun),
                                        TR_TEST(test_files_behind_the_input),
                                        TR_TEST(test_symlink_outputs), TR_TEST(test_long_names),
-                                       TR_TEST(test_side_files_full_disk), TR_TEST(test_reports_to_stdout)};
+                                       TR_TEST(test_side_files_full_disk), TR_TEST(test_reports_to_stdout),
+                                       TR_TEST(test_output_options_agree), TR_TEST(test_walk_outputs_onto_inputs)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -830,7 +830,7 @@ static int test_all_or_nothing(void) {
   const char *d = fresh("aon");
   char f[4096], name[300];
   snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --streams '%s/./a.tif'", dir, d, d);
-  ASSERT(refused_in(d, f, 4, "it is also output"));
+  ASSERT(refused_in(d, f, 4, "it is also --streams"));
   snprintf(f, sizeof f, "'%s/fractal.tif' --acc '%s/a.tif' --streams '%s/s.tif' --network '%s/n.gpkg' -nf Bogus", dir, d,
            d, d);
   ASSERT(refused_in(d, f, 2, "-nf: 'Bogus' is not a GDAL vector driver"));
