@@ -16,9 +16,8 @@
  * value of magnitude 2^-9 or more, and every integer) and summed in a 128-bit
  * integer; values of magnitude 2^52 or more are refused, so a basin of fewer
  * than 2^43 cells never overflows. For the reduce each 128-bit sum travels
- * as four 32-bit limbs, each in a uint64 lane: a lane sums at most one limb
- * per rank, so it cannot wrap below 2^32 ranks, and the integer SUM is the
- * same in any order. The writer (rank 0) folds the limbs back (carries
+ * as four 32-bit limbs in uint64 lanes (core/wide.h), and the integer SUM
+ * is the same in any order. The writer (rank 0) folds the limbs back (carries
  * included) and divides once: mean = sum / count, rounded to a double.
  *
  * Memory: BASIN_BYTES per basin on every rank (counted against --mem), and
@@ -37,9 +36,9 @@
 #include "mem_limit.h"
 #include "raster.h"
 #include "side_file.h"
+#include "wide.h"
 
-__extension__ typedef __int128 wide_t;
-__extension__ typedef unsigned __int128 uwide_t;
+typedef tr_wide wide_t;
 
 /* The fixed point of the sums: 2^-FIX_BITS units, values below FIX_LIMIT. */
 #define FIX_BITS 32
@@ -67,19 +66,6 @@ static int to_fixed(double v, wide_t *out) {
   return 0;
 }
 
-static void put_limbs(uint64_t *lane, wide_t v) {
-  const uwide_t u = (uwide_t)v;
-  for (int k = 0; k < 4; k++) lane[k] = (uint64_t)(u >> (32 * k)) & 0xffffffffu;
-}
-
-/* The limbs' sum over the ranks, folded back: the 128-bit total (mod 2^128,
- * which holds it: see the top). */
-static wide_t get_limbs(const uint64_t *lane) {
-  uwide_t u = 0;
-  for (int k = 0; k < 4; k++) u += (uwide_t)lane[k] << (32 * k);
-  return (wide_t)u;
-}
-
 /* sum / n in value units, rounded once after the exact quotient's whole
  * units (exact below 2^21 in value). */
 static double fixed_mean(wide_t sum, int64_t n) {
@@ -101,16 +87,15 @@ static int64_t find_label(const tr_basin_outlet *o, int64_t n, int32_t label) {
 
 typedef struct {
   int64_t nb;
-  uint64_t *lane; /* nb x NLANES */
+  uint64_t *lane;  /* nb x NLANES */
   wide_t *zs, *ss; /* local sums of elevations and slopes */
-  double *mm;     /* min of basin i at i, -max at nb + i */
+  double *mm;      /* min of basin i at i, -max at nb + i */
 } partials;
 
 static int is_nodata(const tr_input *in, float v) { return isnan(v) || (in->has_nodata && v == (float)in->nodata); }
 
 /* Adds the tiles this rank owns into p. */
-static int scan(const tr_basin_stats_src *s, tr_input *lab, tr_input *dem, tr_input *sd8, partials *p,
-                tr_error *err) {
+static int scan(const tr_basin_stats_src *s, tr_input *lab, tr_input *dem, tr_input *sd8, partials *p, tr_error *err) {
   tr_grid g;
   const int64_t tile = s->run->tile_size > 0 ? s->run->tile_size : TR_DEFAULT_TILE;
   tr_grid_init(&g, lab->rows, lab->cols, tile);
@@ -201,10 +186,11 @@ static int write_csv(const tr_basin_stats_src *s, const tr_input *lab, const par
     if (elev) {
       if (ln[L_NZ]) {
         const double mn = p->mm[i], mx = -p->mm[p->nb + i];
-        fprintf(f, ",%.17g,%.17g,%.17g,%.17g", mn, fixed_mean(get_limbs(ln + L_Z), (int64_t)ln[L_NZ]), mx, mx - mn);
+        const double mean = fixed_mean(tr_wide_from_limbs(ln + L_Z), (int64_t)ln[L_NZ]);
+        fprintf(f, ",%.17g,%.17g,%.17g,%.17g", mn, mean, mx, mx - mn);
       } else
         fprintf(f, ",,,,");
-      if (ln[L_NS]) fprintf(f, ",%.17g", fixed_mean(get_limbs(ln + L_S), (int64_t)ln[L_NS]));
+      if (ln[L_NS]) fprintf(f, ",%.17g", fixed_mean(tr_wide_from_limbs(ln + L_S), (int64_t)ln[L_NS]));
       else fprintf(f, ",");
     }
     const double r = (double)(s->outlets[i].cell / lab->cols) + 0.5, c = (double)(s->outlets[i].cell % lab->cols) + 0.5;
@@ -251,8 +237,8 @@ int tr_basin_stats_write(const tr_basin_stats_src *s, const char *dst, tr_error 
   if (!st) st = scan(s, &lab, nopen > 1 ? &dem : NULL, nopen > 2 ? &sd8 : NULL, &p, err);
   st = tr_dist_agree(s->run, st, err);
   for (int64_t i = 0; !st && i < nb; i++) {
-    put_limbs(p.lane + i * NLANES + L_Z, p.zs[i]);
-    put_limbs(p.lane + i * NLANES + L_S, p.ss[i]);
+    tr_wide_to_limbs(p.lane + i * NLANES + L_Z, p.zs[i]);
+    tr_wide_to_limbs(p.lane + i * NLANES + L_S, p.ss[i]);
   }
   if (!st && nb) st = tr_dist_sum_u64(s->run, p.lane, (size_t)nb * NLANES, err);
   if (!st && nb && s->dem) st = tr_dist_min(s->run, p.mm, (int)(2 * nb), err);
