@@ -1148,7 +1148,8 @@ static int test_basin_stats_edges_outlets(void) {
 /* Refused before any work, nothing left: a name that is no CSV (exit 2), a
  * folder that does not exist (exit 4; --basins not made), the DEM itself
  * by another name (exit 4, the DEM's bytes kept), --basin-stats on a DEM
- * with no valid cell (exit 3). */
+ * with no valid cell, or with elevations the exact sums cannot hold (exit 3;
+ * --basins, made by then, not left either). */
 static int test_basin_stats_refused(void) {
   const char *d = fresh("bstats_bad");
   char f[8192], dem[1024], link[1024], src[1024];
@@ -1167,6 +1168,9 @@ static int test_basin_stats_refused(void) {
   ASSERT(rc_same_file(src, dem));
   snprintf(f, sizeof f, "'%s/allnodata.tif' --basin-stats '%s/s.csv'", dir, d);
   ASSERT(refused_in(d, f, 3, "no valid cell"));
+  /* elevations near FLT_MAX: beyond what 128-bit sums of 2^-32 units hold */
+  snprintf(f, sizeof f, "'%s/hugevalues.tif' --basins-by edges --basins '%s/w.tif' --basin-stats '%s/s.csv'", dir, d, d);
+  ASSERT(refused_in(d, f, 3, "beyond +-2^52"));
   return 0;
 }
 
