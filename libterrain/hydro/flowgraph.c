@@ -251,7 +251,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "basins per outlet point need --outlets POINTS");
   if (o->outlets && o->basins_by != TR_BASINS_OUTLETS)
     return tr_fail(err, TR_EUSAGE, "--outlets goes with basins per outlet point");
-  if (o->outlets && !o->basins && !o->basin_stats) return tr_fail(err, TR_EUSAGE, "--outlets needs --basins");
+  if (o->outlets && !o->basins && !o->basin_stats)
+    return tr_fail(err, TR_EUSAGE, "--outlets needs --basins or --basin-stats");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
   if (!dem && o->run.band != 1)
@@ -660,7 +661,8 @@ static tr_basin_outlet *outlets_of(const tr_links *links, const tr_basin_seed *s
   *n = 0;
   for (int64_t i = 0; i < m; i++) {
     if (links && links->links[i].ncells == 0) continue; /* a zero-length link at a junction: no cell */
-    v[(*n)++] = links ? (tr_basin_outlet){(int32_t)i, links->links[i].last} : (tr_basin_outlet){seeds[i].label, seeds[i].cell};
+    v[(*n)++] = links ? (tr_basin_outlet){(int32_t)i, links->links[i].last}
+                      : (tr_basin_outlet){seeds[i].label, seeds[i].cell};
   }
   /* seeds come sorted by cell (their labels distinct); links by number */
   if (!links) qsort(v, (size_t)*n, sizeof *v, outlet_cmp);
@@ -729,8 +731,10 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     st = tr_seeds_build(&ss, &seeds, &nseeds, err);
   }
   char w_tmp[TR_PATH_MAX] = "", w_at[TR_PATH_MAX] = "";
-  if (!st && o->basin_stats && !o->basins && (st = scratch_name(&o->run, w_tmp, o->basin_stats, "basins", err)) == TR_OK && !w_tmp[0])
-    st = tr_fail(err, TR_ENOMEM, "out of memory");
+  if (!st && o->basin_stats && !o->basins) {
+    st = scratch_name(&o->run, w_tmp, o->basin_stats, "basins", err);
+    if (!st && !w_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
+  }
   if (!st && want_basins) {
     basin_job j = {o, by_links ? links.seeds : seeds, by_links ? links.nseeds : nseeds, dir};
     const tr_graph_opts g = graph_of(o, 0);

@@ -1025,7 +1025,9 @@ static int bs_check(const char *csv, const char *wpath, const char *dempath, con
         fabsl(r->v[2] - zm) > 1e-12L * fabsl(zm) + tol || fabsl(r->v[5] - sm) > 1e-12L * fabsl(sm) + tol ||
         out[l] < 0 || r->v[6] != w.gt[0] + (out[l] % cols + 0.5) * w.gt[1] ||
         r->v[7] != w.gt[3] + (out[l] / cols + 0.5) * w.gt[5]) {
-      fprintf(stderr, "%s: label %d: %.17g %.17g %.17g %.17g %.17g %.17g (%.17g %.17g), want %.17g %.17g %.17Lg %.17g %.17Lg at cell %d\n",
+      fprintf(stderr,
+              "%s: label %d: area %.17g min %.17g mean %.17g max %.17g slope %.17g relief %.17g outlet (%.17g %.17g); "
+              "want %.17g %.17g %.17Lg %.17g %.17Lg at cell %d\n",
               csv, l, r->v[0], r->v[1], r->v[2], r->v[3], r->v[5], r->v[4], r->v[6], r->v[7], (double)cells[l] * area,
               mn[l], zm, mx[l], sm, out[l]);
       return 1;
@@ -1062,7 +1064,8 @@ static int test_basin_stats_links(void) {
   bs_row *full = bs_read(a, 1, &n);
   ASSERT(full && n > 1300);
   const char *only = fresh("bstats_only");
-  snprintf(f, sizeof f, "'%s/fractal.tif' --basin-stats '%s/b.csv' --threshold 12 --threads 2 --tile-size 37", dir, only);
+  snprintf(f, sizeof f, "'%s/fractal.tif' --basin-stats '%s/b.csv' --threshold 12 --threads 2 --tile-size 37", dir,
+           only);
   ASSERT_EQ_INT(flow("", f, NULL), 0);
   snprintf(b, sizeof b, "%s/b.csv", only);
   ASSERT(rc_same_file(a, b));
@@ -1169,7 +1172,8 @@ static int test_basin_stats_refused(void) {
   snprintf(f, sizeof f, "'%s/allnodata.tif' --basin-stats '%s/s.csv'", dir, d);
   ASSERT(refused_in(d, f, 3, "no valid cell"));
   /* elevations near FLT_MAX: beyond what 128-bit sums of 2^-32 units hold */
-  snprintf(f, sizeof f, "'%s/hugevalues.tif' --basins-by edges --basins '%s/w.tif' --basin-stats '%s/s.csv'", dir, d, d);
+  snprintf(f, sizeof f, "'%s/hugevalues.tif' --basins-by edges --basins '%s/w.tif' --basin-stats '%s/s.csv'", dir, d,
+           d);
   ASSERT(refused_in(d, f, 3, "beyond +-2^52"));
   return 0;
 }
