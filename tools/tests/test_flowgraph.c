@@ -1150,7 +1150,8 @@ static int test_basin_stats_edges_outlets(void) {
 
 /* Refused before any work, nothing left: a name that is no CSV (exit 2), a
  * folder that does not exist (exit 4; --basins not made), the DEM itself
- * by another name (exit 4, the DEM's bytes kept), --basin-stats on a DEM
+ * by another name (exit 4, the DEM's bytes kept), the file of another side
+ * output (exit 4), --basin-stats on a DEM
  * with no valid cell, or with elevations the exact sums cannot hold (exit 3;
  * --basins, made by then, not left either). */
 static int test_basin_stats_refused(void) {
@@ -1169,6 +1170,8 @@ static int test_basin_stats_refused(void) {
   snprintf(f, sizeof f, "'%s' --basins '%s/w.tif' --basin-stats '%s'", dem, d, link);
   ASSERT(refused_in(d, f, 4, "the DEM"));
   ASSERT(rc_same_file(src, dem));
+  snprintf(f, sizeof f, "'%s' --basins '%s/w.tif' --basin-stats '%s/s.csv' --stats-json '%s/s.csv'", dem, d, d, d);
+  ASSERT(refused_in(d, f, 4, "it is also"));
   snprintf(f, sizeof f, "'%s/allnodata.tif' --basin-stats '%s/s.csv'", dir, d);
   ASSERT(refused_in(d, f, 3, "no valid cell"));
   /* elevations near FLT_MAX: beyond what 128-bit sums of 2^-32 units hold */
