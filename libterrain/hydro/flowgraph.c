@@ -12,7 +12,10 @@
  *   3. the network and basins need the no-edge-check accumulation: the
  *      user's --acc when it is that, else a temporary raster beside the
  *      network or basins output, deleted at the end; then the links
- *      (network.c, every rank), the lines (rank 0), basins (d8_basins).
+ *      (network.c, every rank), the lines (rank 0), basins (d8_basins);
+ *   4. --basin-stats (basin_stats.c) from the basins (--basins, held, or a
+ *      scratch raster), the DEM and sd8 (--slope, held, or a scratch raster
+ *      made with the directions), written as a side file.
  */
 #include <math.h>
 #include <signal.h>
