@@ -1153,7 +1153,8 @@ static int test_basin_stats_edges_outlets(void) {
  * by another name (exit 4, the DEM's bytes kept), the file of another side
  * output (exit 4), --basin-stats on a DEM
  * with no valid cell, or with elevations the exact sums cannot hold (exit 3;
- * --basins, made by then, not left either). */
+ * --basins, made by then, not left either), more basins than --mem holds
+ * (exit 7). */
 static int test_basin_stats_refused(void) {
   const char *d = fresh("bstats_bad");
   char f[8192], dem[1024], link[1024], src[1024];
@@ -1174,6 +1175,19 @@ static int test_basin_stats_refused(void) {
   ASSERT(refused_in(d, f, 4, "it is also"));
   snprintf(f, sizeof f, "'%s/allnodata.tif' --basin-stats '%s/s.csv'", dir, d);
   ASSERT(refused_in(d, f, 3, "no valid cell"));
+  /* 700 000 pits, each a basin per edge outlet: 107 MiB of partials, more
+   * than --mem 120M leaves after the process's 64 MiB (exit 7, before any
+   * partial is made; the basins graph program itself fits) */
+  {
+    int16_t *z = calloc(700 * 1000, sizeof *z);
+    char pits[1024];
+    snprintf(pits, sizeof pits, "%s/pits.tif", d);
+    ASSERT(z && write_raster(pits, GDT_Int16, z, 1, -32768, 700, 1000) == 0);
+    free(z);
+    snprintf(f, sizeof f, "--dir-in '%s' --basins-by edges --basins '%s/w.tif' --basin-stats '%s/s.csv' --mem 120M",
+             pits, d, d);
+    ASSERT(refused_in(d, f, 7, "700000 basins need 107 MiB (160 bytes each)"));
+  }
   /* elevations near FLT_MAX: beyond what 128-bit sums of 2^-32 units hold */
   snprintf(f, sizeof f, "'%s/hugevalues.tif' --basins-by edges --basins '%s/w.tif' --basin-stats '%s/s.csv'", dir, d,
            d);
