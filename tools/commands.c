@@ -32,7 +32,7 @@ static const tf_command commands[] = {
     {"flowgraph", tf_flowgraph_main, "D8 accumulation, streams, order, basins, network (TauDEM)",
      {"--dir-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type --basins-by "
       "--snap -md --threshold -thresh",
-      "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 -p?", 0, TF_GRAPH_IO}},
+      "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats -p?", 0, TF_GRAPH_IO}},
     {"interpolate", tf_interpolate_main, "scattered points to a grid (gdal_grid)",
      {"-a -zfield -where -sql -a_srs -clipsrclayer -clipsrcwhere -clipsrcsql -z_increase -z_multiply -txe:2 -tye:2 "
       "-tr:2 -spat:4 -outsize:2 -clipsrc:box -ot -l -oo -md -si --tmp",

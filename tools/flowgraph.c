@@ -34,6 +34,8 @@ static const char *usage =
     "  --outlets FILE, -o FILE     outlet points (OGR): basins labelled by feature id\n"
     "  --snap N, -md N        move outlets down the flow path at most N cells to a stream (50)\n"
     "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
+    "  --basin-stats FILE.csv      per basin: label, cells, area, min, mean, max, relief, mean_slope,\n"
+    "                         outlet_x, outlet_y (CSV; basins made even without --basins)\n"
     "Accumulation:\n"
     "  --units cells|area     contributing cells (default) or area in map units\n"
     "  --weights FILE, -wg FILE    a weight per cell instead of 1\n"
@@ -66,7 +68,7 @@ static const file_flag file_flags[] = {
     FF("--streams", "-src", o.streams), FF("--order", "-ord", o.order),     FF("--basins", "-w", o.basins),
     FF("--network", "-net", o.network), FF("--weights", "-wg", o.weights),  FF("--filled-in", "-fel", o.filled_in),
     FF(NULL, "-nf", o.network_format), FF(NULL, "-p", p),                   FF(NULL, "-z", dem),
-    FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),
+    FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),        FF("--basin-stats", NULL, o.basin_stats),
 };
 #undef FF
 

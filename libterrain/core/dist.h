@@ -15,6 +15,9 @@
 #ifndef TR_DIST_H
 #define TR_DIST_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "terrain.h"
 
 /* The number of ranks (1 without MPI); this process's rank is tr_rank()
@@ -48,5 +51,11 @@ int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err);
  * it), through libcoll's allreduce on the command's context; every rank
  * calls it at the same point with the same n. Bounded as tr_dist_wait. */
 int tr_dist_min(const tr_run_opts *run, double *v, int n, tr_error *err);
+
+/* Each of v[0..n) becomes its sum over the ranks, through libcoll's
+ * allreduce (COLL_UINT64 SUM: exact in any order while no lane wraps; a
+ * vector beyond its small-message size takes the pipelined halving path);
+ * called as tr_dist_min. */
+int tr_dist_sum_u64(const tr_run_opts *run, uint64_t *v, size_t n, tr_error *err);
 
 #endif

@@ -58,6 +58,7 @@
 #include "d8_window.h"
 #include "flow.h"
 #include "raster.h"
+#include "wide.h"
 
 #define LINK_NONE UINT32_MAX      /* the flow ends inside the tile (or on NoData) */
 #define LINK_OUT (UINT32_MAX - 1) /* the cell drains into a neighbour fragment */
@@ -117,8 +118,8 @@ static void perim_destroy(void *user, void *state) {
  * any order; Assemble rounds each cell's exact sum once, to the nearest
  * double. In memory and out of core alike (the planner takes it for every
  * product of such weights), so the bytes never depend on --mem. */
-__extension__ typedef __int128 wide_t;
-__extension__ typedef unsigned __int128 uwide_t;
+typedef tr_wide wide_t; /* core/wide.h */
+typedef tr_uwide uwide_t;
 
 /* A final perimeter value of d8_up_wide: the sum's two 64-bit halves. */
 typedef struct {

@@ -176,6 +176,32 @@ typedef struct {
 
 int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);
 
+/* Per-basin statistics (basin_stats.c, flowgraph's --basin-stats). */
+typedef struct {
+  int32_t label;
+  int64_t cell;         /* the basin's outlet cell, row * cols + col */
+} tr_basin_outlet;
+
+typedef struct {
+  const tr_run_opts *run;
+  const char *basins;   /* the labels, d8_basins' product (Int32) */
+  const char *dem;      /* the DEM the directions came from (raw elevations);
+                          NULL: label, cells, area and outlet only */
+  int dem_band;
+  const char *slope;    /* sd8 of those directions (with dem) */
+  const tr_basin_outlet *outlets; /* every label, sorted by label, distinct */
+  int64_t noutlets;
+  double cell_area;     /* |det| of the geotransform */
+} tr_basin_stats_src;
+
+/* TR_EUSAGE unless `path` names a CSV file (.csv or .txt), before any work. */
+int tr_basin_stats_check(const char *path, tr_error *err);
+
+/* Reads the labels (and elevations, slopes) of this rank's tiles, combines
+ * the per-basin partials over the ranks and writes the CSV (rank 0) under
+ * dst's temporary name, waiting for the run's end (side_file.h); agreed. */
+int tr_basin_stats_write(const tr_basin_stats_src *s, const char *dst, tr_error *err);
+
 /* Refuses a network output whose driver (`driver`, else from dst's
  * extension, else GPKG) is no GDAL vector driver that creates files
  * (TR_EUSAGE), before any work. */

@@ -12,7 +12,10 @@
  *   3. the network and basins need the no-edge-check accumulation: the
  *      user's --acc when it is that, else a temporary raster beside the
  *      network or basins output, deleted at the end; then the links
- *      (network.c, every rank), the lines (rank 0), basins (d8_basins).
+ *      (network.c, every rank), the lines (rank 0), basins (d8_basins);
+ *   4. --basin-stats (basin_stats.c) from the basins (--basins, held, or a
+ *      scratch raster), the DEM and sd8 (--slope, held, or a scratch raster
+ *      made with the directions), written as a side file.
  */
 #include <math.h>
 #include <signal.h>
@@ -237,8 +240,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   const int nouts = FG_NPRODUCTS;
   int any = 0;
   for (int i = 0; i < nouts; i++) any |= outs[i] != NULL;
-  if (!any)
-    return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network");
+  if (!any && !o->basin_stats)
+    return tr_fail(err, TR_EUSAGE,
+                   "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network, "
+                   "--basin-stats");
   if (!o->dir_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if (o->dir_in && (o->slope || o->filled))
@@ -249,13 +254,15 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "basins per outlet point need --outlets POINTS");
   if (o->outlets && o->basins_by != TR_BASINS_OUTLETS)
     return tr_fail(err, TR_EUSAGE, "--outlets goes with basins per outlet point");
-  if (o->outlets && !o->basins) return tr_fail(err, TR_EUSAGE, "--outlets needs --basins");
+  if (o->outlets && !o->basins && !o->basin_stats)
+    return tr_fail(err, TR_EUSAGE, "--outlets needs --basins or --basin-stats");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
   if (!dem && o->run.band != 1)
     return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
   int st;
   if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
+  if (o->basin_stats && (st = tr_basin_stats_check(o->basin_stats, err))) return st;
   for (int i = 0; i < nouts; i++)
     for (int j = i + 1; j < nouts; j++)
       if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
@@ -267,9 +274,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
    * the network, the DEM by the directions) would feed that stage its own
    * output; one onto a FIFO or device would be replaced by OGR; a missing
    * folder found at the network would leave the products before it. */
-  tr_file_role files[FG_NPRODUCTS + 3] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
+  tr_file_role files[FG_NPRODUCTS + 4] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
                                          [FG_NPRODUCTS + 1] = {o->graph.aap_stats, TR_ROLE_AAP_STATS},
-                                         [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT}};
+                                         [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT},
+                                         [FG_NPRODUCTS + 3] = {o->basin_stats, "--basin-stats"}};
   /* each product named by its option: "output" alone would not say which */
   static const char *const names[FG_NPRODUCTS] = {"--dir", "--acc", "--streams", "--order", "--basins", "--network",
                                                   "--slope"};
@@ -408,7 +416,7 @@ static int stats_write(const char *path, fg_stats *fs, int st, tr_error *err) {
 }
 
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
-                    const char *elev, int elev_band, int *stage, fg_stats *fs, tr_error *err);
+                    const char *elev, int elev_band, const char *sd8, int *stage, fg_stats *fs, tr_error *err);
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -537,6 +545,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const char *outs[FG_NPRODUCTS], *first = NULL;
   products_of(opts, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
+  if (!first) first = opts->basin_stats; /* the scratch files' folder */
   char aap_tmp[TR_PATH_MAX] = "", json_tmp[TR_PATH_MAX] = "";
   fg_stats fs;
   stats_plan(opts, &fs);
@@ -593,7 +602,7 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   ob.run.band = 1;
   if (o->dir_in)
     return products(&ob, s, o->dir_in, NULL, dem_band, o->filled_in ? o->filled_in : dem,
-                    o->filled_in ? 1 : dem_band, &stage, fs, err);
+                    o->filled_in ? 1 : dem_band, NULL, &stage, fs, err);
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -602,17 +611,24 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   const char *outs[FG_NPRODUCTS], *first = NULL;
   products_of(o, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
-  char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "", dir_at[TR_PATH_MAX] = "";
+  if (!first) first = o->basin_stats;
+  char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "", dir_at[TR_PATH_MAX] = "", sd8_tmp[TR_PATH_MAX] = "",
+       sd8_at[TR_PATH_MAX] = "";
   const int need_fel = o->network && !o->filled_in && !o->filled;
+  /* the basin statistics' mean slope is sd8's: the user's --slope, else a
+   * scratch raster made beside the directions */
+  const int need_sd8 = o->basin_stats && !o->slope;
   int st;
   if (!o->dir_out && (st = scratch_name(&o->run, dir_tmp, first, "dir", err))) return st;
   if (need_fel && (st = scratch_name(&o->run, fel_tmp, first, "fel", err))) return st;
-  if ((!o->dir_out && !dir_tmp[0]) || (need_fel && !fel_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
+  if (need_sd8 && (st = scratch_name(&o->run, sd8_tmp, first, "sd8", err))) return st;
+  if ((!o->dir_out && !dir_tmp[0]) || (need_fel && !fel_tmp[0]) || (need_sd8 && !sd8_tmp[0]))
+    return tr_fail(err, TR_ENOMEM, "out of memory");
   tr_flowdir_opts fo;
   tr_flowdir_opts_init(&fo);
   fo.filled = o->filled;
   fo.encoding = o->encoding;
-  fo.slope = o->slope;
+  fo.slope = need_sd8 ? sd8_tmp : o->slope;
   fo.filled_out = need_fel ? fel_tmp : NULL;
   const tr_run_opts r = o->dir_out ? o->run : scratch_run(&o->run);
   st = tr_flowdir(&r, &o->graph, &fo, dem, o->dir_out ? o->dir_out : dir_tmp, err);
@@ -620,23 +636,50 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   if (!st) st = stage_done(&o->run, &stage, err);
   /* --dir is held: the later stages read it there */
   if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
-  const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network;
+  if (!st && o->basin_stats && o->slope) st = held_at(&o->run, sd8_at, o->slope, err);
+  const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats;
   if (!st && !only_dir) {
     const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
-    st = products(&ob, s, o->dir_out ? dir_at : dir_tmp, dem, dem_band, elev, elev == dem ? dem_band : 1, &stage,
-                  fs, err);
+    st = products(&ob, s, o->dir_out ? dir_at : dir_tmp, dem, dem_band, elev, elev == dem ? dem_band : 1,
+                  need_sd8 ? sd8_tmp : sd8_at, &stage, fs, err);
   }
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);
+    tr_output_scratch_remove(sd8_tmp);
   }
   return st;
 }
 
+static int outlet_cmp(const void *pa, const void *pb) {
+  const tr_basin_outlet *a = pa, *b = pb;
+  return (a->label > b->label) - (a->label < b->label);
+}
+
+/* The outlet of each basin, sorted by label: per link, the link's last
+ * cell (its other cells and every cell draining into them drain through
+ * it); per edge outlet or outlet point, the seed cell itself. NULL when out
+ * of memory. */
+static tr_basin_outlet *outlets_of(const tr_links *links, const tr_basin_seed *seeds, int64_t nseeds, int64_t *n) {
+  const int64_t m = links ? links->nlinks : nseeds;
+  tr_basin_outlet *v = malloc((size_t)(m ? m : 1) * sizeof *v);
+  if (!v) return NULL;
+  *n = 0;
+  for (int64_t i = 0; i < m; i++) {
+    if (links && links->links[i].ncells == 0) continue; /* a zero-length link at a junction: no cell */
+    v[(*n)++] = links ? (tr_basin_outlet){(int32_t)i, links->links[i].last}
+                      : (tr_basin_outlet){seeds[i].label, seeds[i].cell};
+  }
+  /* seeds come sorted by cell (their labels distinct); links by number */
+  if (!links) qsort(v, (size_t)*n, sizeof *v, outlet_cmp);
+  return v;
+}
+
 /* Every product after the directions, from the direction raster `dir`
- * (computed from `dem` in this run when dem is given). */
+ * (computed from `dem` in this run when dem is given; `sd8` its slope,
+ * where the basin statistics read it). */
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
-                    const char *elev, int elev_band, int *stage, fg_stats *fs, tr_error *err) {
+                    const char *elev, int elev_band, const char *sd8, int *stage, fg_stats *fs, tr_error *err) {
   int st = tr_dist_agree(&o->run, check_valid(dir, dem, dem_band, s, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
@@ -650,10 +693,12 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
   if (o->order) stats_take(o, fs, "order", o->order);
   if (o->order && (st = stage_done(&o->run, stage, err))) return st;
-  const int by_links = o->basins && o->basins_by == TR_BASINS_LINKS;
+  /* --basin-stats needs basins: without --basins they go to a scratch raster */
+  const int want_basins = o->basins || o->basin_stats;
+  const int by_links = want_basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
-  const int need_acc = need_links || (o->basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
-  if (!need_links && !o->basins) return TR_OK;
+  const int need_acc = need_links || (want_basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
+  if (!need_links && !want_basins) return TR_OK;
 
   /* the no-edge-check accumulation the links (and snapping) read */
   char tmp[TR_PATH_MAX] = "", acc_at[TR_PATH_MAX] = "";
@@ -664,7 +709,9 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     acc = acc_at;
   }
   if (need_acc && !acc) {
-    if ((st = scratch_name(&o->run, tmp, o->network ? o->network : o->basins, "acc", err))) return st;
+    if ((st = scratch_name(&o->run, tmp, o->network ? o->network : o->basins ? o->basins : o->basin_stats, "acc",
+                           err)))
+      return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
     const tr_run_opts r = scratch_run(&o->run);
     st = run_up(o, &r, dir, TR_UP_ACC, 0, tmp, &ws, err);
@@ -684,20 +731,40 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->network) st = stage_done(&o->run, stage, err);
-  if (!st && o->basins && !by_links) {
+  if (!st && want_basins && !by_links) {
     tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
                       o->threshold, o->snap};
     st = tr_seeds_build(&ss, &seeds, &nseeds, err);
   }
-  if (!st && o->basins) {
+  char w_tmp[TR_PATH_MAX] = "", w_at[TR_PATH_MAX] = "";
+  if (!st && o->basin_stats && !o->basins) {
+    st = scratch_name(&o->run, w_tmp, o->basin_stats, "basins", err);
+    if (!st && !w_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
+  }
+  if (!st && want_basins) {
     basin_job j = {o, by_links ? links.seeds : seeds, by_links ? links.nseeds : nseeds, dir};
     const tr_graph_opts g = graph_of(o, 0);
-    st = tr_run_graph(&o->run, &g, "d8_basins", basin_prepare, &j, dir, o->basins, err);
-    if (!st) stats_take(o, fs, "basins", o->basins);
+    const tr_run_opts r = o->basins ? o->run : scratch_run(&o->run);
+    st = tr_run_graph(&r, &g, "d8_basins", basin_prepare, &j, dir, o->basins ? o->basins : w_tmp, err);
+    if (!st && o->basins) stats_take(o, fs, "basins", o->basins);
     if (!st) st = stage_done(&o->run, stage, err);
+  }
+  if (!st && o->basin_stats) {
+    if (o->basins) st = held_at(&o->run, w_at, o->basins, err);
+    int64_t nout = 0;
+    tr_basin_outlet *outl = st ? NULL : outlets_of(by_links ? &links : NULL, seeds, nseeds, &nout);
+    if (!st && !outl) st = tr_fail(err, TR_ENOMEM, "out of memory");
+    st = tr_dist_agree(&o->run, st, err);
+    tr_basin_stats_src bs = {&o->run, o->basins ? w_at : w_tmp, dem, dem_band, sd8, outl, nout, s->cell_area};
+    if (!st) st = tr_basin_stats_write(&bs, o->basin_stats, err);
+    if (!st) st = stage_done(&o->run, stage, err);
+    free(outl);
   }
   free(seeds);
   tr_links_free(&links);
-  if (tr_rank() == 0) tr_output_scratch_remove(tmp);
+  if (tr_rank() == 0) {
+    tr_output_scratch_remove(tmp);
+    tr_output_scratch_remove(w_tmp);
+  }
   return st;
 }

@@ -480,6 +480,7 @@ typedef struct {
   int snap;                 /* outlets move down the flow path at most this many cells to a stream (50) */
   const char *acc, *streams, *order, *basins, *network; /* products; NULL: not asked */
   const char *network_format; /* OGR driver; NULL: from the extension, else GPKG */
+  const char *basin_stats;  /* --basin-stats: a CSV row per basin (basins made, if not asked, in a scratch raster) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

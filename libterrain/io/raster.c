@@ -285,6 +285,29 @@ int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, in
   return TR_OK;
 }
 
+int tr_input_read_i32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                      int32_t *dst, int64_t stride, tr_error *err) {
+  int64_t r0 = row0 < 0 ? 0 : row0, c0 = col0 < 0 ? 0 : col0;
+  int64_t r1 = row0 + rows > in->rows ? in->rows : row0 + rows;
+  int64_t c1 = col0 + cols > in->cols ? in->cols : col0 + cols;
+  if (r0 > row0 || c0 > col0 || r1 < row0 + rows || c1 < col0 + cols) {
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < cols; c++) dst[r * stride + c] = INT32_MIN;
+  }
+  if (r1 <= r0 || c1 <= c0) return TR_OK;
+  int32_t *p = dst + (r0 - row0) * stride + (c0 - col0);
+  gdal_capture c;
+  capture_begin(&c);
+  CPLErr e = GDALRasterIOEx(in->band, GF_Read, (int)c0, (int)r0, (int)(c1 - c0), (int)(r1 - r0), p,
+                            (int)(c1 - c0), (int)(r1 - r0), GDT_Int32, sizeof(int32_t),
+                            (GSpacing)(stride * (int64_t)sizeof(int32_t)), NULL);
+  capture_end();
+  if (e != CE_None)
+    return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path,
+                   (long long)r0, (long long)r1 - 1, why(&c, "read error (truncated or corrupt file?)"));
+  return TR_OK;
+}
+
 /* --------------------------------------------------------------- output */
 
 /* The driver for `path`: the named one, or the one whose extension list

@@ -96,6 +96,11 @@ int tr_input_minmax_rows(const tr_input *in, int64_t row0, int64_t rows, double 
 int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                       float *dst, int64_t stride, tr_error *err);
 
+/* The same window as Int32 (labels beyond Float32's 2^24, exact): cells
+ * outside the raster are INT32_MIN; the caller compares with the nodata. */
+int tr_input_read_i32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                      int32_t *dst, int64_t stride, tr_error *err);
+
 /* Creates the temporary destination raster: like `in` in size and
  * georeferencing, `bands` bands of `type`, nodata set on each when has_nodata.
  * Refused before anything is written: a driver that cannot hold `type`

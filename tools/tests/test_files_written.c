@@ -191,7 +191,8 @@ static int test_symlink_outputs(void) {
   return 0;
 }
 
-/* The side files on a full disk: a 64 KB tmpfs filled to the last byte
+/* The side files (flowgraph's --basin-stats CSV among them) on a full
+ * disk: a 64 KB tmpfs filled to the last byte
  * (needs root; skipped otherwise), the output raster in a roomy folder.
  * Each run fails with exit 4 and one line naming the side file, and leaves
  * nothing: no 0-byte or cut side file, no temporary, and no output raster
@@ -220,6 +221,7 @@ static int test_side_files_full_disk(void) {
       {"flowgraph d.tif --acc a.tif --streams st.tif --stats-json m/s.json", "statistics file 'm/s.json'", "st.tif"},
       {"flowgraph d.tif --acc a.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", "a.tif"},
       {"flowgraph d.tif --acc a.tif --streams st.tif --aap-stats m/a.json", "engine statistics 'm/a.json'", "a.tif"},
+      {"flowgraph d.tif --basins w.tif --basin-stats m/b.csv", "basin statistics 'm/b.csv'", "w.tif"},
   };
   for (size_t i = 0; !bad && i < sizeof cases / sizeof cases[0]; i++) {
     bad = expect_q(cases[i].args, 4, cases[i].needle);

@@ -18,7 +18,10 @@
  * products nor a scratch file, and an older file at a destination stays as
  * it was; outputs that cannot be written are refused before any stage. The
  * network takes names of up to 255 bytes (GeoPackage and GeoJSON), its
- * layer named after the file as for a short name.
+ * layer named after the file as for a short name. --basin-stats agrees
+ * with a reference computed here from the rasters the run wrote (every
+ * --basins-by), is the same bytes for threads, tile sizes and mpirun -n 2/3,
+ * and is refused before any work where it cannot be written.
  */
 #include <cpl_conv.h>
 #include <gdal.h>
@@ -913,6 +916,285 @@ static int test_network_long_names(void) {
   return 0;
 }
 
+/* ------------------------------------------------------------ --basin-stats */
+
+/* One row of a --basin-stats CSV: label, cells, then area, min, mean, max,
+ * relief, mean_slope, outlet_x, outlet_y (elev) or area, outlet_x, outlet_y. */
+typedef struct {
+  long label;
+  long long cells;
+  double v[8];
+} bs_row;
+
+#define BS_HEADER "label,cells,area,min,mean,max,relief,mean_slope,outlet_x,outlet_y\n"
+#define BS_HEADER_DIR "label,cells,area,outlet_x,outlet_y\n"
+
+/* The rows of `path` (its header checked); NULL on a malformed file. */
+static bs_row *bs_read(const char *path, int elev, int *n) {
+  long len;
+  char *b = (char *)rc_file_bytes(path, &len);
+  const char *h = elev ? BS_HEADER : BS_HEADER_DIR;
+  *n = 0;
+  if (!b || len < (long)strlen(h) || strncmp(b, h, strlen(h))) {
+    fprintf(stderr, "%s: no file or another header\n", path);
+    free(b);
+    return NULL;
+  }
+  bs_row *rows = malloc(sizeof *rows * (size_t)(len / 10 + 1));
+  char *q = b + strlen(h), *end = b + len;
+  const int nv = elev ? 8 : 3;
+  while (q < end) {
+    bs_row *r = &rows[*n];
+    char *e;
+    r->label = strtol(q, &e, 10);
+    if (*e != ',') break;
+    r->cells = strtoll(e + 1, &e, 10);
+    int k = 0;
+    for (; k < nv && *e == ','; k++) r->v[k] = strtod(e + 1, &e);
+    if (k != nv || *e != '\n') break;
+    q = e + 1;
+    (*n)++;
+  }
+  const int ok = q == end;
+  free(b);
+  if (!ok) {
+    fprintf(stderr, "%s: malformed row %d\n", path, *n + 1);
+    free(rows);
+    return NULL;
+  }
+  return rows;
+}
+
+/* The reference, computed here from the rasters the run wrote: basins `w`,
+ * the DEM, sd8 and the directions `p` (TauDEM codes). Per label: cells
+ * (every labelled cell, none of them a DEM nodata cell), min and max
+ * exactly, the means in long double (the CSV's from exact sums of each
+ * value rounded to 2^-32: within 2^-33 plus a double's rounding), and the
+ * outlet: the one cell of the basin whose flow leaves it (off the grid,
+ * into nodata, or into another label). */
+static int bs_check(const char *csv, const char *wpath, const char *dempath, const char *sd8path, const char *ppath) {
+  rc_raster w, z, s, p;
+  ASSERT_EQ_INT(rc_load(wpath, &w), 0);
+  ASSERT_EQ_INT(rc_load(dempath, &z), 0);
+  ASSERT_EQ_INT(rc_load(sd8path, &s), 0);
+  ASSERT_EQ_INT(rc_load(ppath, &p), 0);
+  const int rows = w.rows, cols = w.cols, n = rows * cols;
+  int maxl = 0, dem_nodata = 0;
+  for (int i = 0; i < n; i++) {
+    dem_nodata += rc_is_nodata(&z, z.v[i]);
+    if (!rc_is_nodata(&w, w.v[i]) && w.v[i] > maxl) maxl = (int)w.v[i];
+  }
+  ASSERT(dem_nodata > 0); /* the case of nodata cells is shown */
+  long long *cells = calloc((size_t)maxl + 1, sizeof *cells);
+  long double *zs = calloc((size_t)maxl + 1, sizeof *zs), *ss = calloc((size_t)maxl + 1, sizeof *ss);
+  double *mn = malloc(sizeof(double) * (maxl + 1)), *mx = malloc(sizeof(double) * (maxl + 1));
+  int *out = malloc(sizeof(int) * (maxl + 1));
+  for (int l = 0; l <= maxl; l++) mn[l] = INFINITY, mx[l] = -INFINITY, out[l] = -1;
+  for (int i = 0; i < n; i++) {
+    if (rc_is_nodata(&w, w.v[i])) continue;
+    const int l = (int)w.v[i], r = i / cols, c = i % cols;
+    ASSERT(l >= 0 && !rc_is_nodata(&z, z.v[i]) && !rc_is_nodata(&s, s.v[i]));
+    cells[l]++;
+    zs[l] += z.v[i];
+    ss[l] += s.v[i];
+    mn[l] = fmin(mn[l], z.v[i]);
+    mx[l] = fmax(mx[l], z.v[i]);
+    const int k = rc_is_nodata(&p, p.v[i]) ? -1 : (int)p.v[i] - 1;
+    const int rr = k < 0 ? -1 : r + dr[k], cc = k < 0 ? -1 : c + dc[k];
+    const int leaves = k < 0 || rr < 0 || rr >= rows || cc < 0 || cc >= cols || w.v[rr * cols + cc] != w.v[i];
+    if (leaves) {
+      if (out[l] >= 0) fprintf(stderr, "label %d: two outlets, %d and %d\n", l, out[l], i);
+      ASSERT(out[l] < 0);
+      out[l] = i;
+    }
+  }
+  int nrows, want = 0;
+  bs_row *b = bs_read(csv, 1, &nrows);
+  ASSERT(b != NULL);
+  for (int l = 0; l <= maxl; l++) want += cells[l] > 0;
+  ASSERT_EQ_INT(nrows, want);
+  const double area = fabs(w.gt[1] * w.gt[5]);
+  for (int k = 0; k < nrows; k++) {
+    const bs_row *r = &b[k];
+    ASSERT(k == 0 || r->label > b[k - 1].label);
+    ASSERT(r->label >= 0 && r->label <= maxl && cells[r->label] == r->cells);
+    const int l = (int)r->label;
+    const long double zm = zs[l] / cells[l], sm = ss[l] / cells[l];
+    const double tol = 0x1p-32;
+    if (r->v[0] != (double)cells[l] * area || r->v[1] != mn[l] || r->v[3] != mx[l] || r->v[4] != mx[l] - mn[l] ||
+        fabsl(r->v[2] - zm) > 1e-12L * fabsl(zm) + tol || fabsl(r->v[5] - sm) > 1e-12L * fabsl(sm) + tol ||
+        out[l] < 0 || r->v[6] != w.gt[0] + (out[l] % cols + 0.5) * w.gt[1] ||
+        r->v[7] != w.gt[3] + (out[l] / cols + 0.5) * w.gt[5]) {
+      fprintf(stderr,
+              "%s: label %d: area %.17g min %.17g mean %.17g max %.17g slope %.17g relief %.17g outlet (%.17g %.17g); "
+              "want %.17g %.17g %.17Lg %.17g %.17Lg at cell %d\n",
+              csv, l, r->v[0], r->v[1], r->v[2], r->v[3], r->v[5], r->v[4], r->v[6], r->v[7], (double)cells[l] * area,
+              mn[l], zm, mx[l], sm, out[l]);
+      return 1;
+    }
+  }
+  free(b);
+  free(cells), free(zs), free(ss), free(mn), free(mx), free(out);
+  rc_free(&w), rc_free(&z), rc_free(&s), rc_free(&p);
+  return 0;
+}
+
+/* Per stream link (threshold 12: over 1300 basins, so under mpirun the
+ * lanes, 88 bytes a basin, pass libcoll's 64 KiB small-message size and
+ * take the halving path): the reference above; the same bytes with 2
+ * threads and small tiles, without --basins, --slope or --dir (made in
+ * scratch rasters that do not stay), and under mpirun -n 2 and -n 3. From
+ * --dir-in: label, cells, area and outlet only, the same values. */
+static int test_basin_stats_links(void) {
+  const char *d = fresh("bstats");
+  char f[8192], a[1024], b[1024];
+  snprintf(f, sizeof f,
+           "'%s/fractal.tif' --dir '%s/p.tif' --slope '%s/sd8.tif' --basins '%s/w.tif' --basin-stats '%s/a.csv' "
+           "--threshold 12 --threads 1 --tile-size 512",
+           dir, d, d, d, d);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  snprintf(a, sizeof a, "%s/a.csv", d);
+  char w[1024], sd8[1024], p[1024], dem[1024];
+  snprintf(w, sizeof w, "%s/w.tif", d);
+  snprintf(sd8, sizeof sd8, "%s/sd8.tif", d);
+  snprintf(p, sizeof p, "%s/p.tif", d);
+  snprintf(dem, sizeof dem, "%s/fractal.tif", dir);
+  ASSERT_EQ_INT(bs_check(a, w, dem, sd8, p), 0);
+  int n;
+  bs_row *full = bs_read(a, 1, &n);
+  ASSERT(full && n > 1300);
+  const char *only = fresh("bstats_only");
+  snprintf(f, sizeof f, "'%s/fractal.tif' --basin-stats '%s/b.csv' --threshold 12 --threads 2 --tile-size 37", dir,
+           only);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  snprintf(b, sizeof b, "%s/b.csv", only);
+  ASSERT(rc_same_file(a, b));
+  ASSERT_EQ_INT(rc_count_entries(only), 1);
+  for (int np = 2; np <= 3 && mpirun[0]; np++) {
+    if (TR_TEST_SANITIZED && np != 3) continue;
+    char pre[512];
+    snprintf(pre, sizeof pre, "%s -n %d", mpirun, np);
+    snprintf(f, sizeof f, "'%s/fractal.tif' --basin-stats '%s/b.csv' --threshold 12 --threads 1 --tile-size %d", dir,
+             only, 30 + 11 * np);
+    ASSERT_EQ_INT(flow(pre, f, NULL), 0);
+    if (!rc_same_file(a, b)) return fprintf(stderr, "mpirun -n %d\n", np), 1;
+  }
+  if (!mpirun[0]) fprintf(stderr, "SKIP: no mpirun for the basin statistics\n");
+  /* from --dir-in: no elevations */
+  snprintf(f, sizeof f, "--dir-in '%s' --basin-stats '%s/d.csv' --threshold 12", p, d);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  snprintf(b, sizeof b, "%s/d.csv", d);
+  int m;
+  bs_row *dr_ = bs_read(b, 0, &m);
+  ASSERT(dr_ && m == n);
+  for (int k = 0; k < n; k++)
+    ASSERT(dr_[k].label == full[k].label && dr_[k].cells == full[k].cells && dr_[k].v[0] == full[k].v[0] &&
+           dr_[k].v[1] == full[k].v[6] && dr_[k].v[2] == full[k].v[7]);
+  free(dr_);
+  free(full);
+  return 0;
+}
+
+/* Per edge outlet and per outlet point (points on valid cells, snapped to
+ * the streams): the reference; per point the same bytes under mpirun -n 3
+ * and --outlets needs no --basins beside --basin-stats. */
+static int test_basin_stats_edges_outlets(void) {
+  const char *d = fresh("bstats_eo");
+  char f[8192], a[1024], w[1024], sd8[1024], p[1024], dem[1024];
+  snprintf(w, sizeof w, "%s/w.tif", d);
+  snprintf(sd8, sizeof sd8, "%s/sd8.tif", d);
+  snprintf(p, sizeof p, "%s/p.tif", d);
+  snprintf(dem, sizeof dem, "%s/fractal.tif", dir);
+  snprintf(a, sizeof a, "%s/e.csv", d);
+  snprintf(f, sizeof f,
+           "'%s' --dir '%s' --slope '%s' --basins '%s' --basins-by edges --basin-stats '%s' --tile-size 40", dem, p,
+           sd8, w, a);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  ASSERT_EQ_INT(bs_check(a, w, dem, sd8, p), 0);
+  /* outlet points: every 1499th cell with a direction */
+  rc_raster pr;
+  ASSERT_EQ_INT(rc_load(p, &pr), 0);
+  char pts[1024];
+  snprintf(pts, sizeof pts, "%s/pts.gpkg", d);
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GPKG"), pts, 0, 0, 0, GDT_Unknown, NULL);
+  OGRLayerH lay = GDALDatasetCreateLayer(ds, "pts", NULL, wkbPoint, NULL);
+  int np = 0;
+  for (int i = 0; i < pr.rows * pr.cols; i += 1499) {
+    if (rc_is_nodata(&pr, pr.v[i])) continue;
+    OGRFeatureH ft = OGR_F_Create(OGR_L_GetLayerDefn(lay));
+    OGRGeometryH g = OGR_G_CreateGeometry(wkbPoint);
+    OGR_G_SetPoint_2D(g, 0, pr.gt[0] + pr.gt[1] * (i % pr.cols + 0.5), pr.gt[3] + pr.gt[5] * (i / pr.cols + 0.5));
+    OGR_F_SetGeometryDirectly(ft, g);
+    ASSERT(OGR_L_CreateFeature(lay, ft) == OGRERR_NONE);
+    OGR_F_Destroy(ft);
+    np++;
+  }
+  GDALClose(ds);
+  rc_free(&pr);
+  ASSERT(np >= 10);
+  snprintf(a, sizeof a, "%s/o.csv", d);
+  snprintf(f, sizeof f, "'%s' --dir '%s' --slope '%s' --basins '%s' --outlets '%s' --threshold 30 --snap 5 "
+           "--basin-stats '%s' --tile-size 33", dem, p, sd8, w, pts, a);
+  ASSERT_EQ_INT(flow("", f, NULL), 0);
+  ASSERT_EQ_INT(bs_check(a, w, dem, sd8, p), 0);
+  if (mpirun[0]) {
+    char pre[512], b[1024];
+    snprintf(pre, sizeof pre, "%s -n 3", mpirun);
+    snprintf(b, sizeof b, "%s/o3.csv", d);
+    snprintf(f, sizeof f, "'%s' --outlets '%s' --threshold 30 --snap 5 --basin-stats '%s' --tile-size 47", dem, pts, b);
+    ASSERT_EQ_INT(flow(pre, f, NULL), 0);
+    ASSERT(rc_same_file(a, b));
+  }
+  return 0;
+}
+
+/* Refused before any work, nothing left: a name that is no CSV (exit 2), a
+ * folder that does not exist (exit 4; --basins not made), the DEM itself
+ * by another name (exit 4, the DEM's bytes kept), the file of another side
+ * output (exit 4), --basin-stats on a DEM
+ * with no valid cell, or with elevations the exact sums cannot hold (exit 3;
+ * --basins, made by then, not left either), more basins than --mem holds
+ * (exit 7). */
+static int test_basin_stats_refused(void) {
+  const char *d = fresh("bstats_bad");
+  char f[8192], dem[1024], link[1024], src[1024];
+  snprintf(src, sizeof src, "%s/fractal.tif", dir);
+  snprintf(dem, sizeof dem, "%s/dem.tif", d);
+  snprintf(f, sizeof f, "cp '%s' '%s'", src, dem);
+  ASSERT_EQ_INT(rc_run(f, NULL), 0);
+  snprintf(link, sizeof link, "%s/dem.csv", d);
+  ASSERT_EQ_INT(symlink("dem.tif", link), 0);
+  snprintf(f, sizeof f, "'%s' --basins '%s/w.tif' --basin-stats '%s/s.gpkg'", dem, d, d);
+  ASSERT(refused_in(d, f, 2, "CSV"));
+  snprintf(f, sizeof f, "'%s' --basins '%s/w.tif' --basin-stats '%s/nowhere/s.csv'", dem, d, d);
+  ASSERT(refused_in(d, f, 4, "does not exist"));
+  snprintf(f, sizeof f, "'%s' --basins '%s/w.tif' --basin-stats '%s'", dem, d, link);
+  ASSERT(refused_in(d, f, 4, "the DEM"));
+  ASSERT(rc_same_file(src, dem));
+  snprintf(f, sizeof f, "'%s' --basins '%s/w.tif' --basin-stats '%s/s.csv' --stats-json '%s/s.csv'", dem, d, d, d);
+  ASSERT(refused_in(d, f, 4, "it is also"));
+  snprintf(f, sizeof f, "'%s/allnodata.tif' --basin-stats '%s/s.csv'", dir, d);
+  ASSERT(refused_in(d, f, 3, "no valid cell"));
+  /* 700 000 pits, each a basin per edge outlet: 107 MiB of partials, more
+   * than --mem 120M leaves after the process's 64 MiB (exit 7, before any
+   * partial is made; the basins graph program itself fits) */
+  {
+    int16_t *z = calloc(700 * 1000, sizeof *z);
+    char pits[1024];
+    snprintf(pits, sizeof pits, "%s/pits.tif", d);
+    ASSERT(z && write_raster(pits, GDT_Int16, z, 1, -32768, 700, 1000) == 0);
+    free(z);
+    snprintf(f, sizeof f, "--dir-in '%s' --basins-by edges --basins '%s/w.tif' --basin-stats '%s/s.csv' --mem 120M",
+             pits, d, d);
+    ASSERT(refused_in(d, f, 7, "700000 basins need 107 MiB (160 bytes each)"));
+  }
+  /* elevations near FLT_MAX: beyond what 128-bit sums of 2^-32 units hold */
+  snprintf(f, sizeof f, "'%s/hugevalues.tif' --basins-by edges --basins '%s/w.tif' --basin-stats '%s/s.csv'", dir, d,
+           d);
+  ASSERT(refused_in(d, f, 3, "beyond +-2^52"));
+  return 0;
+}
+
 static int test_help(void) {
   char c[2048];
   snprintf(c, sizeof c, "'%s' flowgraph --help | grep -q -- '--dir-in'", tf);
@@ -940,7 +1222,9 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_basins_by_outlets), TR_TEST(test_from_dem),
                                        TR_TEST(test_stats_json_products), TR_TEST(test_dem_band),
                                        TR_TEST(test_sigterm_between_stages), TR_TEST(test_all_or_nothing),
-                                       TR_TEST(test_network_long_names), TR_TEST(test_help)};
+                                       TR_TEST(test_network_long_names), TR_TEST(test_basin_stats_links),
+                                       TR_TEST(test_basin_stats_edges_outlets), TR_TEST(test_basin_stats_refused),
+                                       TR_TEST(test_help)};
   if (argc > 3) { /* one test: the set-up first */
     test_setup();
   }

@@ -97,7 +97,7 @@ class FlowgraphOpts(ctypes.Structure):
         ("filled_in", c_char_p), ("filled", c_int), ("slope", c_char_p), ("weights", c_char_p), ("units", c_int),
         ("no_edge_check", c_int), ("acc_float32", c_int), ("threshold", c_double), ("basins_by", c_int),
         ("outlets", c_char_p), ("snap", c_int), ("acc", c_char_p), ("streams", c_char_p), ("order", c_char_p),
-        ("basins", c_char_p), ("network", c_char_p), ("network_format", c_char_p),
+        ("basins", c_char_p), ("network", c_char_p), ("network_format", c_char_p), ("basin_stats", c_char_p),
     ]
 
 

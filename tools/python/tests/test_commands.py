@@ -154,11 +154,12 @@ def test_flowgraph_same_bytes(cli, tf, data, tmp_path):
     dem = os.path.join(data, "demo.tif")
     names = ["p.tif", "ad8.tif", "src.tif", "ord.tif", "w.tif", "net.gpkg"]
     subprocess.run([tf, "flowgraph", dem, "--dir", "c_p.tif", "--acc", "c_ad8.tif", "--streams", "c_src.tif",
-                    "--order", "c_ord.tif", "--basins", "c_w.tif", "--threshold", "50", "--acc-type", "Float32",
-                    "-q"], check=True, cwd=tmp_path)
+                    "--order", "c_ord.tif", "--basins", "c_w.tif", "--basin-stats", "c_bs.csv", "--threshold", "50",
+                    "--acc-type", "Float32", "-q"], check=True, cwd=tmp_path)
     terrafort.flowgraph(dem, dir=tmp_path / "py_p.tif", acc=tmp_path / "py_ad8.tif", streams=tmp_path / "py_src.tif",
-                        order=tmp_path / "py_ord.tif", basins=tmp_path / "py_w.tif", threshold=50, acc_type="Float32")
-    for n in names[:5]:
+                        order=tmp_path / "py_ord.tif", basins=tmp_path / "py_w.tif", basin_stats=tmp_path / "py_bs.csv",
+                        threshold=50, acc_type="Float32")
+    for n in names[:5] + ["bs.csv"]:
         assert filecmp.cmp(tmp_path / ("c_" + n), tmp_path / ("py_" + n), shallow=False), n
     # from the directions alone, as TauDEM's aread8 -p: the same accumulation
     terrafort.flowgraph(dir_in=tmp_path / "py_p.tif", acc=tmp_path / "py_ad8_p.tif", acc_type="Float32")
