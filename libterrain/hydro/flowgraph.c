@@ -262,7 +262,6 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
   int st;
   if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
-  if (o->basin_stats && (st = tr_basin_stats_check(o->basin_stats, err))) return st;
   for (int i = 0; i < nouts; i++)
     for (int j = i + 1; j < nouts; j++)
       if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
@@ -287,8 +286,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
                               {o->weights, "--weights"},
                               {o->filled_in, "--filled-in"},
                               {o->outlets, "--outlets"}};
-  return tr_outputs_refuse(files, (int)(sizeof files / sizeof files[0]), ins, (int)(sizeof ins / sizeof ins[0]), NULL,
-                           err);
+  st = tr_outputs_refuse(files, (int)(sizeof files / sizeof files[0]), ins, (int)(sizeof ins / sizeof ins[0]), NULL, err);
+  /* its form after where it goes: onto the DEM says that, not "name it .csv" */
+  if (!st && o->basin_stats) st = tr_basin_stats_check(o->basin_stats, err);
+  return st;
 }
 
 /* One scratch name for every rank, rank 0's (tr_output_scratch_name):
