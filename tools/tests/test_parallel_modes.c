@@ -50,10 +50,14 @@ static const char *inputs[] = {"fractal.tif",        "fractal_nan.tif",    "frac
                                "nocrs.tif",          "nogeo.tif",          "hugevalues.tif",     "tiny.tif",
                                "onerow.tif"};
 
+/* --ft dual and --ft-mode basic write the bytes of --ft off. Each input
+ * runs under one of the two commands, in turn: both write Float32 whatever
+ * the input's type, so the replicas' compare is the same code for every
+ * input, and the inputs differ in what is read and where nodata lies. */
 static int test_ft_dual_same_bytes(void) {
   for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
     for (int c = 0; c < 2; c++) {
-      if (TR_TEST_SANITIZED && (i + c) % 2) continue; /* each input under one command there */
+      if ((i + c) % 2) continue;
       const char *cmd = c ? "aspect" : "slope";
       ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "off.tif", "--tile-size 64"), 0);
       ASSERT_EQ_INT(tfrun("", cmd, inputs[i], "dual.tif", "--tile-size 64 --ft dual"), 0);

@@ -195,7 +195,11 @@ static int tfrun(const char *prefix, const mode *m, const char *in, const char *
 
 /* Every way of running gives the bytes of one thread with one big tile.
  * Ranks run one thread each: on a small shared machine, ranks times threads
- * beyond its cores would only measure the oversubscription. */
+ * beyond its cores would only measure the oversubscription. The ranks' path
+ * (rows split by rank, halos exchanged) is the local runner's, the same for
+ * every 3x3 kernel: each mode meets it on one of the two inputs, in turn,
+ * and each input meets it with two of the modes (the threads' and tiles'
+ * ways, where a kernel's own edge handling differs, run for every pair). */
 static int test_same_bytes_every_way(void) {
   static const struct {
     const char *input, *flags, *ways[6];
@@ -214,7 +218,7 @@ static int test_same_bytes_every_way(void) {
         const char *way = cases[i].ways[w];
         pre[0] = 0;
         if (!strncmp(way, "MPI", 3)) {
-          if (!mpirun[0]) continue;
+          if (!mpirun[0] || (k + i) % 2) continue;
           snprintf(pre, sizeof pre, "%s -n %c", mpirun, way[3]);
           way += 5;
         }
