@@ -405,7 +405,31 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
 int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int argc, char **argv, int *exit_code) {
   for (int i = 1; i < argc; i++) {
     int r = tf_cli_common(cli, run, argc, argv, &i);
+    if (r == TF_ARG_TAKEN && cli->inline_value) { /* "--quiet=1": a flag's value left */
+      tf_usage_error(cli, "option %.*s takes no value ('%s')", (int)strcspn(argv[i], "="), argv[i], argv[i]);
+      r = TF_ARG_ERROR;
+    }
+    cli->inline_value = NULL;
     if (r == TF_ARG_UNKNOWN) r = own(cli, opts, argc, argv, &i);
+    /* "--name=value" for a command's own long options (the common ones are
+     * matched so above): the name alone to the command's parser, the value
+     * handed over by tf_value; an option that takes no value leaves it */
+    const char *eq = r == TF_ARG_UNKNOWN && argv[i][0] == '-' && argv[i][1] == '-' ? strchr(argv[i], '=') : NULL;
+    if (eq && eq - argv[i] < 64) {
+      char name[64];
+      snprintf(name, sizeof name, "%.*s", (int)(eq - argv[i]), argv[i]);
+      char *whole = argv[i];
+      const int at = i;
+      argv[at] = name;
+      cli->inline_value = eq + 1;
+      r = own(cli, opts, argc, argv, &i);
+      argv[at] = whole;
+      if (r == TF_ARG_TAKEN && cli->inline_value) {
+        tf_usage_error(cli, "option %s takes no value ('%s')", name, whole);
+        r = TF_ARG_ERROR;
+      }
+      cli->inline_value = NULL;
+    }
     if (r == TF_ARG_TAKEN) continue;
     if (r == TF_ARG_UNKNOWN) {
       char a[64], b[64];

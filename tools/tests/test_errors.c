@@ -145,6 +145,38 @@ static int test_config_option(void) {
   return 0;
 }
 
+/* "--name=value" for a command's own long options as for the common ones
+ * (GNU style; batch already took "--acc=x" for an output): the same bytes
+ * as "--name value", an output so named refused onto the DEM like any
+ * other, and a flag given a value refused. */
+static int test_long_option_equals(void) {
+  clean_outdir();
+  char c[4096];
+  snprintf(c, sizeof c,
+           "cd '%s' && '%s' flowgraph -q '%s' --acc a.tif --threshold 100 && '%s' flowgraph -q '%s' --acc=b.tif "
+           "--threshold=100",
+           outdir, tf, in("fractal.tif"), tf, in("fractal.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(same_a_b());
+  clean_outdir();
+  snprintf(c, sizeof c,
+           "cd '%s' && '%s' fill -q '%s' a.tif --epsilon-step 0.001 && '%s' fill -q '%s' b.tif --epsilon-step=0.001 "
+           "--tmp=.",
+           outdir, tf, in("fractal.tif"), tf, in("fractal.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT(same_a_b());
+  char a[2048];
+  snprintf(a, sizeof a, "flowgraph '%s' --acc='%s'", in("fractal.tif"), in("fractal.tif"));
+  if (expect_fail(a, 4, "it is the DEM")) return 1;
+  snprintf(a, sizeof a, "flowgraph '%s' --acc=x.tif --no-edge-check=1", in("fractal.tif"));
+  if (expect_fail(a, 2, "option --no-edge-check takes no value")) return 1;
+  snprintf(a, sizeof a, "slope '%s' x.tif --quiet=1", in("fractal.tif"));
+  if (expect_fail(a, 2, "option --quiet takes no value")) return 1;
+  snprintf(a, sizeof a, "flowgraph '%s' --acc=x.tif --bogus=1", in("fractal.tif"));
+  if (expect_fail(a, 2, "unknown option '--bogus=1'")) return 1;
+  return 0;
+}
+
 /* The CUDA module (terrafort-cuda.so) is the only thing that needs CUDA:
  * the plain program links neither CUDA nor MPI, the module needs no CUDA
  * runtime library (it is linked in) and exports only its entry; --device
@@ -360,7 +392,7 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_existing_output_kept_on_failure),
                                        TR_TEST(test_help_and_version),
                                        TR_TEST(test_command_names),
-                                       TR_TEST(test_config_option),
+                                       TR_TEST(test_config_option), TR_TEST(test_long_option_equals),
                                        TR_TEST(test_gpu_module),
                                        TR_TEST(test_option_suggestions),
                                        TR_TEST(test_progress_line)};
