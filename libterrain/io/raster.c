@@ -252,60 +252,57 @@ int tr_input_minmax_rows(const tr_input *in, int64_t row0, int64_t rows, double 
   return TR_OK;
 }
 
-int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
-                      float *dst, int64_t stride, tr_error *err) {
-  /* Clip the window to the raster; cells outside are NaN. */
-  int64_t r0 = row0 < 0 ? 0 : row0, c0 = col0 < 0 ? 0 : col0;
-  int64_t r1 = row0 + rows > in->rows ? in->rows : row0 + rows;
-  int64_t c1 = col0 + cols > in->cols ? in->cols : col0 + cols;
-  if (r0 > row0 || c0 > col0 || r1 < row0 + rows || c1 < col0 + cols) {
+/* The window at (row0, col0) of rows x cols cells of `type` (Float32 or
+ * Int32, 4 bytes) into dst (stride cells per row), clipped to the raster:
+ * the cells outside get `outside`'s 4 bytes. *at: where the clipped part
+ * starts in dst, *nr x *nc its size (0 when nothing is inside). */
+static int read_window(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols, void *dst, int64_t stride,
+                       GDALDataType type, const void *outside, char **at, int64_t *nr, int64_t *nc, tr_error *err) {
+  const int64_t r0 = row0 < 0 ? 0 : row0, c0 = col0 < 0 ? 0 : col0;
+  const int64_t r1 = row0 + rows > in->rows ? in->rows : row0 + rows;
+  const int64_t c1 = col0 + cols > in->cols ? in->cols : col0 + cols;
+  char *d = dst;
+  if (r0 > row0 || c0 > col0 || r1 < row0 + rows || c1 < col0 + cols)
     for (int64_t r = 0; r < rows; r++)
-      for (int64_t c = 0; c < cols; c++) dst[r * stride + c] = NAN;
-  }
-  if (r1 <= r0 || c1 <= c0) return TR_OK;
-  float *p = dst + (r0 - row0) * stride + (c0 - col0);
+      for (int64_t c = 0; c < cols; c++) memcpy(d + 4 * (r * stride + c), outside, 4);
+  *nr = r1 > r0 ? r1 - r0 : 0, *nc = c1 > c0 ? c1 - c0 : 0;
+  *at = d + 4 * ((r0 - row0) * stride + (c0 - col0));
+  if (!*nr || !*nc) return TR_OK;
   gdal_capture c;
   capture_begin(&c);
-  CPLErr e = GDALRasterIOEx(in->band, GF_Read, (int)c0, (int)r0, (int)(c1 - c0), (int)(r1 - r0), p,
-                            (int)(c1 - c0), (int)(r1 - r0), GDT_Float32, sizeof(float),
-                            (GSpacing)(stride * (int64_t)sizeof(float)), NULL);
+  CPLErr e = GDALRasterIOEx(in->band, GF_Read, (int)c0, (int)r0, (int)*nc, (int)*nr, *at, (int)*nc, (int)*nr, type, 4,
+                            (GSpacing)(stride * 4), NULL);
   capture_end();
   if (e != CE_None)
-    return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path,
-                   (long long)r0, (long long)r1 - 1, why(&c, "read error (truncated or corrupt file?)"));
-  if (in->type == GDT_Float32 || in->type == GDT_Float64) {
-    /* +-Inf (and Float64 values beyond Float32's range, which GDAL turns
-     * into +-Inf) become NaN: every kernel treats NaN as nodata. */
-    for (int64_t r = 0; r < r1 - r0; r++) {
-      float *q = p + r * stride;
-      /* a select, not a conditional store, so that the loop vectorises */
-      for (int64_t k = 0; k < c1 - c0; k++) q[k] = fabsf(q[k]) == INFINITY ? NAN : q[k];
-    }
+    return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path, (long long)r0,
+                   (long long)r1 - 1, why(&c, "read error (truncated or corrupt file?)"));
+  return TR_OK;
+}
+
+int tr_input_read_f32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                      float *dst, int64_t stride, tr_error *err) {
+  /* cells outside the raster are NaN */
+  const float nan = NAN;
+  char *at;
+  int64_t nr, nc;
+  const int st = read_window(in, row0, col0, rows, cols, dst, stride, GDT_Float32, &nan, &at, &nr, &nc, err);
+  if (st || !(in->type == GDT_Float32 || in->type == GDT_Float64)) return st;
+  /* +-Inf (and Float64 values beyond Float32's range, which GDAL turns
+   * into +-Inf) become NaN: every kernel treats NaN as nodata. */
+  for (int64_t r = 0; r < nr; r++) {
+    float *q = (float *)at + r * stride;
+    /* a select, not a conditional store, so that the loop vectorises */
+    for (int64_t k = 0; k < nc; k++) q[k] = fabsf(q[k]) == INFINITY ? NAN : q[k];
   }
   return TR_OK;
 }
 
 int tr_input_read_i32(tr_input *in, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                       int32_t *dst, int64_t stride, tr_error *err) {
-  int64_t r0 = row0 < 0 ? 0 : row0, c0 = col0 < 0 ? 0 : col0;
-  int64_t r1 = row0 + rows > in->rows ? in->rows : row0 + rows;
-  int64_t c1 = col0 + cols > in->cols ? in->cols : col0 + cols;
-  if (r0 > row0 || c0 > col0 || r1 < row0 + rows || c1 < col0 + cols) {
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t c = 0; c < cols; c++) dst[r * stride + c] = INT32_MIN;
-  }
-  if (r1 <= r0 || c1 <= c0) return TR_OK;
-  int32_t *p = dst + (r0 - row0) * stride + (c0 - col0);
-  gdal_capture c;
-  capture_begin(&c);
-  CPLErr e = GDALRasterIOEx(in->band, GF_Read, (int)c0, (int)r0, (int)(c1 - c0), (int)(r1 - r0), p,
-                            (int)(c1 - c0), (int)(r1 - r0), GDT_Int32, sizeof(int32_t),
-                            (GSpacing)(stride * (int64_t)sizeof(int32_t)), NULL);
-  capture_end();
-  if (e != CE_None)
-    return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path,
-                   (long long)r0, (long long)r1 - 1, why(&c, "read error (truncated or corrupt file?)"));
-  return TR_OK;
+  const int32_t outside = INT32_MIN;
+  char *at;
+  int64_t nr, nc;
+  return read_window(in, row0, col0, rows, cols, dst, stride, GDT_Int32, &outside, &at, &nr, &nc, err);
 }
 
 /* --------------------------------------------------------------- output */
