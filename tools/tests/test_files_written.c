@@ -551,7 +551,7 @@ static int walk_case(const tf_command *c, const walk_run *r, const char *dem, co
  * and a symbolic link. So every output option meets the DEM and one
  * other input, and every input a few output options and spellings, in
  * about 120 runs (each a process start: the whole product would be ~600;
- * under the sanitizers about 80, see below).
+ * under the sanitizers about 50, see below).
  * Each case is refused before any work: exit 4, one line naming the option
  * and the file, no file left, every input as it was. */
 static int test_walk_outputs_onto_inputs(void) {
@@ -589,6 +589,10 @@ static int test_walk_outputs_onto_inputs(void) {
       const int n = dem ? nuse + (nuse > nextra ? nuse : nextra) : (nuse > nextra ? nuse : nextra);
       for (int i = 0; i < n && failed < 5; i++) {
         const int j = dem ? i - nuse : i; /* j < 0: the DEM as given */
+        /* under the sanitizers the DEM as given meets one output: the check
+         * is the same code for each, and the other targets still meet one
+         * output each */
+        if (TR_TEST_SANITIZED && j < 0 && i > 0) continue;
         /* (the extra targets start at another output in each command) */
         const char *o = outs[use[(j < 0 ? i : j + (int)ci) % nuse]];
         const int t = j < 0 ? -1 : j % nextra;
@@ -605,7 +609,7 @@ static int test_walk_outputs_onto_inputs(void) {
   }
   printf("walk: %d cases, %d failed\n", cases, failed);
   ASSERT_EQ_INT(failed, 0);
-  ASSERT(cases > (TR_TEST_SANITIZED ? 70 : 100));
+  ASSERT(cases > (TR_TEST_SANITIZED ? 40 : 100));
   return 0;
 }
 
