@@ -197,43 +197,40 @@ int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   return m.status;
 }
 
-int tr_dist_min(const tr_run_opts *run, double *v, int n, tr_error *err) {
-  if (tr_dist_size() < 2) return TR_OK;
+/* v[0 .. n) reduced element-wise over every rank, in place: through the
+ * run's libcoll context where there is one (bounded as a vote, no injected
+ * delay; a long vector takes the pipelined halving path), else MPI's own
+ * MPI_Iallreduce in slices an int counts, waited on with the liveness
+ * deadline. */
+static int reduce(const tr_run_opts *run, void *v, size_t n, coll_dtype cdt, coll_op_kind cop, MPI_Datatype mdt,
+                  MPI_Op mop, size_t size, tr_error *err) {
+  if (tr_dist_size() < 2 || n == 0) return TR_OK;
   const int gone = given_up(run, err);
   if (gone) return gone;
   if (run && run->coll && coll_ctx_is_mpi(run->coll)) {
-    vote unused; /* the context's options as for a vote: bounded, no injected delay */
+    vote unused; /* the context's options as for a vote */
     vote_begin(run, 0, NULL, &unused);
-    coll_op op = coll_op_builtin(COLL_MIN);
-    const int rc = coll_allreduce(run->coll, v, v, (size_t)n, COLL_DOUBLE, &op);
+    coll_op op = coll_op_builtin(cop);
+    const int rc = coll_allreduce(run->coll, v, v, n, cdt, &op);
     return rc ? coll_rc_status(run, rc, err) : TR_OK;
   }
-  MPI_Request q;
-  MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD, &q);
-  return tr_dist_wait(run, 1, &q, err);
-}
-
-int tr_dist_sum_u64(const tr_run_opts *run, uint64_t *v, size_t n, tr_error *err) {
-  if (tr_dist_size() < 2) return TR_OK;
-  const int gone = given_up(run, err);
-  if (gone) return gone;
-  if (run && run->coll && coll_ctx_is_mpi(run->coll)) {
-    vote unused; /* as tr_dist_min */
-    vote_begin(run, 0, NULL, &unused);
-    coll_op op = coll_op_builtin(COLL_SUM);
-    const int rc = coll_allreduce(run->coll, v, v, n, COLL_UINT64, &op);
-    return rc ? coll_rc_status(run, rc, err) : TR_OK;
-  }
-  /* no context: MPI's own, in slices an int counts */
   for (size_t i = 0; i < n;) {
     const int k = n - i > (size_t)1 << 30 ? 1 << 30 : (int)(n - i);
     MPI_Request q;
-    MPI_Iallreduce(MPI_IN_PLACE, v + i, k, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD, &q);
+    MPI_Iallreduce(MPI_IN_PLACE, (char *)v + i * size, k, mdt, mop, MPI_COMM_WORLD, &q);
     const int st = tr_dist_wait(run, 1, &q, err);
     if (st) return st;
     i += (size_t)k;
   }
   return TR_OK;
+}
+
+int tr_dist_min(const tr_run_opts *run, double *v, int n, tr_error *err) {
+  return reduce(run, v, n > 0 ? (size_t)n : 0, COLL_DOUBLE, COLL_MIN, MPI_DOUBLE, MPI_MIN, sizeof *v, err);
+}
+
+int tr_dist_sum_u64(const tr_run_opts *run, uint64_t *v, size_t n, tr_error *err) {
+  return reduce(run, v, n, COLL_UINT64, COLL_SUM, MPI_UINT64_T, MPI_SUM, sizeof *v, err);
 }
 
 int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err) {
