@@ -157,6 +157,11 @@ typedef struct ft_fault_at {
   int64_t block;
   int sub;
   int slot;
+  /* Not read by libft: terrafort's graph rounds (libterrain/hydro/graph_ft.h)
+   * take the round (0 = PEval, -1 = Assemble) and where the bit goes (0: the
+   * new state, 2: the round's messages). */
+  int64_t round;
+  int at;
 } ft_fault_at;
 
 typedef struct ft_inject {

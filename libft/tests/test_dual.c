@@ -159,8 +159,8 @@ static int test_exact_schedule(void) {
     ft_opts_init(&o);
     o.workers = 3;
     o.inject.n_exact = 2;
-    o.inject.exact[0] = (ft_fault_at){FT_FAULT_FLIP, -1, j, j % 2};
-    o.inject.exact[1] = (ft_fault_at){FT_FAULT_FLIP, 2, 3 - j, 1 - j % 2}; /* block 2 only */
+    o.inject.exact[0] = (ft_fault_at){.kind = FT_FAULT_FLIP, .block = -1, .sub = j, .slot = j % 2};
+    o.inject.exact[1] = (ft_fault_at){.kind = FT_FAULT_FLIP, .block = 2, .sub = 3 - j, .slot = 1 - j % 2}; /* block 2 only */
     ft_ctx *ctx = make_ctx(&o);
     ASSERT(ctx);
     ASSERT_EQ_INT(tk_run_raster(ctx, &TK_SLOPE, &p, g, H, W, 32, 32, FT_TYPE_F32, got, NULL), 0);
@@ -256,7 +256,7 @@ static int eps_case(double eps, int slot, int *differing, ft_report *rep) {
   o.workers = 3;
   o.error_rate = eps;
   o.inject.n_exact = 1;
-  o.inject.exact[0] = (ft_fault_at){FT_FAULT_FLIP, -1, -1, slot};
+  o.inject.exact[0] = (ft_fault_at){.kind = FT_FAULT_FLIP, .block = -1, .sub = -1, .slot = slot};
   ft_ctx *ctx = make_ctx(&o);
   ASSERT(ctx);
   ASSERT_EQ_INT(ft_run_block(ctx, &TK_SLOPE, &p, sizeof p, &b, got, NULL), 0);

@@ -66,7 +66,7 @@ static int test_retries_exhausted_is_fatal(void) {
     o.workers = 3;
     o.max_recomputes = 4;
     o.inject.n_exact = 1;
-    o.inject.exact[0] = (ft_fault_at){FT_FAULT_FLIP, 0, 1, -1}; /* block 0, B01, every slot */
+    o.inject.exact[0] = (ft_fault_at){.kind = FT_FAULT_FLIP, .block = 0, .sub = 1, .slot = -1}; /* block 0, B01, every slot */
     ft_ctx *ctx = NULL;
     ASSERT_EQ_INT(ft_ctx_create(&o, &ctx, NULL, 0), 0);
     ft_block b = tk_block(g, W, 0, 0, 0, H, W, FT_TYPE_F32);

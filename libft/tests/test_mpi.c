@@ -26,7 +26,7 @@ static void case_opts(int c, ft_opts *o, const MPI_Comm *comm) {
     case C_FATAL:
       o->max_recomputes = 2;
       o->inject.n_exact = 1;
-      o->inject.exact[0] = (ft_fault_at){FT_FAULT_FLIP, 3, 2, -1};
+      o->inject.exact[0] = (ft_fault_at){.kind = FT_FAULT_FLIP, .block = 3, .sub = 2, .slot = -1};
       break;
     case C_KILL:
       /* long enough that a live worker descheduled on a loaded machine (this

@@ -66,6 +66,11 @@ struct tr_aap_round {
   aap_core *c;
   int64_t frag, round, work;
   int err;
+  /* a capture (tr_aap_capture_open): emits are kept here, not routed */
+  int64_t cap_n, cap_cap;
+  int64_t *cap_cells;
+  unsigned char *cap_vals;
+  int capture;
 };
 
 typedef struct aap_wave {

@@ -238,7 +238,7 @@ overlap:;
 int aap_run_round(aap_core *c, int64_t f, int64_t *work, int64_t *nmsgs_read) {
   aap_frag_rt *F = &c->f[f];
   const tr_aap_frag *g = &c->L->frags[f];
-  tr_aap_round rd = {c, f, F->round, 0, 0};
+  tr_aap_round rd = {.c = c, .frag = f, .round = F->round};
   int rc;
   if (!F->has_ema) { /* no round has ended yet: this is PEval */
     rc = c->p->peval(c->p->user, g, &F->state, &rd);
@@ -266,6 +266,24 @@ int tr_aap_emit(tr_aap_round *rd, int64_t cell, const void *value) {
     rd->err = TR_AAP_EINVAL;
     return TR_AAP_EINVAL;
   }
+  if (rd->capture) {
+    if (rd->cap_n == rd->cap_cap) {
+      const int64_t cap = rd->cap_cap ? 2 * rd->cap_cap : 64;
+      int64_t *nc = realloc(rd->cap_cells, (size_t)cap * sizeof(int64_t));
+      if (nc) rd->cap_cells = nc;
+      unsigned char *nv = realloc(rd->cap_vals, (size_t)cap * vs);
+      if (nv) rd->cap_vals = nv;
+      if (!nc || !nv) {
+        rd->err = TR_AAP_ENOMEM;
+        return TR_AAP_ENOMEM;
+      }
+      rd->cap_cap = cap;
+    }
+    rd->cap_cells[rd->cap_n] = cell;
+    memcpy(rd->cap_vals + (size_t)rd->cap_n * vs, value, vs);
+    rd->cap_n++;
+    return TR_AAP_OK;
+  }
   for (int64_t k = L->nb_start[rd->frag]; k < L->nb_start[rd->frag + 1]; k++) {
     const tr_aap_frag *g = &L->frags[L->nb[k]];
     if (aap_halo_slot(g, L->cols, cell) < 0) continue;
@@ -291,6 +309,49 @@ int tr_aap_emit(tr_aap_round *rd, int64_t cell, const void *value) {
 
 void tr_aap_add_work(tr_aap_round *rd, int64_t cells) { rd->work += cells; }
 int64_t tr_aap_round_index(const tr_aap_round *rd) { return rd->round; }
+
+/* ---- captures ------------------------------------------------------------------------ */
+
+tr_aap_round *tr_aap_capture_open(const tr_aap_round *rd) {
+  tr_aap_round *cap = calloc(1, sizeof *cap);
+  if (!cap) return NULL;
+  cap->c = rd->c; /* read only: the layout and the value size, fixed for the run */
+  cap->frag = rd->frag;
+  cap->round = rd->round;
+  cap->capture = 1;
+  return cap;
+}
+
+void tr_aap_capture_reset(tr_aap_round *cap) {
+  cap->cap_n = 0;
+  cap->work = 0;
+  cap->err = 0;
+}
+
+int64_t tr_aap_capture_get(const tr_aap_round *cap, const int64_t **cells, void **values, int64_t *work) {
+  if (cells) *cells = cap->cap_cells;
+  if (values) *values = cap->cap_vals;
+  if (work) *work = cap->work;
+  return cap->err ? cap->err : cap->cap_n;
+}
+
+int tr_aap_capture_commit(const tr_aap_round *cap, tr_aap_round *rd) {
+  if (cap->err) return cap->err;
+  const size_t vs = cap->c->p->value_size;
+  for (int64_t i = 0; i < cap->cap_n; i++) {
+    const int rc = tr_aap_emit(rd, cap->cap_cells[i], cap->cap_vals + (size_t)i * vs);
+    if (rc) return rc;
+  }
+  rd->work += cap->work;
+  return TR_AAP_OK;
+}
+
+void tr_aap_capture_close(tr_aap_round *cap) {
+  if (!cap) return;
+  free(cap->cap_cells);
+  free(cap->cap_vals);
+  free(cap);
+}
 
 void aap_batch_free(aap_batch *b) {
   if (!b) return;

@@ -42,7 +42,8 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     *colon = 0;
     const char *kind = item;
     double p = -1, seed = 0, sub = -1, block = -1, slot = 0, worker = -1, ms = -1, after = 0, count = 0, rank = -1,
-           factor = -1, tile = -2, launch = 0, silent = 0, bit = -1;
+           factor = -1, tile = -2, launch = 0, silent = 0, bit = -1, round = 0;
+    int at = 0;
     char *save2 = NULL;
     for (char *kv = strtok_r(colon + 1, ",", &save2); kv && !st; kv = strtok_r(NULL, ",", &save2)) {
       char *eq = strchr(kv, '=');
@@ -67,6 +68,12 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       else if (!strcmp(k, "launch")) st = num(kind, k, v, 0, 1e6, &launch, err);
       else if (!strcmp(k, "silent")) st = num(kind, k, v, 0, 1, &silent, err);
       else if (!strcmp(k, "bit")) st = num(kind, k, v, 0, 63, &bit, err);
+      else if (!strcmp(k, "round")) st = num(kind, k, v, -1, 1e9, &round, err);
+      else if (!strcmp(k, "at")) {
+        if (!strcmp(v, "state")) at = 0;
+        else if (!strcmp(v, "msgs")) at = 2;
+        else st = tr_fail(err, TR_EUSAGE, "inject: %s:at=%s is not state or msgs", kind, v);
+      }
       else st = tr_fail(err, TR_EUSAGE, "inject: %s: unknown key '%s'", kind, k);
     }
     if (st) break;
@@ -87,6 +94,8 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         a->block = (int64_t)block;
         a->sub = (int)sub;
         a->slot = (int)slot;
+        a->round = (int64_t)round;
+        a->at = at;
       } else {
         st = tr_fail(err, TR_EUSAGE, "inject: %s needs p=P or sub=J", kind);
       }

@@ -8,6 +8,11 @@
  *   flip:p=P[,seed=S]                 flip a bit of a replica's sub-block result with probability P
  *   flip:sub=J[,block=B][,slot=K]     exact schedule: flip in sub-block J (of block B / result slot K; default every block, slot 0)
  *   flip-input:p=P[,seed=S]           flip a bit of a replica's input copy with probability P
+ *   graph runs (fill, flowgraph) under --ft dual: the replica is a computation of a fragment's
+ *   round; sub=J is the quarter of its bytes, block=B the fragment, slot=K the computation,
+ *   round=R the round (0 PEval, default; -1 Assemble), at=msgs puts the bit into the round's
+ *   messages instead of its new state; flip-launch's tile=T and launch=L are the fragment and
+ *   round under --ft replay
  *   stall:worker=W,ms=M[,after=A][,count=C]   worker W sleeps M ms before answering
  *   kill:worker=W,after=K             worker W stops answering after K results
  *   delay:rank=R,ms=M                 rank R contributes to collectives M ms late

@@ -234,7 +234,8 @@ const tr_graph_body tr_body_d8_up_perimeter = {
     .release = tr_graph_release_user,
     .state = TR_STATE_PERIMETER(D8_PERIM_STATE, 0, D8_PERIM_ROUND),
     .msg_bytes = sizeof(tr_up_msg),
-    .applies = perim_applies};
+    .applies = perim_applies,
+    .state_bytes = sizeof(pstate)};
 
 int tr_up_wide(const tr_up_params *u) {
   return u->weighted && u->sums == TR_SUMS_WIDE && u->product != TR_UP_ORDER;
@@ -250,4 +251,5 @@ const tr_graph_body tr_body_d8_up_wide = {.name = "d8_up_wide",
                                           .release = tr_graph_release_user,
                                           .state = TR_STATE_PERIMETER(D8_WIDE_STATE, 0, D8_WIDE_ROUND),
                                           .msg_bytes = sizeof(wide_msg),
-                                          .applies = wide_applies};
+                                          .applies = wide_applies,
+    .state_bytes = sizeof(pstate)};

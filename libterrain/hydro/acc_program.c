@@ -449,7 +449,8 @@ static const tr_graph_body body_up = {.name = "d8_up",
                                       .release = tr_graph_release_user,
                                       .state = TR_STATE_PER_CELL(11),
                                       .msg_bytes = sizeof(tr_up_msg),
-                                      .applies = up_applies};
+                                      .applies = up_applies,
+    .state_bytes = sizeof(up_state)};
 
 /* Weights whose sums a double rounds take d8_up_wide whatever --mem (exact
  * 128-bit sums, so the bytes never depend on --mem); out of core, counts and

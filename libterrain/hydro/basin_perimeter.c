@@ -313,4 +313,5 @@ const tr_graph_body tr_body_d8_basins_perimeter = {
     .init = bp_init,
     .release = tr_graph_release_user,
     .state = TR_STATE_PERIMETER(D8_BASIN_PERIM_STATE, 0, D8_BASIN_PERIM_ROUND),
-    .msg_bytes = sizeof(int32_t)};
+    .msg_bytes = sizeof(int32_t),
+    .state_bytes = sizeof(bstate)};

@@ -198,7 +198,8 @@ static const tr_graph_body body_basins = {.name = "d8_basins",
                                           .init = basin_init,
                                           .release = tr_graph_release_user,
                                           .state = TR_STATE_PER_CELL(9), /* a direction byte and a label */
-                                          .msg_bytes = sizeof(int32_t)};
+                                          .msg_bytes = sizeof(int32_t),
+    .state_bytes = sizeof(basin_state)};
 
 /* out of core: the twin keeping each tile's perimeter (basin_perimeter.c) */
 const tr_graph_program tr_program_d8_basins = {

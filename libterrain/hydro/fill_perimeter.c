@@ -604,4 +604,5 @@ const tr_graph_body tr_body_fill_perimeter = {.name = "fill_perimeter",
                                               .release = perim_release,
                                               .state = TR_STATE_PERIMETER(FILL_PERIM_STATE, 0, FILL_PERIM_ROUND),
                                               .msg_bytes = sizeof(float),
-                                              .applies = perim_applies};
+                                              .applies = perim_applies,
+    .state_bytes = sizeof(perim_state)};

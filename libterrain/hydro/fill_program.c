@@ -204,6 +204,52 @@ static void fill_destroy(void *user, void *state) {
   free(st);
 }
 
+/* --ft replay's invariant of a round (graph.h): the tile's W is NaN exactly
+ * where Z is, and at or above Z elsewhere; the halo stays -inf; each value
+ * the round emitted is its cell's W. */
+static int64_t fill_check(void *user, const tr_aap_frag *f, const void *state, int64_t n, const int64_t *cells,
+                          const void *values) {
+  fill_ctx *x = user;
+  const fill_state *st = state;
+  const int64_t h = f->rows, w = f->cols, pw = w + 2, ph = h + 2;
+  if (!st->W) return 1;
+  int64_t bad = 0;
+  for (int64_t m = 0; m < n; m++) {
+    const int64_t r = cells[m] / x->env->cols - f->row0 + 1, c = cells[m] % x->env->cols - f->col0 + 1;
+    float v;
+    memcpy(&v, (const char *)values + m * (int64_t)sizeof v, sizeof v);
+    bad += r < 1 || r > h || c < 1 || c > w || memcmp(&v, &st->W[r * pw + c], sizeof v) != 0;
+  }
+  float *Z = tr_graph_window(x->env, f);
+  if (!Z) return 0; /* no window, no verdict: the round itself would have failed */
+  const float *W = st->W;
+  for (int64_t r = 0; r < ph; r++)
+    for (int64_t c = 0; c < pw; c++) {
+      const int64_t i = r * pw + c;
+      if (r == 0 || c == 0 || r == ph - 1 || c == pw - 1) bad += !(W[i] == -INFINITY);
+      else bad += isnan(Z[i]) ? !isnan(W[i]) : !(W[i] >= Z[i]);
+    }
+  tr_graph_window_done(x->env, f, Z);
+  return bad;
+}
+
+/* The same for Assemble: the tile is the state's W, NaN as nodata. */
+static int64_t fill_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  fill_ctx *x = user;
+  const fill_state *st = state;
+  const int64_t h = f->rows, w = f->cols, pw = w + 2;
+  const float nd = x->env->has_nodata ? (float)x->env->nodata : NAN;
+  int64_t bad = 0;
+  for (int64_t r = 0; r < h; r++)
+    for (int64_t c = 0; c < w; c++) {
+      const float v = st->W[(r + 1) * pw + c + 1], want = isnan(v) ? nd : v;
+      float got;
+      memcpy(&got, (const char *)cells + (r * w + c) * (int64_t)sizeof got, sizeof got);
+      bad += memcmp(&got, &want, sizeof got) != 0;
+    }
+  return bad;
+}
+
 static int fill_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   fill_ctx *x = calloc(1, sizeof *x);
   if (!x) return -1;
@@ -231,7 +277,10 @@ const tr_graph_body tr_body_fill = {.name = "fill",
                                     .release = fill_release,
                                     .state = TR_STATE_PER_CELL(sizeof(float)),
                                     .msg_bytes = sizeof(float),
-                                    .applies = flat_fill};
+                                    .applies = flat_fill,
+    .state_bytes = sizeof(fill_state),
+    .check = fill_check,
+    .check_tile = fill_check_tile};
 /* --epsilon: the same body, which spills out of core (up() adds along a
  * path, which fill_perimeter's graph of labels cannot carry). */
 const tr_graph_body tr_body_fill_eps = {.name = "fill_eps",
@@ -239,7 +288,10 @@ const tr_graph_body tr_body_fill_eps = {.name = "fill_eps",
                                         .release = fill_release,
                                         .state = TR_STATE_PER_CELL(sizeof(float)),
                                         .msg_bytes = sizeof(float),
-                                        .applies = eps_fill};
+                                        .applies = eps_fill,
+    .state_bytes = sizeof(fill_state),
+    .check = fill_check,
+    .check_tile = fill_check_tile};
 
 const tr_graph_program tr_program_fill = {
     .name = "fill",

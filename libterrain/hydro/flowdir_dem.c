@@ -44,9 +44,11 @@ static int stage_cb(double frac, const char *msg, void *user) {
 }
 
 /* The run options of one stage: its share of the progress line, statistics
- * only for the directions, --ft only for the local kernel. */
+ * only for the directions; --ft for every stage, and its report from the
+ * graph stages when the caller appends their lines to one (flowgraph), else
+ * from the kernel's. */
 static tr_run_opts stage_run(const tr_run_opts *run, stage_progress *sp, int stage, int nstages, int keep_stats,
-                             int keep_ft) {
+                             int keep_report) {
   tr_run_opts r = *run;
   if (run->progress) {
     sp->fn = run->progress;
@@ -60,7 +62,7 @@ static tr_run_opts stage_run(const tr_run_opts *run, stage_progress *sp, int sta
     r.stats = 0;
     r.stats_json = NULL;
   }
-  if (!keep_ft) r.ft = TR_FT_OFF;
+  if (!keep_report) r.ft_report = NULL;
   return r;
 }
 
@@ -135,7 +137,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     }
     tr_fill_dem_opts fo;
     tr_fill_dem_opts_init(&fo);
-    fo.run = stage_run(run, &sp[stage], stage, nstages, 0, 0);
+    fo.run = stage_run(run, &sp[stage], stage, nstages, 0, g->ft_report_append);
     if (scratch) {
       /* tiled, uncompressed: the next stages read it window by window */
       static const char *const scratch_co[] = {"TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256", NULL};
@@ -153,14 +155,14 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     dem = fel;
   }
   if (!st) {
-    rs = stage_run(run, &sp[stage], stage, nstages, 1, 0);
+    rs = stage_run(run, &sp[stage], stage, nstages, 1, g->ft_report_append);
     if (dem != src) rs.band = 1;
     st = tr_dist_agree(run, tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err), err);
     stage++;
     if (st && !o->filled && o->filled_out) delete_raster(run, o->filled_out);
   }
   if (!st && o->slope) {
-    rs = stage_run(run, &sp[stage], stage, nstages, 0, 1);
+    rs = stage_run(run, &sp[stage], stage, nstages, 0, !g->ft_report_append);
     if (dem != src) rs.band = 1;
     st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
     if (st) {

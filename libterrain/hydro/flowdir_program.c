@@ -100,7 +100,7 @@ static int32_t *ovf_find(const field *f, int64_t slot, int insert_key) {
 
 static int ovf_grow(field *f) {
   const size_t cap = f->cap ? 2 * f->cap : 1024;
-  field g = {f->a, calloc(cap, sizeof(uint32_t)), malloc(cap * sizeof(int32_t)), cap, 0};
+  field g = {f->a, calloc(cap, sizeof(uint32_t)), calloc(cap, sizeof(int32_t)), cap, 0};
   if (!g.key || !g.val) {
     free(g.key);
     free(g.val);
@@ -303,9 +303,10 @@ static int slots_new(fd_state *s) {
   s->nflat = acc;
   s->dl.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
   s->dh.a = malloc(((size_t)acc + 1) * sizeof(uint16_t));
-  s->eq = malloc((size_t)acc + 1);
+  s->eq = calloc((size_t)acc + 1, 1);
   if (!s->dl.a || !s->dh.a || !s->eq) return -1;
-  for (uint32_t i = 0; i < acc; i++) s->dl.a[i] = s->dh.a[i] = INF16;
+  /* every byte set, the spare slot too: --ft compares states byte for byte */
+  for (uint32_t i = 0; i <= acc; i++) s->dl.a[i] = s->dh.a[i] = INF16;
   return 0;
 }
 
@@ -855,7 +856,8 @@ static const tr_graph_body body_flowdir = {.name = "flowdir",
                                            .init = fd_init,
                                            .release = tr_graph_release_user,
                                            .state = TR_STATE_PER_CELL(5),
-                                           .msg_bytes = sizeof(fd_value)};
+                                           .msg_bytes = sizeof(fd_value),
+    .state_bytes = sizeof(fd_state)};
 
 /* state: the flat bitmap (state_bits) and, per unit of 2 x (rows + cols) + 4,
  * 8 bytes of halo ring, 8 of perimeter values and a byte of outer level
@@ -867,7 +869,8 @@ static const tr_graph_body body_flowdir_compact = {.name = "flowdir_compact",
                                                    .init = fd_init_compact,
                                                    .release = tr_graph_release_user,
                                                    .state = TR_STATE_PERIMETER(17, 1, 29),
-                                                   .msg_bytes = sizeof(fd_value)};
+                                                   .msg_bytes = sizeof(fd_value),
+    .state_bytes = sizeof(fd_state)};
 
 const tr_graph_program tr_program_flowdir = {
     .name = "flowdir",

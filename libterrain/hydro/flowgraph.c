@@ -257,7 +257,6 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->outlets && !o->basins && !o->basin_stats)
     return tr_fail(err, TR_EUSAGE, "--outlets needs --basins or --basin-stats");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
-  if (o->run.ft != TR_FT_OFF) return tr_fail(err, TR_EUSAGE, "--ft is for local kernels; flowgraph runs on the AAP engine");
   if (!dem && o->run.band != 1)
     return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
   int st;
@@ -547,7 +546,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   products_of(opts, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
   if (!first) first = opts->basin_stats; /* the scratch files' folder */
-  char aap_tmp[TR_PATH_MAX] = "", json_tmp[TR_PATH_MAX] = "";
+  char aap_tmp[TR_PATH_MAX] = "", json_tmp[TR_PATH_MAX] = "", ftr_tmp[TR_PATH_MAX] = "";
   fg_stats fs;
   stats_plan(opts, &fs);
   if (opts->graph.aap_stats) {
@@ -561,11 +560,20 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
     if (!st && !json_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
     oc.run.stats_json = json_tmp;
   }
-  if (!st && aap_tmp[0] && tr_rank() == 0) {
-    FILE *f = fopen(aap_tmp, "w"); /* the stages append */
+  if (!st && opts->run.ft_report && opts->run.ft != TR_FT_OFF) {
+    /* one line per graph program's run (fill, flowdir, d8_up, ...) */
+    st = scratch_name(&opts->run, ftr_tmp, first, "ftr", err);
+    if (!st && !ftr_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
+    oc.run.ft_report = ftr_tmp;
+    oc.graph.ft_report_append = 1;
+  }
+  for (int k = 0; k < 2 && !st && tr_rank() == 0; k++) {
+    const char *tmp = k ? ftr_tmp : aap_tmp;
+    if (!tmp[0]) continue;
+    FILE *f = fopen(tmp, "w"); /* the stages append */
     if (!f) st = tr_fail(err, TR_EOUTPUT, "cannot create a scratch file beside '%s'", first);
     else {
-      tr_tmp_created(aap_tmp);
+      tr_tmp_created(tmp);
       fclose(f);
     }
   }
@@ -582,12 +590,15 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   if (!st && json_tmp[0] && !fs.on && tr_rank() == 0)
     st = scratch_place(json_tmp, opts->run.stats_json, "statistics file", err);
   if (!st && aap_tmp[0] && tr_rank() == 0) st = scratch_place(aap_tmp, opts->graph.aap_stats, "engine statistics", err);
+  if (!st && ftr_tmp[0] && tr_rank() == 0)
+    st = scratch_place(ftr_tmp, opts->run.ft_report, "fault-tolerance report", err);
   if (oc.run.held) st = finish(&oc.run, tr_dist_agree(&opts->run, st, err), err);
   if (!st && tr_rank() == 0) st = tr_side_commit_waiting(err);
   else tr_side_abort_waiting();
   if (tr_rank() == 0) {
     tr_output_scratch_remove(aap_tmp);
     tr_output_scratch_remove(json_tmp);
+    tr_output_scratch_remove(ftr_tmp);
   }
   tr_held_free(oc.run.held);
   return st;

@@ -122,6 +122,23 @@ typedef struct {
   int msg_bytes;
   /* Whether this body computes what `params` ask (NULL: always). */
   int (*applies)(const void *params);
+  /* sizeof the struct a fragment's state points to. With it the runner can
+   * compute a round on a copy (--ft dual and replay, graph_ft.h): the struct
+   * and every array registered inside it with tr_graph_keep (in PEval) are
+   * the whole state; no other heap memory hangs from it, and every byte of
+   * it is written by the rounds (two computations are compared byte for
+   * byte: an array's spare, never-written slot would differ). 0: no --ft. */
+  size_t state_bytes;
+  /* Optional (--ft replay): the cells of a fragment's state after PEval or
+   * IncEval, and of the n values it emitted (cells and values as IncEval
+   * gets them), that break what every correct round keeps (fill: W >= Z,
+   * each emitted value its cell's W); 0 when none. Run on the round's
+   * thread; it may borrow windows. */
+  int64_t (*check)(void *user, const tr_aap_frag *f, const void *state, int64_t n, const int64_t *cells,
+                   const void *values);
+  /* Optional, the same for Assemble: the cells of the tile it put that are
+   * not what the state makes. */
+  int64_t (*check_tile)(void *user, const tr_aap_frag *f, const void *state, const void *cells);
 } tr_graph_body;
 
 #define TR_GRAPH_MAX_BODIES 4
@@ -160,6 +177,13 @@ typedef struct {
   const char *spill_dir;
   tr_state_store_stats *spill_stats; /* filled when given */
   int64_t spill_fail;            /* injected: this spill fails (1-based); 0: none */
+  /* Fault tolerance of the rounds (graph_ft.h): TR_FT_OFF, or dual or
+   * replay with these faults, --ft-check share and --ft-max-errors. */
+  tr_ft_mode ft;
+  const struct tr_inject *inject;
+  double ft_check;
+  int ft_max_errors;
+  struct tr_graph_ft_counts_s *ft_counts; /* filled when given */
 } tr_graph_engine;
 
 /* Runs `body` (of a program) with `params` over layout L on the chosen

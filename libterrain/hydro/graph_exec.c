@@ -19,27 +19,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_ft.h"
+
 /* ------------------------------------------------------------ windows */
 
-float *tr_graph_window(tr_graph_env *env, const tr_aap_frag *f) {
-  const tr_tile t = tr_graph_frag_tile(f);
-  return tr_tile_store_get(env->store, &t);
-}
-
-void tr_graph_window_done(tr_graph_env *env, const tr_aap_frag *f, float *z) {
-  const tr_tile t = tr_graph_frag_tile(f);
-  tr_tile_store_put(env->store, &t, z);
-}
-
+/* Under --ft dual a round's computation reads its own copy (graph_ft.h). */
 float *tr_graph_window_in(tr_graph_env *env, int k, const tr_aap_frag *f) {
+  float *own = tr_graph_ft_window(env, k, f);
+  if (own) return own;
   const tr_tile t = tr_graph_frag_tile(f);
   return tr_tile_store_get(env->inputs[k], &t);
 }
 
 void tr_graph_window_in_done(tr_graph_env *env, int k, const tr_aap_frag *f, float *z) {
+  if (tr_graph_ft_window_done(z)) return;
   const tr_tile t = tr_graph_frag_tile(f);
   tr_tile_store_put(env->inputs[k], &t, z);
 }
+
+float *tr_graph_window(tr_graph_env *env, const tr_aap_frag *f) { return tr_graph_window_in(env, 0, f); }
+
+void tr_graph_window_done(tr_graph_env *env, const tr_aap_frag *f, float *z) { tr_graph_window_in_done(env, 0, f, z); }
 
 /* --------------------------------------------------------------- exec */
 
@@ -76,11 +76,17 @@ int tr_graph_fail(tr_graph_env *env, const tr_aap_frag *f, int status, const cha
 }
 
 int tr_graph_keep(tr_graph_env *env, const tr_aap_frag *f, void *pp, size_t bytes, const size_t *count) {
+  /* a round computed on a copy: the copy's registrations go to it */
+  const int taken = tr_graph_ft_keep(pp, bytes, count);
+  if (taken) return taken < 0 ? -1 : 0;
   put_state *ps = env->runner;
   return ps->states ? tr_state_store_keep(ps->states, f->id, pp, bytes, count) : 0;
 }
 
 static int env_put(tr_graph_env *env, const tr_aap_frag *f, const void *cells) {
+  /* an Assemble computed on a copy: its tile waits for the comparison */
+  const int taken = tr_graph_ft_put(cells);
+  if (taken) return taken < 0 ? -1 : 0;
   put_state *ps = env->runner;
   if (ps->ordered) {
     pthread_mutex_lock(&ps->pmu);
@@ -270,8 +276,23 @@ int tr_graph_exec(const tr_graph_body *body, const void *params, const tr_aap_la
     if (!ps.states) rc = TR_AAP_ENOMEM;
     else tr_state_store_inject_fail(ps.states, eng->spill_fail);
   }
+  /* --ft: the program's rounds computed on copies, compared or tracked
+   * (graph_ft.h); out of core, the store pins around them */
+  tr_graph_ft *gft = NULL;
+  if (!rc && eng->ft != TR_FT_OFF) {
+    const tr_graph_ft_opts fo = {.mode = eng->ft,
+                                 .workers = eng->backend == TR_GRAPH_THREADS ? eng->aap.threads : 1,
+                                 .inject = eng->inject,
+                                 .check = eng->ft_check,
+                                 .max_errors = eng->ft_max_errors,
+                                 .cell_bytes = (size_t)GDALGetDataTypeSizeBytes(sink->prod.type)};
+    if (tr_graph_ft_open(&gft, &w.in, body, &env, ps.states, &fo)) {
+      rc = TR_AAP_ENOMEM;
+      set_err(err, errlen, body->state_bytes ? "out of memory" : "this program has no --ft");
+    }
+  }
   if (!rc) {
-    tr_aap_program run = ps.states || ps.ordered ? ooc_wrap(&w) : p;
+    tr_aap_program run = ps.states || ps.ordered ? ooc_wrap(&w) : w.in;
     if (!ps.ordered) run.assemble_parallel = 0;
     rc = engine_run(&run, L, eng, stats, err, errlen);
   }
@@ -299,6 +320,7 @@ int tr_graph_exec(const tr_graph_body *body, const void *params, const tr_aap_la
     for (int64_t i = ps.last_put + 1; i < L->nfrags; i++)
       if (sink->mode != TR_SINK_SPREAD || tr_grid_owner(i, sink->nranks) == sink->rank) tr_sink_put(sink, i, st, &e, NULL);
   }
+  tr_graph_ft_close(gft, eng->ft_counts);
   body->release(&p);
   tr_state_store_destroy(ps.states);
   pthread_mutex_destroy(&ps.mu);

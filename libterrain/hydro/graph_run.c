@@ -27,6 +27,7 @@
 
 #include "dist.h"
 #include "graph.h"
+#include "graph_ft.h"
 #include "graph_plan.h"
 #include "mem_limit.h"
 #include "path_max.h"
@@ -156,6 +157,7 @@ typedef struct {
   tr_tile_store *stores[TR_GRAPH_MAX_INPUTS];
   dem_loader d[TR_GRAPH_MAX_INPUTS];
   tr_state_store_stats sstats;
+  tr_graph_ft_counts ftc;
 } graph_run;
 
 static void close_extra(graph_run *r, int upto) {
@@ -197,6 +199,12 @@ static int run_open(graph_run *r, tr_error *err) {
   for (int k = 1; k < r->nsrc; k++) r->job.extra_reads[k - 1] = (tr_file_role){r->srcs[k], "an input of this stage"};
   r->eng.aap.inject = r->job.inject.aap;
   r->eng.spill_fail = r->job.inject.spill_fail;
+  /* --ft: each round of the program computed twice, or tracked (graph_ft.h) */
+  r->eng.ft = r->run->ft;
+  r->eng.inject = &r->job.inject;
+  r->eng.ft_check = r->run->ft_check;
+  r->eng.ft_max_errors = r->run->ft_max_errors;
+  r->eng.ft_counts = &r->ftc;
   r->eng.aap.give_up = engine_give_up;
   r->eng.aap.give_up_user = (void *)r->run;
   return TR_OK;
@@ -310,6 +318,51 @@ static int write_aap_stats(const graph_run *r, const tr_aap_stats *astats, tr_er
                  strerror(errno ? errno : EIO));
 }
 
+/* --ft-report: the rounds' counts summed over the ranks (every rank calls
+ * it), one JSON line written by rank 0; a file of its own, or appended to
+ * the run's as --aap-stats is. */
+static int write_ft_report(graph_run *r, tr_error *e) {
+  tr_graph_ft_counts *c = &r->ftc;
+  int64_t *v[] = {&c->dual.blocks, &c->dual.sub_blocks, &c->dual.injected, &c->dual.detected, &c->dual.corrected,
+                  &c->dual.tolerated, &c->dual.fatal, &c->dual.mismatches, &c->dual.tolerated_sub_blocks,
+                  &c->dual.failed_sub_blocks, &c->dual.recomputes, &c->dual.votes, &c->dual.timeouts,
+                  &c->dual.redispatches, &c->injected, &c->reported, &c->inv_checked, &c->inv_faults,
+                  &c->inv_reproduced, &c->trk.regions, &c->trk.outside_writes, &c->trk.launches,
+                  &c->trk.idempotent, &c->trk.errors, &c->trk.reruns, &c->trk.relaunch_sets,
+                  &c->trk.relaunch_launches, &c->trk.searches_failed, &c->trk.checkpoints,
+                  &c->trk.checkpoint_restores, &c->trk.checkpoint_launches, &c->trk.unrepaired,
+                  &c->trk.limit_aborts, &c->trk.sampled, &c->trk.sample_mismatches};
+  double *d[] = {&c->dual.compute_s, &c->dual.detect_s, &c->dual.recompute_s, &c->trk.replay_s};
+  enum { NV = sizeof v / sizeof v[0], ND = sizeof d / sizeof d[0] };
+  uint64_t u[NV + ND];
+  for (int i = 0; i < NV; i++) u[i] = (uint64_t)*v[i];
+  for (int i = 0; i < ND; i++) u[NV + i] = (uint64_t)(*d[i] * 1e9); /* nanoseconds */
+  int st = r->job.nranks > 1 ? tr_dist_sum_u64(r->run, u, NV + ND, e) : TR_OK;
+  if (st || r->job.rank != 0 || !r->run->ft_report) return st;
+  for (int i = 0; i < NV; i++) *v[i] = (int64_t)u[i];
+  for (int i = 0; i < ND; i++) *d[i] = (double)u[NV + i] * 1e-9;
+  char line[4096];
+  tr_graph_ft_format_json(r->run->ft, r->prog->name, c, line, sizeof line);
+  const char *path = r->run->ft_report;
+  tr_side_file *side = NULL;
+  FILE *f = NULL;
+  if (!r->g->ft_report_append) {
+    if ((st = tr_side_open(path, "fault-tolerance report", &side, &f, e))) return st;
+  } else if (!(f = fopen(path, "a")))
+    return tr_fail(e, TR_EOUTPUT, "cannot write fault-tolerance report '%s': %s", path, strerror(errno));
+  int bad = fprintf(f, "%s\n", line) < 0;
+  if (side) {
+    if (!bad) return tr_side_close(side, e);
+    tr_side_abort(side);
+  } else {
+    bad |= ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (!bad) return TR_OK;
+  }
+  return tr_fail(e, errno == ENOSPC ? TR_ENOSPC : TR_EOUTPUT, "cannot write fault-tolerance report '%s': %s", path,
+                 strerror(errno ? errno : EIO));
+}
+
 static int run_engine(graph_run *r, tr_error *e) {
   tr_job *job = &r->job;
   int status = TR_OK;
@@ -373,6 +426,14 @@ static int run_engine(graph_run *r, tr_error *e) {
                      r->srcs[0], msg[0] ? msg : tr_aap_strerror(rc));
   if (!status && job->rank == 0 && r->g->aap_stats) status = write_aap_stats(r, &astats, e);
   tr_aap_stats_free(&astats);
+  if (r->run->ft != TR_FT_OFF) {
+    /* the writer takes the other ranks' last tiles first: they may be
+     * waiting to hand them over and would never reach the report's sum */
+    if (job->rank == 0 && job->nranks > 1) (void)tr_sink_drain(&job->sink, NULL);
+    tr_error fe = {{0}};
+    const int fst = write_ft_report(r, &fe);
+    if (!status && fst) status = fst, *e = fe;
+  }
   return status;
 }
 
@@ -388,6 +449,21 @@ static int run_finish(graph_run *r, int status, const tr_error *e, tr_error *err
   return st;
 }
 
+/* What --ft means for a graph program: rounds compared bit for bit, one
+ * way of computing them (graph_ft.h). */
+static int graph_ft_usage(const tr_run_opts *run, const char *name, tr_error *err) {
+  if (run->ft == TR_FT_OFF) return TR_OK;
+  if (run->ft_tolerance > 0 || run->ft_error_rate > 0 || run->ft_source_profile)
+    return tr_fail(err, TR_EUSAGE,
+                   "--ft-tolerance, --ft-error-rate and --ft-profile are for local kernels' cells; %s's rounds are "
+                   "compared bit for bit",
+                   name);
+  if (run->ft_basic)
+    return tr_fail(err, TR_EUSAGE, "--ft-mode basic is the local kernels' baseline; %s's rounds have one dual mode",
+                   name);
+  return TR_OK;
+}
+
 int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const char *name,
                         tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
                         const char *dst, tr_error *err) {
@@ -398,9 +474,8 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
   snprintf(r->spill_dir, sizeof r->spill_dir, ".");
   int st;
   if (!r->prog) st = tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
-  else if (run->ft != TR_FT_OFF)
-    st = tr_fail(err, TR_EUSAGE, "--ft is for local kernels (slope, aspect, ...); %s runs on the AAP engine",
-                 r->prog->name);
+  else if ((st = graph_ft_usage(run, r->prog->name, err)))
+    ;
   else if (!(st = run_open(r, err))) {
     st = run_create(r, run_plan(r, prepare, opts, err), err);
     if (st) {

@@ -256,7 +256,8 @@ static const tr_graph_body body_order_cells = {.name = "d8_order_cells",
                                                .init = order_init,
                                                .release = tr_graph_release_user,
                                                .state = TR_STATE_PERIMETER(1, 0, 9),
-                                               .msg_bytes = sizeof(int32_t)};
+                                               .msg_bytes = sizeof(int32_t),
+    .state_bytes = 1};
 
 const tr_graph_program tr_program_d8_order_cells = {
     .name = "d8_order_cells",

@@ -121,8 +121,9 @@ typedef struct {
  * returning 0 cancels the run (TR_EINTERRUPTED). */
 typedef int (*tr_progress_fn)(double frac, const char *msg, void *user);
 
-/* Fault-tolerance modes for local kernels (libft): dual-redundant tiles,
- * or tracked launches replayed when a fault is detected. */
+/* Fault-tolerance modes (libft): dual-redundant tiles of local kernels and
+ * rounds of graph programs (fill, flowgraph), or tracked launches and rounds
+ * replayed when a fault is detected. */
 typedef enum { TR_FT_OFF = 0, TR_FT_DUAL = 1, TR_FT_REPLAY = 2 } tr_ft_mode;
 
 /* Where local kernels run: the CPU (the default), a GPU when one is present
@@ -388,6 +389,7 @@ typedef struct {
   double cache_mb;          /* input tiles kept by the tile store; < 0: 16 MB */
   const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
   int aap_stats_append;     /* runs of several programs (flowgraph): each appends its lines */
+  int ft_report_append;     /* the same for run->ft_report's lines (one per graph program) */
   /* Out of core (terrafort-fill(1), MEMORY): graph programs' tile state
    * beyond run->mem is spilled to a file in tmp_dir (NULL: the output's
    * folder). */
@@ -398,7 +400,7 @@ void tr_graph_opts_init(tr_graph_opts *o);
 
 /* Depression filling (TauDEM pitremove's convention) on the AAP engine. */
 typedef struct {
-  tr_run_opts run;          /* ft must stay TR_FT_OFF: fill is a graph program */
+  tr_run_opts run;          /* ft: each round of the fill dual or replayed */
   tr_graph_opts graph;
   int out_type;             /* a GDALDataType; 0: Float32 */
   int epsilon;              /* 1: no flats, every cell drains strictly downhill */
@@ -462,7 +464,7 @@ typedef enum { TR_ACC_CELLS = 0, TR_ACC_AREA = 1 } tr_acc_units;
 typedef enum { TR_BASINS_LINKS = 0, TR_BASINS_EDGES = 1, TR_BASINS_OUTLETS = 2 } tr_basin_mode;
 
 typedef struct {
-  tr_run_opts run;          /* ft must stay TR_FT_OFF: these are graph programs */
+  tr_run_opts run;          /* ft: every graph program's rounds, and the sd8 kernel */
   tr_graph_opts graph;
   const char *dir_in;       /* an existing direction raster; NULL: from the DEM */
   tr_dir_encoding encoding; /* of dir_in (and of dir_out) */

@@ -436,7 +436,7 @@ static double run_case_traced(const raster *R, const bcase *c, int workers, int 
   o.inject.flip_p = c->p;
   if (c->sub >= 0) {
     o.inject.n_exact = 1;
-    o.inject.exact[0] = (ft_fault_at){FT_FAULT_FLIP, -1, c->sub, 0};
+    o.inject.exact[0] = (ft_fault_at){.kind = FT_FAULT_FLIP, .block = -1, .sub = c->sub, .slot = 0};
   }
   ft_ctx *ctx = NULL;
   char err[256];

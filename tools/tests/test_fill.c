@@ -281,7 +281,8 @@ static int test_errors(void) {
     int code;
     const char *why;
   } cases[] = {{"-z in.tif", 2, "-z and -fel go together"},
-               {"--ft dual a b", 2, "fill runs on the AAP engine"},
+               {"--ft dual --ft-tolerance 0.1 a b", 2, "compared bit for bit"},
+               {"--ft dual --ft-mode basic a b", 2, "one dual mode"},
                {"--epsilon -ot Int16 a b", 2, "floating-point output"},
                {"--schedule fastest a b", 2, "not one of aap"},
                {"-ot Complex64 a b", 2, "not a real GDAL data type"},

@@ -337,8 +337,8 @@ static int test_bad_inputs(void) {
   unlink(wkeep);
   snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --threshold -3", opath("maze.tif"), opath("x.tif"));
   ASSERT(refused(f, 2, "--threshold"));
-  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --ft dual", opath("maze.tif"), opath("x.tif"));
-  ASSERT(refused(f, 2, "--ft"));
+  snprintf(f, sizeof f, "--dir-in '%s' --acc '%s' --ft dual --ft-profile source", opath("maze.tif"), opath("x.tif"));
+  ASSERT(refused(f, 2, "bit for bit"));
   /* from a DEM: weights or filled elevations of another size are named with the DEM,
      before any stage runs (they were compared with the run's scratch directions) */
   snprintf(f, sizeof f, "'%s/demo.tif' --acc '%s' --weights '%s/fractal.tif'", dir, opath("x.tif"), dir);

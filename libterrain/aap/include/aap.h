@@ -151,6 +151,22 @@ void tr_aap_add_work(tr_aap_round *rd, int64_t cells);
 /* Round index being run: 0 for PEval, then 1, 2, ... */
 int64_t tr_aap_round_index(const tr_aap_round *rd);
 
+/* Rounds computed more than once (the graph runner's --ft dual and replay): a
+ * capture is a round context of the same fragment and round index that keeps
+ * what the program emits, and the work it reports, instead of routing them.
+ * A caller gives each computation of a round its own capture, compares them,
+ * and commits the one it accepts into the engine's round, which then routes
+ * its emits as if the program had made them there. A capture may be used
+ * from another thread than the round's (it reads only the run's layout).
+ * open: NULL when out of memory. get: the number of emits (or a negative
+ * TR_AAP_E* a failed emit left), their cells and values (value_size apart)
+ * and the work. commit: 0 or TR_AAP_E*. */
+tr_aap_round *tr_aap_capture_open(const tr_aap_round *rd);
+void tr_aap_capture_reset(tr_aap_round *cap);
+int64_t tr_aap_capture_get(const tr_aap_round *cap, const int64_t **cells, void **values, int64_t *work);
+int tr_aap_capture_commit(const tr_aap_round *cap, tr_aap_round *rd);
+void tr_aap_capture_close(tr_aap_round *cap);
+
 typedef struct tr_aap_program {
   size_t value_size; /* bytes per value, 1..64 */
   void *user;

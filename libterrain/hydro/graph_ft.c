@@ -1,0 +1,906 @@
+/*
+ * graph_ft.c - fault tolerance of graph rounds (graph_ft.h): each round of a
+ * fragment computed on copies, compared (dual) or tracked and replayed
+ * (replay), and only an accepted computation adopted.
+ *
+ * A computation ("replica" below) owns everything it writes: a copy of the
+ * fragment's state (the struct of body->state_bytes and each array registered
+ * inside it), a capture of its emits, Assemble's tile, and, under dual,
+ * private copies of the snapshot and of every window it asks for. The thread
+ * running it finds it through a thread-local pointer, which the environment's
+ * calls consult (tr_graph_ft_keep/window/put). Adopting a computation's state
+ * copies its struct over the fragment's (the state store's registrations
+ * point into that struct, so they stay valid) and frees the old arrays.
+ */
+#include "graph_ft.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "status.h"
+
+#define MAX_REG 16
+#define MAX_EXTRA 3 /* computations after the first two before a round fails */
+#define MAX_WIN 4   /* windows one computation holds at once */
+
+enum { K_PEVAL = 0, K_INCEVAL = 1, K_ASSEMBLE = 2 };
+
+/* An array registered inside the state struct: its pointer's offset, its
+ * bytes, or elem bytes times the size_t at count_off (>= 0). */
+typedef struct {
+  size_t off, bytes;
+  long count_off;
+} reg_t;
+
+/* The engine's state of a fragment: the accepted state and its arrays. */
+typedef struct {
+  int64_t id;
+  void *st;
+  int nreg;
+  reg_t reg[MAX_REG];
+  int64_t round; /* the next round's index (0: PEval) */
+} box_t;
+
+typedef struct replica {
+  tr_graph_ft *ft;
+  const tr_aap_frag *f;
+  box_t *b;
+  int kind, slot;
+  int64_t round;
+  /* inputs: the snapshot (private copies under dual) */
+  int64_t n;
+  const int64_t *cells;
+  const void *vals;
+  int64_t *own_cells;
+  void *own_vals;
+  int private_inputs;
+  float *win[MAX_WIN];
+  int flip_input; /* a fault to put into the first private input made */
+  /* outputs */
+  void *st;
+  int nkeep;
+  void **keep_pp[MAX_REG];
+  size_t keep_bytes[MAX_REG];
+  const size_t *keep_count[MAX_REG];
+  int nreg;
+  reg_t reg[MAX_REG];
+  tr_aap_round *cap;
+  void *tile;
+  int put;
+  int rc;
+  int injected; /* a fault was put into this computation */
+  double secs;
+  /* the helper pool */
+  int done;
+  struct replica *next;
+} replica;
+
+struct tr_graph_ft {
+  tr_graph_ft_opts o;
+  tr_aap_program in; /* the program's own callbacks */
+  const tr_graph_body *body;
+  tr_graph_env *env;
+  tr_state_store *ss;
+  size_t state_bytes, tile_bytes_max;
+  pthread_mutex_t mu; /* counts, and the windows' copies */
+  tr_graph_ft_counts c;
+  ft_tracker *trk;
+  /* dual's helpers */
+  pthread_t *th;
+  int nth;
+  pthread_mutex_t qmu;
+  pthread_cond_t qcv, dcv;
+  replica *qhead, *qtail;
+  int stop;
+};
+
+static __thread replica *cur;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ draws */
+
+static uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t draw(uint64_t seed, int64_t frag, int64_t round, int slot, uint64_t what) {
+  return mix(seed ^ mix((uint64_t)frag * 0x100000001b3ull ^ mix((uint64_t)round ^ ((uint64_t)slot << 32) ^ (what << 48))));
+}
+
+static double unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
+
+/* ------------------------------------------------------------ states */
+
+static size_t reg_size(const void *st, const reg_t *r) {
+  if (r->count_off < 0) return r->bytes;
+  size_t n;
+  memcpy(&n, (const char *)st + r->count_off, sizeof n);
+  return r->bytes * n;
+}
+
+static void **reg_ptr(void *st, const reg_t *r) { return (void **)((char *)st + r->off); }
+
+/* A deep copy of the fragment's state, or NULL. */
+static void *clone_state(tr_graph_ft *ft, const box_t *b) {
+  void *c = malloc(ft->state_bytes);
+  if (!c) return NULL;
+  memcpy(c, b->st, ft->state_bytes);
+  int i = 0, ok = 1;
+  for (; i < b->nreg && ok; i++) {
+    void **src = reg_ptr(b->st, &b->reg[i]), **dst = reg_ptr(c, &b->reg[i]);
+    if (!*src) continue;
+    const size_t n = reg_size(b->st, &b->reg[i]);
+    void *a = malloc(n ? n : 1);
+    if (!a) {
+      ok = 0;
+      *dst = NULL;
+      break;
+    }
+    memcpy(a, *src, n);
+    *dst = a;
+  }
+  if (ok) return c;
+  /* the arrays not copied still point at the fragment's own */
+  for (int j = i; j < b->nreg; j++) *reg_ptr(c, &b->reg[j]) = NULL;
+  if (ft->in.destroy) ft->in.destroy(ft->in.user, c);
+  else free(c);
+  return NULL;
+}
+
+static void destroy_state(tr_graph_ft *ft, void *st) {
+  if (!st) return;
+  if (ft->in.destroy) ft->in.destroy(ft->in.user, st);
+  else free(st);
+}
+
+/* The fragment's state becomes r's: r's struct is copied over the
+ * fragment's, whose old arrays are freed. */
+static int adopt_state(tr_graph_ft *ft, box_t *b, replica *r) {
+  if (r->kind == K_PEVAL) {
+    b->st = r->st;
+    b->nreg = r->nreg;
+    memcpy(b->reg, r->reg, sizeof r->reg);
+    r->st = NULL;
+    if (ft->ss)
+      for (int i = 0; i < b->nreg; i++) {
+        const reg_t *g = &b->reg[i];
+        if (tr_state_store_keep(ft->ss, b->id, reg_ptr(b->st, g), g->bytes,
+                                g->count_off >= 0 ? (const size_t *)((char *)b->st + g->count_off) : NULL))
+          return -1;
+      }
+    return 0;
+  }
+  void *old = malloc(ft->state_bytes);
+  if (!old) return -1;
+  memcpy(old, b->st, ft->state_bytes);
+  memcpy(b->st, r->st, ft->state_bytes);
+  free(r->st); /* its arrays are the fragment's now */
+  r->st = NULL;
+  destroy_state(ft, old);
+  return 0;
+}
+
+/* ------------------------------------------------------------ outputs as bytes */
+
+typedef struct {
+  unsigned char *p;
+  size_t n;
+} seg_t;
+
+#define MAX_SEG (2 * MAX_REG + 4)
+
+/* The bytes a computation made, in a fixed order: its arrays (state), then
+ * its emits' cells and values, then its tile. which: 1 the arrays and the
+ * tile, 2 the emits, 4 (with 2) their values only (the injector's faults go
+ * into data, not into the cells' addresses). */
+enum { SEG_STATE = 1, SEG_MSGS = 2, SEG_VALUES = 4 };
+static int segments(const replica *r, seg_t *s, int which) {
+  int n = 0;
+  if (which & 1)
+    for (int i = 0; i < r->nreg; i++) {
+      void **pp = reg_ptr(r->st, &r->reg[i]);
+      if (*pp) s[n++] = (seg_t){*pp, reg_size(r->st, &r->reg[i])};
+    }
+  if (which & 2) {
+    const int64_t *cells;
+    void *vals;
+    int64_t work;
+    const int64_t m = r->kind == K_ASSEMBLE ? 0 : tr_aap_capture_get(r->cap, &cells, &vals, &work);
+    if (m > 0) {
+      if (!(which & SEG_VALUES)) s[n++] = (seg_t){(unsigned char *)cells, (size_t)m * sizeof(int64_t)};
+      s[n++] = (seg_t){vals, (size_t)m * r->ft->in.value_size};
+    }
+  }
+  if ((which & 1) && r->put) s[n++] = (seg_t){r->tile, r->ft->o.cell_bytes * (size_t)(r->f->rows * r->f->cols)};
+  return n;
+}
+
+static size_t total(const seg_t *s, int n) {
+  size_t t = 0;
+  for (int i = 0; i < n; i++) t += s[i].n;
+  return t;
+}
+
+/* Flips one bit of the bytes in s: in quarter q (-1: anywhere), at h; an
+ * even bit for computation (slot) 0, an odd one for 1, so that two replicas
+ * never get the same flip (that common-mode fault is the one dual cannot
+ * see; no injector should make it by chance). 0 when there is no byte. */
+static int flip_bits(seg_t *s, int n, int q, int slot, uint64_t h) {
+  const size_t t = total(s, n);
+  if (!t) return 0;
+  size_t lo = 0, hi = t;
+  if (q >= 0) {
+    lo = t * (size_t)q / 4;
+    hi = t * (size_t)(q + 1) / 4;
+    if (hi <= lo) return 0;
+  }
+  size_t pos = lo + (size_t)((h >> 3) % (hi - lo));
+  for (int i = 0; i < n; i++) {
+    if (pos < s[i].n) {
+      s[i].p[pos] ^= (unsigned char)(1u << ((h & 3) * 2 + (unsigned)(slot & 1)));
+      return 1;
+    }
+    pos -= s[i].n;
+  }
+  return 0;
+}
+
+/* Flips bit `bit` (0 lowest, of a little-endian 32-bit word) of the word at
+ * h among the bytes in s (each segment's words counted from its start). */
+static int flip_word_bit(seg_t *s, int n, int bit, uint64_t h) {
+  size_t words = 0;
+  for (int i = 0; i < n; i++) words += s[i].n / 4;
+  if (!words) return 0;
+  size_t w = (size_t)((h >> 3) % words);
+  for (int i = 0; i < n; i++) {
+    if (w < s[i].n / 4) {
+      s[i].p[4 * w + (size_t)(bit % 32) / 8] ^= (unsigned char)(1u << (bit % 8));
+      return 1;
+    }
+    w -= s[i].n / 4;
+  }
+  return 0;
+}
+
+/* Which quarters of their bytes two computations disagree in (bits 0-3);
+ * 0: the same bytes, the same size of each array and the same struct
+ * outside its pointers. */
+static int compare(const replica *a, const replica *b) {
+  if (a->rc != b->rc) return 0xf;
+  if (a->rc) return 0; /* the same failure: the program's own */
+  const tr_graph_ft *ft = a->ft;
+  if (a->nreg != b->nreg || memcmp(a->reg, b->reg, sizeof(reg_t) * (size_t)a->nreg) || a->put != b->put) return 0xf;
+  /* the struct outside its registered pointers */
+  unsigned char *sa = a->st, *sb = b->st;
+  if (sa && sb) {
+    size_t at = 0;
+    for (;;) {
+      size_t next = ft->state_bytes;
+      for (int i = 0; i < a->nreg; i++)
+        if (a->reg[i].off >= at && a->reg[i].off < next) next = a->reg[i].off;
+      if (next > at && memcmp(sa + at, sb + at, next - at)) return 0xf;
+      if (next >= ft->state_bytes) break;
+      at = next + sizeof(void *);
+    }
+  } else if (!sa != !sb) {
+    return 0xf;
+  }
+  seg_t x[MAX_SEG], y[MAX_SEG];
+  const int nx = segments(a, x, SEG_STATE | SEG_MSGS), ny = segments(b, y, SEG_STATE | SEG_MSGS);
+  if (nx != ny) return 0xf;
+  for (int i = 0; i < nx; i++)
+    if (x[i].n != y[i].n) return 0xf;
+  const size_t t = total(x, nx);
+  int mask = 0;
+  size_t pos = 0;
+  for (int i = 0; i < nx; i++) {
+    size_t o = 0;
+    while (o < x[i].n) {
+      const int q = t ? (int)((pos + o) * 4 / t) : 0;
+      const size_t qend = t * (size_t)(q + 1) / 4;
+      size_t len = qend - (pos + o);
+      if (len > x[i].n - o) len = x[i].n - o;
+      if (!len) len = x[i].n - o;
+      if (!(mask >> q & 1) && memcmp(x[i].p + o, y[i].p + o, len)) mask |= 1 << q;
+      o += len;
+    }
+    pos += x[i].n;
+  }
+  return mask;
+}
+
+/* ------------------------------------------------------------ one computation */
+
+static void replica_free(replica *r) {
+  if (!r) return;
+  destroy_state(r->ft, r->st);
+  for (int i = 0; i < MAX_WIN; i++) free(r->win[i]);
+  free(r->own_cells);
+  free(r->own_vals);
+  free(r->tile);
+  tr_aap_capture_close(r->cap);
+  free(r);
+}
+
+static replica *replica_new(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind, int slot, int64_t n,
+                            const int64_t *cells, const void *vals, tr_aap_round *rd, int private_inputs) {
+  replica *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  /* Assemble is round -1 to the injector: once per fragment, whatever the schedule */
+  *r = (replica){.ft = ft, .f = f, .b = b, .kind = kind, .slot = slot, .round = kind == K_ASSEMBLE ? -1 : b->round,
+                 .n = n, .cells = cells,
+                 .vals = vals, .private_inputs = private_inputs};
+  int ok = 1;
+  if (kind != K_ASSEMBLE) ok = (r->cap = tr_aap_capture_open(rd)) != NULL;
+  if (ok && private_inputs && n > 0) {
+    r->own_cells = malloc((size_t)n * sizeof(int64_t));
+    r->own_vals = malloc((size_t)n * ft->in.value_size);
+    ok = r->own_cells && r->own_vals;
+    if (ok) {
+      memcpy(r->own_cells, cells, (size_t)n * sizeof(int64_t));
+      memcpy(r->own_vals, vals, (size_t)n * ft->in.value_size);
+      r->cells = r->own_cells;
+      r->vals = r->own_vals;
+    }
+  }
+  if (!ok) {
+    replica_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+/* Runs r's computation on the calling thread (its outputs reset first). */
+static void replica_run(replica *r) {
+  tr_graph_ft *ft = r->ft;
+  const double t0 = now_s();
+  destroy_state(ft, r->st);
+  r->st = NULL;
+  r->nkeep = r->nreg = 0;
+  r->put = 0;
+  if (r->cap) tr_aap_capture_reset(r->cap);
+  replica *saved = cur;
+  cur = r;
+  int rc = 0;
+  if (r->kind == K_PEVAL) {
+    rc = ft->in.peval(ft->in.user, r->f, &r->st, r->cap);
+  } else {
+    r->nreg = r->b->nreg;
+    memcpy(r->reg, r->b->reg, sizeof r->reg);
+    r->st = clone_state(ft, r->b);
+    if (!r->st) rc = -1;
+    else if (r->flip_input && r->b->nreg) {
+      /* a fault in this computation's private copy of the state */
+      seg_t s[MAX_SEG];
+      const int n = segments(r, s, SEG_STATE);
+      r->injected |= flip_bits(s, n, -1, r->slot, draw(ft->o.inject->ft.seed, r->f->id, r->round, r->slot, 7));
+      r->flip_input = 0;
+    }
+    if (!rc)
+      rc = r->kind == K_INCEVAL ? ft->in.inceval(ft->in.user, r->f, r->st, r->n, r->cells, r->vals, r->cap)
+                                : ft->in.assemble ? ft->in.assemble(ft->in.user, r->f, r->st) : 0;
+  }
+  cur = saved;
+  for (int i = 0; i < MAX_WIN; i++) {
+    free(r->win[i]);
+    r->win[i] = NULL;
+  }
+  if (!rc && r->cap) {
+    const int64_t m = tr_aap_capture_get(r->cap, NULL, NULL, NULL);
+    if (m < 0) rc = (int)m;
+  }
+  /* PEval's registrations, as offsets into its struct */
+  if (!rc && r->kind == K_PEVAL) {
+    for (int i = 0; i < r->nkeep && !rc; i++) {
+      const char *pp = (const char *)r->keep_pp[i], *s = r->st;
+      const char *cnt = (const char *)r->keep_count[i];
+      if (!s || pp < s || pp + sizeof(void *) > s + ft->state_bytes ||
+          (cnt && (cnt < s || cnt + sizeof(size_t) > s + ft->state_bytes)))
+        rc = -2; /* state kept outside its struct: graph.h's rule broken */
+      else
+        r->reg[r->nreg++] = (reg_t){(size_t)(pp - s), r->keep_bytes[i], cnt ? (long)(cnt - s) : -1};
+    }
+  }
+  r->rc = rc;
+  r->secs = now_s() - t0;
+}
+
+/* The injector's fault in a computation's output (dual: `flip`). */
+static void inject_output(tr_graph_ft *ft, replica *r) {
+  const ft_inject *fi = ft->o.inject ? &ft->o.inject->ft : NULL;
+  if (!fi || r->rc) return;
+  int q = -2, at = 0;
+  for (int i = 0; i < fi->n_exact && q == -2; i++) {
+    const ft_fault_at *e = &fi->exact[i];
+    if (e->kind != FT_FAULT_FLIP) continue;
+    if ((e->block == -1 || e->block == r->f->id) && (e->slot == -1 || e->slot == r->slot) &&
+        e->round == r->round) {
+      q = e->sub;
+      at = e->at;
+    }
+  }
+  const uint64_t h = draw(fi->seed, r->f->id, r->round, r->slot, 1);
+  if (q == -2 && fi->flip_p > 0 && r->slot < 2 && unit(h) < fi->flip_p) {
+    q = -1;
+    at = (h >> 40 & 1) ? 2 : 0;
+  }
+  if (q == -2) return;
+  seg_t s[MAX_SEG];
+  int n = segments(r, s, at == 2 ? SEG_MSGS | SEG_VALUES : SEG_STATE);
+  if (!total(s, n)) n = segments(r, s, SEG_STATE | SEG_MSGS | SEG_VALUES);
+  if (flip_bits(s, n, q, r->slot, draw(fi->seed, r->f->id, r->round, r->slot, 2))) r->injected = 1;
+
+}
+
+/* ------------------------------------------------------------ helpers (dual) */
+
+static void *helper_main(void *arg) {
+  tr_graph_ft *ft = arg;
+  pthread_mutex_lock(&ft->qmu);
+  for (;;) {
+    while (!ft->qhead && !ft->stop) pthread_cond_wait(&ft->qcv, &ft->qmu);
+    if (!ft->qhead) break;
+    replica *r = ft->qhead;
+    ft->qhead = r->next;
+    if (!ft->qhead) ft->qtail = NULL;
+    pthread_mutex_unlock(&ft->qmu);
+    replica_run(r);
+    inject_output(ft, r);
+    pthread_mutex_lock(&ft->qmu);
+    r->done = 1;
+    pthread_cond_broadcast(&ft->dcv);
+  }
+  pthread_mutex_unlock(&ft->qmu);
+  return NULL;
+}
+
+static void submit(tr_graph_ft *ft, replica *r) {
+  pthread_mutex_lock(&ft->qmu);
+  r->next = NULL;
+  r->done = 0;
+  if (ft->qtail) ft->qtail->next = r;
+  else ft->qhead = r;
+  ft->qtail = r;
+  pthread_cond_signal(&ft->qcv);
+  pthread_mutex_unlock(&ft->qmu);
+}
+
+static void await(tr_graph_ft *ft, replica *r) {
+  pthread_mutex_lock(&ft->qmu);
+  while (!r->done) pthread_cond_wait(&ft->dcv, &ft->qmu);
+  pthread_mutex_unlock(&ft->qmu);
+}
+
+/* ------------------------------------------------------------ hooks */
+
+int tr_graph_ft_keep(void *pp, size_t bytes, const size_t *count) {
+  replica *r = cur;
+  if (!r) return 0;
+  if (r->nkeep == MAX_REG) return -1;
+  r->keep_pp[r->nkeep] = pp;
+  r->keep_bytes[r->nkeep] = bytes;
+  r->keep_count[r->nkeep] = count;
+  r->nkeep++;
+  return 1;
+}
+
+float *tr_graph_ft_window(tr_graph_env *env, int k, const tr_aap_frag *f) {
+  replica *r = cur;
+  if (!r || !r->private_inputs) return NULL;
+  int slot = 0;
+  while (slot < MAX_WIN && r->win[slot]) slot++;
+  const size_t n = (size_t)((f->rows + 2) * (f->cols + 2));
+  float *copy = slot < MAX_WIN ? malloc(n * sizeof(float)) : NULL;
+  if (!copy) return NULL;
+  tr_graph_ft *ft = r->ft;
+  const tr_tile t = tr_graph_frag_tile(f);
+  /* the store's window is one buffer per tile: taken and given back under
+   * one lock, so the other replica's copy never sees it given back */
+  pthread_mutex_lock(&ft->mu);
+  float *z = tr_tile_store_get(env->inputs[k], &t);
+  if (z) {
+    memcpy(copy, z, n * sizeof(float));
+    tr_tile_store_put(env->inputs[k], &t, z);
+  }
+  pthread_mutex_unlock(&ft->mu);
+  if (!z) {
+    free(copy);
+    return NULL;
+  }
+  if (r->flip_input) {
+    /* a fault in this computation's private copy of its input */
+    const uint64_t h = draw(ft->o.inject->ft.seed, f->id, r->round, r->slot, 3);
+    unsigned char *b = (unsigned char *)copy;
+    b[(h >> 3) % (n * sizeof(float))] ^= (unsigned char)(1u << ((h & 3) * 2 + (unsigned)(r->slot & 1)));
+    r->flip_input = 0;
+    r->injected = 1;
+  }
+  r->win[slot] = copy;
+  return copy;
+}
+
+int tr_graph_ft_window_done(float *z) {
+  replica *r = cur;
+  if (!r) return 0;
+  for (int i = 0; i < MAX_WIN; i++)
+    if (r->win[i] == z) {
+      free(z);
+      r->win[i] = NULL;
+      return 1;
+    }
+  return 0;
+}
+
+int tr_graph_ft_put(const void *cells) {
+  replica *r = cur;
+  if (!r) return 0;
+  const size_t n = r->ft->o.cell_bytes * (size_t)(r->f->rows * r->f->cols);
+  if (!r->tile) r->tile = malloc(n ? n : 1);
+  if (!r->tile) return -1;
+  memcpy(r->tile, cells, n);
+  r->put = 1;
+  return 1;
+}
+
+/* ------------------------------------------------------------ dual */
+
+static void count_faults(tr_graph_ft *ft, replica **rs, int n, const replica *acc) {
+  ft_report *c = &ft->c.dual;
+  for (int i = 0; i < n; i++) {
+    if (!rs[i]->injected) continue;
+    c->injected++;
+    if (acc && (rs[i] == acc || compare(rs[i], acc) == 0)) {
+      c->tolerated++;
+    } else {
+      c->detected++;
+      if (acc) c->corrected++;
+      else c->fatal++;
+    }
+  }
+}
+
+static int fail_line(tr_graph_ft *ft, const tr_aap_frag *f, int64_t round, int kind, int status, const char *why) {
+  const char *what = kind == K_PEVAL ? "PEval" : kind == K_INCEVAL ? "IncEval" : "Assemble";
+  return tr_graph_fail(ft->env, f, status, "fault tolerance (--ft %s): %s's %s of tile %lld (round %lld): %s",
+                       ft->o.mode == TR_FT_DUAL ? "dual" : "replay", ft->body->name, what, (long long)f->id,
+                       (long long)round, why);
+}
+
+/* The accepted computation's messages to the engine, its tile to the sink. */
+static int deliver(tr_graph_ft *ft, box_t *b, replica *acc, tr_aap_round *rd) {
+  if (acc->kind == K_ASSEMBLE) return acc->put ? ft->env->put(ft->env, acc->f, acc->tile) : 0;
+  if (adopt_state(ft, b, acc)) return -1;
+  return tr_aap_capture_commit(acc->cap, rd) ? -1 : 0;
+}
+
+static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind, int64_t n, const int64_t *cells,
+                      const void *vals, tr_aap_round *rd) {
+  replica *rs[2 + MAX_EXTRA] = {0};
+  int nr = 0, rc = 0;
+  const ft_inject *fi = ft->o.inject ? &ft->o.inject->ft : NULL;
+  for (int s = 0; s < 2; s++) {
+    rs[s] = replica_new(ft, b, f, kind, s, n, cells, vals, rd, 1);
+    if (!rs[s]) rc = -1;
+    else if (fi && fi->flip_input_p > 0 &&
+             unit(draw(fi->seed, f->id, rs[s]->round, s, 4)) < fi->flip_input_p)
+      rs[s]->flip_input = 1; /* injected once the copy it goes into is made */
+  }
+  nr = 2;
+  if (rc) goto out;
+  submit(ft, rs[1]);
+  replica_run(rs[0]);
+  inject_output(ft, rs[0]);
+  await(ft, rs[1]);
+  const double t0 = now_s();
+  int mask = compare(rs[0], rs[1]);
+  const double t1 = now_s();
+  replica *acc = NULL;
+  pthread_mutex_lock(&ft->mu);
+  ft->c.dual.blocks++;
+  ft->c.dual.sub_blocks += 4;
+  ft->c.dual.compute_s += rs[0]->secs + rs[1]->secs;
+  ft->c.dual.detect_s += t1 - t0;
+  if (mask) ft->c.dual.mismatches++;
+  pthread_mutex_unlock(&ft->mu);
+  if (!mask) acc = rs[0];
+  /* a third worker, then more, until two computations agree */
+  for (int e = 0; !acc && e < MAX_EXTRA; e++) {
+    replica *x = replica_new(ft, b, f, kind, 2 + e, n, cells, vals, rd, 1);
+    if (!x) {
+      rc = -1;
+      goto out;
+    }
+    rs[nr++] = x;
+    submit(ft, x);
+    await(ft, x);
+    const double v0 = now_s();
+    for (int i = 0; i < nr - 1 && !acc; i++)
+      if (compare(rs[i], x) == 0) acc = rs[i]->injected && !x->injected ? x : rs[i];
+    pthread_mutex_lock(&ft->mu);
+    ft->c.dual.recomputes++;
+    ft->c.dual.votes++;
+    ft->c.dual.recompute_s += x->secs;
+    ft->c.dual.detect_s += now_s() - v0;
+    pthread_mutex_unlock(&ft->mu);
+  }
+  pthread_mutex_lock(&ft->mu);
+  count_faults(ft, rs, nr, acc);
+  if (!acc) {
+    ft->c.dual.failed_sub_blocks += __builtin_popcount((unsigned)mask);
+    pthread_mutex_unlock(&ft->mu);
+    rc = fail_line(ft, f, b->round, kind, TR_EFT, "no two of its computations agreed");
+    goto out;
+  }
+  pthread_mutex_unlock(&ft->mu);
+  if (acc->rc) {
+    rc = acc->rc == -2 ? fail_line(ft, f, b->round, kind, TR_EINTERNAL, "the program keeps state outside its struct")
+                       : acc->rc; /* the program's own failure, agreed */
+    goto out;
+  }
+  rc = deliver(ft, b, acc, rd);
+out:
+  for (int i = 0; i < nr; i++) replica_free(rs[i]);
+  return rc;
+}
+
+/* ------------------------------------------------------------ replay */
+
+static int replay_fn(void *args) {
+  replica *r;
+  memcpy(&r, args, sizeof r);
+  replica_run(r);
+  return r->rc;
+}
+
+/* 0: no fault in this round; 1: a reported one; 2: a silent one. */
+static int launch_fault(const tr_launch_inject *li, int64_t frag, int64_t round, int *bit) {
+  for (int i = 0; i < li->n; i++)
+    if ((li->at[i].tile == frag || li->at[i].tile == -1) && li->at[i].launch == round) {
+      *bit = li->at[i].bit;
+      return 1 + li->at[i].silent;
+    }
+  *bit = li->p_bit;
+  if (li->p > 0 && unit(draw(li->seed, frag, round, 0, 5)) < li->p) return 1 + li->p_silent;
+  return 0;
+}
+
+static int replay_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind, int64_t n, const int64_t *cells,
+                        const void *vals, tr_aap_round *rd) {
+  replica *r = replica_new(ft, b, f, kind, 0, n, cells, vals, rd, 0), *again = NULL;
+  if (!r) return -1;
+  int rc = 0;
+  const int64_t round = r->round;
+  /* regions: the fragment's state in (its box stands for it), the snapshot
+   * in, the computation out; in != out, so the round is idempotent */
+  const size_t vbytes = (size_t)n * ft->in.value_size;
+  int snap_region = n > 0 && !ft_region_add(ft->trk, vals, vbytes, NULL);
+  if (ft_region_add(ft->trk, r, sizeof *r, NULL)) {
+    if (snap_region) ft_region_remove(ft->trk, vals);
+    replica_free(r);
+    return -1;
+  }
+  ft_range in[2] = {{b, sizeof *b}, {vals, vbytes}}, out = {r, sizeof *r};
+  const ft_launch l = {(uint64_t)f->id << 16 | (uint64_t)((round + 1) & 0xffff), in, snap_region ? 2 : 1, &out, 1,
+                       replay_fn, &r, sizeof r};
+  int64_t seq = -1;
+  rc = ft_track_launch(ft->trk, &l, &seq);
+  if (rc) {
+    rc = r->rc == -2 ? fail_line(ft, f, round, kind, TR_EINTERNAL, "the program keeps state outside its struct")
+         : r->rc     ? r->rc
+                     : -1;
+    goto out;
+  }
+  int bit = -1, detected = 0;
+  const int fault = ft->o.inject ? launch_fault(&ft->o.inject->launch, f->id, round, &bit) : 0;
+  if (fault) {
+    seg_t s[MAX_SEG];
+    const int ns = segments(r, s, SEG_STATE | SEG_MSGS | SEG_VALUES);
+    const uint64_t h = draw(ft->o.inject->launch.seed, f->id, round, 0, 6);
+    if (bit >= 0 ? flip_word_bit(s, ns, bit, h) : flip_bits(s, ns, -1, (int)(h >> 62), h)) {
+      pthread_mutex_lock(&ft->mu);
+      ft->c.injected++;
+      if (fault == 1) ft->c.reported++;
+      pthread_mutex_unlock(&ft->mu);
+      detected = fault == 1;
+    }
+  }
+  /* the body's invariant, then the sampled re-execution: a computation
+   * again whose bytes differ makes a fault */
+  int inv = 0;
+  const int has_check = kind == K_ASSEMBLE ? ft->body->check_tile != NULL : ft->body->check != NULL;
+  if (!detected && has_check && kind != K_ASSEMBLE && r->st) {
+    const int64_t *ec;
+    void *ev;
+    const int64_t m = tr_aap_capture_get(r->cap, &ec, &ev, NULL);
+    inv = ft->body->check(ft->in.user, f, r->st, m > 0 ? m : 0, ec, ev) != 0;
+  } else if (!detected && has_check && kind == K_ASSEMBLE && r->put) {
+    /* Assemble reads the fragment's state (its copy's bytes are the same) */
+    inv = ft->body->check_tile(ft->in.user, f, b->st, r->tile) != 0;
+  }
+  const int sample = !detected && !inv && ft->o.check > 0 && unit(draw(0x5eed, f->id, round, 0, 3)) < ft->o.check;
+  if (inv || sample) {
+    again = replica_new(ft, b, f, kind, 1, n, cells, vals, rd, 0);
+    if (!again) {
+      rc = -1;
+      goto out;
+    }
+    replica_run(again);
+    const int differ = compare(r, again) != 0;
+    pthread_mutex_lock(&ft->mu);
+    if (inv) {
+      ft->c.inv_checked++;
+      if (differ) ft->c.inv_faults++;
+      else ft->c.inv_reproduced++;
+    }
+    pthread_mutex_unlock(&ft->mu);
+    if (sample) ft_track_count_sample(ft->trk, differ);
+    detected = differ;
+  } else if (has_check) {
+    pthread_mutex_lock(&ft->mu);
+    ft->c.inv_checked++;
+    pthread_mutex_unlock(&ft->mu);
+  }
+  if (detected) {
+    ft_repair how;
+    const int er = ft_track_error(ft->trk, seq, &how);
+    if (er == FT_ERR_LIMIT) {
+      rc = fail_line(ft, f, round, kind, TR_EFTLIMIT, "more faults detected than --ft-max-errors allows");
+      goto out;
+    }
+    if (er || r->rc) {
+      rc = fail_line(ft, f, round, kind, TR_EFT, er ? ft_strerror(er) : "its computation again failed");
+      goto out;
+    }
+  }
+  rc = deliver(ft, b, r, rd);
+  /* the fragment's state has a new version: older entries cannot make it */
+  if (!rc && kind != K_ASSEMBLE) ft_region_write(ft->trk, b, sizeof *b);
+out:
+  ft_region_remove(ft->trk, r);
+  if (snap_region) ft_region_remove(ft->trk, vals);
+  replica_free(r);
+  replica_free(again);
+  return rc;
+}
+
+/* ------------------------------------------------------------ the program */
+
+static int round_of(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind, int64_t n, const int64_t *cells,
+                    const void *vals, tr_aap_round *rd) {
+  const int rc = ft->o.mode == TR_FT_DUAL ? dual_round(ft, b, f, kind, n, cells, vals, rd)
+                                          : replay_round(ft, b, f, kind, n, cells, vals, rd);
+  if (!rc && kind != K_ASSEMBLE) b->round++;
+  return rc;
+}
+
+static int gft_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round *rd) {
+  tr_graph_ft *ft = user;
+  box_t *b = calloc(1, sizeof *b);
+  if (!b) return -1;
+  b->id = f->id;
+  *state = b;
+  if (ft->trk && ft_region_add(ft->trk, b, sizeof *b, NULL)) return -1;
+  return round_of(ft, b, f, K_PEVAL, 0, NULL, NULL, rd);
+}
+
+static int gft_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, const int64_t *cells,
+                       const void *values, tr_aap_round *rd) {
+  box_t *b = state;
+  if (!b->st) return -1;
+  return round_of(user, b, f, K_INCEVAL, n, cells, values, rd);
+}
+
+static int gft_assemble(void *user, const tr_aap_frag *f, void *state) {
+  box_t *b = state;
+  if (!b->st) return -1;
+  return round_of(user, b, f, K_ASSEMBLE, 0, NULL, NULL, NULL);
+}
+
+static void gft_destroy(void *user, void *state) {
+  tr_graph_ft *ft = user;
+  box_t *b = state;
+  if (!b) return;
+  if (ft->trk) ft_region_remove(ft->trk, b);
+  destroy_state(ft, b->st);
+  free(b);
+}
+
+static int gft_aggr(void *user, void *acc, const void *value) {
+  tr_graph_ft *ft = user;
+  return ft->in.aggr(ft->in.user, acc, value);
+}
+
+int tr_graph_ft_open(tr_graph_ft **out, tr_aap_program *p, const tr_graph_body *body, tr_graph_env *env,
+                     tr_state_store *ss, const tr_graph_ft_opts *o) {
+  *out = NULL;
+  if (!body->state_bytes) return -1;
+  tr_graph_ft *ft = calloc(1, sizeof *ft);
+  if (!ft) return -1;
+  ft->o = *o;
+  ft->in = *p;
+  ft->body = body;
+  ft->env = env;
+  ft->ss = ss;
+  ft->state_bytes = body->state_bytes;
+  pthread_mutex_init(&ft->mu, NULL);
+  pthread_mutex_init(&ft->qmu, NULL);
+  pthread_cond_init(&ft->qcv, NULL);
+  pthread_cond_init(&ft->dcv, NULL);
+  int ok = 1;
+  if (o->mode == TR_FT_REPLAY) {
+    ft_tracker_opts to;
+    ft_tracker_opts_init(&to);
+    if (o->max_errors) to.max_errors = o->max_errors < 0 ? 0 : o->max_errors;
+    ok = ft_tracker_create(&to, &ft->trk) == 0;
+  } else {
+    ft->nth = o->workers > 0 ? o->workers : 1;
+    ft->th = calloc((size_t)ft->nth, sizeof *ft->th);
+    ok = ft->th != NULL;
+    for (int i = 0; ok && i < ft->nth; i++)
+      if (pthread_create(&ft->th[i], NULL, helper_main, ft)) {
+        ft->nth = i;
+        ok = 0;
+      }
+  }
+  if (!ok) {
+    tr_graph_ft_close(ft, NULL);
+    return -1;
+  }
+  p->user = ft;
+  p->peval = gft_peval;
+  p->inceval = gft_inceval;
+  p->assemble = gft_assemble;
+  p->destroy = gft_destroy;
+  p->aggr = gft_aggr;
+  *out = ft;
+  return 0;
+}
+
+void tr_graph_ft_close(tr_graph_ft *ft, tr_graph_ft_counts *counts) {
+  if (!ft) return;
+  if (ft->th) {
+    pthread_mutex_lock(&ft->qmu);
+    ft->stop = 1;
+    pthread_cond_broadcast(&ft->qcv);
+    pthread_mutex_unlock(&ft->qmu);
+    for (int i = 0; i < ft->nth; i++) pthread_join(ft->th[i], NULL);
+    free(ft->th);
+  }
+  if (ft->trk) {
+    ft_track_report_get(ft->trk, &ft->c.trk);
+    ft_tracker_destroy(ft->trk);
+  }
+  if (counts) *counts = ft->c;
+  pthread_mutex_destroy(&ft->mu);
+  pthread_mutex_destroy(&ft->qmu);
+  pthread_cond_destroy(&ft->qcv);
+  pthread_cond_destroy(&ft->dcv);
+  free(ft);
+}
+
+int tr_graph_ft_format_json(tr_ft_mode mode, const char *program, const tr_graph_ft_counts *c, char *buf, size_t len) {
+  char inner[2048];
+  if (mode == TR_FT_DUAL) {
+    ft_report_format_json(&c->dual, inner, sizeof inner);
+    return snprintf(buf, len, "{\"mode\":\"dual\",\"program\":\"%s\",\"unit\":\"round\",\"report\":%s}", program,
+                    inner);
+  }
+  ft_track_report_format_json(&c->trk, inner, sizeof inner);
+  return snprintf(buf, len,
+                  "{\"mode\":\"replay\",\"program\":\"%s\",\"unit\":\"round\",\"injected\":%" PRId64
+                  ",\"reported\":%" PRId64 ",\"invariant\":{\"checked\":%" PRId64 ",\"faults\":%" PRId64
+                  ",\"reproduced\":%" PRId64 "},\"tracker\":%s}",
+                  program, c->injected, c->reported, c->inv_checked, c->inv_faults, c->inv_reproduced, inner);
+}
