@@ -88,6 +88,18 @@ if(TERRAFORT_SANITIZE)
   set_property(TEST cli_replay APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
 
+# --ft dual and replay for the graph programs (issue 26): fill and every flowgraph product with
+# faults in rounds' state, messages, tiles and inputs give --ft off's bytes and closing counts;
+# exact counts per tile for any thread count and under mpirun -n 3; out of core; the error limit.
+terrafort_add_test(cli_graph_ft SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_graph_ft.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort>
+                   LABELS "cli;ft;aap;mpi")
+set_tests_properties(cli_graph_ft PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_graph_ft APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
 # GPU kernels (needs a GPU; exits 77 = skipped without one): GPU vs CPU bytes, GPU launch replay.
 terrafort_add_test(cli_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}
