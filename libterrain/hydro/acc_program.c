@@ -126,7 +126,7 @@ static inline double getv(const up_state *s, int64_t i) {
 
 /* Moves the table into the wide form (the table grew past n / WIDE_AT). */
 static int to_wide(up_state *s) {
-  s->wide = malloc((size_t)s->n * sizeof *s->wide);
+  s->wide = calloc((size_t)s->n, sizeof *s->wide); /* every byte set: --ft compares states */
   if (!s->wide) return -1;
   for (size_t j = 0; j < s->big_cap; j++)
     if (s->big[2 * j]) s->wide[s->big[2 * j] - 1] = s->big[2 * j + 1];
