@@ -65,7 +65,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       else if (!strcmp(k, "rank")) st = num(kind, k, v, 0, 1e6, &rank, err);
       else if (!strcmp(k, "factor")) st = num(kind, k, v, 1, 1e6, &factor, err);
       else if (!strcmp(k, "tile")) st = num(kind, k, v, -1, 9e15, &tile, err);
-      else if (!strcmp(k, "launch")) st = num(kind, k, v, 0, 1e6, &launch, err);
+      else if (!strcmp(k, "launch")) st = num(kind, k, v, -1, 1e6, &launch, err); /* -1: a graph round's Assemble */
       else if (!strcmp(k, "silent")) st = num(kind, k, v, 0, 1, &silent, err);
       else if (!strcmp(k, "bit")) st = num(kind, k, v, 0, 63, &bit, err);
       else if (!strcmp(k, "round")) st = num(kind, k, v, -1, 1e9, &round, err);

@@ -12,7 +12,7 @@
  *   round; sub=J is the quarter of its bytes, block=B the fragment, slot=K the computation,
  *   round=R the round (0 PEval, default; -1 Assemble), at=msgs puts the bit into the round's
  *   messages instead of its new state; flip-launch's tile=T and launch=L are the fragment and
- *   round under --ft replay
+ *   round under --ft replay (launch=-1: Assemble, whose bit=B counts in the product's cell)
  *   stall:worker=W,ms=M[,after=A][,count=C]   worker W sleeps M ms before answering
  *   kill:worker=W,after=K             worker W stops answering after K results
  *   delay:rank=R,ms=M                 rank R contributes to collectives M ms late

@@ -227,6 +227,12 @@ static int perim_applies(const void *params) {
   return u->product != TR_UP_ORDER && (!u->weighted || u->sums == TR_SUMS_DOUBLE);
 }
 
+/* --ft replay's invariant of Assemble's tile (flow_check.c) */
+static int64_t perim_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)state;
+  return tr_up_check_tile(&((const pctx *)user)->prm, f->rows * f->cols, cells);
+}
+
 const tr_graph_body tr_body_d8_up_perimeter = {
     .name = "d8_up_perimeter",
     .role = TR_BODY_TWIN,
@@ -235,7 +241,8 @@ const tr_graph_body tr_body_d8_up_perimeter = {
     .state = TR_STATE_PERIMETER(D8_PERIM_STATE, 0, D8_PERIM_ROUND),
     .msg_bytes = sizeof(tr_up_msg),
     .applies = perim_applies,
-    .state_bytes = sizeof(pstate)};
+    .state_bytes = sizeof(pstate),
+    .check_tile = perim_check_tile};
 
 int tr_up_wide(const tr_up_params *u) {
   return u->weighted && u->sums == TR_SUMS_WIDE && u->product != TR_UP_ORDER;
@@ -252,4 +259,5 @@ const tr_graph_body tr_body_d8_up_wide = {.name = "d8_up_wide",
                                           .state = TR_STATE_PERIMETER(D8_WIDE_STATE, 0, D8_WIDE_ROUND),
                                           .msg_bytes = sizeof(wide_msg),
                                           .applies = wide_applies,
-    .state_bytes = sizeof(pstate)};
+    .state_bytes = sizeof(pstate),
+    .check_tile = perim_check_tile};

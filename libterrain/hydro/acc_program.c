@@ -444,13 +444,20 @@ static int up_applies(const void *params) { return !tr_up_wide(params); }
 
 /* state, at most: 11 bytes a cell (direction, double, contamination and order
  * bytes); counts take 2.2 typically and 7 at worst (word, wide array, order) */
+/* --ft replay's invariant of Assemble's tile (flow_check.c) */
+static int64_t up_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)state;
+  return tr_up_check_tile(&((const up_ctx *)user)->prm, f->rows * f->cols, cells);
+}
+
 static const tr_graph_body body_up = {.name = "d8_up",
                                       .init = up_init,
                                       .release = tr_graph_release_user,
                                       .state = TR_STATE_PER_CELL(11),
                                       .msg_bytes = sizeof(tr_up_msg),
                                       .applies = up_applies,
-    .state_bytes = sizeof(up_state)};
+    .state_bytes = sizeof(up_state),
+    .check_tile = up_check_tile};
 
 /* Weights whose sums a double rounds take d8_up_wide whatever --mem (exact
  * 128-bit sums, so the bytes never depend on --mem); out of core, counts and

@@ -307,6 +307,12 @@ static int bp_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
+/* --ft replay's invariant of Assemble's tile (flow_check.c) */
+static int64_t basin_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)user, (void)state;
+  return tr_basin_check_tile(f->rows * f->cols, cells);
+}
+
 const tr_graph_body tr_body_d8_basins_perimeter = {
     .name = "d8_basins_perimeter",
     .role = TR_BODY_TWIN,
@@ -314,4 +320,5 @@ const tr_graph_body tr_body_d8_basins_perimeter = {
     .release = tr_graph_release_user,
     .state = TR_STATE_PERIMETER(D8_BASIN_PERIM_STATE, 0, D8_BASIN_PERIM_ROUND),
     .msg_bytes = sizeof(int32_t),
-    .state_bytes = sizeof(bstate)};
+    .state_bytes = sizeof(bstate),
+    .check_tile = basin_check_tile};

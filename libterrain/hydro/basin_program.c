@@ -194,12 +194,19 @@ static int basin_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
   return 0;
 }
 
+/* --ft replay's invariant of Assemble's tile (flow_check.c) */
+static int64_t basin_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)user, (void)state;
+  return tr_basin_check_tile(f->rows * f->cols, cells);
+}
+
 static const tr_graph_body body_basins = {.name = "d8_basins",
                                           .init = basin_init,
                                           .release = tr_graph_release_user,
                                           .state = TR_STATE_PER_CELL(9), /* a direction byte and a label */
                                           .msg_bytes = sizeof(int32_t),
-    .state_bytes = sizeof(basin_state)};
+    .state_bytes = sizeof(basin_state),
+    .check_tile = basin_check_tile};
 
 /* out of core: the twin keeping each tile's perimeter (basin_perimeter.c) */
 const tr_graph_program tr_program_d8_basins = {

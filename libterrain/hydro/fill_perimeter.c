@@ -598,6 +598,26 @@ static int perim_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
 static int perim_applies(const void *params) { return !((const tr_fill_params *)params)->epsilon; }
 
 /* fill's twin (fill_program.c): flat fill only */
+/* --ft replay's invariant of Assemble's tile: nodata exactly where the DEM
+ * is, at or above it elsewhere (graph.h) */
+static int64_t perim_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)state;
+  perim_ctx *x = user;
+  float *Z = tr_graph_window(x->env, f);
+  if (!Z) return 0;
+  const int64_t h = f->rows, w = f->cols, pw = w + 2;
+  const float nd = x->env->has_nodata ? (float)x->env->nodata : NAN;
+  const float *t = cells;
+  int64_t bad = 0;
+  for (int64_t r = 0; r < h; r++)
+    for (int64_t c = 0; c < w; c++) {
+      const float z = Z[(r + 1) * pw + c + 1], v = t[r * w + c];
+      bad += isnan(z) ? !(isnan(nd) ? isnan(v) : v == nd) : !(v >= z);
+    }
+  tr_graph_window_done(x->env, f, Z);
+  return bad;
+}
+
 const tr_graph_body tr_body_fill_perimeter = {.name = "fill_perimeter",
                                               .role = TR_BODY_TWIN,
                                               .init = perim_init,
@@ -605,4 +625,5 @@ const tr_graph_body tr_body_fill_perimeter = {.name = "fill_perimeter",
                                               .state = TR_STATE_PERIMETER(FILL_PERIM_STATE, 0, FILL_PERIM_ROUND),
                                               .msg_bytes = sizeof(float),
                                               .applies = perim_applies,
-    .state_bytes = sizeof(perim_state)};
+    .state_bytes = sizeof(perim_state),
+    .check_tile = perim_check_tile};

@@ -109,6 +109,13 @@ typedef struct {
  * the sorted seeds), or INT32_MIN when it is not one; f_aggr, the largest
  * label (copies of one final label are equal). */
 int32_t tr_basin_seed_label(const tr_basin_params *p, int64_t cell);
+
+/* --ft replay's invariants of the products' tiles (flow_check.c): the cells
+ * of n that no correct Assemble makes. Accumulation: nodata, or at least the
+ * unit (a cell drains itself; weighted: finite); streams 0, 1 or nodata;
+ * orders and labels whole numbers in their range. */
+int64_t tr_up_check_tile(const tr_up_params *u, int64_t n, const double *tile);
+int64_t tr_basin_check_tile(int64_t n, const double *tile);
 int tr_basin_label_max(void *user, void *acc, const void *value);
 
 /* Strahler order from the stream cells (order_cells.c): every stream cell

@@ -40,4 +40,8 @@ typedef struct {
   tr_d8_geom geom;    /* cell sizes (kernels/d8.h) */
 } tr_flowdir_params;
 
+/* --ft replay's invariant of flowdir's tiles (flow_check.c): the cells of n
+ * that are not one of the encoding's nine codes (nodata included). */
+int64_t tr_flowdir_check_tile(int32_t encoding, int64_t n, const int16_t *tile);
+
 #endif

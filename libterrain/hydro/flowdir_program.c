@@ -852,12 +852,19 @@ static int fd_init_compact(tr_aap_program *p, tr_graph_env *env, const void *par
 }
 
 /* state: at most 5 bytes a cell, when every cell is flat */
+/* --ft replay's invariant of Assemble's tile: every code one of the encoding's (graph.h) */
+static int64_t fd_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)state;
+  return tr_flowdir_check_tile(((const fd_ctx *)user)->prm.encoding, f->rows * f->cols, cells);
+}
+
 static const tr_graph_body body_flowdir = {.name = "flowdir",
                                            .init = fd_init,
                                            .release = tr_graph_release_user,
                                            .state = TR_STATE_PER_CELL(5),
                                            .msg_bytes = sizeof(fd_value),
-    .state_bytes = sizeof(fd_state)};
+    .state_bytes = sizeof(fd_state),
+    .check_tile = fd_check_tile};
 
 /* state: the flat bitmap (state_bits) and, per unit of 2 x (rows + cols) + 4,
  * 8 bytes of halo ring, 8 of perimeter values and a byte of outer level
@@ -870,7 +877,8 @@ static const tr_graph_body body_flowdir_compact = {.name = "flowdir_compact",
                                                    .release = tr_graph_release_user,
                                                    .state = TR_STATE_PERIMETER(17, 1, 29),
                                                    .msg_bytes = sizeof(fd_value),
-    .state_bytes = sizeof(fd_state)};
+    .state_bytes = sizeof(fd_state),
+    .check_tile = fd_check_tile};
 
 const tr_graph_program tr_program_flowdir = {
     .name = "flowdir",

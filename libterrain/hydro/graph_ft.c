@@ -208,7 +208,7 @@ typedef struct {
 enum { SEG_STATE = 1, SEG_MSGS = 2, SEG_VALUES = 4 };
 static int segments(const replica *r, seg_t *s, int which) {
   int n = 0;
-  if (which & 1)
+  if ((which & 1) && r->kind != K_ASSEMBLE) /* Assemble's output is its tile alone */
     for (int i = 0; i < r->nreg; i++) {
       void **pp = reg_ptr(r->st, &r->reg[i]);
       if (*pp) s[n++] = (seg_t){*pp, reg_size(r->st, &r->reg[i])};
@@ -257,19 +257,21 @@ static int flip_bits(seg_t *s, int n, int q, int slot, uint64_t h) {
   return 0;
 }
 
-/* Flips bit `bit` (0 lowest, of a little-endian 32-bit word) of the word at
- * h among the bytes in s (each segment's words counted from its start). */
-static int flip_word_bit(seg_t *s, int n, int bit, uint64_t h) {
+/* Flips bit `bit` (0 lowest, of a little-endian word of ws bytes: a cell of
+ * Assemble's tile, else 4) of the word at h among the bytes in s (each
+ * segment's words counted from its start). */
+static int flip_word_bit(seg_t *s, int n, int bit, size_t ws, uint64_t h) {
   size_t words = 0;
-  for (int i = 0; i < n; i++) words += s[i].n / 4;
+  for (int i = 0; i < n; i++) words += s[i].n / ws;
   if (!words) return 0;
   size_t w = (size_t)((h >> 3) % words);
+  const size_t b = (size_t)bit % (8 * ws);
   for (int i = 0; i < n; i++) {
-    if (w < s[i].n / 4) {
-      s[i].p[4 * w + (size_t)(bit % 32) / 8] ^= (unsigned char)(1u << (bit % 8));
+    if (w < s[i].n / ws) {
+      s[i].p[ws * w + b / 8] ^= (unsigned char)(1u << (b % 8));
       return 1;
     }
-    w -= s[i].n / 4;
+    w -= s[i].n / ws;
   }
   return 0;
 }
@@ -708,7 +710,8 @@ static int replay_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kin
     seg_t s[MAX_SEG];
     const int ns = segments(r, s, SEG_STATE | SEG_MSGS | SEG_VALUES);
     const uint64_t h = draw(ft->o.inject->launch.seed, f->id, round, 0, 6);
-    if (bit >= 0 ? flip_word_bit(s, ns, bit, h) : flip_bits(s, ns, -1, (int)(h >> 62), h)) {
+    const size_t ws = kind == K_ASSEMBLE && ft->o.cell_bytes ? ft->o.cell_bytes : 4;
+    if (bit >= 0 ? flip_word_bit(s, ns, bit, ws, h) : flip_bits(s, ns, -1, (int)(h >> 62), h)) {
       pthread_mutex_lock(&ft->mu);
       ft->c.injected++;
       if (fault == 1) ft->c.reported++;

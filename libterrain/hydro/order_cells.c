@@ -252,12 +252,20 @@ static int order_init(tr_aap_program *p, tr_graph_env *env, const void *params) 
 
 /* state: nothing per cell (1 byte per perimeter cell keeps the runner's plan
  * honest); a round (Assemble) holds a direction byte and a double per cell */
+/* --ft replay's invariant of Assemble's tile: orders as d8_up's (flow_check.c) */
+static int64_t order_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)user, (void)state;
+  const tr_up_params order = {.product = TR_UP_ORDER};
+  return tr_up_check_tile(&order, f->rows * f->cols, cells);
+}
+
 static const tr_graph_body body_order_cells = {.name = "d8_order_cells",
                                                .init = order_init,
                                                .release = tr_graph_release_user,
                                                .state = TR_STATE_PERIMETER(1, 0, 9),
                                                .msg_bytes = sizeof(int32_t),
-    .state_bytes = 1};
+    .state_bytes = 1,
+    .check_tile = order_check_tile};
 
 const tr_graph_program tr_program_d8_order_cells = {
     .name = "d8_order_cells",

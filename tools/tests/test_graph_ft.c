@@ -304,6 +304,35 @@ static int test_out_of_core(void) {
   return 0;
 }
 
+/* every program's invariant (no --ft-check): a silent flip of a high bit
+ * in every tile Assemble puts (bit 62 of a Float64 cell's exponent, bit 14
+ * of an Int16 direction code) is found and the tile made again */
+static int inv_closes(const char *l, void *user) {
+  long long *sum = user;
+  const long long inj = ck_json_int(l, "injected");
+  *sum += inj;
+  return inj != DEMO_TILES_512 || ck_json_int(l, "reported") != 0 || ck_json_int(l, "faults") != inj ||
+         ck_json_int(l, "reproduced") != 0 || ck_json_int(l, "reruns") != inj;
+}
+
+static int test_invariants(void) {
+  char a[2048];
+  snprintf(a, sizeof a, "flowgraph '%s' --dir d0.tif --acc a0.tif --streams s0.tif --basins b0.tif", demo());
+  ASSERT_EQ_INT(tf("", a), 0);
+  snprintf(a, sizeof a,
+           "flowgraph '%s' --dir d1.tif --acc a1.tif --streams s1.tif --basins b1.tif --ft replay --ft-max-errors 1000 "
+           "--inject 'flip-launch:tile=-1,launch=-1,silent=1,bit=62' --ft-report f.json",
+           demo());
+  ASSERT_EQ_INT(tf("", a), 0);
+  ASSERT(same("d0.tif", "d1.tif") && same("a0.tif", "a1.tif") && same("s0.tif", "s1.tif") && same("b0.tif", "b1.tif"));
+  long long sum = 0;
+  const int lines = each_line(ck_out("f.json"), inv_closes, &sum);
+  ASSERT(lines >= 5); /* fill, flowdir, d8_up per product, d8_basins */
+  const char *j = rc_slurp(ck_out("f.json"));
+  ASSERT(strstr(j, "\"program\":\"flowdir\"") && strstr(j, "\"program\":\"d8_basins\""));
+  return 0;
+}
+
 /* options that mean nothing for rounds: one clear line, exit 2, no output */
 static int test_bad_options(void) {
   static const char *bad[] = {"--ft dual --ft-tolerance 0.5", "--ft dual --ft-error-rate 0.1",
@@ -324,6 +353,7 @@ int main(int argc, char **argv) {
   ck_mpirun(mpirun, sizeof mpirun);
   static const tr_test_case cases[] = {TR_TEST(test_fill_dual),         TR_TEST(test_fill_replay),
                                        TR_TEST(test_flowgraph_products), TR_TEST(test_ranks_and_threads),
-                                       TR_TEST(test_out_of_core),        TR_TEST(test_bad_options)};
+                                       TR_TEST(test_out_of_core),        TR_TEST(test_bad_options),
+                                       TR_TEST(test_invariants)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
