@@ -28,7 +28,10 @@ static tr_graph_need need_of_rank(const tr_graph_program *prog, const tr_graph_b
     const int64_t window = (t.rows + 2) * (t.cols + 2), perimeter = 2 * (t.rows + t.cols) + 4;
     const int64_t st =
         s->perimeter_bytes > 0 ? perimeter * s->perimeter_bytes + (window * s->cell_bits + 7) / 8 : window * cell;
-    if (window * s->round_bytes > n.round_max) n.round_max = window * s->round_bytes;
+    /* a round under --ft computes on copies of the state (and, dual, of the window) */
+    const int64_t round = window * s->round_bytes + sp->ft_copies * st +
+                          (sp->ft_copies > 1 ? sp->ft_copies * window * (int64_t)sizeof(float) : 0);
+    if (round > n.round_max) n.round_max = round;
     /* the engine's halo buffers of an owned fragment: a slot per perimeter
      * cell with its value, up to twice a cell's size, a received mark and a
      * dirty index (snapshots and outboxes live for one round) */

@@ -27,6 +27,9 @@ typedef struct {
   int pinned;
   int64_t fixed;
   int64_t writer;
+  /* --ft (graph_ft.h): copies of a fragment's state a running round holds
+   * (dual 2, each with a copy of the window; replay 1; off 0) */
+  int ft_copies;
 } tr_graph_space;
 
 /* What rank `rank` keeps while a body runs over its tiles: fixed (the

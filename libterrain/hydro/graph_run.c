@@ -84,6 +84,8 @@ static tr_tile layout_tile_at(const void *geom, int64_t i) {
 
 /* What the planner is told of a command's job: its grid and ranks, the
  * caches and the writer's. */
+static int ft_copies(tr_ft_mode ft) { return ft == TR_FT_DUAL ? 2 : ft == TR_FT_REPLAY ? 1 : 0; }
+
 static tr_graph_space job_space(const tr_job *job, const tr_graph_opts *g, int threads, int64_t writer) {
   return (tr_graph_space){
       .ntiles = job->ntiles,
@@ -92,6 +94,7 @@ static tr_graph_space job_space(const tr_job *job, const tr_graph_opts *g, int t
       .rank = job->rank,
       .nranks = job->nranks,
       .pinned = rounds_at_once(job->nranks, threads),
+      .ft_copies = ft_copies(job->run->ft),
       .fixed = (int64_t)((store_cache_mb(g) + gdal_cache_mb(job)) * (1 << 20)) + TR_PROCESS_BYTES,
       .writer = writer};
 }
@@ -582,6 +585,7 @@ int tr_graph_run_io(const char *name, const void *params, const tr_graph_io *io,
                              .rank = rank,
                              .nranks = nranks,
                              .pinned = rounds_at_once(nranks, eng.aap.threads),
+                             .ft_copies = ft_copies(eng.ft),
                              .fixed = (int64_t)io->cache_bytes + TR_PROCESS_BYTES};
   const int64_t mem = io->mem > 0 ? io->mem : INT64_MAX;
   tr_graph_need need;
