@@ -837,6 +837,7 @@ int tr_graph_ft_open(tr_graph_ft **out, tr_aap_program *p, const tr_graph_body *
   ft->env = env;
   ft->ss = ss;
   ft->state_bytes = body->state_bytes;
+  tr_edac_read(&ft->c.edac_start);
   pthread_mutex_init(&ft->mu, NULL);
   pthread_mutex_init(&ft->qmu, NULL);
   pthread_cond_init(&ft->qcv, NULL);
@@ -885,6 +886,7 @@ void tr_graph_ft_close(tr_graph_ft *ft, tr_graph_ft_counts *counts) {
     ft_track_report_get(ft->trk, &ft->c.trk);
     ft_tracker_destroy(ft->trk);
   }
+  tr_edac_read(&ft->c.edac_end);
   if (counts) *counts = ft->c;
   pthread_mutex_destroy(&ft->mu);
   pthread_mutex_destroy(&ft->qmu);
@@ -894,16 +896,17 @@ void tr_graph_ft_close(tr_graph_ft *ft, tr_graph_ft_counts *counts) {
 }
 
 int tr_graph_ft_format_json(tr_ft_mode mode, const char *program, const tr_graph_ft_counts *c, char *buf, size_t len) {
-  char inner[2048];
+  char inner[2048], edac[256];
+  tr_edac_format_json(&c->edac_start, &c->edac_end, edac, sizeof edac);
   if (mode == TR_FT_DUAL) {
     ft_report_format_json(&c->dual, inner, sizeof inner);
-    return snprintf(buf, len, "{\"mode\":\"dual\",\"program\":\"%s\",\"unit\":\"round\",\"report\":%s}", program,
-                    inner);
+    return snprintf(buf, len, "{\"mode\":\"dual\",\"program\":\"%s\",\"unit\":\"round\",\"report\":%s,%s}", program,
+                    inner, edac);
   }
   ft_track_report_format_json(&c->trk, inner, sizeof inner);
   return snprintf(buf, len,
                   "{\"mode\":\"replay\",\"program\":\"%s\",\"unit\":\"round\",\"injected\":%" PRId64
                   ",\"reported\":%" PRId64 ",\"invariant\":{\"checked\":%" PRId64 ",\"faults\":%" PRId64
-                  ",\"reproduced\":%" PRId64 "},\"tracker\":%s}",
-                  program, c->injected, c->reported, c->inv_checked, c->inv_faults, c->inv_reproduced, inner);
+                  ",\"reproduced\":%" PRId64 "},\"tracker\":%s,%s}",
+                  program, c->injected, c->reported, c->inv_checked, c->inv_faults, c->inv_reproduced, inner, edac);
 }

@@ -41,6 +41,7 @@
 #ifndef TR_GRAPH_FT_H
 #define TR_GRAPH_FT_H
 
+#include "edac.h"
 #include "ft.h"
 #include "graph.h"
 #include "inject.h"
@@ -62,6 +63,7 @@ typedef struct tr_graph_ft_counts_s {
   int64_t injected, reported;             /* replay: faults injected, and reported as ECC would */
   int64_t inv_checked, inv_faults, inv_reproduced; /* replay: the body's invariant */
   ft_track_report trk;      /* replay: the tracker's counts */
+  tr_edac edac_start, edac_end; /* the machine's EDAC counters around the run (edac.h) */
 } tr_graph_ft_counts;
 
 /* Wraps program *p in place: its callbacks become the fault-tolerant

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "edac.h"
 #include "ft.h"
 #include "kernel.h"
 #include "launch.h"
@@ -86,6 +87,7 @@ typedef struct {
   unsigned char *kctx;   /* ft_kctx_head + params */
   size_t kctx_size;
   const tr_source *src;  /* a source run, or NULL: tiles read the raster */
+  tr_edac edac_start;    /* --ft dual: the machine's EDAC counters at the start (edac.h) */
 } run_state;
 
 /* One thread's buffers. */
@@ -278,6 +280,7 @@ static int ft_setup(run_state *s, const tr_product *prod, tr_error *err) {
   memcpy(s->kctx + sizeof h, s->params, s->k->params_size);
   ft_opts o;
   ft_opts_init(&o);
+  tr_edac_read(&s->edac_start);
   o.mode = run->ft_basic ? FT_MODE_DUAL_BASIC : FT_MODE_DUAL_FAST;
   /* one worker per thread plus a spare, so a recompute runs beside the
    * replicas' next sub-block instead of queueing behind them (and a stalled
@@ -317,8 +320,14 @@ static int ft_finish(run_state *s, tr_error *err) {
     /* whole under a temporary name, put in place with the output (io/side_file.h) */
     tr_side_file *side;
     FILE *f;
+    /* libft's object, with the EDAC counters added before its end */
+    char buf[2048], edac[256];
+    const int n = ft_report_format_json(&r, buf, sizeof buf);
+    tr_edac end;
+    tr_edac_read(&end);
+    tr_edac_format_json(&s->edac_start, &end, edac, sizeof edac);
     st = tr_side_open(s->run->ft_report, "fault-tolerance report", &side, &f, err);
-    if (!st && ft_report_json(&r, f) != 0) {
+    if (!st && (n < 2 || fprintf(f, "%.*s,%s}\n", n - 1, buf, edac) < 0)) {
       tr_side_abort(side);
       st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", s->run->ft_report);
     } else if (!st)

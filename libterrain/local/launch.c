@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "edac.h"
 #include "status.h"
 #include "ft.h"
 #include "side_file.h"
@@ -57,6 +58,7 @@ struct tr_launcher {
    * (the row's own values: not faults) */
   int64_t inv_checked, inv_faults, inv_reproduced;
   int64_t gpu_faults;          /* launches the device failed with a hardware error (device.h) */
+  tr_edac edac_start;          /* the machine's EDAC counters when the run started (edac.h) */
 };
 
 enum { STAGE_KERNEL = 0, STAGE_PASS = 1, STAGE_FINISH = 2 };
@@ -178,6 +180,7 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
     st = tr_fail(err, TR_EUSAGE, "--device gpu: %s",
                  !ngpu ? why : "this command has no GPU version (see terrafort(1), DEVICES)");
   L->gpu = has_gpu;
+  tr_edac_read(&L->edac_start);
   if (!st && run->ft == TR_FT_REPLAY) {
     ft_tracker_opts o;
     ft_tracker_opts_init(&o);
@@ -238,17 +241,20 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
     (void)nranks;
 #endif
     if (!st && rank == 0 && L->run->ft_report) {
-      char buf[2048];
+      char buf[2048], edac[256];
       ft_track_report_format_json(&r, buf, sizeof buf);
+      tr_edac end;
+      tr_edac_read(&end);
+      tr_edac_format_json(&L->edac_start, &end, edac, sizeof edac);
       /* whole under a temporary name, put in place with the output (io/side_file.h) */
       tr_side_file *side = NULL;
       FILE *f = NULL;
       st = tr_side_open(L->run->ft_report, "fault-tolerance report", &side, &f, err);
       if (!st && fprintf(f,
                         "{\"mode\":\"replay\",\"injected\":%lld,\"reported\":%lld,\"invariant\":{\"checked\":%lld,"
-                        "\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,\"tracker\":%s}\n",
+                        "\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,\"tracker\":%s,%s}\n",
                         (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
-                        (long long)inv[2], (long long)gpu_faults, buf) < 0)
+                        (long long)inv[2], (long long)gpu_faults, buf, edac) < 0)
         st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
       if (side && st) tr_side_abort(side);
       else if (side) st = tr_side_close(side, err);

@@ -333,6 +333,38 @@ static int test_invariants(void) {
   return 0;
 }
 
+/* the machine's EDAC counters in every --ft report: read from each memory
+ * controller's folder and summed (a fake sysfs tree with two controllers,
+ * a folder that is not one and a controller without counters); null where
+ * the machine has none */
+static int test_edac_counters(void) {
+  char root[600], c[8192], a[2048];
+  snprintf(root, sizeof root, "%s/edac", ck_outdir);
+  snprintf(c, sizeof c,
+           "rm -rf '%s' && mkdir -p '%s/mc0' '%s/mc1' '%s/mc2' '%s/power' && echo 3 > '%s/mc0/ce_count' && "
+           "echo 1 > '%s/mc0/ue_count' && echo 4 > '%s/mc1/ce_count' && echo 0 > '%s/mc1/ue_count' && "
+           "echo 9 > '%s/power/ce_count'",
+           root, root, root, root, root, root, root, root, root, root);
+  ASSERT_EQ_INT(system(c), 0);
+  static const char *runs[] = {"fill --ft dual", "fill --ft replay", "slope --ft dual", "slope --ft replay"};
+  const int real = access("/sys/devices/system/edac/mc", F_OK) == 0;
+  for (int k = 0; k < 4; k++) {
+    char pre[1400];
+    snprintf(pre, sizeof pre, "TERRAFORT_EDAC_ROOT='%s'", root);
+    snprintf(a, sizeof a, "%s '%s' e.tif --ft-report e.json", runs[k], demo());
+    ASSERT_EQ_INT(tf(pre, a), 0);
+    const char *j = rc_slurp(ck_out("e.json"));
+    if (!strstr(j, "\"edac\":{\"controllers\":2,\"ce_start\":7,\"ce_end\":7,\"ue_start\":1,\"ue_end\":1}")) {
+      fprintf(stderr, "%s: %s\n", runs[k], j);
+      return 1;
+    }
+    ASSERT_EQ_INT(tf("", a), 0);
+    j = rc_slurp(ck_out("e.json"));
+    ASSERT(real ? strstr(j, "\"edac\":{\"controllers\":") != NULL : strstr(j, "\"edac\":null") != NULL);
+  }
+  return 0;
+}
+
 /* options that mean nothing for rounds: one clear line, exit 2, no output */
 static int test_bad_options(void) {
   static const char *bad[] = {"--ft dual --ft-tolerance 0.5", "--ft dual --ft-error-rate 0.1",
@@ -354,6 +386,6 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_fill_dual),         TR_TEST(test_fill_replay),
                                        TR_TEST(test_flowgraph_products), TR_TEST(test_ranks_and_threads),
                                        TR_TEST(test_out_of_core),        TR_TEST(test_bad_options),
-                                       TR_TEST(test_invariants)};
+                                       TR_TEST(test_invariants),         TR_TEST(test_edac_counters)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
