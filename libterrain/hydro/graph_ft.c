@@ -26,6 +26,7 @@
 #define MAX_REG 16
 #define MAX_EXTRA 3 /* computations after the first two before a round fails */
 #define MAX_WIN 4   /* windows one computation holds at once */
+#define POOL_MAX 64
 
 enum { K_PEVAL = 0, K_INCEVAL = 1, K_ASSEMBLE = 2 };
 
@@ -89,6 +90,14 @@ struct tr_graph_ft {
   pthread_mutex_t mu; /* counts, and the windows' copies */
   tr_graph_ft_counts c;
   ft_tracker *trk;
+  /* arrays of states no longer needed, kept for the next copies (a round's
+   * copy is the size of the last one's: no fresh pages, no allocator) */
+  pthread_mutex_t pmu;
+  struct {
+    size_t n;
+    void *p;
+  } pool[POOL_MAX];
+  int npool, pool_cap;
   /* dual's helpers */
   pthread_t *th;
   int nth;
@@ -132,6 +141,44 @@ static size_t reg_size(const void *st, const reg_t *r) {
 
 static void **reg_ptr(void *st, const reg_t *r) { return (void **)((char *)st + r->off); }
 
+static void *pool_get(tr_graph_ft *ft, size_t n) {
+  pthread_mutex_lock(&ft->pmu);
+  for (int i = 0; i < ft->npool; i++)
+    if (ft->pool[i].n == n) {
+      void *p = ft->pool[i].p;
+      ft->pool[i] = ft->pool[--ft->npool];
+      pthread_mutex_unlock(&ft->pmu);
+      return p;
+    }
+  pthread_mutex_unlock(&ft->pmu);
+  return malloc(n ? n : 1);
+}
+
+static void pool_put(tr_graph_ft *ft, void *p, size_t n) {
+  pthread_mutex_lock(&ft->pmu);
+  if (ft->npool < ft->pool_cap) {
+    ft->pool[ft->npool].n = n;
+    ft->pool[ft->npool].p = p;
+    ft->npool++;
+    p = NULL;
+  }
+  pthread_mutex_unlock(&ft->pmu);
+  free(p);
+}
+
+/* Frees a state whose registered arrays are regs: the arrays to the pool,
+ * then the program's destroy for the rest (its struct). */
+static void release_state(tr_graph_ft *ft, void *st, const reg_t *regs, int nreg) {
+  if (!st) return;
+  for (int i = 0; i < nreg; i++) {
+    void **pp = reg_ptr(st, &regs[i]);
+    if (*pp) pool_put(ft, *pp, reg_size(st, &regs[i]));
+    *pp = NULL;
+  }
+  if (ft->in.destroy) ft->in.destroy(ft->in.user, st);
+  else free(st);
+}
+
 /* A deep copy of the fragment's state, or NULL. */
 static void *clone_state(tr_graph_ft *ft, const box_t *b) {
   void *c = malloc(ft->state_bytes);
@@ -142,7 +189,7 @@ static void *clone_state(tr_graph_ft *ft, const box_t *b) {
     void **src = reg_ptr(b->st, &b->reg[i]), **dst = reg_ptr(c, &b->reg[i]);
     if (!*src) continue;
     const size_t n = reg_size(b->st, &b->reg[i]);
-    void *a = malloc(n ? n : 1);
+    void *a = pool_get(ft, n);
     if (!a) {
       ok = 0;
       *dst = NULL;
@@ -188,7 +235,7 @@ static int adopt_state(tr_graph_ft *ft, box_t *b, replica *r) {
   memcpy(b->st, r->st, ft->state_bytes);
   free(r->st); /* its arrays are the fragment's now */
   r->st = NULL;
-  destroy_state(ft, old);
+  release_state(ft, old, b->reg, b->nreg);
   return 0;
 }
 
@@ -327,7 +374,9 @@ static int compare(const replica *a, const replica *b) {
 
 static void replica_free(replica *r) {
   if (!r) return;
-  destroy_state(r->ft, r->st);
+  /* a copy's arrays (after a run that registered them all) to the pool */
+  if (r->kind != K_PEVAL || !r->rc) release_state(r->ft, r->st, r->reg, r->nreg);
+  else destroy_state(r->ft, r->st);
   for (int i = 0; i < MAX_WIN; i++) free(r->win[i]);
   free(r->own_cells);
   free(r->own_vals);
@@ -368,7 +417,8 @@ static replica *replica_new(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int
 static void replica_run(replica *r) {
   tr_graph_ft *ft = r->ft;
   const double t0 = now_s();
-  destroy_state(ft, r->st);
+  if (r->kind != K_PEVAL || !r->rc) release_state(ft, r->st, r->reg, r->nreg);
+  else destroy_state(ft, r->st);
   r->st = NULL;
   r->nkeep = r->nreg = 0;
   r->put = 0;
@@ -839,6 +889,9 @@ int tr_graph_ft_open(tr_graph_ft **out, tr_aap_program *p, const tr_graph_body *
   ft->state_bytes = body->state_bytes;
   tr_edac_read(&ft->c.edac_start);
   pthread_mutex_init(&ft->mu, NULL);
+  pthread_mutex_init(&ft->pmu, NULL);
+  ft->pool_cap = 4 * (o->workers > 0 ? o->workers : 1) + 4;
+  if (ft->pool_cap > POOL_MAX) ft->pool_cap = POOL_MAX;
   pthread_mutex_init(&ft->qmu, NULL);
   pthread_cond_init(&ft->qcv, NULL);
   pthread_cond_init(&ft->dcv, NULL);
@@ -888,6 +941,8 @@ void tr_graph_ft_close(tr_graph_ft *ft, tr_graph_ft_counts *counts) {
   }
   tr_edac_read(&ft->c.edac_end);
   if (counts) *counts = ft->c;
+  for (int i = 0; i < ft->npool; i++) free(ft->pool[i].p);
+  pthread_mutex_destroy(&ft->pmu);
   pthread_mutex_destroy(&ft->mu);
   pthread_mutex_destroy(&ft->qmu);
   pthread_cond_destroy(&ft->qcv);
