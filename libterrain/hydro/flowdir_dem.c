@@ -44,9 +44,9 @@ static int stage_cb(double frac, const char *msg, void *user) {
 }
 
 /* The run options of one stage: its share of the progress line, statistics
- * only for the directions; --ft for every stage, and its report from the
- * graph stages when the caller appends their lines to one (flowgraph), else
- * from the kernel's. */
+ * only for the directions; --ft for every stage, and a line of the report
+ * from each stage when the caller appends them to one (flowgraph), else the
+ * kernel's report alone. */
 static tr_run_opts stage_run(const tr_run_opts *run, stage_progress *sp, int stage, int nstages, int keep_stats,
                              int keep_report) {
   tr_run_opts r = *run;
@@ -162,7 +162,8 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     if (st && !o->filled && o->filled_out) delete_raster(run, o->filled_out);
   }
   if (!st && o->slope) {
-    rs = stage_run(run, &sp[stage], stage, nstages, 0, !g->ft_report_append);
+    rs = stage_run(run, &sp[stage], stage, nstages, 0, 1);
+    rs.ft_report_append = g->ft_report_append;
     if (dem != src) rs.band = 1;
     st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
     if (st) {

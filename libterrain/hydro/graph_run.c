@@ -346,24 +346,7 @@ static int write_ft_report(graph_run *r, tr_error *e) {
   for (int i = 0; i < ND; i++) *d[i] = (double)u[NV + i] * 1e-9;
   char line[4096];
   tr_graph_ft_format_json(r->run->ft, r->prog->name, c, line, sizeof line);
-  const char *path = r->run->ft_report;
-  tr_side_file *side = NULL;
-  FILE *f = NULL;
-  if (!r->g->ft_report_append) {
-    if ((st = tr_side_open(path, "fault-tolerance report", &side, &f, e))) return st;
-  } else if (!(f = fopen(path, "a")))
-    return tr_fail(e, TR_EOUTPUT, "cannot write fault-tolerance report '%s': %s", path, strerror(errno));
-  int bad = fprintf(f, "%s\n", line) < 0;
-  if (side) {
-    if (!bad) return tr_side_close(side, e);
-    tr_side_abort(side);
-  } else {
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (!bad) return TR_OK;
-  }
-  return tr_fail(e, errno == ENOSPC ? TR_ENOSPC : TR_EOUTPUT, "cannot write fault-tolerance report '%s': %s", path,
-                 strerror(errno ? errno : EIO));
+  return tr_side_write_line(r->run->ft_report, r->g->ft_report_append, "fault-tolerance report", line, e);
 }
 
 static int run_engine(graph_run *r, tr_error *e) {

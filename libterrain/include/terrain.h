@@ -202,6 +202,9 @@ typedef struct {
                                (FT_TIMEOUT_INJECTED_MS when a stall or kill is
                                injected) */
   const char *ft_report;    /* JSON report path, or NULL */
+  int ft_report_append;     /* a stage of a run of several (flowgraph's sd8 kernel): its
+                               report line is appended to ft_report, a scratch file the
+                               run puts in place */
   const char *inject;       /* fault-injection spec (TERRAFORT_INJECT syntax) */
   /* --ft replay (specs/idempotent-replay.md) and devices. */
   int ft_max_errors;        /* faults repaired per rank before failing with TR_EFTLIMIT; 0: libft's FT_MAX_ERRORS_DEFAULT; < 0: none */

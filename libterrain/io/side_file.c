@@ -151,3 +151,26 @@ void tr_side_abort_waiting(void) {
   }
   waiting_end = &waiting;
 }
+
+int tr_side_write_line(const char *path, int append, const char *what, const char *line, tr_error *err) {
+  tr_side_file *side = NULL;
+  FILE *f = NULL;
+  if (!append) {
+    const int st = tr_side_open(path, what, &side, &f, err);
+    if (st) return st;
+  } else if (!(f = fopen(path, "a"))) {
+    return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': %s", what, path, strerror(errno));
+  }
+  errno = 0;
+  int bad = fprintf(f, "%s\n", line) < 0;
+  if (side) {
+    if (!bad) return tr_side_close(side, err);
+    tr_side_abort(side);
+  } else {
+    bad |= ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (!bad) return TR_OK;
+  }
+  return tr_fail(err, errno == ENOSPC ? TR_ENOSPC : TR_EOUTPUT, "cannot write %s '%s': %s", what, path,
+                 strerror(errno ? errno : EIO));
+}

@@ -52,6 +52,12 @@ int tr_side_close(tr_side_file *s, tr_error *err);
 /* Deletes s's temporary, unwritten or written (s is given up). */
 void tr_side_abort(tr_side_file *s);
 
+/* One JSON line (a report) and a newline: the whole of side file `path`
+ * (tr_side_open ... tr_side_close), or, with append, added to the end of
+ * `path`, a scratch file a run of several stages fills and puts in place
+ * itself (flowgraph's --ft-report, --aap-stats). */
+int tr_side_write_line(const char *path, int append, const char *what, const char *line, tr_error *err);
+
 /* Renames every waiting side file into place, in the order they were
  * closed (reported to TR_OUTPUTS_ENV). The first failure is returned; the
  * files not yet renamed are then deleted. */

@@ -317,21 +317,17 @@ static int ft_finish(run_state *s, tr_error *err) {
   if (s->ft && ft_ctx_role(s->ft) == FT_ROLE_MASTER && s->run->ft_report) {
     ft_report r;
     ft_report_get(s->ft, &r);
-    /* whole under a temporary name, put in place with the output (io/side_file.h) */
-    tr_side_file *side;
-    FILE *f;
-    /* libft's object, with the EDAC counters added before its end */
-    char buf[2048], edac[256];
+    /* libft's object, named, with the EDAC counters added before its end;
+     * whole under a temporary name, put in place with the output
+     * (io/side_file.h), or a line of the run's (flowgraph) */
+    char buf[2048], edac[256], line[2560];
     const int n = ft_report_format_json(&r, buf, sizeof buf);
     tr_edac end;
     tr_edac_read(&end);
     tr_edac_format_json(&s->edac_start, &end, edac, sizeof edac);
-    st = tr_side_open(s->run->ft_report, "fault-tolerance report", &side, &f, err);
-    if (!st && (n < 2 || fprintf(f, "%.*s,%s}\n", n - 1, buf, edac) < 0)) {
-      tr_side_abort(side);
-      st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", s->run->ft_report);
-    } else if (!st)
-      st = tr_side_close(side, err);
+    snprintf(line, sizeof line, "{\"mode\":\"dual\",\"kernel\":\"%s\",\"unit\":\"tile\",%.*s,%s}", s->k->name,
+             n > 2 ? n - 2 : 0, buf + 1, edac);
+    st = tr_side_write_line(s->run->ft_report, s->run->ft_report_append, "fault-tolerance report", line, err);
   }
   ft_ctx_destroy(s->ft);
   s->ft = NULL;

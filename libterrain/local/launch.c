@@ -246,18 +246,15 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
       tr_edac end;
       tr_edac_read(&end);
       tr_edac_format_json(&L->edac_start, &end, edac, sizeof edac);
-      /* whole under a temporary name, put in place with the output (io/side_file.h) */
-      tr_side_file *side = NULL;
-      FILE *f = NULL;
-      st = tr_side_open(L->run->ft_report, "fault-tolerance report", &side, &f, err);
-      if (!st && fprintf(f,
-                        "{\"mode\":\"replay\",\"injected\":%lld,\"reported\":%lld,\"invariant\":{\"checked\":%lld,"
-                        "\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,\"tracker\":%s,%s}\n",
-                        (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
-                        (long long)inv[2], (long long)gpu_faults, buf, edac) < 0)
-        st = tr_fail(err, TR_EOUTPUT, "cannot write fault-tolerance report '%s'", L->run->ft_report);
-      if (side && st) tr_side_abort(side);
-      else if (side) st = tr_side_close(side, err);
+      /* whole under a temporary name, put in place with the output
+       * (io/side_file.h), or a line of the run's (flowgraph) */
+      char line[3072];
+      snprintf(line, sizeof line,
+               "{\"mode\":\"replay\",\"kernel\":\"%s\",\"unit\":\"launch\",\"injected\":%lld,\"reported\":%lld,"
+               "\"invariant\":{\"checked\":%lld,\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,\"tracker\":%s,%s}",
+               L->k->name, (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
+               (long long)inv[2], (long long)gpu_faults, buf, edac);
+      st = tr_side_write_line(L->run->ft_report, L->run->ft_report_append, "fault-tolerance report", line, err);
     }
     ft_tracker_destroy(L->trk);
   }
