@@ -202,9 +202,6 @@ typedef struct {
                                (FT_TIMEOUT_INJECTED_MS when a stall or kill is
                                injected) */
   const char *ft_report;    /* JSON report path, or NULL */
-  int ft_report_append;     /* a stage of a run of several (flowgraph's sd8 kernel): its
-                               report line is appended to ft_report, a scratch file the
-                               run puts in place */
   const char *inject;       /* fault-injection spec (TERRAFORT_INJECT syntax) */
   /* --ft replay (specs/idempotent-replay.md) and devices. */
   int ft_max_errors;        /* faults repaired per rank before failing with TR_EFTLIMIT; 0: libft's FT_MAX_ERRORS_DEFAULT; < 0: none */
@@ -239,6 +236,10 @@ typedef struct {
    * its temporary name in this list and puts them all in place at its end,
    * or deletes them all (libterrain/io/held.h). */
   struct tr_held *held;
+  /* A stage of a run of several (flowgraph's sd8 kernel): its --ft report
+   * line is appended to ft_report, a scratch file the run puts in place.
+   * (Last, as every field added since the library's first release.) */
+  int ft_report_append;
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);
@@ -392,11 +393,11 @@ typedef struct {
   double cache_mb;          /* input tiles kept by the tile store; < 0: 16 MB */
   const char *aap_stats;    /* per-worker engine statistics as JSON, or NULL */
   int aap_stats_append;     /* runs of several programs (flowgraph): each appends its lines */
-  int ft_report_append;     /* the same for run->ft_report's lines (one per graph program) */
   /* Out of core (terrafort-fill(1), MEMORY): graph programs' tile state
    * beyond run->mem is spilled to a file in tmp_dir (NULL: the output's
    * folder). */
   const char *tmp_dir;
+  int ft_report_append;     /* as aap_stats_append, for run->ft_report's lines (one per program) */
 } tr_graph_opts;
 
 void tr_graph_opts_init(tr_graph_opts *o);

@@ -27,7 +27,7 @@ class RunOpts(ctypes.Structure):
         ("ft_max_errors", c_int), ("ft_check", c_double), ("device", c_int), ("replay_on_cpu", c_int),
         ("live", c_void_p), ("cancelled", c_void_p), ("coll", c_void_p),
         ("gdal_cache", c_void_p), ("gdal_cache_user", c_void_p),
-        ("reads", FileRole * 4), ("held", c_void_p),
+        ("reads", FileRole * 4), ("held", c_void_p), ("ft_report_append", c_int),
     ]
 
 
@@ -35,7 +35,7 @@ class GraphOpts(ctypes.Structure):
     _fields_ = [
         ("schedule", c_char_p), ("staleness", c_int), ("ds_max_ms", c_double), ("l_bottom", c_int),
         ("l_up", c_int), ("straggler_ratio", c_double), ("cache_mb", c_double), ("aap_stats", c_char_p),
-        ("aap_stats_append", c_int), ("tmp_dir", c_char_p),
+        ("aap_stats_append", c_int), ("tmp_dir", c_char_p), ("ft_report_append", c_int),
     ]
 
 
