@@ -55,7 +55,8 @@ const char *tf_common_help =
     "  --ft-max-errors N       --ft replay: faults repaired before giving up (exit 9; default " FT_STRINGIFY(FT_MAX_ERRORS_DEFAULT) ")\n"
     "  --ft-check R            --ft replay: re-execute this share of launches and compare checksums\n"
     "  --device cpu|auto|gpu   where kernels with a GPU version run (default cpu; auto: a GPU\n"
-    "                          when one is usable)\n"
+    "                          when one is usable); under mpirun each rank takes its node's\n"
+    "                          GPU (node rank modulo GPUs); gpu:N: GPU N for every rank\n"
     "  --replay-on gpu|cpu     where a faulty GPU launch is replayed (default gpu)\n"
     "  --rank-timeout MS       under mpirun: a rank silent this long ends the run, exit 10 (" COLL_LIVE_STR(
         COLL_LIVE_DEFAULT_TIMEOUT_MS) ")\n"
@@ -374,9 +375,22 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     for (int d = 0; d < 3; d++)
       if (!strcmp(v, names[d])) {
         run->device = (tr_device)d;
+        run->device_pin = 0;
         return TF_ARG_TAKEN;
       }
-    tf_usage_error(cli, "--device: '%s' is not one of auto, cpu, gpu", v);
+    /* gpu:N, one device for every rank of the run */
+    if (!strncmp(v, "gpu:", 4)) {
+      char *end;
+      const long n = v[4] >= '0' && v[4] <= '9' ? strtol(v + 4, &end, 10) : -1;
+      if (n >= 0 && n < 4096 && *end == '\0') {
+        run->device = TR_DEVICE_GPU;
+        run->device_pin = (int)n + 1;
+        return TF_ARG_TAKEN;
+      }
+      tf_usage_error(cli, "--device: '%s': gpu:N wants a device number N from 0", v);
+      return TF_ARG_ERROR;
+    }
+    tf_usage_error(cli, "--device: '%s' is not one of auto, cpu, gpu, gpu:N", v);
     return TF_ARG_ERROR;
   }
   if (is(cli, a, "--replay-on")) {

@@ -151,7 +151,7 @@ typedef struct {
 } tr_file_role;
 
 /* Options every raster-producing call shares. */
-typedef struct {
+typedef struct tr_run_opts {
   int band;                 /* 1-based input band; default 1 */
   const char *format;       /* GDAL driver short name; NULL: from the
                                output extension, else GTiff */
@@ -240,6 +240,10 @@ typedef struct {
    * line is appended to ft_report, a scratch file the run puts in place.
    * (Last, as every field added since the library's first release.) */
   int ft_report_append;
+  /* --device gpu:N sets N + 1: this process uses GPU N. 0 (the default):
+   * the rank's place on its node modulo the node's GPUs, so the ranks of a
+   * node spread over its devices (terrafort(1) DEVICES). */
+  int device_pin;
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);

@@ -284,6 +284,11 @@ void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const voi
   s->next = i + 1;
 }
 
+void tr_sink_none(tr_sink *s, int status, const tr_error *e) {
+  tr_sink_fail(s, status, e);
+  s->next = s->ntiles;
+}
+
 int tr_sink_drain(tr_sink *s, tr_error *err) {
   if (s->rank == 0) drain_before(s, s->ntiles);
   if (s->status && err) *err = s->first;

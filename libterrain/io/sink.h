@@ -111,6 +111,10 @@ int tr_sink_drain(tr_sink *s, tr_error *err);
 /* Records a failure that is not a tile's (the caller's own); kept if first. */
 void tr_sink_fail(tr_sink *s, int status, const tr_error *e);
 
+/* Every rank agreed to fail before computing any tile (status, e: the
+ * agreed failure): no tile will move, so rank 0's drain expects none. */
+void tr_sink_none(tr_sink *s, int status, const tr_error *e);
+
 /* Rank 0: flushes and renames the raster into place, or deletes it. */
 int tr_sink_commit(tr_sink *s, tr_error *err);
 void tr_sink_abort(tr_sink *s);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "device_module.h"
+#include "terrain.h"
 
 static const tr_cuda_module *M;
 static char load_why[1024];
@@ -145,11 +146,44 @@ void tr_gpu_close(tr_gpu *g) {
   if (g && M) M->close(g);
 }
 
-int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
-               int trap, char *why, size_t len) {
+int tr_gpu_run_rows(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, int64_t row0,
+                    int64_t nrows, void *out, size_t out_bytes, int trap, char *why, size_t len) {
   if (!M) {
     tr_gpu_count(why, len);
     return -1;
   }
-  return M->run(g, k->name, params, w, out, out_bytes, trap, why, len);
+  return M->run(g, k->name, params, w, row0, nrows, out, out_bytes, trap, why, len);
+}
+
+int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
+               int trap, char *why, size_t len) {
+  return tr_gpu_run_rows(g, k, params, w, 0, w->rows, out, out_bytes, trap, why, len);
+}
+
+/* The rank's place among the ranks of its node, from what the MPI
+ * launchers put in its environment; else the world rank (one node). */
+static int node_rank(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                                     "PMI_LOCAL_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    char *end;
+    long r = v && *v ? strtol(v, &end, 10) : -1;
+    if (r >= 0 && v && *end == '\0' && r < 1 << 20) return (int)r;
+  }
+  return tr_rank();
+}
+
+int tr_gpu_pick(const tr_run_opts *run, int *index, char *why, size_t len) {
+  *index = -1;
+  const int n = tr_gpu_count(why, len);
+  if (n <= 0) return 0;
+  const int want = run->device_pin > 0 ? run->device_pin - 1 : node_rank() % n;
+  char name[256];
+  if (M->select(want, name, sizeof name) != 0) {
+    if (why) snprintf(why, len, "%s", name);
+    return -1;
+  }
+  *index = want;
+  return n;
 }

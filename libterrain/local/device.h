@@ -15,6 +15,8 @@
 
 #include "kernel.h"
 
+struct tr_run_opts;
+
 /* Host memory for tiles: page-locked when pinned (so copies to and from the
  * device run asynchronously, at full bus speed), else malloc'ed. */
 void *tr_host_alloc(size_t bytes, int pinned);
@@ -44,6 +46,20 @@ void tr_gpu_close(tr_gpu *g);
  * or -1 with why. */
 int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,
                int trap, char *why, size_t len);
+
+/* tr_gpu_run for rows [row0, row0 + nrows) of the block only: the window's
+ * lines they read go in, nrows x w->cols cells (out_bytes) come back. */
+int tr_gpu_run_rows(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, int64_t row0,
+                    int64_t nrows, void *out, size_t out_bytes, int trap, char *why, size_t len);
+
+/* The GPU this process uses for the run: GPU N when run->device_pin is N + 1
+ * (--device gpu:N), else the rank's place on its node modulo the node's
+ * GPUs (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, else
+ * the world rank), so the ranks of one node spread over its devices. Makes
+ * it every later launch's device. Returns the number of GPUs (0: none, why
+ * says why), or -1 when the device asked for does not exist (why says so).
+ * *index gets the device's number. */
+int tr_gpu_pick(const struct tr_run_opts *run, int *index, char *why, size_t len);
 
 /* Whether a device fault (TR_GPU_FAULT) was seen in this process. */
 int tr_gpu_lost(void);

@@ -19,7 +19,7 @@
 
 #include "kernel.h"
 
-#define TR_CUDA_MODULE_ABI 1
+#define TR_CUDA_MODULE_ABI 2
 #define TR_CUDA_MODULE_ENTRY "tr_cuda_module_entry"
 #define TR_CUDA_MODULE_FILE "terrafort-cuda.so"
 
@@ -34,11 +34,16 @@ typedef struct {
   void (*host_free)(void *p);
   int (*open)(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len);
   void (*close)(tr_gpu *g);
-  int (*run)(tr_gpu *g, const char *row, const void *params, const tr_window *w, void *out, size_t out_bytes,
-             int trap, char *why, size_t len);
+  /* rows [row0, row0 + nrows) of the block w into out (nrows x w->cols
+   * cells of out_bytes in all) */
+  int (*run)(tr_gpu *g, const char *row, const void *params, const tr_window *w, int64_t row0, int64_t nrows,
+             void *out, size_t out_bytes, int trap, char *why, size_t len);
   int (*lost)(void);
   /* whether the module has a GPU version of the kernel row named `row` */
   int (*has)(const char *row);
+  /* Makes device `index` the one every later call of this process uses,
+   * from any thread; its name into name. 0, or -1 with why. */
+  int (*select)(int index, char *name, size_t len);
 } tr_cuda_module;
 
 typedef const tr_cuda_module *(*tr_cuda_module_entry_fn)(void);

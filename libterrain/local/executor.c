@@ -34,9 +34,11 @@
 #include <gdal.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "dist.h"
 #include "edac.h"
 #include "ft.h"
@@ -58,10 +60,73 @@ typedef struct {
   int64_t kernel;                 /* index in the kernel table */
   int64_t raster_rows, raster_cols;
   int64_t aux_size;               /* a source's tile input, after the params */
-} ft_kctx_head;                   /* 32 bytes: params start 16-byte aligned */
+  int64_t gpu;                    /* 1: replicas run the row's GPU version (--device gpu|auto) */
+  int64_t reserved;
+} ft_kctx_head;                   /* 48 bytes: params start 16-byte aligned */
 
 /* Where a source's tile input starts in a libft kernel context. */
 static size_t aux_offset(const tr_kernel *k) { return sizeof(ft_kctx_head) + ((k->params_size + 15) & ~(size_t)15); }
+
+/* --ft dual on the GPU: each thread that computes replicas (libft's
+ * workers) has its own stream and device buffers, so the two replicas of a
+ * sub-block, which libft gives to two different workers, are two launches
+ * on separate device buffers. The handles are opened on a thread's first
+ * replica and closed together when the run's libft context ends
+ * (dual_gpu_close_all); a thread whose handle belongs to an earlier
+ * generation opens a new one. */
+typedef struct {
+  tr_gpu *g;
+  size_t in_bytes, out_bytes;
+  unsigned gen;
+} dual_gpu;
+
+static _Thread_local dual_gpu tls_gpu;
+static pthread_mutex_t dual_mu = PTHREAD_MUTEX_INITIALIZER;
+static tr_gpu **dual_open; /* every handle of this generation */
+static size_t dual_n, dual_cap;
+static unsigned dual_gen = 1;
+static int64_t dual_gpu_faults; /* launches the device failed (device.h), this process */
+
+/* This thread's handle, with room for in_bytes in and out_bytes out; NULL
+ * when none can be had (the replica then runs on the CPU). */
+static tr_gpu *dual_gpu_for(size_t in_bytes, size_t out_bytes) {
+  pthread_mutex_lock(&dual_mu);
+  dual_gpu *t = &tls_gpu;
+  if (t->gen != dual_gen) *t = (dual_gpu){NULL, 0, 0, dual_gen};
+  if (t->g && (in_bytes > t->in_bytes || out_bytes > t->out_bytes)) {
+    for (size_t i = 0; i < dual_n; i++)
+      if (dual_open[i] == t->g) dual_open[i] = dual_open[--dual_n];
+    tr_gpu_close(t->g);
+    t->g = NULL;
+  }
+  if (!t->g && dual_n == dual_cap) {
+    const size_t cap = dual_cap ? 2 * dual_cap : 16;
+    tr_gpu **p = realloc(dual_open, cap * sizeof *p);
+    if (p) {
+      dual_open = p;
+      dual_cap = cap;
+    }
+  }
+  char why[256];
+  if (!t->g && dual_n < dual_cap && tr_gpu_open(&t->g, in_bytes, out_bytes, why, sizeof why) == 0) {
+    dual_open[dual_n++] = t->g;
+    t->in_bytes = in_bytes;
+    t->out_bytes = out_bytes;
+  }
+  tr_gpu *g = t->g;
+  pthread_mutex_unlock(&dual_mu);
+  return g;
+}
+
+/* After the run's libft context is gone (no replica computes): every
+ * handle closed, the next run's threads open new ones. */
+static void dual_gpu_close_all(void) {
+  pthread_mutex_lock(&dual_mu);
+  for (size_t i = 0; i < dual_n; i++) tr_gpu_close(dual_open[i]);
+  dual_n = 0;
+  dual_gen++;
+  pthread_mutex_unlock(&dual_mu);
+}
 
 static int ft_adapt(const void *kctx, const ft_block *b, int64_t row0, int64_t nrows, void *out) {
   const ft_kctx_head *h = kctx;
@@ -69,7 +134,22 @@ static int ft_adapt(const void *kctx, const ft_block *b, int64_t row0, int64_t n
   if (!k) return -1;
   tr_window w = {b->in, b->in_stride, b->halo, b->rows, b->cols, b->row_off, b->col_off, h->raster_rows,
                  h->raster_cols, h->aux_size ? (const unsigned char *)kctx + aux_offset(k) : NULL};
-  return k->cpu((const unsigned char *)kctx + sizeof *h, &w, row0, nrows, out);
+  const void *params = (const unsigned char *)kctx + sizeof *h;
+  if (h->gpu && !tr_gpu_lost()) {
+    const size_t cell = (size_t)GDALGetDataTypeSizeBytes(k->out_type) * (size_t)k->bands;
+    const size_t in_bytes = (size_t)((b->rows + 2 * b->halo) * b->in_stride) * sizeof(float);
+    tr_gpu *g = dual_gpu_for(in_bytes, (size_t)(b->rows * b->cols) * cell);
+    char why[256];
+    const int rc = g ? tr_gpu_run_rows(g, k, params, &w, row0, nrows, out, (size_t)(nrows * b->cols) * cell, 0, why,
+                                       sizeof why)
+                     : 1;
+    if (rc == 0) return 0;
+    /* declined (1), a device fault (this replica and every later one run
+     * on the CPU; the other replica and the comparison are unaffected), or
+     * no stream: the CPU computes the replica */
+    if (rc == TR_GPU_FAULT) __atomic_add_fetch(&dual_gpu_faults, 1, __ATOMIC_RELAXED);
+  }
+  return k->cpu(params, &w, row0, nrows, out);
 }
 
 /* ---------------------------------------------------------- run state */
@@ -88,6 +168,8 @@ typedef struct {
   size_t kctx_size;
   const tr_source *src;  /* a source run, or NULL: tiles read the raster */
   tr_edac edac_start;    /* --ft dual: the machine's EDAC counters at the start (edac.h) */
+  int gpu;               /* --ft dual: replicas run on this rank's GPU */
+  int64_t gpu_faults_start; /* dual_gpu_faults when the run began */
 } run_state;
 
 /* One thread's buffers. */
@@ -275,7 +357,23 @@ static int ft_setup(run_state *s, const tr_product *prod, tr_error *err) {
   s->kctx = calloc(1, s->kctx_size);
   if (!s->ftk || !s->kctx) return tr_fail(err, TR_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) s->ftk[i] = (ft_kernel){tr_kernel_at(i)->name, ft_adapt};
-  ft_kctx_head h = {(int64_t)s->kindex, s->job->in.rows, s->job->in.cols, 0};
+  /* --device gpu|auto: the replicas run the row's GPU version on this
+   * rank's GPU (tr_gpu_pick), each libft worker with its own stream and
+   * device buffers (ft_adapt) */
+  int64_t gpu = 0;
+  if (run->device != TR_DEVICE_CPU) {
+    char why[256] = "";
+    int index;
+    const int ngpu = tr_gpu_pick(run, &index, why, sizeof why);
+    if (ngpu < 0) return tr_fail(err, TR_EUSAGE, "--device: %s", why);
+    gpu = ngpu > 0 && tr_gpu_has(s->k);
+    if (run->device == TR_DEVICE_GPU && !gpu)
+      return tr_fail(err, TR_EUSAGE, "--device gpu: %s",
+                     !ngpu ? why : "this command has no GPU version (see terrafort(1), DEVICES)");
+  }
+  s->gpu = (int)gpu;
+  s->gpu_faults_start = __atomic_load_n(&dual_gpu_faults, __ATOMIC_RELAXED);
+  ft_kctx_head h = {(int64_t)s->kindex, s->job->in.rows, s->job->in.cols, 0, gpu, 0};
   memcpy(s->kctx, &h, sizeof h);
   memcpy(s->kctx + sizeof h, s->params, s->k->params_size);
   ft_opts o;
@@ -325,12 +423,18 @@ static int ft_finish(run_state *s, tr_error *err) {
     tr_edac end;
     tr_edac_read(&end);
     tr_edac_format_json(&s->edac_start, &end, edac, sizeof edac);
-    snprintf(line, sizeof line, "{\"mode\":\"dual\",\"kernel\":\"%s\",\"unit\":\"tile\",%.*s,%s}", s->k->name,
+    /* gpu_faults: this rank's replicas only (under mpirun the workers'
+     * replicas run on their own ranks' GPUs) */
+    snprintf(line, sizeof line,
+             "{\"mode\":\"dual\",\"kernel\":\"%s\",\"unit\":\"tile\",\"device\":\"%s\",\"gpu_faults\":%lld,%.*s,%s}",
+             s->k->name, s->gpu ? "gpu" : "cpu",
+             (long long)(__atomic_load_n(&dual_gpu_faults, __ATOMIC_RELAXED) - s->gpu_faults_start),
              n > 2 ? n - 2 : 0, buf + 1, edac);
     st = tr_side_write_line(s->run->ft_report, s->run->ft_report_append, "fault-tolerance report", line, err);
   }
   ft_ctx_destroy(s->ft);
   s->ft = NULL;
+  if (s->gpu) dual_gpu_close_all();
   return st;
 }
 
@@ -349,11 +453,12 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
 
   int status = TR_OK;
   tr_error e = {{0}};
-  if (run->ft == TR_FT_DUAL)
-    status = run->device == TR_DEVICE_GPU ? tr_fail(&e, TR_EUSAGE, "--device gpu: --ft dual runs on the CPU")
-                                          : ft_setup(s, prod, &e);
+  if (run->ft == TR_FT_DUAL) status = ft_setup(s, prod, &e);
   else status = tr_launcher_open(&s->launch, run, &job->inject, s->k, job->grid.tile, &e);
   status = tr_dist_agree(run, status, &e);
+  /* a rank could not start (no GPU, libft refused): no rank computes, and
+   * the writer must not wait for the others' tiles */
+  if (status) tr_sink_none(&job->sink, status, &e);
   if (!status && s->ft && ft_ctx_role(s->ft) == FT_ROLE_WORKER) {
     int rc = ft_serve(s->ft);
     if (rc && tr_dist_check(run, &e)) status = tr_dist_check(run, &e);

@@ -173,10 +173,12 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
   L->work_bytes = L->iter ? L->in_bytes : 0;
   L->out_bytes = (size_t)(tile * tile) * (size_t)GDALGetDataTypeSizeBytes(k->out_type) * (size_t)k->bands;
   char why[256] = "";
-  const int ngpu = run->device == TR_DEVICE_CPU ? 0 : tr_gpu_count(why, sizeof why);
+  int index = -1;
+  const int ngpu = run->device == TR_DEVICE_CPU ? 0 : tr_gpu_pick(run, &index, why, sizeof why);
   int st = TR_OK;
   const int has_gpu = ngpu > 0 && tr_gpu_has(k);
-  if (run->device == TR_DEVICE_GPU && !has_gpu)
+  if (ngpu < 0) st = tr_fail(err, TR_EUSAGE, "--device: %s", why);
+  else if (run->device == TR_DEVICE_GPU && !has_gpu)
     st = tr_fail(err, TR_EUSAGE, "--device gpu: %s",
                  !ngpu ? why : "this command has no GPU version (see terrafort(1), DEVICES)");
   L->gpu = has_gpu;

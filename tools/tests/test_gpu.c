@@ -7,13 +7,20 @@
  * x86 CPU's own, hillshade_cell.h) with at most 1e-4 of the cells
  * differing; a fault in a GPU launch is replayed on the GPU, and with
  * --replay-on cpu on the CPU, giving the fault-free bytes; a device fault
- * (a trapping kernel) is replayed on the CPU; --device auto picks the GPU.
+ * (a trapping kernel) is replayed on the CPU; --device auto picks the GPU;
+ * --ft dual runs its two replicas as launches on separate streams and
+ * device buffers, corrects injected flips and gives the --ft off bytes,
+ * also under mpirun with replicas on the worker ranks' GPUs; under mpirun
+ * the ranks of a node spread over its GPUs (node rank modulo GPUs, read
+ * from TERRAFORT_GPU_PROFILE's device number per process) and gpu:N pins
+ * every rank to GPU N, a missing N being a usage error.
  */
 #include <gdal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_kit.h"
 #include "terrain.h"
@@ -21,6 +28,8 @@
 
 static const char *src;
 static char big[600];
+static char mpirun[256];
+static int ngpu;
 
 static int tfrun(const char *cmd, const char *in, const char *out, const char *flags) {
   return ck_run("", cmd, "", in, out, flags);
@@ -157,15 +166,140 @@ static int test_gpu_device_fault(void) {
   return 0;
 }
 
+/* Each process's device numbers in a TERRAFORT_GPU_PROFILE file: per pid,
+ * the one device its streams used (-1 when a process used two) and the
+ * number of streams with launches; returns the number of processes. */
+typedef struct {
+  long pid;
+  int index, streams;
+} gpu_proc;
+
+static int profile_procs(const char *path, gpu_proc *p, int max) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[1024];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    const long pid = (long)ck_json_int(line, "pid");
+    const int index = (int)ck_json_int(line, "index");
+    if (ck_json_int(line, "launches") <= 0) continue;
+    int k = 0;
+    while (k < n && p[k].pid != pid) k++;
+    if (k == n) {
+      if (n == max) break;
+      p[n++] = (gpu_proc){pid, index, 0};
+    }
+    if (p[k].index != index) p[k].index = -1;
+    p[k].streams++;
+  }
+  fclose(f);
+  return n;
+}
+
+/* --ft dual on the GPU: every replica a launch of its own worker's stream
+ * and device buffers; a flip in sub-block 2 of every block's replica P is
+ * detected and corrected; the bytes are --ft off's (slope: the CPU's;
+ * hillshade: the GPU's own), with 1 and 2 threads and under mpirun -n 3
+ * (replicas on the worker ranks' GPUs). */
+static int test_gpu_dual(void) {
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "cpu.tif", "--device cpu --tile-size 64"), 0);
+  for (int w = 0; w < 3; w++) {
+    if (w == 2 && !mpirun[0]) break;
+    char pre[512], f[1024];
+    unlink(ck_out("prof.json"));
+    snprintf(pre, sizeof pre, "TERRAFORT_GPU_PROFILE='%s' %s%s", ck_out("prof.json"), w == 2 ? mpirun : "",
+             w == 2 ? " -n 3" : "");
+    snprintf(f, sizeof f,
+             "--device gpu --tile-size 64 --threads %d --ft dual --inject 'flip:sub=2,slot=0' --ft-report '%s'",
+             w == 1 ? 2 : 1, ck_out("d.json"));
+    ASSERT_EQ_INT(ck_run(pre, "slope", "", dem("demo.tif"), "dual.tif", f), 0);
+    ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("dual.tif")));
+    const char *j = rc_slurp(ck_out("d.json"));
+    ASSERT(strstr(j, "\"device\":\"gpu\"") != NULL);
+    const long long blocks = ck_json_int(j, "blocks");
+    ASSERT(blocks > 1);
+    ASSERT_EQ_INT(ck_json_int(j, "injected"), blocks);
+    ASSERT_EQ_INT(ck_json_int(j, "detected"), blocks);
+    ASSERT_EQ_INT(ck_json_int(j, "corrected"), blocks);
+    ASSERT_EQ_INT(ck_json_int(j, "gpu_faults"), 0);
+    /* the replicas ran on the GPU, on at least two streams (two workers'
+     * device buffers); under mpirun on the worker ranks too */
+    gpu_proc p[8];
+    const int np = profile_procs(ck_out("prof.json"), p, 8);
+    int streams = 0;
+    for (int k = 0; k < np; k++) streams += p[k].streams;
+    ASSERT(streams >= 2);
+    if (w == 2) ASSERT(np >= 2);
+  }
+  ASSERT_EQ_INT(tfrun("hillshade", dem("demo.tif"), "hoff.tif", "--device gpu --tile-size 64"), 0);
+  char f[1024];
+  snprintf(f, sizeof f, "--device gpu --tile-size 64 --ft dual --inject 'flip:p=0.25,seed=3' --ft-report '%s'",
+           ck_out("d.json"));
+  ASSERT_EQ_INT(tfrun("hillshade", dem("demo.tif"), "hdual.tif", f), 0);
+  ASSERT(rc_same_file(ck_out("hoff.tif"), ck_out("hdual.tif")));
+  const char *j = rc_slurp(ck_out("d.json"));
+  ASSERT(ck_json_int(j, "injected") > 0);
+  ASSERT_EQ_INT(ck_json_int(j, "injected"), ck_json_int(j, "detected"));
+  ASSERT_EQ_INT(ck_json_int(j, "detected"), ck_json_int(j, "corrected"));
+  return 0;
+}
+
+/* Under mpirun each rank takes GPU (node rank modulo GPUs), and gpu:N pins
+ * every rank to N; the bytes are the CPU's. A GPU that does not exist is a
+ * usage error and leaves no output. */
+static int test_gpu_ranks(void) {
+  if (!mpirun[0]) {
+    printf("skip: no mpirun\n");
+    return 0;
+  }
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "cpu.tif", "--device cpu --tile-size 64"), 0);
+  const int nranks = 4;
+  for (int pin = 0; pin < 2; pin++) {
+    char pre[512];
+    unlink(ck_out("prof.json"));
+    snprintf(pre, sizeof pre, "TERRAFORT_GPU_PROFILE='%s' %s -n %d", ck_out("prof.json"), mpirun, nranks);
+    ASSERT_EQ_INT(ck_run(pre, "slope", "", dem("demo.tif"), "ranks.tif",
+                         pin ? "--tile-size 64 --device gpu:0" : "--tile-size 64 --device gpu"),
+                  0);
+    ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("ranks.tif")));
+    gpu_proc p[16];
+    const int np = profile_procs(ck_out("prof.json"), p, 16);
+    ASSERT_EQ_INT(np, nranks); /* every rank had tiles */
+    /* how many ranks each device got: node ranks 0..n-1 modulo the GPUs */
+    int want[64] = {0}, got[64] = {0};
+    for (int r = 0; r < nranks; r++) want[pin ? 0 : r % ngpu]++;
+    for (int k = 0; k < np; k++) {
+      ASSERT(p[k].index >= 0 && p[k].index < 64);
+      got[p[k].index]++;
+    }
+    for (int d = 0; d < 64; d++) ASSERT_EQ_INT(got[d], want[d]);
+  }
+  char c[2048], err[600], flag[64];
+  snprintf(err, sizeof err, "%s/pin.stderr", ck_outdir);
+  snprintf(flag, sizeof flag, "--device gpu:%d", ngpu);
+  for (int w = 0; w < 2; w++) {
+    unlink(ck_out("nogpu.tif"));
+    snprintf(c, sizeof c, "%s%s '%s' slope '%s' '%s' %s", w ? mpirun : "", w ? " -n 2" : "", ck_tf, dem("demo.tif"),
+             ck_out("nogpu.tif"), flag);
+    ASSERT_EQ_INT(rc_run(c, err), 2);
+    char want[128];
+    snprintf(want, sizeof want, "there is no GPU %d (%d present", ngpu, ngpu);
+    ASSERT(strstr(rc_slurp(err), want) != NULL);
+    ASSERT(access(ck_out("nogpu.tif"), F_OK) != 0);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) return 2;
   src = argv[3];
   char why[256] = "";
-  if (tr_gpu_count(why, sizeof why) == 0) {
+  if ((ngpu = tr_gpu_count(why, sizeof why)) == 0) {
     printf("skip: %s\n", why);
     return 77;
   }
   ck_init(argv[1], argv[2], "gpu");
+  ck_mpirun(mpirun, sizeof mpirun);
   GDALAllRegister();
   snprintf(big, sizeof big, "%s/big8000.tif", ck_outdir);
   char c[2048];
@@ -173,6 +307,7 @@ int main(int argc, char **argv) {
   if (rc_run(c, NULL) != 0) return 1;
   static const tr_test_case cases[] = {TR_TEST(test_gpu_same_bytes), TR_TEST(test_gpu_hillshade_within_one),
                                        TR_TEST(test_gpu_big_dem), TR_TEST(test_gpu_replay),
-                                       TR_TEST(test_gpu_device_fault)};
+                                       TR_TEST(test_gpu_device_fault), TR_TEST(test_gpu_dual),
+                                       TR_TEST(test_gpu_ranks)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

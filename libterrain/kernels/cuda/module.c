@@ -17,16 +17,22 @@
  * a copy into pageable memory went at 1.2 GB/s on an H100 (RESULTS.md),
  * a page-locked one at the copy engine's speed.
  *
+ * One device per process: select() names it (the runner picks the rank's
+ * device, local/device.c), and every call here makes it the calling
+ * thread's current device first, since the CUDA runtime keeps the current
+ * device per host thread and the worker threads are not the one that chose.
+ *
  * Benchmark hook: with TERRAFORT_GPU_PROFILE=FILE in the environment, each
  * stream times its copies and kernels with CUDA events and, when closed,
- * appends one JSON line to FILE with the totals and the device's peak
- * memory bandwidth (scripts/bench/gpu reads it). The events add a little
+ * appends one JSON line to FILE with the totals, the device's number, the
+ * process's id and the device's peak memory bandwidth (scripts/bench/gpu reads it). The events add a little
  * work per tile, so they are off otherwise.
  */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "device_module.h"
@@ -60,24 +66,25 @@ struct tr_gpu {
   double ms[3];              /* copy in, kernel, copy out */
   double bytes_in, bytes_out;
   long long launches;
+  int dev;                   /* the device its stream and buffers are on */
 };
 
 /* One JSON line of this stream's totals (the benchmark hook). */
 static void profile_write(const tr_gpu *g) {
-  int dev = 0, clock_khz = 0, bus_bits = 0;
+  const int dev = g->dev;
+  int clock_khz = 0, bus_bits = 0;
   struct cudaDeviceProp prop;
   memset(&prop, 0, sizeof prop);
-  cudaGetDevice(&dev);
   cudaGetDeviceProperties(&prop, dev);
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, dev);
   cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
   FILE *f = fopen(g->profile, "a");
   if (!f) return;
   fprintf(f,
-          "{\"device\":\"%s\",\"peak_gbs\":%.1f,\"launches\":%lld,\"h2d_ms\":%.3f,\"kernel_ms\":%.3f,"
-          "\"d2h_ms\":%.3f,\"bytes_in\":%.0f,\"bytes_out\":%.0f}\n",
-          prop.name, 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9, g->launches, g->ms[0], g->ms[1], g->ms[2],
-          g->bytes_in, g->bytes_out);
+          "{\"device\":\"%s\",\"index\":%d,\"pid\":%ld,\"peak_gbs\":%.1f,\"launches\":%lld,\"h2d_ms\":%.3f,"
+          "\"kernel_ms\":%.3f,\"d2h_ms\":%.3f,\"bytes_in\":%.0f,\"bytes_out\":%.0f}\n",
+          prop.name, dev, (long)getpid(), 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9, g->launches, g->ms[0],
+          g->ms[1], g->ms[2], g->bytes_in, g->bytes_out);
   fclose(f);
 }
 
@@ -92,8 +99,34 @@ static int count(char *why, size_t len) {
   return n;
 }
 
+static int chosen; /* the device every call uses (select) */
+
+static cudaError_t use_device(void) { return cudaSetDevice(__atomic_load_n(&chosen, __ATOMIC_ACQUIRE)); }
+
+static int select_device(int index, char *name, size_t len) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (name) snprintf(name, len, "no usable GPU: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  if (index < 0 || index >= n) {
+    if (name) snprintf(name, len, "there is no GPU %d (%d present, numbered from 0)", index, n);
+    return -1;
+  }
+  struct cudaDeviceProp prop;
+  if ((e = cudaSetDevice(index)) != cudaSuccess || (e = cudaGetDeviceProperties(&prop, index)) != cudaSuccess) {
+    if (name) snprintf(name, len, "GPU %d: %s", index, cudaGetErrorString(e));
+    return -1;
+  }
+  __atomic_store_n(&chosen, index, __ATOMIC_RELEASE);
+  if (name) snprintf(name, len, "%s", prop.name);
+  return 0;
+}
+
 static void *host_alloc(size_t bytes) {
   void *p = NULL;
+  use_device();
   return cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess ? p : NULL;
 }
 
@@ -136,7 +169,12 @@ static int gpu_open(tr_gpu **out, size_t in_bytes, size_t out_bytes, char *why, 
     if (why) snprintf(why, len, "out of memory");
     return -1;
   }
-  cudaError_t e;
+  cudaError_t e = use_device();
+  if (e != cudaSuccess) {
+    free(g);
+    return fail("cannot use the selected device", e, why, len);
+  }
+  g->dev = __atomic_load_n(&chosen, __ATOMIC_ACQUIRE);
   if ((e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess) {
     free(g);
     return fail("cannot create a stream", e, why, len);
@@ -170,8 +208,8 @@ static void gpu_close(tr_gpu *g) {
   free(g);
 }
 
-static int gpu_run(tr_gpu *g, const char *row, const void *params, const tr_window *w, void *out, size_t out_bytes,
-                   int trap, char *why, size_t len) {
+static int gpu_run(tr_gpu *g, const char *row, const void *params, const tr_window *w, int64_t row0, int64_t nrows,
+                   void *out, size_t out_bytes, int trap, char *why, size_t len) {
   const tr_kernel_gpu_fn fn = kernel_of(row);
   if (!fn) {
     if (why) snprintf(why, len, "GPU: no GPU version of %s", row);
@@ -181,20 +219,24 @@ static int gpu_run(tr_gpu *g, const char *row, const void *params, const tr_wind
     if (why) snprintf(why, len, "GPU: the device reported a hardware error earlier in this run");
     return TR_GPU_FAULT;
   }
-  /* the window as read: rows + 2 halo lines of in_stride floats */
-  const size_t in_bytes = (size_t)((w->rows + 2 * w->halo) * w->in_stride) * sizeof(float);
-  if (in_bytes > g->in_bytes || out_bytes > g->out_bytes) {
+  /* the window's lines these rows read: rows row0 .. row0 + nrows + 2 halo
+   * of in_stride floats, at their own place in the device window */
+  const size_t first = (size_t)(row0 * w->in_stride), win_bytes = (size_t)((w->rows + 2 * w->halo) * w->in_stride) * sizeof(float);
+  const size_t in_bytes = (size_t)((nrows + 2 * w->halo) * w->in_stride) * sizeof(float);
+  if (row0 < 0 || nrows < 0 || row0 + nrows > w->rows || win_bytes > g->in_bytes || out_bytes > g->out_bytes) {
     if (why) snprintf(why, len, "GPU: tile larger than its device buffers");
     return -1;
   }
+  cudaError_t e = cudaSetDevice(g->dev); /* the stream's device, current for this thread */
+  if (e != cudaSuccess) return fail("cannot use the selected device", e, why, len);
   if (g->profile) cudaEventRecord(g->ev[0], g->stream);
-  cudaError_t e = cudaMemcpyAsync(g->d_in, w->in, in_bytes, cudaMemcpyHostToDevice, g->stream);
+  e = cudaMemcpyAsync((float *)g->d_in + first, w->in + first, in_bytes, cudaMemcpyHostToDevice, g->stream);
   if (e != cudaSuccess) return fail("copy to device", e, why, len);
   if (g->profile) cudaEventRecord(g->ev[1], g->stream);
   tr_window dw = *w;
   dw.in = (const float *)g->d_in;
   if (trap && tr_gpu_trap_launch(g->stream)) return fail("test trap", cudaPeekAtLastError(), why, len);
-  const int rc = fn(params, &dw, 0, w->rows, g->d_out, g->stream);
+  const int rc = fn(params, &dw, row0, nrows, g->d_out, g->stream);
   if (rc == 1) return 1;
   if (rc < 0) {
     const cudaError_t le = cudaPeekAtLastError();
@@ -233,6 +275,7 @@ const tr_cuda_module *tr_cuda_module_entry(void) {
                                    .close = gpu_close,
                                    .run = gpu_run,
                                    .lost = gpu_lost,
-                                   .has = has};
+                                   .has = has,
+                                   .select = select_device};
   return &m;
 }

@@ -27,7 +27,7 @@ class RunOpts(ctypes.Structure):
         ("ft_max_errors", c_int), ("ft_check", c_double), ("device", c_int), ("replay_on_cpu", c_int),
         ("live", c_void_p), ("cancelled", c_void_p), ("coll", c_void_p),
         ("gdal_cache", c_void_p), ("gdal_cache_user", c_void_p),
-        ("reads", FileRole * 4), ("held", c_void_p), ("ft_report_append", c_int),
+        ("reads", FileRole * 4), ("held", c_void_p), ("ft_report_append", c_int), ("device_pin", c_int),
     ]
 
 
