@@ -14,7 +14,7 @@
  * case skips (exit 77, naming the errno) where the kernel refuses, as on a
  * kernel without CONFIG_MEMORY_FAILURE (EINVAL) or without CAP_SYS_ADMIN
  * (EPERM). Run it alone: `cli_sigbus_hwpoison` in ctest, or
- * build/tools/tests/cli_sigbus build/testdata build/tools/terrafort test_sigbus_hwpoison
+ * build/tools/cli_sigbus build/testdata build/tools/terrafort test_sigbus_hwpoison
  */
 #include <errno.h>
 #include <signal.h>
