@@ -43,7 +43,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     const char *kind = item;
     double p = -1, seed = 0, sub = -1, block = -1, slot = 0, worker = -1, ms = -1, after = 0, count = 0, rank = -1,
            factor = -1, tile = -2, launch = 0, silent = 0, bit = -1, round = 0;
-    int at = 0;
+    int at = 0, buf = TR_SIGBUS_IN, ao = 0;
     char *save2 = NULL;
     for (char *kv = strtok_r(colon + 1, ",", &save2); kv && !st; kv = strtok_r(NULL, ",", &save2)) {
       char *eq = strchr(kv, '=');
@@ -73,6 +73,15 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         if (!strcmp(v, "state")) at = 0;
         else if (!strcmp(v, "msgs")) at = 2;
         else st = tr_fail(err, TR_EUSAGE, "inject: %s:at=%s is not state or msgs", kind, v);
+      } else if (!strcmp(k, "buf")) {
+        if (!strcmp(v, "in")) buf = TR_SIGBUS_IN;
+        else if (!strcmp(v, "out")) buf = TR_SIGBUS_OUT;
+        else if (!strcmp(v, "outside")) buf = TR_SIGBUS_OUTSIDE;
+        else st = tr_fail(err, TR_EUSAGE, "inject: %s:buf=%s is not in, out or outside", kind, v);
+      } else if (!strcmp(k, "code")) {
+        if (!strcmp(v, "ar")) ao = 0;
+        else if (!strcmp(v, "ao")) ao = 1;
+        else st = tr_fail(err, TR_EUSAGE, "inject: %s:code=%s is not ar or ao", kind, v);
       }
       else st = tr_fail(err, TR_EUSAGE, "inject: %s: unknown key '%s'", kind, k);
     }
@@ -183,10 +192,27 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       else if (li->ntrap >= TR_LAUNCH_INJECT_MAX)
         st = tr_fail(err, TR_EUSAGE, "inject: more than %d gpu-trap faults", TR_LAUNCH_INJECT_MAX);
       else li->trap[li->ntrap++] = (int64_t)tile;
+    } else if (!strcmp(kind, "sigbus") || !strcmp(kind, "hwpoison")) {
+      tr_launch_inject *li = &out->launch;
+      const int hw = kind[0] == 'h';
+      if (tile < -1) st = tr_fail(err, TR_EUSAGE, "inject: %s needs tile=T", kind);
+      else if (launch < 0) st = tr_fail(err, TR_EUSAGE, "inject: %s: launch=%g is not a launch of a tile", kind, launch);
+      else if (hw && (buf != TR_SIGBUS_IN || ao || after))
+        st = tr_fail(err, TR_EUSAGE, "inject: hwpoison poisons the input window: no buf=, code= or after=");
+      else if (li->nsigbus >= TR_LAUNCH_INJECT_MAX)
+        st = tr_fail(err, TR_EUSAGE, "inject: more than %d sigbus and hwpoison faults", TR_LAUNCH_INJECT_MAX);
+      else {
+        li->sigbus[li->nsigbus].tile = (int64_t)tile;
+        li->sigbus[li->nsigbus].launch = (int)launch;
+        li->sigbus[li->nsigbus].buf = buf;
+        li->sigbus[li->nsigbus].ao = ao;
+        li->sigbus[li->nsigbus].after = after > 0;
+        li->sigbus[li->nsigbus++].hwpoison = hw;
+      }
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "spill-fail, flip-launch, gpu-trap, touch, stop-stage, stop-start)",
+                   "spill-fail, flip-launch, gpu-trap, touch, stop-stage, stop-start, sigbus, hwpoison)",
                    kind);
     }
   }

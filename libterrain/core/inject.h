@@ -38,6 +38,17 @@
  *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
  *                                     output with the same bytes (an outside write: older entries
  *                                     become invalid, so a repair needs the checkpoint)
+ *   sigbus:tile=T[,launch=L][,buf=in|out|outside][,code=ar|ao][,after=1]
+ *                                     --ft off or replay, a CPU launch: the thread sends itself the
+ *                                     SIGBUS Linux sends for a memory failure (si_code BUS_MCEERR_AR,
+ *                                     or _AO with code=ao) naming a byte of the launch's input window
+ *                                     (buf=in, default), its output (out), or memory that is no
+ *                                     buffer of the launch (outside), right before the kernel runs
+ *                                     (after=1: right after it returned, outside the launch); once
+ *                                     per (tile, launch), not in a recomputation (local/memfail.h)
+ *   hwpoison:tile=T[,launch=L]        the same through the kernel: madvise(MADV_HWPOISON) on a whole
+ *                                     page of the launch's input window right before the kernel runs
+ *                                     (needs CAP_SYS_ADMIN and a kernel with CONFIG_MEMORY_FAILURE)
  */
 #ifndef TR_INJECT_H
 #define TR_INJECT_H
@@ -71,7 +82,18 @@ typedef struct {
   } touch[TR_LAUNCH_INJECT_MAX];
   int ntrap;
   int64_t trap[TR_LAUNCH_INJECT_MAX]; /* gpu-trap: tiles whose GPU launch traps; -1 every tile */
+  int nsigbus;
+  struct {
+    int64_t tile;      /* -1: every tile */
+    int launch;
+    int buf;           /* TR_SIGBUS_IN, _OUT, _OUTSIDE */
+    int ao;            /* BUS_MCEERR_AO instead of _AR */
+    int after;         /* sent after the kernel returned */
+    int hwpoison;      /* a real poisoned page (madvise) instead of a sent signal */
+  } sigbus[TR_LAUNCH_INJECT_MAX];
 } tr_launch_inject;
+
+enum { TR_SIGBUS_IN = 0, TR_SIGBUS_OUT = 1, TR_SIGBUS_OUTSIDE = 2 };
 
 typedef struct tr_inject {
   ft_inject ft;

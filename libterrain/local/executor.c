@@ -206,23 +206,61 @@ static ft_type ft_type_of(const tr_kernel *k) {
   return FT_TYPE_BYTES;
 }
 
+/* A reorder slot: the tile's outcome, then its cells (64-byte aligned). */
+typedef struct {
+  int status;
+  tr_error e;
+} slot_head;
+#define SLOT_HEAD ((sizeof(slot_head) + 63) / 64 * 64)
+
+/* A tile at the launch point: what it asks for after a memory failure took
+ * pages of the tile's buffers (launch.h, tr_launch_io). */
+typedef struct {
+  run_state *s;
+  const tr_tile *t;
+  tr_reorder *ro;
+  int64_t k;      /* the tile's number in the reorder window */
+  slot_head *sh;  /* its reorder slot, renewed here */
+} tile_io;
+
+/* Tile t's window into inbuf (a source's tiles read nothing here). */
+static int read_window(run_state *s, const tr_tile *t, float *inbuf, tr_error *e) {
+  const int64_t h = s->k->halo, stride = t->cols + 2 * h;
+  int st;
+#pragma omp critical(tr_exec_read)
+  st = tr_input_read_f32(&s->job->in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
+  return st;
+}
+
+static int io_read(void *user, float *in, tr_error *e) {
+  tile_io *io = user;
+  return io->s->src ? TR_OK : read_window(io->s, io->t, in, e);
+}
+
+static void *io_renew_out(void *user, size_t *retired) {
+  tile_io *io = user;
+  slot_head *sh = tr_reorder_renew(io->ro, io->k);
+  if (!sh) return NULL;
+  *retired = io->ro->buf_bytes;
+  io->sh = sh;
+  return (unsigned char *)sh + SLOT_HEAD;
+}
+
 /* Reads and computes one tile into outbuf (slot: the launcher's, NULL
- * under --ft dual). */
+ * under --ft dual; io: its hooks, which may move the tile to another
+ * reorder buffer). */
 static int compute_tile(run_state *s, const tr_tile *t, tile_bufs *tb, tr_launch_slot *slot, void *outbuf,
-                        tr_error *e) {
+                        tile_io *io, tr_error *e) {
   const int64_t h = s->k->halo, stride = t->cols + 2 * h;
   tr_input *in = &s->job->in;
-  float *inbuf = tb->in;
-  int st;
-  if (s->src) st = source_input(s, t, tb, e);
-  else {
-#pragma omp critical(tr_exec_read)
-    st = tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
-  }
+  /* the slot's, which a memory failure may have replaced since the last tile */
+  float *inbuf = slot ? slot->in : tb->in;
+  int st = s->src ? source_input(s, t, tb, e) : read_window(s, t, inbuf, e);
   if (st) return st;
   if (!s->ft) {
     tr_window w = {inbuf, stride, h, t->rows, t->cols, t->row0, t->col0, in->rows, in->cols, s->src ? tb->aux.p : NULL};
-    return tr_launch_tile(s->launch, slot, s->params, &w, t->index, outbuf, e);
+    const tr_launch_io lio = {io_read, io_renew_out, io};
+    return tr_launch_tile(s->launch, slot, s->params, &w, t->index, outbuf, &lio, e);
   }
   const size_t cell = (size_t)GDALGetDataTypeSizeBytes(s->k->out_type) * (size_t)s->k->bands;
   ft_block b = {t->index, t->rows, t->cols, h, t->row0, t->col0, inbuf, stride, sizeof(float), ft_type_of(s->k), cell};
@@ -235,13 +273,6 @@ static int compute_tile(run_state *s, const tr_tile *t, tile_bufs *tb, tr_launch
                    fs.msg[0] ? fs.msg : ft_strerror(rc));
   return TR_OK;
 }
-
-/* A reorder slot: the tile's outcome, then its cells (64-byte aligned). */
-typedef struct {
-  int status;
-  tr_error e;
-} slot_head;
-#define SLOT_HEAD ((sizeof(slot_head) + 63) / 64 * 64)
 
 typedef struct {
   run_state *s;
@@ -329,7 +360,15 @@ static void run_tiles(run_state *s) {
       failed = sink->status;
       if (!tb.in) sh->status = tr_fail(&sh->e, TR_ENOMEM, "out of memory for tile buffers");
       else if (failed && j->rank == 0) sh->status = failed; /* rank 0 already failed: skip the work */
-      else sh->status = compute_tile(s, &t, &tb, slot, outbuf, &sh->e);
+      else {
+        /* the error and outcome go to the slot the tile ends in */
+        tile_io io = {s, &t, &ro, k, sh};
+        tr_error e = {{0}};
+        const int st = compute_tile(s, &t, &tb, slot, outbuf, &io, &e);
+        sh = io.sh;
+        sh->e = e;
+        sh->status = st;
+      }
       tr_reorder_done(&ro, k);
     }
     if (s->launch) tr_launch_slot_close(s->launch, slot);

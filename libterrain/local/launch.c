@@ -22,18 +22,39 @@
  * (the slot's `repairing` flag, seen by the captured launch, says which).
  * Sampling and fault positions are pure functions of (seed, tile, launch),
  * so a run's faults and counts do not depend on threads, ranks or timing.
+ *
+ * Memory failures (memfail.h), under --ft off and --ft replay alike: each
+ * CPU kernel call runs inside a guard naming the slot's buffers and the
+ * tile's output. A SIGBUS BUS_MCEERR_AR in one of them jumps back out of
+ * the kernel; an _AO naming one marks it. Either way, once the tile's
+ * launches are over (or abandoned), the buffer is retired (never freed,
+ * never reused), a fresh one takes its place (the caller's output and the
+ * window's read through tr_launch_io), its tracker regions follow, and the
+ * whole tile is computed again; the report counts memory_failures (found)
+ * and memory_corrected (tiles that then came out whole). Costs nothing
+ * until a signal comes but a sigsetjmp per CPU launch. The injector's
+ * sigbus and hwpoison faults make the same signal the same way: the
+ * thread sends it to itself with rt_tgsigqueueinfo (Linux lets a process
+ * give its own signals a kernel si_code), or the kernel sends it for a page
+ * poisoned with madvise(MADV_HWPOISON).
  */
 #include "launch.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "edac.h"
 #include "status.h"
 #include "ft.h"
+#include "memfail.h"
 #include "side_file.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -59,9 +80,24 @@ struct tr_launcher {
   int64_t inv_checked, inv_faults, inv_reproduced;
   int64_t gpu_faults;          /* launches the device failed with a hardware error (device.h) */
   tr_edac edac_start;          /* the machine's EDAC counters when the run started (edac.h) */
+  int memfail;                 /* the SIGBUS handler is ours to put back at close */
+  /* memory failures: found, tiles recomputed whole after them, bytes
+   * retired, and the lowest tile hit (for the warning) */
+  int64_t mf_found, mf_corrected, mf_retired, mf_first_tile;
 };
 
 enum { STAGE_KERNEL = 0, STAGE_PASS = 1, STAGE_FINISH = 2 };
+
+/* A slot's buffers, in the order of its reg[] and of a guard's ranges. */
+enum { BUF_IN = 0, BUF_WORK = 1, BUF_SCRATCH = 2, BUF_OUT = 3, NBUF = 4 };
+static const char *const buf_name[NBUF] = {"input window", "work window", "scratch", "output"};
+
+/* What a launch returns when it was abandoned to a memory failure, and
+ * when the injector could not make its fault (s->why says why). */
+enum { LAUNCH_MEMFAIL = -1000, LAUNCH_EINJECT = -1001 };
+
+/* Recomputations of one tile after memory failures before giving up. */
+#define MEMFAIL_TRIES 8
 
 /* What a launch captures by value (ft.h: kept for replay). */
 typedef struct {
@@ -72,6 +108,7 @@ typedef struct {
   void *out;                   /* cells (kernel, finish) or a whole window (pass) */
   int stage, first;
   int64_t tile;
+  int i;                       /* the launch's number within the tile */
 } launch_args;
 
 /* Bytes of a block's cells. */
@@ -83,28 +120,6 @@ static int trap_at(const tr_launch_inject *f, int64_t tile) {
   for (int i = 0; i < f->ntrap; i++)
     if (f->trap[i] == tile || f->trap[i] == -1) return 1;
   return 0;
-}
-
-static int launch_fn(void *p) {
-  const launch_args *a = p;
-  const tr_launcher *L = a->L;
-  switch (a->stage) {
-    case STAGE_PASS: {
-      const int64_t h = a->w.halo;
-      return L->iter->pass(a->params, a->first, a->w.in, a->out, a->w.in_stride,
-                           a->w.rows + 2 * h, a->w.cols + 2 * h);
-    }
-    case STAGE_FINISH: return L->iter->finish(a->params, &a->w, 0, a->w.rows, a->out);
-    default:
-      /* after a device fault the context is gone: the CPU, whatever --replay-on says */
-      if (a->slot->gpu && !tr_gpu_lost() && !(a->slot->repairing && L->run->replay_on_cpu)) {
-        const int trap = !a->slot->repairing && trap_at(L->inj, a->tile);
-        const int rc = tr_gpu_run(a->slot->gpu, L->k, a->params, &a->w, a->out, cell_bytes(L->k, &a->w), trap,
-                                  a->slot->why, sizeof a->slot->why);
-        if (rc <= 0) return rc; /* 1: the row declined these params, the CPU's bytes are the same */
-      }
-      return L->k->cpu(a->params, &a->w, 0, a->w.rows, a->out);
-  }
 }
 
 /* ------------------------------------------------------ fault injection */
@@ -156,6 +171,127 @@ static uint64_t checksum(const void *p, size_t n) {
   return h;
 }
 
+/* ------------------------------------------------ memory failures */
+
+/* The launch's input window: the bytes its kernel reads. */
+static size_t input_bytes(const tr_window *w) {
+  return (size_t)((w->rows + 2 * w->halo) * w->in_stride) * sizeof(float);
+}
+
+/* The injector's sigbus or hwpoison fault for this launch: its index, or
+ * -1. Only a tile's first computation gets one, never a repair's re-run:
+ * the fault is the tile's, as a bad page is, and comes once. */
+static int sigbus_at(const tr_launch_inject *f, const launch_args *a) {
+  if (a->slot->attempt || a->slot->repairing) return -1;
+  for (int i = 0; i < f->nsigbus; i++)
+    if ((f->sigbus[i].tile == a->tile || f->sigbus[i].tile == -1) && f->sigbus[i].launch == a->i) return i;
+  return -1;
+}
+
+/* Makes injected fault j: the SIGBUS a memory failure brings, by the
+ * thread to itself, or a page of the input window poisoned for real. With
+ * the guard armed the signal never returns here for a byte of ours. */
+static int inject_sigbus(const launch_args *a, int j) {
+  const tr_launcher *L = a->L;
+  tr_launch_slot *s = a->slot;
+  const long ps = sysconf(_SC_PAGESIZE);
+  s->injected++;
+  if (L->inj->sigbus[j].hwpoison) {
+    const uintptr_t lo = (uintptr_t)a->w.in, hi = lo + input_bytes(&a->w);
+    const uintptr_t first = (lo + (uintptr_t)ps - 1) & ~((uintptr_t)ps - 1);
+    if (first + (uintptr_t)ps > hi) {
+      snprintf(s->why, sizeof s->why,
+               "inject hwpoison: tile %lld's input window holds no whole page of %ld bytes (give a larger --tile-size)",
+               (long long)a->tile, ps);
+      return LAUNCH_EINJECT;
+    }
+    /* the middle whole page: the kernel reads it, and it holds nothing else */
+    const uintptr_t page = first + (hi - first) / (uintptr_t)ps / 2 * (uintptr_t)ps;
+    if (madvise((void *)page, (size_t)ps, MADV_HWPOISON) != 0) {
+      const int e = errno;
+      snprintf(s->why, sizeof s->why, "inject hwpoison: madvise(MADV_HWPOISON) failed: %s (%s)", strerror(e),
+               e == EINVAL ? "EINVAL: a kernel without CONFIG_MEMORY_FAILURE"
+               : e == EPERM ? "EPERM: needs CAP_SYS_ADMIN"
+                            : "errno other than EINVAL or EPERM");
+      return LAUNCH_EINJECT;
+    }
+    return 0;
+  }
+  /* a byte in the middle of the chosen buffer, or the launcher itself:
+   * memory of ours that no launch guards */
+  const int buf = L->inj->sigbus[j].buf;
+  const void *addr = buf == TR_SIGBUS_OUTSIDE ? (const void *)L
+                     : buf == TR_SIGBUS_OUT   ? (const unsigned char *)a->out + cell_bytes(L->k, &a->w) / 2
+                                              : (const unsigned char *)a->w.in + input_bytes(&a->w) / 2;
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  si.si_signo = SIGBUS;
+  si.si_code = L->inj->sigbus[j].ao ? BUS_MCEERR_AO : BUS_MCEERR_AR;
+  si.si_addr = (void *)addr;
+  si.si_addr_lsb = (short)__builtin_ctzl((unsigned long)ps); /* as the kernel's: a whole page lost */
+  if (syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)syscall(SYS_gettid), SIGBUS, &si) != 0) {
+    snprintf(s->why, sizeof s->why, "inject sigbus: rt_tgsigqueueinfo failed: %s", strerror(errno));
+    return LAUNCH_EINJECT;
+  }
+  return 0;
+}
+
+/* A CPU kernel call of the launch. */
+static int cpu_call(const launch_args *a) {
+  const tr_launcher *L = a->L;
+  switch (a->stage) {
+    case STAGE_PASS: {
+      const int64_t h = a->w.halo;
+      return L->iter->pass(a->params, a->first, a->w.in, a->out, a->w.in_stride, a->w.rows + 2 * h,
+                           a->w.cols + 2 * h);
+    }
+    case STAGE_FINISH: return L->iter->finish(a->params, &a->w, 0, a->w.rows, a->out);
+    default: return L->k->cpu(a->params, &a->w, 0, a->w.rows, a->out);
+  }
+}
+
+/* The CPU kernel call inside the slot's guard (memfail.h): a memory
+ * failure in one of the slot's buffers or the tile's output comes back
+ * here as LAUNCH_MEMFAIL, with the slot's mf_* saying where. */
+static int guarded_call(const launch_args *a) {
+  tr_launch_slot *s = a->slot;
+  const tr_launcher *L = a->L;
+  tr_memfail_guard g;
+  g.range[BUF_IN] = (tr_memfail_range){s->in, L->in_bytes};
+  g.range[BUF_WORK] = (tr_memfail_range){s->work, L->work_bytes};
+  g.range[BUF_SCRATCH] = (tr_memfail_range){s->scratch, s->scratch_bytes};
+  g.range[BUF_OUT] = (tr_memfail_range){s->out, L->out_bytes};
+  g.n = NBUF;
+  /* volatile: read again after sigsetjmp, never kept in a register across it */
+  volatile int j = sigbus_at(L->inj, a);
+  if (sigsetjmp(g.jb, 1)) {
+    const volatile tr_memfail_guard *v = &g;
+    s->mf_hit = 1;
+    s->mf_which = v->which;
+    return LAUNCH_MEMFAIL;
+  }
+  tr_memfail_enter(&g);
+  int rc = j >= 0 && !L->inj->sigbus[j].after ? inject_sigbus(a, j) : 0;
+  if (!rc) rc = cpu_call(a);
+  tr_memfail_leave();
+  /* after=1: the same signal outside any guard, as a failure between launches */
+  if (!rc && j >= 0 && L->inj->sigbus[j].after) rc = inject_sigbus(a, j);
+  return rc;
+}
+
+static int launch_fn(void *p) {
+  const launch_args *a = p;
+  const tr_launcher *L = a->L;
+  /* after a device fault the context is gone: the CPU, whatever --replay-on says */
+  if (a->stage == STAGE_KERNEL && a->slot->gpu && !tr_gpu_lost() && !(a->slot->repairing && L->run->replay_on_cpu)) {
+    const int trap = !a->slot->repairing && trap_at(L->inj, a->tile);
+    const int rc = tr_gpu_run(a->slot->gpu, L->k, a->params, &a->w, a->out, cell_bytes(L->k, &a->w), trap,
+                              a->slot->why, sizeof a->slot->why);
+    if (rc <= 0) return rc; /* 1: the row declined these params, the CPU's bytes are the same */
+  }
+  return guarded_call(a);
+}
+
 /* ------------------------------------------------------------ launcher */
 
 int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject *inj, const tr_kernel *k,
@@ -182,7 +318,12 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
     st = tr_fail(err, TR_EUSAGE, "--device gpu: %s",
                  !ngpu ? why : "this command has no GPU version (see terrafort(1), DEVICES)");
   L->gpu = has_gpu;
+  L->mf_first_tile = -1;
   tr_edac_read(&L->edac_start);
+  if (!st) {
+    if (tr_memfail_open()) st = tr_fail(err, TR_EINTERNAL, "installing the SIGBUS handler: %s", strerror(errno));
+    else L->memfail = 1;
+  }
   if (!st && run->ft == TR_FT_REPLAY) {
     ft_tracker_opts o;
     ft_tracker_opts_init(&o);
@@ -190,6 +331,7 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
     if (ft_tracker_create(&o, &L->trk)) st = tr_fail(err, TR_ENOMEM, "out of memory");
   }
   if (st) {
+    if (L->memfail) tr_memfail_close();
     free(L);
     return st;
   }
@@ -197,14 +339,31 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
   return TR_OK;
 }
 
+/* The warning a rank gives when it recovered memory failures: the memory
+ * of this machine is failing, which its user wants to know (the output is
+ * still right). */
+static void memfail_warning(const tr_launcher *L) {
+  if (!L->mf_found || !L->run->warning) return;
+  char msg[512];
+  snprintf(msg, sizeof msg,
+           "%lld memory failure%s (SIGBUS, BUS_MCEERR_AR/AO) in a kernel's buffers, the lowest in tile %lld: %lld "
+           "corrected by computing the tile again on fresh buffers, %lld bytes of memory retired; this machine's memory "
+           "is failing",
+           (long long)L->mf_found, L->mf_found == 1 ? "" : "s", (long long)L->mf_first_tile, (long long)L->mf_corrected,
+           (long long)L->mf_retired);
+  L->run->warning(msg, L->run->warning_user);
+}
+
 int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
   if (!L) return TR_OK;
   int st = TR_OK;
+  memfail_warning(L);
   if (L->trk) {
     ft_track_report r;
     ft_track_report_get(L->trk, &r);
     int64_t injected = L->injected, reported = L->reported;
     int64_t inv[3] = {L->inv_checked, L->inv_faults, L->inv_reproduced}, gpu_faults = L->gpu_faults;
+    int64_t mf[3] = {L->mf_found, L->mf_corrected, L->mf_retired};
 #ifdef TERRAFORT_HAVE_MPI
     if (nranks > 1) {
       /* every counter summed over the ranks, the largest set by its max */
@@ -212,7 +371,7 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
                       &r.relaunch_sets, &r.relaunch_launches, &r.searches_failed, &r.checkpoints,
                       &r.checkpoint_restores, &r.checkpoint_launches, &r.unrepaired, &r.limit_aborts,
                       &r.sampled, &r.sample_mismatches, &injected, &reported, &inv[0], &inv[1], &inv[2],
-                      &gpu_faults};
+                      &gpu_faults, &mf[0], &mf[1], &mf[2]};
       enum { NC = sizeof c / sizeof c[0] };
       int64_t v[NC + 1], sum[NC + 1], mx = r.relaunch_max, mxall = 0;
       for (int i = 0; i < NC; i++) v[i] = *c[i];
@@ -253,30 +412,71 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
       char line[3072];
       snprintf(line, sizeof line,
                "{\"mode\":\"replay\",\"kernel\":\"%s\",\"unit\":\"launch\",\"injected\":%lld,\"reported\":%lld,"
-               "\"invariant\":{\"checked\":%lld,\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,\"tracker\":%s,%s}",
+               "\"invariant\":{\"checked\":%lld,\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,"
+               "\"memory_failures\":%lld,\"memory_corrected\":%lld,\"retired_bytes\":%lld,\"tracker\":%s,%s}",
                L->k->name, (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
-               (long long)inv[2], (long long)gpu_faults, buf, edac);
+               (long long)inv[2], (long long)gpu_faults, (long long)mf[0], (long long)mf[1], (long long)mf[2], buf,
+               edac);
       st = tr_side_write_line(L->run->ft_report, L->run->ft_report_append, "fault-tolerance report", line, err);
     }
     ft_tracker_destroy(L->trk);
   }
+  if (L->memfail) tr_memfail_close();
   free(L);
   return st;
+}
+
+/* The slot's buffer b (not the output) and its size. */
+static void **slot_buf(tr_launch_slot *s, int b) {
+  return b == BUF_IN ? (void **)&s->in : b == BUF_WORK ? (void **)&s->work : &s->scratch;
+}
+
+static size_t slot_bytes(const tr_launcher *L, const tr_launch_slot *s, int b) {
+  return b == BUF_IN ? L->in_bytes : b == BUF_WORK ? L->work_bytes : s->scratch_bytes;
+}
+
+/* A fresh buffer b for the slot: allocated, registered for memory-failure
+ * reports (memfail.h) and, for the windows, as a tracker region. */
+static int buf_open(tr_launcher *L, tr_launch_slot *s, int b) {
+  const size_t n = slot_bytes(L, s, b);
+  void *p = b == BUF_IN ? tr_host_alloc(n, L->gpu) : malloc(n);
+  if (!p) return -1;
+  *slot_buf(s, b) = p;
+  s->reg[b] = tr_memfail_register(p, n);
+  if (L->trk && b != BUF_SCRATCH && ft_region_add(L->trk, p, n, NULL)) return -1;
+  return 0;
+}
+
+/* Buffer b leaves the slot: freed, or retired for good (poisoned). */
+static void buf_close(tr_launcher *L, tr_launch_slot *s, int b, int poisoned) {
+  void *p = *slot_buf(s, b);
+  tr_memfail_unregister(s->reg[b]);
+  s->reg[b] = -1;
+  if (!p) return;
+  /* dead regions: addresses reused later never match their entries */
+  if (L->trk && b != BUF_SCRATCH) ft_region_remove(L->trk, p);
+  if (poisoned) {
+    tr_memfail_retire(p, slot_bytes(L, s, b));
+    __atomic_add_fetch(&L->mf_retired, (int64_t)slot_bytes(L, s, b), __ATOMIC_RELAXED);
+  } else if (b == BUF_IN) {
+    tr_host_free(p, L->gpu);
+  } else {
+    free(p);
+  }
+  *slot_buf(s, b) = NULL;
 }
 
 tr_launch_slot *tr_launch_slot_open(tr_launcher *L) {
   tr_launch_slot *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->checkpoint = -1;
-  s->in = tr_host_alloc(L->in_bytes, L->gpu);
-  int ok = s->in != NULL;
-  if (ok && L->iter) ok = (s->work = malloc(L->work_bytes)) != NULL;
-  if (ok && L->trk && (L->run->ft_check > 0 || L->k->check))
-    ok = (s->scratch = malloc(L->out_bytes > L->work_bytes ? L->out_bytes : L->work_bytes)) != NULL;
+  for (int b = 0; b < NBUF; b++) s->reg[b] = -1;
+  if (L->trk && (L->run->ft_check > 0 || L->k->check))
+    s->scratch_bytes = L->out_bytes > L->work_bytes ? L->out_bytes : L->work_bytes;
+  int ok = buf_open(L, s, BUF_IN) == 0;
+  if (ok && L->iter) ok = buf_open(L, s, BUF_WORK) == 0;
+  if (ok && s->scratch_bytes) ok = buf_open(L, s, BUF_SCRATCH) == 0;
   if (ok && L->gpu) ok = tr_gpu_open(&s->gpu, L->in_bytes, L->out_bytes, s->why, sizeof s->why) == 0;
-  if (ok && L->trk)
-    ok = !ft_region_add(L->trk, s->in, L->in_bytes, NULL) &&
-         (!s->work || !ft_region_add(L->trk, s->work, L->work_bytes, NULL));
   if (!ok) {
     tr_launch_slot_close(L, s);
     return NULL;
@@ -286,16 +486,10 @@ tr_launch_slot *tr_launch_slot_open(tr_launcher *L) {
 
 void tr_launch_slot_close(tr_launcher *L, tr_launch_slot *s) {
   if (!s) return;
-  if (L->trk) {
-    /* dead regions: addresses reused later never match their entries */
-    ft_region_remove(L->trk, s->in);
-    if (s->work) ft_region_remove(L->trk, s->work);
-    if (s->checkpoint >= 0) ft_checkpoint_drop(L->trk, s->checkpoint);
-  }
+  if (L->trk && s->checkpoint >= 0) ft_checkpoint_drop(L->trk, s->checkpoint);
+  for (int b = 0; b < BUF_OUT; b++) buf_close(L, s, b, 0);
+  __atomic_add_fetch(&L->injected, s->injected, __ATOMIC_RELAXED);
   tr_gpu_close(s->gpu);
-  tr_host_free(s->in, L->gpu);
-  free(s->work);
-  free(s->scratch);
   free(s);
 }
 
@@ -384,7 +578,7 @@ static int launch_all(tr_launcher *L, tr_launch_slot *s, const void *params, con
   }
   s->why[0] = 0;
   for (int i = 0; i < n; i++) {
-    launch_args a = {L, s, params, *w, s->out, STAGE_KERNEL, 0, tile};
+    launch_args a = {L, s, params, *w, s->out, STAGE_KERNEL, 0, tile, i};
     const ft_range *ri = &in, *ro = &out;
     if (L->iter && i < passes) {
       a.stage = STAGE_PASS;
@@ -412,8 +606,10 @@ static int launch_all(tr_launcher *L, tr_launch_slot *s, const void *params, con
      * again (on the CPU: the context is gone) */
     const int device_fault = rc == TR_GPU_FAULT && L->trk && seq >= 0;
     if (device_fault) __atomic_add_fetch(&L->gpu_faults, 1, __ATOMIC_RELAXED);
+    if (rc == LAUNCH_MEMFAIL) return rc; /* tr_launch_tile computes the tile again */
     if (rc && !device_fault)
-      return rc == TR_GPU_FAULT ? tr_fail(err, TR_EINTERNAL, "%s (--ft replay runs such launches again on the CPU)",
+      return rc == LAUNCH_EINJECT ? tr_fail(err, TR_EUSAGE, "%s", s->why)
+             : rc == TR_GPU_FAULT ? tr_fail(err, TR_EINTERNAL, "%s (--ft replay runs such launches again on the CPU)",
                                           s->why)
              : rc < 0 && s->why[0] ? tr_fail(err, TR_EINTERNAL, "%s", s->why)
                                    : tr_fail(err, TR_EINTERNAL, "%s kernel failed on tile %lld", L->k->name,
@@ -426,14 +622,87 @@ static int launch_all(tr_launcher *L, tr_launch_slot *s, const void *params, con
   return TR_OK;
 }
 
-int tr_launch_tile(tr_launcher *L, tr_launch_slot *s, const void *params, const tr_window *w, int64_t tile, void *out,
-                   tr_error *err) {
-  s->out = out;
-  /* the output buffer is the tile's own: registered for its launches only */
-  if (L->trk && ft_region_add(L->trk, out, cell_bytes(L->k, w), NULL))
-    return tr_fail(err, TR_EINTERNAL, "fault tolerance: tile %lld: output buffer already tracked", (long long)tile);
-  const int st = launch_all(L, s, params, w, tile, err);
-  if (L->trk) ft_region_remove(L->trk, out);
-  s->out = NULL;
+/* Whether a memory failure hit the tile's launches: one jumped back
+ * (s->mf_hit), or an AO marked one of its buffers (memfail.h). */
+static int memfail_hit(const tr_launch_slot *s, int *poisoned) {
+  int any = 0;
+  for (int b = 0; b < NBUF; b++) {
+    poisoned[b] = (s->mf_hit && s->mf_which == b) || tr_memfail_poisoned(s->reg[b]);
+    any |= poisoned[b];
+  }
+  return any;
+}
+
+/* After a memory failure: every poisoned buffer retired and replaced by a
+ * fresh one, *out too (the caller's), and the window read again when it
+ * was in the lost memory. */
+static int memfail_renew(tr_launcher *L, tr_launch_slot *s, const int *poisoned, int64_t tile, void **out,
+                         const tr_launch_io *io, tr_error *err) {
+  if (L->trk && s->checkpoint >= 0) {
+    /* a copy of the old window, which is read again below or intact */
+    ft_checkpoint_drop(L->trk, s->checkpoint);
+    s->checkpoint = -1;
+  }
+  for (int b = 0; b < BUF_OUT; b++)
+    if (poisoned[b]) {
+      buf_close(L, s, b, 1);
+      if (buf_open(L, s, b))
+        return tr_fail(err, TR_ENOMEM, "out of memory for tile %lld's %s after a memory failure", (long long)tile,
+                       buf_name[b]);
+    }
+  if (poisoned[BUF_OUT]) {
+    size_t retired = 0;
+    void *fresh = io ? io->renew_out(io->user, &retired) : NULL;
+    if (!fresh)
+      return tr_fail(err, TR_ENOMEM, "out of memory for tile %lld's output after a memory failure", (long long)tile);
+    __atomic_add_fetch(&L->mf_retired, (int64_t)retired, __ATOMIC_RELAXED);
+    *out = fresh;
+  }
+  if (poisoned[BUF_IN] && io && io->read) return io->read(io->user, s->in, err);
+  return TR_OK;
+}
+
+int tr_launch_tile(tr_launcher *L, tr_launch_slot *s, const void *params, const tr_window *w0, int64_t tile, void *out,
+                   const tr_launch_io *io, tr_error *err) {
+  tr_window w = *w0;
+  int st;
+  for (s->attempt = 0;; s->attempt++) {
+    s->out = out;
+    w.in = s->in;
+    s->mf_hit = 0;
+    /* the output buffer is the tile's own: registered for its launches only */
+    s->reg[BUF_OUT] = tr_memfail_register(out, L->out_bytes);
+    if (L->trk && ft_region_add(L->trk, out, cell_bytes(L->k, &w), NULL)) {
+      tr_memfail_unregister(s->reg[BUF_OUT]);
+      s->reg[BUF_OUT] = -1;
+      return tr_fail(err, TR_EINTERNAL, "fault tolerance: tile %lld: output buffer already tracked", (long long)tile);
+    }
+    st = launch_all(L, s, params, &w, tile, err);
+    if (L->trk) ft_region_remove(L->trk, out);
+    int poisoned[NBUF];
+    const int hit = memfail_hit(s, poisoned);
+    tr_memfail_unregister(s->reg[BUF_OUT]);
+    s->reg[BUF_OUT] = -1;
+    s->out = NULL;
+    if (!hit) break;
+    /* a memory failure: whatever the launches said, the tile is computed
+     * again on fresh buffers */
+    __atomic_add_fetch(&L->mf_found, 1, __ATOMIC_RELAXED);
+    int64_t low = __atomic_load_n(&L->mf_first_tile, __ATOMIC_RELAXED); /* the lowest tile: the same for any threads */
+    while ((low < 0 || tile < low) &&
+           !__atomic_compare_exchange_n(&L->mf_first_tile, &low, tile, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    if (s->attempt + 1 >= MEMFAIL_TRIES) {
+      int b = 0;
+      while (!poisoned[b]) b++;
+      return tr_fail(err, TR_EFT, "fault tolerance: tile %lld: %d memory failures in a row (SIGBUS, the last in its %s): "
+                     "giving up", (long long)tile, MEMFAIL_TRIES, buf_name[b]);
+    }
+    err->msg[0] = 0;
+    st = memfail_renew(L, s, poisoned, tile, &out, io, err);
+    if (st) return st;
+  }
+  /* each failure this tile had is corrected once its bytes come out whole */
+  if (!st && s->attempt > 0) __atomic_add_fetch(&L->mf_corrected, s->attempt, __ATOMIC_RELAXED);
   return st;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "memfail.h"
+
 int tr_reorder_init(tr_reorder *r, int slots, size_t buf_bytes, tr_reorder_write_fn write, void *user,
                     int (*stop)(void *user), void *stop_user) {
   r->slots = slots;
@@ -18,6 +20,7 @@ int tr_reorder_init(tr_reorder *r, int slots, size_t buf_bytes, tr_reorder_write
   r->writing = 0;
   r->write = write;
   r->user = user;
+  r->buf_bytes = buf_bytes ? buf_bytes : 1;
   pthread_mutex_init(&r->mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -39,6 +42,17 @@ void tr_reorder_destroy(tr_reorder *r) {
   r->ready = NULL;
   pthread_mutex_destroy(&r->mu);
   pthread_cond_destroy(&r->freed);
+}
+
+void *tr_reorder_renew(tr_reorder *r, int64_t k) {
+  void *fresh = malloc(r->buf_bytes);
+  if (!fresh) return NULL;
+  pthread_mutex_lock(&r->mu);
+  void **b = &r->buf[k % r->slots];
+  tr_memfail_retire(*b, r->buf_bytes);
+  *b = fresh;
+  pthread_mutex_unlock(&r->mu);
+  return fresh;
 }
 
 /* Under r->mu: stops the window when the stop poll says so. */

@@ -43,6 +43,7 @@ typedef struct {
   int (*stop)(void *user); /* polled by waiting threads; may be NULL */
   void *stop_user;
   int stopped;
+  size_t buf_bytes;
 } tr_reorder;
 
 /* 0, or -1 when out of memory. stop (may be NULL) is asked every
@@ -60,6 +61,11 @@ void *tr_reorder_acquire(tr_reorder *r, int64_t k);
 /* Tile k is finished: writes it, and every finished tile after it, unless
  * another thread is writing (that thread will) or the window is stopped. */
 void tr_reorder_done(tr_reorder *r, int64_t k);
+
+/* Tile k's buffer (acquired, not yet done) lost a page to a memory failure
+ * (memfail.h): retires it for good and gives the slot a fresh one, which it
+ * returns (NULL when out of memory: the slot keeps the old one). */
+void *tr_reorder_renew(tr_reorder *r, int64_t k);
 
 /* Stops the window (see above) and wakes every waiting thread. */
 void tr_reorder_stop(tr_reorder *r);

@@ -88,6 +88,22 @@ if(TERRAFORT_SANITIZE)
   set_property(TEST cli_replay APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
 
+# Memory failures in a local kernel's launch (issue 26 item 3): SIGBUS BUS_MCEERR_AR/AO in a
+# launch's buffers recovered on fresh buffers under --ft off and replay, --ft off's bytes and exact
+# counts for 1 and 2 threads and mpirun -n 2; a SIGBUS not ours still kills. cli_sigbus_hwpoison is
+# the real page poisoning alone (madvise(MADV_HWPOISON)): skipped (77) where the kernel refuses it.
+# Release tree only: not yet run under ASan, which has a SIGBUS handler of its own
+# (handle_sigbus) beside the one these runs install and leave by siglongjmp.
+if(NOT TERRAFORT_SANITIZE)
+  terrafort_add_test(cli_sigbus SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sigbus.c LIBS terrain
+                     ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;ft;mpi")
+  add_test(NAME cli_sigbus_hwpoison COMMAND cli_sigbus ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort>
+           test_sigbus_hwpoison)
+  set_tests_properties(cli_sigbus_hwpoison PROPERTIES LABELS "unit;cli;ft" SKIP_RETURN_CODE 77 TIMEOUT 120)
+  set_tests_properties(cli_sigbus cli_sigbus_hwpoison PROPERTIES FIXTURES_REQUIRED testdata
+                       ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
+endif()
+
 # --ft dual and replay for the graph programs (issue 26): fill and every flowgraph product with
 # faults in rounds' state, messages, tiles and inputs give --ft off's bytes and closing counts;
 # exact counts per tile for any thread count and under mpirun -n 3; out of core; the error limit.

@@ -1,0 +1,250 @@
+/*
+ * test_sigbus.c - memory failures inside a local kernel's launch (issue 26
+ * item 3, libterrain/local/memfail.h): a SIGBUS with si_code BUS_MCEERR_AR
+ * or _AO naming a byte of a launch's buffers is a detected fault; the tile
+ * is computed again on fresh buffers, the poisoned ones retired, and the
+ * output is --ft off's without a fault, to the byte, with exact counts in
+ * --ft-report (injected = memory_failures = memory_corrected, and the bytes
+ * retired), for 1 and 2 threads, an iterative row, --ft off (a warning
+ * instead of a report) and under mpirun -n 2. A SIGBUS that is not ours
+ * (an address no launch guards, or a thread outside a launch) still kills
+ * the process by SIGBUS. The injector's sigbus fault is the signal a
+ * memory failure brings, sent by the kernel's thread to itself; its
+ * hwpoison fault poisons a page for real (madvise(MADV_HWPOISON)): that
+ * case skips (exit 77, naming the errno) where the kernel refuses, as on a
+ * kernel without CONFIG_MEMORY_FAILURE (EINVAL) or without CAP_SYS_ADMIN
+ * (EPERM). Run it alone: `cli_sigbus_hwpoison` in ctest, or
+ * build/tools/cli_sigbus build/testdata build/tools/terrafort test_sigbus_hwpoison
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_kit.h"
+#include "proc_check.h"
+#include "tr_test.h"
+
+static char mpirun[256];
+
+/* fractal.tif is 200 x 150: 35 tiles of 32 cells, 12 of 64; a slot's input
+ * window is (tile + 2 halo)^2 floats */
+enum { TILES32 = 35, IN32 = 34 * 34 * 4, IN64 = 66 * 66 * 4 };
+/* smooth's halo is its most passes (8): its windows, in and work alike */
+enum { SMOOTH32 = 48 * 48 * 4 };
+
+/* terrafort CMD fractal.tif OUT FLAGS, stderr into err.txt: the exit code */
+static int run(const char *prefix, const char *cmd, const char *out, const char *flags) {
+  char c[4096];
+  snprintf(c, sizeof c, "%s '%s' %s '%s/fractal.tif' '%s' %s -q 2>'%s'", prefix, ck_tf, cmd, ck_dir, ck_out(out), flags,
+           ck_out("err.txt"));
+  return rc_run(c, NULL);
+}
+
+/* The report's counts are these, and the output is off.tif's bytes. */
+static int check(const char *what, const char *out, long long injected, long long found, long long retired) {
+  const char *j = rc_slurp(ck_out("r.json"));
+  if (!rc_same_file(ck_out("off.tif"), ck_out(out)) || ck_json_int(j, "injected") != injected ||
+      ck_json_int(j, "memory_failures") != found || ck_json_int(j, "memory_corrected") != found ||
+      (retired >= 0 && ck_json_int(j, "retired_bytes") != retired) || ck_json_int(j, "errors") != 0) {
+    fprintf(stderr, "%s: want injected %lld, memory_failures = memory_corrected = %lld, retired_bytes %lld: %s\n", what,
+            injected, found, retired, j);
+    return 1;
+  }
+  return 0;
+}
+
+/* A failure in every tile's input window, and in one tile's output, with
+ * 1 and 2 threads: each tile computed again, every window retired. */
+static int test_sigbus_replay(void) {
+  char flags[1024];
+  ASSERT_EQ_INT(run("", "slope", "off.tif", "--tile-size 32"), 0);
+  for (int threads = 1; threads <= 2; threads++) {
+    snprintf(flags, sizeof flags, "--tile-size 32 --threads %d --ft replay --inject 'sigbus:tile=-1' --ft-report '%s'",
+             threads, ck_out("r.json"));
+    ASSERT_EQ_INT(run("", "slope", "rep.tif", flags), 0);
+    ASSERT_EQ_INT(check("every window", "rep.tif", TILES32, TILES32, (long long)TILES32 * IN32), 0);
+    /* the output (a reorder slot, retired whole: its size is the runner's, not checked) */
+    snprintf(flags, sizeof flags,
+             "--tile-size 32 --threads %d --ft replay --inject 'sigbus:tile=7,buf=out' --ft-report '%s'", threads,
+             ck_out("r.json"));
+    ASSERT_EQ_INT(run("", "slope", "rep.tif", flags), 0);
+    ASSERT_EQ_INT(check("one output", "rep.tif", 1, 1, -1), 0);
+    ASSERT(ck_json_int(rc_slurp(ck_out("r.json")), "retired_bytes") >= 32 * 32 * 4);
+    /* action optional, naming a window in use: marked, and the tile done again at its end */
+    snprintf(flags, sizeof flags,
+             "--tile-size 32 --threads %d --ft replay --inject 'sigbus:tile=3,code=ao;sigbus:tile=9,code=ao' "
+             "--ft-report '%s'",
+             threads, ck_out("r.json"));
+    ASSERT_EQ_INT(run("", "slope", "rep.tif", flags), 0);
+    ASSERT_EQ_INT(check("action optional", "rep.tif", 2, 2, 2LL * IN32), 0);
+    /* action optional, naming no buffer of ours: ignored */
+    snprintf(flags, sizeof flags,
+             "--tile-size 32 --threads %d --ft replay --inject 'sigbus:tile=-1,code=ao,buf=outside' --ft-report '%s'",
+             threads, ck_out("r.json"));
+    ASSERT_EQ_INT(run("", "slope", "rep.tif", flags), 0);
+    ASSERT_EQ_INT(check("action optional, not ours", "rep.tif", TILES32, 0, 0), 0);
+  }
+  return 0;
+}
+
+/* The iterative row: a failure in a pass's input (the work window, launch
+ * 2) and in the finish's output, both tracked; the checkpoint is taken
+ * again from the window read afresh. */
+static int test_sigbus_iterative(void) {
+  char flags[1024];
+  ASSERT_EQ_INT(run("", "smooth", "off.tif", "--tile-size 32 --passes 3"), 0);
+  snprintf(
+      flags, sizeof flags,
+      "--tile-size 32 --passes 3 --threads 2 --ft replay --inject 'sigbus:tile=-1,launch=2;sigbus:tile=1,launch=0' "
+      "--ft-report '%s'",
+      ck_out("r.json"));
+  ASSERT_EQ_INT(run("", "smooth", "rep.tif", flags), 0);
+  /* tile 1's launch 0 comes first and its second computation gets no fault:
+   * 35 faults, tile 1's in its input window, the other 34 in work windows */
+  ASSERT_EQ_INT(check("smooth", "rep.tif", TILES32, TILES32, (long long)TILES32 * SMOOTH32), 0);
+  snprintf(flags, sizeof flags,
+           "--tile-size 32 --passes 3 --ft replay --inject 'sigbus:tile=4,launch=3,buf=out' --ft-report '%s'",
+           ck_out("r.json"));
+  ASSERT_EQ_INT(run("", "smooth", "rep.tif", flags), 0);
+  ASSERT_EQ_INT(check("smooth's finish", "rep.tif", 1, 1, -1), 0);
+  return 0;
+}
+
+/* --ft off recovers the same way (it costs a sigsetjmp per launch until a
+ * signal comes) and, having no report, says so in one warning line. */
+static int test_sigbus_ft_off(void) {
+  ASSERT_EQ_INT(run("", "slope", "off.tif", "--tile-size 32"), 0);
+  ASSERT_EQ_INT(run("", "slope", "rep.tif", "--tile-size 32 --threads 2 --inject 'sigbus:tile=-1'"), 0);
+  ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+  const char *e = rc_slurp(ck_out("err.txt"));
+  ASSERT_EQ_INT(pc_lines(e), 1);
+  ASSERT(strstr(e,
+                "warning: 35 memory failures (SIGBUS, BUS_MCEERR_AR/AO) in a kernel's buffers, the lowest in tile 0: "
+                "35 corrected") != NULL);
+  /* no failure, no warning */
+  ASSERT_EQ_INT(run("", "slope", "rep.tif", "--tile-size 32 --inject 'sigbus:tile=-1,code=ao,buf=outside'"), 0);
+  ASSERT_EQ_INT(pc_lines(rc_slurp(ck_out("err.txt"))), 0);
+  return 0;
+}
+
+/* A command's wait status, run through `exec` so the shell's is the
+ * program's. */
+static int wait_status(const char *flags) {
+  char c[4096];
+  snprintf(c, sizeof c, "exec '%s' slope '%s/fractal.tif' '%s' --tile-size 32 %s -q 2>'%s'", ck_tf, ck_dir,
+           ck_out("dead.tif"), flags, ck_out("err.txt"));
+  return system(c);
+}
+
+/* Not ours: an AR naming memory no launch guards, or delivered outside a
+ * launch, gets the disposition from before the run: the process dies by
+ * SIGBUS, under --ft off and replay, and leaves no output. */
+static int test_sigbus_not_ours(void) {
+  static const char *flags[] = {"--inject 'sigbus:tile=5,buf=outside'",
+                                "--ft replay --inject 'sigbus:tile=5,buf=outside'", "--inject 'sigbus:tile=5,after=1'",
+                                "--ft replay --threads 2 --inject 'sigbus:tile=5,after=1'"};
+  for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+    unlink(ck_out("dead.tif"));
+    const int st = wait_status(flags[i]);
+    if (st == -1 || !WIFSIGNALED(st) || WTERMSIG(st) != SIGBUS) {
+      fprintf(stderr, "%s: wait status %#x, want death by SIGBUS\n", flags[i], st);
+      return 1;
+    }
+    ASSERT(access(ck_out("dead.tif"), F_OK) != 0);
+  }
+  return 0;
+}
+
+/* Each rank's launch point recovers its own tiles; the report sums them. */
+static int test_sigbus_mpi(void) {
+  if (!mpirun[0]) {
+    printf("skip: no mpirun\n");
+    return 0;
+  }
+  char prefix[300], flags[1024];
+  snprintf(prefix, sizeof prefix, "%s -n 2", mpirun);
+  ASSERT_EQ_INT(run("", "slope", "off.tif", "--tile-size 32"), 0);
+  snprintf(flags, sizeof flags, "--tile-size 32 --ft replay --inject 'sigbus:tile=-1' --ft-report '%s'",
+           ck_out("r.json"));
+  ASSERT_EQ_INT(run(prefix, "slope", "rep.tif", flags), 0);
+  ASSERT_EQ_INT(check("mpirun -n 2", "rep.tif", TILES32, TILES32, (long long)TILES32 * IN32), 0);
+  snprintf(flags, sizeof flags, "--tile-size 32 --inject 'sigbus:tile=-1,buf=out'");
+  ASSERT_EQ_INT(run(prefix, "slope", "rep.tif", flags), 0);
+  ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+  return 0;
+}
+
+static int test_sigbus_bad_options(void) {
+  ASSERT_EQ_INT(run("", "slope", "bad.tif", "--inject 'sigbus:tile=1,buf=nope'"), 2);
+  ASSERT(strstr(rc_slurp(ck_out("err.txt")), "buf=nope is not in, out or outside") != NULL);
+  ASSERT_EQ_INT(run("", "slope", "bad.tif", "--inject 'hwpoison:tile=1,code=ao'"), 2);
+  ASSERT_EQ_INT(run("", "slope", "bad.tif", "--inject 'sigbus:launch=1'"), 2);
+  ASSERT(strstr(rc_slurp(ck_out("err.txt")), "sigbus needs tile=T") != NULL);
+  return 0;
+}
+
+/* Whether this kernel poisons a page on request: 0, or the errno its
+ * madvise(MADV_HWPOISON) gave. Asked in a child: a poisoned page brings
+ * the child a SIGBUS (the kernel's early kill), which also says yes. */
+static int hwpoison_errno(void) {
+  const pid_t pid = fork();
+  if (pid < 0) return errno;
+  if (pid == 0) {
+    const long ps = sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) _exit(100);
+    p[0] = 1;
+    _exit(madvise(p, (size_t)ps, MADV_HWPOISON) == 0 ? 0 : errno < 100 ? errno : 99);
+  }
+  int st;
+  if (waitpid(pid, &st, 0) != pid) return errno;
+  if (WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS) return 0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The real thing: a page of a kernel's input window poisoned by the kernel
+ * (madvise(MADV_HWPOISON) at the launch point); the kernel's read of it
+ * brings SIGBUS BUS_MCEERR_AR. Two interior tiles of 64 cells, so each
+ * window holds whole pages: --ft off's bytes, exact counts. Costs the
+ * machine two pages of RAM per run until it reboots. */
+static int test_sigbus_hwpoison(void) {
+  const int e = hwpoison_errno();
+  if (e) {
+    printf("skip: madvise(MADV_HWPOISON) refused with errno %d (%s%s): %s\n", e,
+           e == EINVAL  ? "EINVAL, "
+           : e == EPERM ? "EPERM, "
+                        : "",
+           e > 0 ? strerror(e) : "unknown",
+           e == EINVAL  ? "this kernel has no CONFIG_MEMORY_FAILURE"
+           : e == EPERM ? "needs root with CAP_SYS_ADMIN"
+                        : "not a failure this test can make");
+    return TR_TEST_SKIP;
+  }
+  char flags[1024];
+  ASSERT_EQ_INT(run("", "slope", "off.tif", "--tile-size 64"), 0);
+  snprintf(flags, sizeof flags,
+           "--tile-size 64 --threads 2 --ft replay --inject 'hwpoison:tile=0;hwpoison:tile=5' --ft-report '%s'",
+           ck_out("r.json"));
+  ASSERT_EQ_INT(run("", "slope", "rep.tif", flags), 0);
+  ASSERT_EQ_INT(check("hwpoison", "rep.tif", 2, 2, 2LL * IN64), 0);
+  ASSERT_EQ_INT(run("", "slope", "rep.tif", "--tile-size 64 --inject 'hwpoison:tile=5'"), 0);
+  ASSERT(rc_same_file(ck_out("off.tif"), ck_out("rep.tif")));
+  ASSERT(strstr(rc_slurp(ck_out("err.txt")), "1 memory failure (SIGBUS") != NULL);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  ck_init(argv[1], argv[2], "sigbus");
+  ck_mpirun(mpirun, sizeof mpirun);
+  static const tr_test_case cases[] = {TR_TEST(test_sigbus_replay),  TR_TEST(test_sigbus_iterative),
+                                       TR_TEST(test_sigbus_ft_off),  TR_TEST(test_sigbus_not_ours),
+                                       TR_TEST(test_sigbus_mpi),     TR_TEST(test_sigbus_bad_options),
+                                       TR_TEST(test_sigbus_hwpoison)};
+  return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
+}
