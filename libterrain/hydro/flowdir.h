@@ -35,10 +35,36 @@
 
 #include "d8.h"
 
+/* The "dinf" program (the same file, the same bodies): TauDEM dinfflowdir's
+ * angle and slope (hydro/dinf.h). Its flats take TauDEM's Garbrecht & Martz
+ * gradients, which are these distances with one change: a level drain on the
+ * DEM's edge or next to NoData (no angle of its own) seeds dl with 2 instead
+ * of 1 (TauDEM's incfall counts it as a cell reached one pass later); then
+ * TauDEM's artificial elevation of a flat cell is dl - dh up to a constant
+ * per run, which cancels in every facet it enters (flowdir_program.c,
+ * dinf_flat). */
+enum { TR_FLOWDIR_D8 = 0, TR_FLOWDIR_DINF = 1 };
+enum { TR_DINF_ANG = 0, TR_DINF_SLP = 1 };
+#define TR_DINF_ANG_NODATA (-3.4028234663852886e38) /* -FLT_MAX, as TauDEM writes it */
+#define TR_DINF_SLP_NODATA (-1.0)
+
 typedef struct {
   int32_t encoding;   /* tr_dir_encoding of the output codes */
   tr_d8_geom geom;    /* cell sizes (kernels/d8.h) */
+  int32_t method;     /* TR_FLOWDIR_D8 (program "flowdir") or TR_FLOWDIR_DINF ("dinf") */
+  int32_t product;    /* dinf: TR_DINF_ANG or TR_DINF_SLP */
 } tr_flowdir_params;
+
+/* The "dinf_up" program (dinf_up_program.c): TauDEM areadinf's specific
+ * catchment area over a D-infinity angle raster (input 0), or twi from it
+ * and a slope raster (input 1). Float32, nodata -1 (TauDEM's). */
+enum { TR_DINF_UP_SCA = 0, TR_DINF_UP_TWI = 1 };
+#define TR_DINF_UP_NODATA (-1.0)
+typedef struct {
+  int32_t product;    /* TR_DINF_UP_SCA or TR_DINF_UP_TWI */
+  int32_t edge_check; /* sca: TauDEM's contamination rule (twi: never) */
+  tr_d8_geom geom;    /* cell sizes of the angle raster (kernels/d8.h) */
+} tr_dinf_up_params;
 
 /* --ft replay's invariant of flowdir's tiles (flow_check.c): the cells of n
  * that are not one of the encoding's nine codes (nodata included). */
