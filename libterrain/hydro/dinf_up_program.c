@@ -106,7 +106,7 @@ static int round_begin(const du_ctx *x, const tr_aap_frag *f, du_round *w) {
   w->dx = malloc((size_t)nr * sizeof *w->dx);
   w->dy = malloc((size_t)nr * sizeof *w->dy);
   if (!w->dx || !w->dy) return -1;
-  for (int64_t r = 0; r < nr; r++) tr_d8_row_dxdy(&x->prm.geom, f->row0 + r - 1, &w->dx[r], &w->dy[r]);
+  for (int64_t r = 0; r < nr; r++) tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &w->dx[r], &w->dy[r]);
   return 0;
 }
 

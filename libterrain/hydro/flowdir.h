@@ -31,6 +31,7 @@
 #ifndef TR_FLOWDIR_H
 #define TR_FLOWDIR_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "d8.h"
@@ -65,6 +66,31 @@ typedef struct {
   int32_t edge_check; /* sca: TauDEM's contamination rule (twi: never) */
   tr_d8_geom geom;    /* cell sizes of the angle raster (kernels/d8.h) */
 } tr_dinf_up_params;
+
+/* The cell size of global row grow of a grid of `rows` rows as TauDEM
+ * measures it for its D-infinity tools (tiffIO's dxc, dyc): the
+ * geotransform's for a projected grid; for a geographic one, metres on the
+ * WGS84 ellipsoid at the row's latitude taken as TauDEM takes it (one and a
+ * half rows below the row's top edge, in Float32), so that angles, slopes
+ * and areas on geographic grids are TauDEM's. (D8's --slope measures the
+ * row at its centre, kernels/gradient.h.) */
+static inline void tr_dinf_row_dxdy(const tr_d8_geom *g, int64_t rows, int64_t grow, double *dx, double *dy) {
+  const double dlon = fabs(g->gt[1]), dlat = fabs(g->gt[5]);
+  if (!g->geographic) {
+    *dx = dlon;
+    *dy = dlat;
+    return;
+  }
+  const double pi = 3.14159265359, a = 6378137.000, b = 6356752.314, boa = b / a;
+  const double yll = g->gt[3] - (double)rows * dlat - dlat / 2.;
+  const float rowlat = (float)(yll + (double)(rows - grow - 1) * dlat);
+  const double la = dlat * pi / 180., lo = dlon * pi / 180., lat = (double)rowlat * pi / 180.;
+  const double beta = atan(boa * tan(lat));
+  const double dbeta = la * boa * (cos(beta) / cos(lat)) * (cos(beta) / cos(lat));
+  const double ds2 = (pow(a * sin(beta), 2) + pow(b * cos(beta), 2)) * pow(dbeta, 2);
+  *dx = a * cos(beta) * fabs(lo);
+  *dy = sqrt(ds2);
+}
 
 /* --ft replay's invariant of flowdir's tiles (flow_check.c): the cells of n
  * that are not one of the encoding's nine codes (nodata included). */

@@ -836,6 +836,14 @@ static float dinf_flat(const fd_state *s, const float *Z, int64_t r, int64_t c, 
   return t >= 0.0f ? t : -1.0f;
 }
 
+/* The angle pointing at neighbour k (1 = E .. 8 = SE) alone: an edge of
+ * the facets, so all the flow goes there (on a grid with dx != dy the
+ * diagonals are not multiples of pi / 4). */
+static float dinf_toward(int k, double dx, double dy) {
+  static const int facet[9] = {0, 1, 1, 2, 4, 5, 5, 7, 8};
+  return tr_dinf_angle(facet[k], k % 2 ? 0.0 : atan2(dy, dx));
+}
+
 /* The "dinf" program's tile: TauDEM's angle (nodata -FLT_MAX) or slope
  * (nodata -1) of every cell. A flat cell that TauDEM's first pass leaves
  * without a direction (TauDEM iterates on its artificial surface, where the
@@ -848,7 +856,7 @@ static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const 
   int64_t slot = 0;
   for (int64_t r = 1; r <= h; r++) {
     double dx, dy;
-    tr_d8_row_dxdy(&x->prm.geom, f->row0 + r - 1, &dx, &dy);
+    tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &dx, &dy);
     for (int64_t c = 1; c <= w; c++) {
       const int64_t p = r * pw + c, t = tidx(s, r, c);
       float *out = &tile[(r - 1) * w + (c - 1)];
@@ -863,7 +871,7 @@ static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const 
           a = dinf_flat(s, Z, r, c, me, dx, dy);
           if (a < 0.0f) {
             const int k = flat_dir(s, r, c, me);
-            a = k ? (float)((k - 1) * (TR_DINF_PI / 4)) : nd;
+            a = k ? dinf_toward(k, dx, dy) : nd;
           }
         }
       }
