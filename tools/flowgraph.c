@@ -36,6 +36,15 @@ static const char *usage =
     "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
     "  --basin-stats FILE.csv      per basin: label, cells, area, min, mean, max, relief, mean_slope,\n"
     "                         outlet_x, outlet_y (CSV; basins made even without --basins)\n"
+    "D-infinity (Tarboton 1997; TauDEM dinfflowdir, areadinf, twi):\n"
+    "  --method d8|dinf       how flow leaves a cell (default d8; D-infinity's products alone\n"
+    "                         choose dinf, and -fel FILE is then the filled DEM)\n"
+    "  --ang FILE, -ang FILE  flow angle, radians counter-clockwise from east (Float32; nodata\n"
+    "                         -3.4028235e+38 as TauDEM; flats by Garbrecht & Martz)\n"
+    "  --slp FILE, -slp FILE  D-infinity slope, drop / distance (Float32; nodata -1)\n"
+    "  --sca FILE, -sca FILE  specific catchment area: contributing area / cell width, flow\n"
+    "                         split by angle (Float32; nodata -1; -nc: no edge check)\n"
+    "  --twi FILE, -twi FILE  wetness index ln(sca / slp), sca without the edge check (Float32)\n"
     "Accumulation:\n"
     "  --units cells|area     contributing cells (default) or area in map units\n"
     "  --weights FILE, -wg FILE    a weight per cell instead of 1\n"
@@ -54,6 +63,7 @@ typedef struct {
   tr_flowgraph_opts o;
   const char *p;   /* -p: directions in or out, by whether a DEM is given */
   const char *dem; /* -z */
+  int method_given; /* --method; else D-infinity's products choose dinf */
 } flow_args;
 
 /* Long and TauDEM names of the file-valued options, and where each goes. */
@@ -69,6 +79,8 @@ static const file_flag file_flags[] = {
     FF("--network", "-net", o.network), FF("--weights", "-wg", o.weights),  FF("--filled-in", "-fel", o.filled_in),
     FF(NULL, "-nf", o.network_format), FF(NULL, "-p", p),                   FF(NULL, "-z", dem),
     FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),        FF("--basin-stats", NULL, o.basin_stats),
+    FF("--ang", "-ang", o.ang),        FF("--slp", "-slp", o.slp),            FF("--sca", "-sca", o.sca),
+    FF("--twi", "-twi", o.twi),
 };
 #undef FF
 
@@ -94,6 +106,17 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
       }
     tf_usage_error(cli, "--dir-encoding: '%s' is not one of taudem, esri, grass", v);
     return TF_ARG_ERROR;
+  }
+  if (!strcmp(a, "--method")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (!strcmp(v, "d8")) o->method = TR_FLOW_D8;
+    else if (!strcmp(v, "dinf")) o->method = TR_FLOW_DINF;
+    else {
+      tf_usage_error(cli, "--method: '%s' is not one of d8, dinf", v);
+      return TF_ARG_ERROR;
+    }
+    fa->method_given = 1;
+    return TF_ARG_TAKEN;
   }
   if (!strcmp(a, "--units")) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
@@ -166,6 +189,14 @@ int tf_flowgraph_main(int argc, char **argv) {
     *slot = fa.p;
   }
   if (fa.o.outlets && fa.o.basins_by == TR_BASINS_LINKS) fa.o.basins_by = TR_BASINS_OUTLETS;
+  /* TauDEM's dinfflowdir / areadinf / twi forms: their outputs alone choose
+   * D-infinity, and dinfflowdir's -fel is then the (filled) DEM */
+  if (!fa.method_given && (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi)) fa.o.method = TR_FLOW_DINF;
+  if (fa.o.method == TR_FLOW_DINF && !dem && fa.o.filled_in) {
+    dem = fa.o.filled_in;
+    fa.o.filled_in = NULL;
+    fa.o.filled = 1;
+  }
   tf_cli_finish(&cli, &fa.o.run);
   tr_error err = {{0}};
   return tf_report(&cli, tr_flowgraph(&fa.o, dem, &err), &err);

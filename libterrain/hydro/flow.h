@@ -63,6 +63,7 @@ typedef struct {
 } tr_up_params;
 
 
+
 /* Reads the weight raster `path` once: TR_SUMS_DOUBLE when every weight is a
  * multiple of 2^-k and their magnitudes sum below 2^(51-k) (every sum exact
  * in a double, whatever the order), TR_SUMS_WIDE when below 2^(124-k) (exact

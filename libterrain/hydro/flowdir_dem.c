@@ -78,6 +78,27 @@ static int flowdir_prepare(const tr_input *in, const void *opts, void *params, t
   return TR_OK;
 }
 
+/* The "dinf" program's angle or slope (flowdir.h). */
+typedef struct {
+  const tr_flowdir_opts *o;
+  int product;
+} dinf_job;
+
+static int dinf_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const dinf_job *j = opts;
+  tr_flowdir_params *p = params;
+  p->encoding = (int32_t)j->o->encoding;
+  p->method = TR_FLOWDIR_DINF;
+  p->product = j->product;
+  int st = tr_d8_geom_init(in, &p->geom, err);
+  if (st) return st;
+  prod->type = GDT_Float32;
+  prod->has_nodata = 1;
+  prod->nodata = j->product == TR_DINF_SLP ? TR_DINF_SLP_NODATA : TR_DINF_ANG_NODATA;
+  prod->file_type = GDT_Float32;
+  return TR_OK;
+}
+
 /* Rank 0 deletes a raster this call wrote (any driver); with run->held the
  * products are the caller's to delete (held.h), and `path` may be the
  * user's older file. */
@@ -157,7 +178,10 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
   if (!st) {
     rs = stage_run(run, &sp[stage], stage, nstages, 1, g->ft_report_append);
     if (dem != src) rs.band = 1;
-    st = tr_dist_agree(run, tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err), err);
+    const dinf_job ja = {o, TR_DINF_ANG};
+    st = o->method == TR_FLOW_DINF ? tr_run_graph(&rs, g, "dinf", dinf_prepare, &ja, dem, dir_dst, err)
+                                   : tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err);
+    st = tr_dist_agree(run, st, err);
     stage++;
     if (st && !o->filled && o->filled_out) delete_raster(run, o->filled_out);
   }
@@ -165,7 +189,12 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     rs = stage_run(run, &sp[stage], stage, nstages, 0, 1);
     rs.ft_report_append = g->ft_report_append;
     if (dem != src) rs.band = 1;
-    st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
+    const dinf_job js = {o, TR_DINF_SLP};
+    if (o->method == TR_FLOW_DINF) {
+      rs.ft_report_append = g->ft_report_append;
+      st = tr_dist_agree(run, tr_run_graph(&rs, g, "dinf", dinf_prepare, &js, dem, o->slope, err), err);
+    } else
+      st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
     if (st) {
       delete_raster(run, dir_dst);
       if (!o->filled && o->filled_out) delete_raster(run, o->filled_out);

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "d8.h"
+#include "dinf.h"
 #include "flowdir.h"
 #include "graph.h"
 #include "tile_ring.h"
@@ -439,10 +440,20 @@ static int compact_keep(tr_graph_env *env, const tr_aap_frag *f, fd_state *s) {
              : 0;
 }
 
+/* What a drain at padded index p adds to dl: 0, or for "dinf" 1 when it is
+ * an outlet (a neighbour NaN: the DEM's edge or next to NoData; flowdir.h). */
+static inline int drain_cost(int dinf, const float *Z, int64_t p, int64_t pw) {
+  if (!dinf) return 0;
+  for (int k = 1; k <= 8; k++)
+    if (isnan(Z[p + tr_d8_drow[k] * pw + tr_d8_dcol[k]])) return 1;
+  return 0;
+}
+
 /* Seeds the two searches from the tile's own cells: dl = 1 on flat cells
- * next to a level drain of the tile, dh = 0 on flat cells next to higher
- * terrain (in row-major order, so each list is sorted). */
-static void seed_tile(fd_state *s, const float *Z, qvec *sl, qvec *sh) {
+ * next to a level drain of the tile (2 for "dinf" when every such drain is
+ * an outlet), dh = 0 on flat cells next to higher terrain (in row-major
+ * order; sorted by the caller for "dinf"). */
+static void seed_tile(fd_state *s, const float *Z, int dinf, qvec *sl, qvec *sh) {
   const int64_t pw = s->pw;
   for (int64_t r = 1; r <= s->h; r++)
     for (int64_t c = 1; c <= s->w; c++) {
@@ -455,11 +466,14 @@ static void seed_tile(fd_state *s, const float *Z, qvec *sl, qvec *sh) {
         const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
         const float n = Z[rr * pw + cc];
         if (n > z) higher = 1;
-        else if (n == z && in_tile(s, rr, cc) && !is_flat(s, tidx(s, rr, cc))) to_drain = 1;
+        else if (n == z && in_tile(s, rr, cc) && !is_flat(s, tidx(s, rr, cc))) {
+          const int v = 1 + drain_cost(dinf, Z, rr * pw + cc, pw);
+          if (!to_drain || v < to_drain) to_drain = v;
+        }
       }
       if (to_drain) {
-        s->dl.a[slot] = 1;
-        qpush(sl, (uint32_t)p, 1);
+        s->dl.a[slot] = (uint16_t)to_drain;
+        qpush(sl, (uint32_t)p, to_drain);
       }
       if (higher) {
         s->dh.a[slot] = 0;
@@ -476,8 +490,10 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   qvec sl = {0}, sh = {0}, fifo = {0};
   int rc = s && !(x->compact ? compact_keep : state_keep)(x->env, f, s) ? 0 : -1;
   const int64_t pw = f->cols + 2;
-  if (!rc) seed_tile(s, Z, &sl, &sh);
+  const int dinf = x->prm.method == TR_FLOWDIR_DINF;
+  if (!rc) seed_tile(s, Z, dinf, &sl, &sh);
   if (!rc && (sl.oom || sh.oom)) rc = -1;
+  if (!rc && dinf && sl.n) qsort(sl.a, sl.n, sizeof *sl.a, qent_cmp);
   int64_t w1 = rc ? -1 : bfs(s, &s->dl, &sl, &fifo);
   int64_t w2 = w1 < 0 ? -1 : bfs(s, &s->dh, &sh, &fifo);
   if (w2 < 0) rc = -1;
@@ -497,7 +513,7 @@ static int fd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
           const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
           level = !in_tile(s, rr, cc) && Z[rr * pw + cc] == Z[p];
         }
-        if (level) rc = emit(rd, x, f, r, c, 0, INF);
+        if (level) rc = emit(rd, x, f, r, c, drain_cost(dinf, Z, p, pw), INF);
       }
     })
   }
@@ -736,15 +752,143 @@ static int flat_dir(const fd_state *s, int64_t r, int64_t c, int64_t me) {
   return best;
 }
 
+/* ---- D-infinity (the "dinf" program) ---------------------------------------------------- */
+
+/* The D-infinity angle of flat tile cell (r, c) (slot me, dl finite), TauDEM
+ * dinfflowdir's second SET2: its artificial elevation is dl - dh on the
+ * cells of a flat that reach higher terrain ("in" the flat: dh finite),
+ * and the facets are taken in K order with its rules for a facet with one
+ * leg in the flat and one out (real elevations decide whether the leg out
+ * is an outlet). -1 when no facet gives a direction (TauDEM then iterates
+ * on the artificial surface; the caller decides). */
+static float dinf_flat(const fd_state *s, const float *Z, int64_t r, int64_t c, int64_t me, double dx, double dy) {
+  int64_t nb[9];
+  nb_slots(s, r, c, me, nb);
+  int in[9] = {0};
+  double e[9] = {0};
+  const int32_t dh0 = fget(&s->dh, me);
+  e[0] = (double)fget(&s->dl, me) - (dh0 == INF ? 0 : dh0);
+  for (int k = 1; k <= 8; k++) {
+    const int64_t rr = r + tr_d8_drow[k], cc = c + tr_d8_dcol[k];
+    int32_t dl = INF, dh = INF;
+    if (in_tile(s, rr, cc)) {
+      if (nb[k] >= 0) dl = fget(&s->dl, nb[k]), dh = fget(&s->dh, nb[k]);
+    } else {
+      const int64_t ri = ring_at(s, rr, cc);
+      dl = s->ring_dl[ri];
+      dh = s->ring_dh[ri];
+    }
+    in[k] = dh < INF;
+    e[k] = (double)dl - (dh == INF ? 0 : dh);
+  }
+  /* neighbour k of offset (dr, dc) */
+  static const int k_at[3][3] = {{4, 3, 2}, {5, 0, 1}, {6, 7, 8}};
+  const double dxx[3] = {0, dx, dy}, dd = sqrt(dx * dx + dy * dy);
+  const int64_t pw = s->pw, p = r * pw + c;
+  const double a = (double)Z[p];
+  double sk[9], ang[9], smax = 0.0;
+  int kd = 0, diag_out = 0;
+  for (int K = 1; K <= 8; K++) {
+    const int k1 = k_at[tr_dinf_e1_row[K] + 1][tr_dinf_e1_col[K] + 1],
+              k2 = k_at[tr_dinf_e2_row[K] + 1][tr_dinf_e2_col[K] + 1];
+    const double d1 = dxx[tr_dinf_leg1[K]], d2 = dxx[tr_dinf_leg2[K]];
+    const double b = (double)Z[p + tr_dinf_e1_row[K] * pw + tr_dinf_e1_col[K]],
+                 cz = (double)Z[p + tr_dinf_e2_row[K] * pw + tr_dinf_e2_col[K]];
+    if (!in[k1] && !in[k2]) {
+      tr_dinf_vslope(a, b, cz, d1, d2, dd, &sk[K], &ang[K]);
+      if (sk[K] >= 0.0) {
+        if (b > a) { /* an outlet across the diagonal */
+          if (!diag_out) diag_out = 1, kd = K;
+        } else { /* a level outlet next to it */
+          kd = K;
+          break;
+        }
+      }
+    } else if (!in[k1]) {
+      if (a >= b) {
+        ang[K] = sk[K] = 0.0;
+        kd = K;
+        break;
+      }
+      const double a1 = e[0], c1 = e[k2], b1 = a1 > c1 ? a1 : c1;
+      tr_dinf_vslope(a1, b1, c1, d1, d2, dd, &sk[K], &ang[K]);
+      if (sk[K] > smax) smax = sk[K], kd = K;
+    } else if (!in[k2]) {
+      if (a >= cz) {
+        if (!diag_out) {
+          ang[K] = atan2(d2, d1);
+          sk[K] = 0.0;
+          kd = K;
+          diag_out = 1;
+        }
+      } else {
+        const double a1 = e[0], b1 = e[k1], c1 = a1 > b1 ? a1 : b1;
+        tr_dinf_vslope(a1, b1, c1, d1, d2, dd, &sk[K], &ang[K]);
+        if (sk[K] > smax) smax = sk[K], kd = K;
+      }
+    } else {
+      tr_dinf_vslope(e[0], e[k1], e[k2], d1, d2, dd, &sk[K], &ang[K]);
+      if (sk[K] > smax) smax = sk[K], kd = K;
+    }
+  }
+  if (!kd) return -1.0f;
+  const float t = tr_dinf_angle(kd, ang[kd]);
+  return t >= 0.0f ? t : -1.0f;
+}
+
+/* The angle pointing at neighbour k (1 = E .. 8 = SE) alone: an edge of
+ * the facets, so all the flow goes there (on a grid with dx != dy the
+ * diagonals are not multiples of pi / 4). */
+static float dinf_toward(int k, double dx, double dy) {
+  static const int facet[9] = {0, 1, 1, 2, 4, 5, 5, 7, 8};
+  return tr_dinf_angle(facet[k], k % 2 ? 0.0 : atan2(dy, dx));
+}
+
+/* The "dinf" program's tile: TauDEM's angle (nodata -FLT_MAX) or slope
+ * (nodata -1) of every cell. A flat cell that TauDEM's first pass leaves
+ * without a direction (TauDEM iterates on its artificial surface, where the
+ * flats' distances are not the ones computed here) takes the angle of its
+ * D8 flat direction (flowdir.h's rule): every flat cell then drains. */
+static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const tr_aap_frag *f, float *tile) {
+  const int64_t h = f->rows, w = f->cols, pw = w + 2;
+  const int slp = x->prm.product == TR_DINF_SLP;
+  const float nd = slp ? (float)TR_DINF_SLP_NODATA : (float)TR_DINF_ANG_NODATA;
+  int64_t slot = 0;
+  for (int64_t r = 1; r <= h; r++) {
+    double dx, dy;
+    tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &dx, &dy);
+    for (int64_t c = 1; c <= w; c++) {
+      const int64_t p = r * pw + c, t = tidx(s, r, c);
+      float *out = &tile[(r - 1) * w + (c - 1)];
+      const int flat = is_flat(s, t);
+      const int64_t me = flat ? slot++ : -1;
+      int outlet = isnan(Z[p]);
+      for (int k = 1; k <= 8 && !outlet; k++) outlet = isnan(Z[p + tr_d8_drow[k] * pw + tr_d8_dcol[k]]);
+      float a = nd, sl = nd;
+      if (!outlet && !tr_dinf_cell(Z + p, pw, dx, dy, &a, &sl) && flat) {
+        a = nd;
+        if (!slp && fget(&s->dl, me) != INF) {
+          a = dinf_flat(s, Z, r, c, me, dx, dy);
+          if (a < 0.0f) {
+            const int k = flat_dir(s, r, c, me);
+            a = k ? dinf_toward(k, dx, dy) : nd;
+          }
+        }
+      }
+      *out = slp ? sl : a;
+    }
+  }
+}
+
 /* flowdir_compact's Assemble: the whole state from the filled DEM's window
  * and the halo ring as received, with one search from the tile's seeds and
  * the ring's: the least fixed point of the same seeds as flowdir's state,
  * so the same dl and dh. 0, or -1 when out of memory. */
-static int compact_final(fd_state *s, const float *Z) {
+static int compact_final(fd_state *s, const float *Z, int dinf) {
   if (slots_new(s)) return -1;
   eq_from_z(s, Z);
   qvec sl = {0}, sh = {0}, fifo = {0};
-  seed_tile(s, Z, &sl, &sh);
+  seed_tile(s, Z, dinf, &sl, &sh);
   /* the ring as IncEval applied it */
   int oom = 0;
   for (int64_t pr = 0; pr <= s->h + 1; pr++)
@@ -785,12 +929,22 @@ static int fd_assemble(void *user, const tr_aap_frag *f, void *state) {
   fd_state *s = state;
   if (!s) return -1;
   const int64_t h = f->rows, w = f->cols, pw = w + 2;
-  int16_t *tile = malloc((size_t)(h * w) * sizeof *tile);
+  /* room for the D8 codes, or for dinf's Float32 cells */
+  int16_t *tile = malloc((size_t)(h * w) * sizeof(float));
   float *Z = tile ? tr_graph_window(x->env, f) : NULL;
-  if (!Z || (x->compact && compact_final(s, Z))) {
+  if (!Z || (x->compact && compact_final(s, Z, x->prm.method == TR_FLOWDIR_DINF))) {
     if (Z) tr_graph_window_done(x->env, f, Z);
     free(tile);
     return -1;
+  }
+  if (x->prm.method == TR_FLOWDIR_DINF) {
+    float *ft = (float *)tile;
+    dinf_tile(x, s, Z, f, ft);
+    tr_graph_window_done(x->env, f, Z);
+    const int rc = x->env->put(x->env, f, ft);
+    free(tile);
+    if (x->compact) slim(s);
+    return rc;
   }
   const tr_dir_encoding enc = (tr_dir_encoding)x->prm.encoding;
   int64_t slot = 0; /* flat cells take slots in row-major order */
@@ -885,4 +1039,43 @@ const tr_graph_program tr_program_flowdir = {
     .cell_type = GDT_Int16,
     .params_size = sizeof(tr_flowdir_params),
     .bodies = {&body_flowdir, &body_flowdir_compact},
+};
+
+/* --ft replay's invariant of "dinf"'s tile: angles in [0, 2 pi) or nodata,
+ * slopes >= 0 or nodata. */
+static int64_t dinf_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
+  (void)state;
+  const fd_ctx *x = user;
+  const float *v = cells;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < f->rows * f->cols; i++)
+    bad += x->prm.product == TR_DINF_SLP ? !(v[i] >= 0.0f || v[i] == (float)TR_DINF_SLP_NODATA)
+                                          : !((v[i] >= 0.0f && v[i] < 6.2832f) || v[i] == (float)TR_DINF_ANG_NODATA);
+  return bad;
+}
+
+static const tr_graph_body body_dinf = {.name = "dinf",
+                                        .init = fd_init,
+                                        .release = tr_graph_release_user,
+                                        .state = TR_STATE_PER_CELL(5),
+                                        .msg_bytes = sizeof(fd_value),
+                                        .state_bytes = sizeof(fd_state),
+                                        .check_tile = dinf_check_tile};
+
+static const tr_graph_body body_dinf_compact = {.name = "dinf_compact",
+                                                .role = TR_BODY_TWIN,
+                                                .init = fd_init_compact,
+                                                .release = tr_graph_release_user,
+                                                .state = TR_STATE_PERIMETER(17, 1, 29),
+                                                .msg_bytes = sizeof(fd_value),
+                                                .state_bytes = sizeof(fd_state),
+                                                .check_tile = dinf_check_tile};
+
+/* D-infinity angle or slope (flowdir.h's params, method TR_FLOWDIR_DINF):
+ * flowdir's bodies with dinf's seeds and tile. */
+const tr_graph_program tr_program_dinf = {
+    .name = "dinf",
+    .cell_type = GDT_Float32,
+    .params_size = sizeof(tr_flowdir_params),
+    .bodies = {&body_dinf, &body_dinf_compact},
 };

@@ -29,6 +29,7 @@
 #include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
+#include "flowdir.h"
 #include "held.h"
 #include "inject.h"
 #include "path_max.h"
@@ -228,10 +229,33 @@ static int check_valid(const char *dir, const char *dem, int dem_band, const fg_
 
 /* The usage errors, before any file is touched. */
 /* The products a run writes, in the order of the stages. */
-#define FG_NPRODUCTS 7
+#define FG_NPRODUCTS 11
 static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCTS]) {
-  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network, o->slope};
+  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network,
+                                 o->slope,   o->ang, o->slp,     o->sca,   o->twi};
   memcpy(outs, p, sizeof p);
+}
+
+/* The method's own usage errors: D-infinity's products go with --method
+ * dinf, D8's with d8, and D-infinity angles come from a DEM. */
+static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
+  const int dinf_any = o->ang || o->slp || o->sca || o->twi;
+  if (o->method != TR_FLOW_D8 && o->method != TR_FLOW_DINF)
+    return tr_fail(err, TR_EUSAGE, "unknown flow method %d (d8 or dinf)", (int)o->method);
+  if (o->method == TR_FLOW_D8) {
+    if (dinf_any)
+      return tr_fail(err, TR_EUSAGE, "--ang, --slp, --sca and --twi are D-infinity products: give --method dinf");
+    return TR_OK;
+  }
+  const char *d8 = o->dir_out ? "--dir" : o->acc ? "--acc" : o->streams ? "--streams" : o->order ? "--order"
+                 : o->basins ? "--basins" : o->network ? "--network" : o->slope ? "--slope"
+                 : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets" : NULL;
+  if (d8) return tr_fail(err, TR_EUSAGE, "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi", d8);
+  if (!dinf_any) return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi");
+  if (o->dir_in || !dem)
+    return tr_fail(err, TR_EUSAGE,
+                   "--method dinf computes D-infinity angles from a DEM: give the DEM (--dir-in holds D8 directions)");
+  return TR_OK;
 }
 
 static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
@@ -239,6 +263,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   products_of(o, outs);
   const int nouts = FG_NPRODUCTS;
   int any = 0;
+  int st = check_method(o, dem, err);
+  if (st) return st;
   for (int i = 0; i < nouts; i++) any |= outs[i] != NULL;
   if (!any && !o->basin_stats)
     return tr_fail(err, TR_EUSAGE,
@@ -259,7 +285,6 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (!dem && o->run.band != 1)
     return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
-  int st;
   if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
   for (int i = 0; i < nouts; i++)
     for (int j = i + 1; j < nouts; j++)
@@ -277,8 +302,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
                                          [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT},
                                          [FG_NPRODUCTS + 3] = {o->basin_stats, "--basin-stats"}};
   /* each product named by its option: "output" alone would not say which */
-  static const char *const names[FG_NPRODUCTS] = {"--dir", "--acc", "--streams", "--order", "--basins", "--network",
-                                                  "--slope"};
+  static const char *const names[FG_NPRODUCTS] = {"--dir",   "--acc", "--streams", "--order", "--basins", "--network",
+                                                  "--slope", "--ang", "--slp",     "--sca",   "--twi"};
   for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], names[i]};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
@@ -358,7 +383,8 @@ typedef struct {
 
 static void stats_plan(const tr_flowgraph_opts *o, fg_stats *fs) {
   memset(fs, 0, sizeof *fs);
-  const int n = (o->dir_out && !o->dir_in) + !!o->acc + !!o->streams + !!o->order + !!o->basins;
+  const int n = (o->dir_out && !o->dir_in) + !!o->acc + !!o->streams + !!o->order + !!o->basins + !!o->ang + !!o->sca +
+                !!o->twi;
   fs->on = o->run.stats_json && n > 1;
 }
 
@@ -604,9 +630,82 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   return st;
 }
 
+/* --sca or --twi: the "dinf_up" program over the angles (and the slope). */
+typedef struct {
+  int product, edge_check;
+} dinf_up_job;
+
+static int dinf_up_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const dinf_up_job *j = opts;
+  tr_dinf_up_params *p = params;
+  p->product = j->product;
+  p->edge_check = j->edge_check;
+  const int st = tr_d8_geom_init(in, &p->geom, err);
+  if (st) return st;
+  prod->type = GDT_Float32;
+  prod->has_nodata = 1;
+  prod->nodata = TR_DINF_UP_NODATA;
+  prod->file_type = GDT_Float32;
+  return TR_OK;
+}
+
+static int run_dinf_up(const tr_flowgraph_opts *o, const char *ang, const char *slp, int product, int edge_check,
+                       const char *dst, tr_error *err) {
+  const dinf_up_job j = {product, edge_check};
+  const char *srcs[2] = {ang, slp};
+  tr_graph_opts g = o->graph;
+  if (g.cache_mb < 0 && product == TR_DINF_UP_SCA) g.cache_mb = 0; /* the angles are read once, in PEval */
+  return tr_dist_agree(&o->run, tr_run_graph_inputs(&o->run, &g, "dinf_up", dinf_up_prepare, &j, srcs,
+                                                    product == TR_DINF_UP_TWI ? 2 : 1, dst, err),
+                       err);
+}
+
+/* --method dinf: the angle (and slope) from the DEM (tr_flowdir: fill
+ * unless --filled, then the "dinf" program), into --ang / --slp or scratch
+ * rasters beside the first product; then sca and twi over them. */
+static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs, tr_error *err) {
+  int stage = 0, st;
+  const char *first = o->ang ? o->ang : o->slp ? o->slp : o->sca ? o->sca : o->twi;
+  char ang_tmp[TR_PATH_MAX] = "", slp_tmp[TR_PATH_MAX] = "", ang_at[TR_PATH_MAX] = "", slp_at[TR_PATH_MAX] = "";
+  const int need_slp_tmp = o->twi && !o->slp;
+  if (!o->ang && (st = scratch_name(&o->run, ang_tmp, first, "ang", err))) return st;
+  if (need_slp_tmp && (st = scratch_name(&o->run, slp_tmp, first, "slp", err))) return st;
+  if ((!o->ang && !ang_tmp[0]) || (need_slp_tmp && !slp_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
+  tr_flowdir_opts fo;
+  tr_flowdir_opts_init(&fo);
+  fo.filled = o->filled;
+  fo.method = TR_FLOW_DINF;
+  fo.slope = need_slp_tmp ? slp_tmp : o->slp;
+  const tr_run_opts r = o->ang ? o->run : scratch_run(&o->run);
+  st = tr_flowdir(&r, &o->graph, &fo, dem, o->ang ? o->ang : ang_tmp, err);
+  if (!st && o->ang) stats_take(o, fs, "ang", o->ang);
+  if (!st) st = stage_done(&o->run, &stage, err);
+  if (!st && (o->sca || o->twi) && o->ang) st = held_at(&o->run, ang_at, o->ang, err);
+  if (!st && o->twi && o->slp) st = held_at(&o->run, slp_at, o->slp, err);
+  const char *ang = o->ang ? ang_at : ang_tmp, *slp = o->slp ? slp_at : slp_tmp;
+  tr_flowgraph_opts ob = *o;
+  ob.run.band = 1;
+  if (!st && o->sca) {
+    st = run_dinf_up(&ob, ang, NULL, TR_DINF_UP_SCA, !o->no_edge_check, o->sca, err);
+    if (!st) stats_take(o, fs, "sca", o->sca);
+    if (!st) st = stage_done(&o->run, &stage, err);
+  }
+  if (!st && o->twi) {
+    st = run_dinf_up(&ob, ang, slp, TR_DINF_UP_TWI, 0, o->twi, err);
+    if (!st) stats_take(o, fs, "twi", o->twi);
+    if (!st) st = stage_done(&o->run, &stage, err);
+  }
+  if (tr_rank() == 0) {
+    tr_output_scratch_remove(ang_tmp);
+    tr_output_scratch_remove(slp_tmp);
+  }
+  return st;
+}
+
 /* The stages, each product held (o->run.held). */
 static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *s, fg_stats *fs, tr_error *err) {
   int stage = 0;
+  if (o->method == TR_FLOW_DINF) return dinf_stages(o, dem, fs, err);
   /* the DEM is read at its band (-b); every raster after it (directions,
    * scratch rasters, --dir-in, --weights, --filled-in) at band 1 */
   const int dem_band = o->run.band;

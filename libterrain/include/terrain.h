@@ -433,6 +433,10 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
  *                band has no negative, so such cells are nodata here as in the other two) */
 typedef enum { TR_DIR_TAUDEM = 0, TR_DIR_ESRI, TR_DIR_GRASS } tr_dir_encoding;
 
+/* How flow leaves a cell: D8 (one neighbour) or D-infinity (Tarboton 1997:
+ * an angle, the flow split between the two neighbours bounding it). */
+typedef enum { TR_FLOW_D8 = 0, TR_FLOW_DINF = 1 } tr_flow_method;
+
 /* D8 flow directions (flowgraph's first half). Output format and creation
  * options are run->format / run->creation_options. */
 typedef struct {
@@ -440,6 +444,9 @@ typedef struct {
   tr_dir_encoding encoding;
   const char *slope;        /* TauDEM's sd8 (drop / distance along the direction), or NULL */
   const char *filled_out;   /* also keep the filled DEM here (Float32), or NULL */
+  tr_flow_method method;    /* TR_FLOW_D8 (default) or TR_FLOW_DINF: dir_dst is then TauDEM
+                               dinfflowdir's angle (-ang, Float32, nodata -FLT_MAX) and slope
+                               its slope (-slp, Float32, nodata -1) */
 } tr_flowdir_opts;
 
 void tr_flowdir_opts_init(tr_flowdir_opts *o);
@@ -491,6 +498,12 @@ typedef struct {
   const char *acc, *streams, *order, *basins, *network; /* products; NULL: not asked */
   const char *network_format; /* OGR driver; NULL: from the extension, else GPKG */
   const char *basin_stats;  /* --basin-stats: a CSV row per basin (basins made, if not asked, in a scratch raster) */
+  /* D-infinity (--method dinf; TauDEM dinfflowdir, areadinf, twi): */
+  tr_flow_method method;    /* TR_FLOW_D8 (default) or TR_FLOW_DINF */
+  const char *ang, *slp;    /* --ang, --slp: dinfflowdir's angle and slope (Float32) */
+  const char *sca;          /* --sca: areadinf's specific catchment area (Float32, nodata -1;
+                               edge-checked unless no_edge_check) */
+  const char *twi;          /* --twi: ln(sca / slp) from the no-edge-check sca (Float32, nodata -1) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

@@ -31,7 +31,7 @@ int tr_d8_geom_init(const tr_input *in, tr_d8_geom *g, tr_error *err) {
   return TR_OK;
 }
 
-void tr_d8_row_fact(const tr_d8_geom *g, int64_t grow, double fact[9]) {
+void tr_d8_row_dxdy(const tr_d8_geom *g, int64_t grow, double *dx, double *dy) {
   /* the gradient kernels' cell size, so geographic DEMs get the same metres */
   tr_gradient_params p;
   memset(&p, 0, sizeof p);
@@ -42,7 +42,13 @@ void tr_d8_row_fact(const tr_d8_geom *g, int64_t grow, double fact[9]) {
   p.scale = 1.0;
   double ie, in;
   tr_gradient_inv_res(&p, grow, &ie, &in);
-  const double dx = fabs(1.0 / ie), dy = fabs(1.0 / in);
+  *dx = fabs(1.0 / ie);
+  *dy = fabs(1.0 / in);
+}
+
+void tr_d8_row_fact(const tr_d8_geom *g, int64_t grow, double fact[9]) {
+  double dx, dy;
+  tr_d8_row_dxdy(g, grow, &dx, &dy);
   fact[0] = 0.0;
   for (int k = 1; k <= 8; k++) {
     const double a = tr_d8_dcol[k] * dx, b = tr_d8_drow[k] * dy;

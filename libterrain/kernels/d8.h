@@ -50,6 +50,9 @@ typedef struct {
 /* From the opened input; a rotated geotransform is refused (TR_EINPUT). */
 int tr_d8_geom_init(const tr_input *in, tr_d8_geom *g, tr_error *err);
 
+/* The cell size (metres for a geographic DEM) of global row grow. */
+void tr_d8_row_dxdy(const tr_d8_geom *g, int64_t grow, double *dx, double *dy);
+
 /* fact[k] = 1 / distance to neighbour k for cells of global row grow. */
 void tr_d8_row_fact(const tr_d8_geom *g, int64_t grow, double fact[9]);
 

@@ -6,6 +6,17 @@ terrafort_add_test(flowgraph_taudem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowg
                    LABELS "cli;aap")
 set_tests_properties(flowgraph_taudem PROPERTIES FIXTURES_REQUIRED testdata)
 set_property(TEST flowgraph_taudem APPEND PROPERTY LABELS peer) # Release tree only, see cli_tests.cmake
+# D-infinity: analytic planes, the same bytes across settings and bad options
+# (flowgraph_dinf); TauDEM's dinfflowdir/areadinf/twi files (flowgraph_dinf_taudem,
+# exit 77 = skipped without ../shared/data/taudem).
+terrafort_add_test(flowgraph_dinf SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph_dinf.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
+                   LABELS "cli;aap;mpi")
+set_tests_properties(flowgraph_dinf PROPERTIES ENVIRONMENT "${_flow_env}")
+add_test(NAME flowgraph_dinf_taudem
+         COMMAND flowgraph_dinf ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
+                 test_taudem)
+set_tests_properties(flowgraph_dinf_taudem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
 terrafort_add_test(flow_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap;mpi")
 set_tests_properties(flow_cli PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")

@@ -1,0 +1,395 @@
+/*
+ * test_flowgraph_dinf.c - `terrafort flowgraph --method dinf`: D-infinity
+ * angle, slope, specific catchment area and TWI.
+ *
+ * - against an independent sequential D-infinity in this file on tilted
+ *   planes (angle and slope known analytically; sca by a plain recursive
+ *   sum with proportions from the angle, in double): Float32 rounding apart,
+ *   the same;
+ * - the same bytes for every thread count, tile size, schedule, --ft mode,
+ *   --mem and (when mpirun is there) rank count, on a DEM with pits and
+ *   flats;
+ * - bad options: one line, exit 2, no output left;
+ * - against TauDEM 5.4's own dinfflowdir / areadinf / twi outputs for the two
+ *   DEMs of ../shared/data/taudem, run on TauDEM's fel.tif (exit 77, skipped,
+ *   when absent). Measured and held as bounds:
+ *     slp: every cell the same bytes (both DEMs);
+ *     ang: the same nodata cells; equal bytes everywhere except on flats
+ *       that TauDEM resolves in its second pass over its artificial
+ *       surface (log.txt: 33 cells on loganvrt, 646 on enogeo), which get
+ *       their D8 flat direction here: 6 cells differ on loganvrt, 214 on
+ *       enogeo, every one a flat cell (slope 0);
+ *     sca / scanc: equal bytes except downstream of those cells (58 / 58
+ *       on loganvrt; 1199 / 1959 on enogeo, where 192 cells are also
+ *       contaminated on one side only);
+ *     twi: the same nodata cells; 3 cells (loganvrt) and 69 (enogeo) differ,
+ *       by at most 2 units in the last place, where the sca differs or
+ *       from logf's rounding.
+ */
+#include <gdal.h>
+#include <math.h>
+#include <cpl_conv.h>
+#include <ogr_srs_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raster_check.h"
+#include "tr_test.h"
+
+static const char *tf, *shared;
+static char outdir[512];
+
+static const char *opath(const char *name) {
+  static char p[8][1024];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
+  return p[k];
+}
+
+static int exists(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0;
+}
+
+/* A Float32 GeoTIFF of rows x cols cells of size cell (projected, UTM 12N). */
+static int write_dem(const char *path, int rows, int cols, double cell, const float *z, int has_nd, float nd) {
+  GDALDriverH d = GDALGetDriverByName("GTiff");
+  GDALDatasetH ds = GDALCreate(d, path, cols, rows, 1, GDT_Float32, NULL);
+  if (!ds) return -1;
+  double gt[6] = {400000, cell, 0, 4600000, 0, -cell};
+  GDALSetGeoTransform(ds, gt);
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
+  OSRImportFromEPSG(srs, 32612);
+  char *wkt = NULL;
+  OSRExportToWkt(srs, &wkt);
+  GDALSetProjection(ds, wkt);
+  CPLFree(wkt);
+  OSRDestroySpatialReference(srs);
+  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+  if (has_nd) GDALSetRasterNoDataValue(b, nd);
+  CPLErr e = GDALRasterIO(b, GF_Write, 0, 0, cols, rows, (void *)z, cols, rows, GDT_Float32, 0, 0);
+  GDALClose(ds);
+  return e == CE_None ? 0 : -1;
+}
+
+static int run(const char *args) {
+  char c[8192];
+  snprintf(c, sizeof c, "'%s' flowgraph -q %s 2>%s/err.txt", tf, args, outdir);
+  return rc_run(c, NULL);
+}
+
+/* ---- the independent reference: D-infinity on a plane, in double ------------------ */
+
+/* Neighbour k (1 = E, counter-clockwise) as (row, col) offsets, and its
+ * direction angle on a grid of cell dx x dy. */
+static const int nrow[9] = {0, 0, -1, -1, -1, 0, 1, 1, 1}, ncol[9] = {0, 1, 1, 0, -1, -1, -1, 0, 1};
+static double dir_angle(int k, double dx, double dy) {
+  const double d = atan2(dy, dx);
+  static const double base[9] = {0, 0, 0, M_PI / 2, M_PI, M_PI, M_PI, 3 * M_PI / 2, 2 * M_PI};
+  static const int sign[9] = {0, 0, 1, 0, -1, 0, 1, 0, -1};
+  return base[k] + sign[k] * d;
+}
+
+/* The share of flow at angle a that reaches neighbour k: linear in the
+ * angle between k's direction and the next direction either side. */
+static double share(double a, int k, double dx, double dy) {
+  const double ak = dir_angle(k, dx, dy);
+  const int prev = k == 1 ? 8 : k - 1, next = k == 8 ? 1 : k + 1;
+  double lo = dir_angle(prev, dx, dy), hi = dir_angle(next, dx, dy);
+  if (k == 1) lo -= 2 * M_PI;
+  if (k == 8) hi += 2 * M_PI;
+  double x = a;
+  if (k == 1 && x > M_PI) x -= 2 * M_PI;
+  if (x <= lo || x >= hi) return 0;
+  const double p = x > ak ? (hi - x) / (hi - ak) : (x - lo) / (ak - lo);
+  return p < 1e-5 ? 0 : p;
+}
+
+/* sca of cell i by recursion over its donors (no cycles on a plane). */
+static double ref_sca(const double *ang, const int *valid, int rows, int cols, double dx, double dy, double *memo,
+                      int i) {
+  if (memo[i] >= 0) return memo[i];
+  const int r = i / cols, c = i % cols;
+  double s = dx;
+  for (int k = 1; k <= 8; k++) {
+    const int rr = r + nrow[k], cc = c + ncol[k];
+    if (rr < 0 || rr >= rows || cc < 0 || cc >= cols || !valid[rr * cols + cc]) continue;
+    const double p = share(ang[rr * cols + cc], k > 4 ? k - 4 : k + 4, dx, dy);
+    if (p > 0) s += p * ref_sca(ang, valid, rows, cols, dx, dy, memo, rr * cols + cc);
+  }
+  return memo[i] = s;
+}
+
+/* A plane falling at gradient (gx east, gy north) per metre: angle
+ * atan2(gy, gx) (falling towards it), slope hypot(gx, gy), on every inner
+ * cell; sca against the recursive sum (no edge check). */
+static int check_plane(double gx, double gy, double cell) {
+  const int rows = 37, cols = 41;
+  float *z = malloc(sizeof(float) * rows * cols);
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) z[r * cols + c] = (float)(1000.0 - gx * c * cell + gy * r * cell);
+  ASSERT(!write_dem(opath("plane.tif"), rows, cols, cell, z, 0, 0));
+  free(z);
+  char a[2048];
+  snprintf(a, sizeof a, "'%s' --filled --ang '%s' --slp '%s' --sca '%s' -nc --tile-size 16", opath("plane.tif"),
+           opath("pang.tif"), opath("pslp.tif"), opath("psca.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  rc_raster A, S, C;
+  ASSERT(!rc_load(opath("pang.tif"), &A) && !rc_load(opath("pslp.tif"), &S) && !rc_load(opath("psca.tif"), &C));
+  ASSERT(A.type == GDT_Float32 && A.has_nodata && A.nodata < -3.4e38 && S.nodata == -1 && C.nodata == -1);
+  double want = atan2(gy, gx);
+  if (want < 0) want += 2 * M_PI;
+  const double slope = hypot(gx, gy);
+  double *ang = calloc((size_t)rows * cols, sizeof *ang), *memo = malloc(sizeof(double) * rows * cols);
+  int *valid = calloc((size_t)rows * cols, sizeof *valid);
+  for (int i = 0; i < rows * cols; i++) {
+    const int r = i / cols, c = i % cols, edge = r == 0 || c == 0 || r == rows - 1 || c == cols - 1;
+    memo[i] = -1;
+    if (edge) {
+      ASSERT(rc_is_nodata(&A, A.v[i]) && rc_is_nodata(&S, S.v[i]) && rc_is_nodata(&C, C.v[i]));
+      continue;
+    }
+    ASSERT_NEAR(A.v[i], want, 2e-6);
+    ASSERT_NEAR(S.v[i], slope, 2e-6 * slope);
+    ang[i] = want;
+    valid[i] = 1;
+  }
+  for (int i = 0; i < rows * cols; i++) {
+    if (!valid[i]) continue;
+    const double s = ref_sca(ang, valid, rows, cols, cell, cell, memo, i);
+    ASSERT_NEAR(C.v[i], s, 1e-5 * s);
+  }
+  free(ang);
+  free(memo);
+  free(valid);
+  rc_free(&A);
+  rc_free(&S);
+  rc_free(&C);
+  return 0;
+}
+
+static int test_plane_analytic(void) {
+  /* inside a facet of the first octant, inside one of the sixth, and
+   * straight south (a cardinal: all flow to one neighbour); elevations
+   * whole numbers, exact in Float32 */
+  if (check_plane(0.5, 0.25, 4.0)) return 1;
+  if (check_plane(-0.25, -0.75, 8.0)) return 1;
+  if (check_plane(0.0, -0.5, 2.0)) return 1;
+  return 0;
+}
+
+/* ---- determinism ------------------------------------------------------------------- */
+
+/* Hills quantised to whole metres (many flats), a pit and a NoData hole. */
+static int make_bumpy(const char *path) {
+  const int rows = 150, cols = 170;
+  float *z = malloc(sizeof(float) * rows * cols);
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) {
+      double v = 200 + 30 * sin(r * 0.07) * cos(c * 0.05) + 0.3 * r + 0.1 * c + 8 * sin(r * 0.31 + c * 0.23);
+      z[r * cols + c] = (float)floor(v);
+    }
+  for (int r = 60; r < 66; r++)
+    for (int c = 80; c < 84; c++) z[r * cols + c] = -9999;
+  z[20 * cols + 30] -= 25;
+  const int rc = write_dem(path, rows, cols, 25.0, z, 1, -9999);
+  free(z);
+  return rc;
+}
+
+static int same_products(const char *tag) {
+  static const char *const p[] = {"ang", "slp", "sca", "twi"};
+  for (int k = 0; k < 4; k++) {
+    char a[64], b[64];
+    snprintf(a, sizeof a, "d_%s0.tif", p[k]);
+    snprintf(b, sizeof b, "d_%s1.tif", p[k]);
+    rc_raster A, B;
+    if (rc_load(opath(a), &A) || rc_load(opath(b), &B)) return 1;
+    int same = A.rows == B.rows && A.cols == B.cols;
+    for (int64_t i = 0; same && i < (int64_t)A.rows * A.cols; i++)
+      same = A.v[i] == B.v[i] || (isnan(A.v[i]) && isnan(B.v[i]));
+    rc_free(&A);
+    rc_free(&B);
+    if (!same) {
+      fprintf(stderr, "%s: %s differs\n", tag, p[k]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int run_all(const char *prefix, const char *flags, int k) {
+  char a[4096];
+  snprintf(a, sizeof a, "'%s' --ang '%s' --slp '%s' --sca '%s' --twi '%s' %s", opath("bumpy.tif"),
+           opath(k ? "d_ang1.tif" : "d_ang0.tif"), opath(k ? "d_slp1.tif" : "d_slp0.tif"),
+           opath(k ? "d_sca1.tif" : "d_sca0.tif"), opath(k ? "d_twi1.tif" : "d_twi0.tif"), flags);
+  if (!prefix[0]) return run(a);
+  char c[8192];
+  snprintf(c, sizeof c, "%s '%s' flowgraph -q %s 2>%s/err.txt", prefix, tf, a, outdir);
+  return rc_run(c, NULL);
+}
+
+static int test_same_bytes(void) {
+  ASSERT(!make_bumpy(opath("bumpy.tif")));
+  ASSERT_EQ_INT(run_all("", "--threads 1", 0), 0);
+  rc_raster S;
+  ASSERT(!rc_load(opath("d_sca0.tif"), &S));
+  int64_t valid = 0;
+  for (int64_t i = 0; i < (int64_t)S.rows * S.cols; i++) valid += !rc_is_nodata(&S, S.v[i]);
+  rc_free(&S);
+  ASSERT(valid > 1000); /* the edge check leaves the inner catchments */
+  static const char *const flags[] = {"--threads 2",
+                                      "--tile-size 32",
+                                      "--tile-size 47 --threads 2 --schedule ap",
+                                      "--tile-size 40 --schedule bsp",
+                                      "--tile-size 33 --schedule ssp --staleness 1",
+                                      "--ft dual --tile-size 50",
+                                      "--ft replay --tile-size 50",
+                                      "--mem 120M --tile-size 32"};
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+    ASSERT_EQ_INT(run_all("", flags[i], 1), 0);
+    ASSERT(!same_products(flags[i]));
+  }
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
+    ASSERT_EQ_INT(run_all("mpirun --allow-run-as-root --oversubscribe -n 3", "--tile-size 40", 1), 0);
+    ASSERT(!same_products("mpirun -n 3"));
+  }
+  return 0;
+}
+
+/* ---- bad options ------------------------------------------------------------------- */
+
+static int bad(const char *args, const char *needle) {
+  unlink(opath("bad.tif"));
+  char a[2048];
+  snprintf(a, sizeof a, args, opath("bumpy.tif"), opath("bad.tif"));
+  ASSERT_EQ_INT(run(a), 2);
+  ASSERT(!exists(opath("bad.tif")));
+  char e[1024];
+  snprintf(e, sizeof e, "%s/err.txt", outdir);
+  const char *msg = rc_slurp(e);
+  if (!msg || !strstr(msg, needle)) {
+    fprintf(stderr, "'%s': expected '%s' in: %s\n", args, needle, msg ? msg : "(none)");
+    return 1;
+  }
+  return 0;
+}
+
+static int test_bad_options(void) {
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  ASSERT(!bad("'%s' --method foo --ang '%s'", "--method: 'foo' is not one of d8, dinf"));
+  ASSERT(!bad("'%s' --method d8 --ang '%s'", "give --method dinf"));
+  ASSERT(!bad("'%s' --method dinf --acc '%s'", "--acc is a D8 product"));
+  ASSERT(!bad("--dir-in '%s' --sca '%s'", "computes D-infinity angles from a DEM"));
+  ASSERT(!bad("'%s' --method dinf --dir '%s'", "--dir is a D8 product"));
+  ASSERT(!bad("'%s' --sca '%s' --slp %2$s", "is given for two products"));
+  return 0;
+}
+
+/* ---- TauDEM ------------------------------------------------------------------------ */
+
+typedef struct {
+  int64_t nodata_mismatch, differ;
+  double max_rel;
+} cmp_t;
+
+/* Our product against TauDEM's, cell by cell; flat: counted differences
+ * only where `slp` (ours) is 0, else counted in *off_flat. */
+static int compare(const char *mine, const char *ref, cmp_t *o) {
+  rc_raster a, b;
+  memset(o, 0, sizeof *o);
+  if (rc_load(mine, &a) || rc_load(ref, &b)) return -1;
+  if (a.rows != b.rows || a.cols != b.cols || a.type != b.type || a.nodata != b.nodata) {
+    fprintf(stderr, "%s: size, type or nodata differ from %s\n", mine, ref);
+    return -1;
+  }
+  for (int64_t i = 0; i < (int64_t)a.rows * a.cols; i++) {
+    const int na = rc_is_nodata(&a, a.v[i]), nb = rc_is_nodata(&b, b.v[i]);
+    if (na != nb) o->nodata_mismatch++;
+    else if (!na && a.v[i] != b.v[i]) {
+      o->differ++;
+      const double rel = fabs(a.v[i] - b.v[i]) / fmax(fabs(b.v[i]), 1e-30);
+      if (rel > o->max_rel) o->max_rel = rel;
+    }
+  }
+  rc_free(&a);
+  rc_free(&b);
+  return 0;
+}
+
+static int test_taudem(void) {
+  static const char *const dems[] = {"loganvrt", "enogeo"};
+  /* the bounds measured (see the top of the file) */
+  char probe[1024];
+  snprintf(probe, sizeof probe, "%s/taudem/loganvrt/hydro/ang.tif", shared);
+  if (!exists(probe)) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  static const int64_t ang_max[] = {6, 214}, sca_max[] = {58, 1199}, scanc_max[] = {58, 1959},
+                       sca_nd_max[] = {0, 192}, twi_max[] = {3, 69};
+  for (int d = 0; d < 2; d++) {
+    char ref[1024], a[4096];
+    snprintf(ref, sizeof ref, "%s/taudem/%s/hydro", shared, dems[d]);
+    /* TauDEM's dinfflowdir form: -fel is the filled DEM */
+    snprintf(a, sizeof a,
+             "-fel '%s/taudem/%s/fel.tif' -ang '%s' -slp '%s' -sca '%s' -twi '%s' --tile-size 100", shared, dems[d],
+             opath("t_ang.tif"), opath("t_slp.tif"), opath("t_sca.tif"), opath("t_twi.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    snprintf(a, sizeof a, "--filled '%s/taudem/%s/fel.tif' --sca '%s' -nc --tile-size 64", shared, dems[d],
+             opath("t_scanc.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    cmp_t c;
+    char r[1200];
+    snprintf(r, sizeof r, "%s/slp.tif", ref);
+    ASSERT(!compare(opath("t_slp.tif"), r, &c));
+    ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
+    snprintf(r, sizeof r, "%s/ang.tif", ref);
+    ASSERT(!compare(opath("t_ang.tif"), r, &c));
+    fprintf(stderr, "%s ang: %lld cells differ\n", dems[d], (long long)c.differ);
+    ASSERT(c.nodata_mismatch == 0 && c.differ <= ang_max[d]);
+    /* every angle that differs is on a flat: slope 0 there */
+    rc_raster A, B, S;
+    ASSERT(!rc_load(opath("t_ang.tif"), &A) && !rc_load(r, &B) && !rc_load(opath("t_slp.tif"), &S));
+    for (int64_t i = 0; i < (int64_t)A.rows * A.cols; i++)
+      if (A.v[i] != B.v[i]) ASSERT(S.v[i] == 0.0);
+    rc_free(&A);
+    rc_free(&B);
+    rc_free(&S);
+    snprintf(r, sizeof r, "%s/sca.tif", ref);
+    ASSERT(!compare(opath("t_sca.tif"), r, &c));
+    fprintf(stderr, "%s sca: %lld differ, %lld nodata on one side\n", dems[d], (long long)c.differ,
+            (long long)c.nodata_mismatch);
+    ASSERT(c.nodata_mismatch <= sca_nd_max[d] && c.differ <= sca_max[d]);
+    snprintf(r, sizeof r, "%s/scanc.tif", ref);
+    ASSERT(!compare(opath("t_scanc.tif"), r, &c));
+    fprintf(stderr, "%s scanc: %lld differ\n", dems[d], (long long)c.differ);
+    ASSERT(c.nodata_mismatch == 0 && c.differ <= scanc_max[d]);
+    snprintf(r, sizeof r, "%s/twi.tif", ref);
+    ASSERT(!compare(opath("t_twi.tif"), r, &c));
+    fprintf(stderr, "%s twi: %lld differ, max relative %.3g\n", dems[d], (long long)c.differ, c.max_rel);
+    ASSERT(c.nodata_mismatch == 0 && c.differ <= twi_max[d] && c.max_rel < 2.5e-7);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s TESTDATA TERRAFORT SHARED_DATA [test]\n", argv[0]);
+    return 2;
+  }
+  tf = argv[2];
+  shared = argv[3];
+  GDALAllRegister();
+  snprintf(outdir, sizeof outdir, "flow_dinf_out");
+  mkdir(outdir, 0755);
+  if (argc > 4 && !strcmp(argv[4], "test_taudem")) {
+    char p[1024];
+    snprintf(p, sizeof p, "%s/taudem/loganvrt/hydro/ang.tif", shared);
+    if (!exists(p)) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 77;
+  }
+  static const tr_test_case cases[] = {TR_TEST(test_plane_analytic), TR_TEST(test_same_bytes),
+                                       TR_TEST(test_bad_options), TR_TEST(test_taudem)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
