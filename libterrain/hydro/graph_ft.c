@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "draw.h"
 #include "status.h"
 
 #define MAX_REG 16
@@ -117,18 +118,10 @@ static double now_s(void) {
 
 /* ------------------------------------------------------------ draws */
 
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static uint64_t draw(uint64_t seed, int64_t frag, int64_t round, int slot, uint64_t what) {
-  return mix(seed ^ mix((uint64_t)frag * 0x100000001b3ull ^ mix((uint64_t)round ^ ((uint64_t)slot << 32) ^ (what << 48))));
+  return tr_mix64(seed ^ tr_mix64((uint64_t)frag * 0x100000001b3ull ^ tr_mix64((uint64_t)round ^ ((uint64_t)slot << 32) ^ (what << 48))));
 }
 
-static double unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
 
 /* ------------------------------------------------------------ states */
 
@@ -484,7 +477,7 @@ static void inject_output(tr_graph_ft *ft, replica *r) {
     }
   }
   const uint64_t h = draw(fi->seed, r->f->id, r->round, r->slot, 1);
-  if (q == -2 && fi->flip_p > 0 && r->slot < 2 && unit(h) < fi->flip_p) {
+  if (q == -2 && fi->flip_p > 0 && r->slot < 2 && tr_unit64(h) < fi->flip_p) {
     q = -1;
     at = (h >> 40 & 1) ? 2 : 0;
   }
@@ -646,7 +639,7 @@ static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind,
     rs[s] = replica_new(ft, b, f, kind, s, n, cells, vals, rd, 1);
     if (!rs[s]) rc = -1;
     else if (fi && fi->flip_input_p > 0 &&
-             unit(draw(fi->seed, f->id, rs[s]->round, s, 4)) < fi->flip_input_p)
+             tr_unit64(draw(fi->seed, f->id, rs[s]->round, s, 4)) < fi->flip_input_p)
       rs[s]->flip_input = 1; /* injected once the copy it goes into is made */
   }
   nr = 2;
@@ -724,7 +717,7 @@ static int launch_fault(const tr_launch_inject *li, int64_t frag, int64_t round,
       return 1 + li->at[i].silent;
     }
   *bit = li->p_bit;
-  if (li->p > 0 && unit(draw(li->seed, frag, round, 0, 5)) < li->p) return 1 + li->p_silent;
+  if (li->p > 0 && tr_unit64(draw(li->seed, frag, round, 0, 5)) < li->p) return 1 + li->p_silent;
   return 0;
 }
 
@@ -782,7 +775,7 @@ static int replay_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kin
     /* Assemble reads the fragment's state (its copy's bytes are the same) */
     inv = ft->body->check_tile(ft->in.user, f, b->st, r->tile) != 0;
   }
-  const int sample = !detected && !inv && ft->o.check > 0 && unit(draw(0x5eed, f->id, round, 0, 3)) < ft->o.check;
+  const int sample = !detected && !inv && ft->o.check > 0 && tr_unit64(draw(0x5eed, f->id, round, 0, 3)) < ft->o.check;
   if (inv || sample) {
     again = replica_new(ft, b, f, kind, 1, n, cells, vals, rd, 0);
     if (!again) {

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "draw.h"
 #include "edac.h"
 #include "status.h"
 #include "ft.h"
@@ -124,18 +125,10 @@ static int trap_at(const tr_launch_inject *f, int64_t tile) {
 
 /* ------------------------------------------------------ fault injection */
 
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static uint64_t draw(uint64_t seed, int64_t tile, int launch, uint64_t what) {
-  return mix(seed ^ mix((uint64_t)tile * 0x100000001b3ull ^ mix((uint64_t)launch ^ (what << 40))));
+  return tr_mix64(seed ^ tr_mix64((uint64_t)tile * 0x100000001b3ull ^ tr_mix64((uint64_t)launch ^ (what << 40))));
 }
 
-static double unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
 
 /* 0: no fault in this launch; 1: a reported fault; 2: a silent one. *bit:
  * the bit of the cell to flip, -1 any. */
@@ -146,7 +139,7 @@ static int fault_at(const tr_launch_inject *f, int64_t tile, int launch, int *bi
       return 1 + f->at[i].silent;
     }
   *bit = f->p_bit;
-  if (f->p > 0 && unit(draw(f->seed, tile, launch, 1)) < f->p) return 1 + f->p_silent;
+  if (f->p > 0 && tr_unit64(draw(f->seed, tile, launch, 1)) < f->p) return 1 + f->p_silent;
   return 0;
 }
 
@@ -536,7 +529,7 @@ static int after_launch(tr_launcher *L, tr_launch_slot *s, const launch_args *a,
     const int st = invariant_fault(L, s, a, out, tile, &detected, err);
     if (st) return st;
   }
-  if (!detected && idem && L->run->ft_check > 0 && unit(draw(0x5eed, tile, i, 3)) < L->run->ft_check) {
+  if (!detected && idem && L->run->ft_check > 0 && tr_unit64(draw(0x5eed, tile, i, 3)) < L->run->ft_check) {
     launch_args again = *a;
     again.out = s->scratch;
     const int rc = launch_fn(&again);
