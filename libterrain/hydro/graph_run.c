@@ -207,6 +207,7 @@ static int run_open(graph_run *r, tr_error *err) {
   r->eng.inject = &r->job.inject;
   r->eng.ft_check = r->run->ft_check;
   r->eng.ft_max_errors = r->run->ft_max_errors;
+  r->eng.ft_timeout_ms = r->run->ft_timeout_ms;
   r->eng.ft_counts = &r->ftc;
   r->eng.aap.give_up = engine_give_up;
   r->eng.aap.give_up_user = (void *)r->run;
