@@ -432,16 +432,17 @@ static const walk_run walk_runs[] = {
     {.cmd = "fill", .line = "%s", .alias_line = "-z %s"},
     {.cmd = "flowgraph", .line = "%s --basins b.tif --weights w.tif --filled-in f.tif --outlets o.gpkg",
      .reads = "w.tif f.tif o.gpkg", .skip = "--ang -ang --slp -slp --sca -sca --twi -twi"},
+    /* (--moved-outlets needs --outlets, which both D8 runs give) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif -wg w.tif -fel f.tif -w b.tif -o o.gpkg", .reads = "p.tif",
      .skip = "--dir -p --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi"},
     /* D-infinity's products (--method dinf refuses D8's; the side files
      * are the first run's), each run with one product of its own */
     {.cmd = "flowgraph", .line = "%s --method dinf --ang a.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --stats-json --ft-report --aap-stats"},
+             "--ang -ang --stats-json --ft-report --aap-stats --moved-outlets -om"},
     {.cmd = "flowgraph", .line = "%s --method dinf --slp s.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats"},
+             "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om"},
     {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
     {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
     {.cmd = "interpolate", .line = "--fill-voids %s"},
