@@ -59,26 +59,49 @@ def test_same_bytes_as_the_command(qgis_app, alg, params, outs, words, cli, data
         assert filecmp.cmp(ref, p[o], shallow=False), o
 
 
-def test_qgis_process(qgis_app, cli, data, tmp_path):
-    """`qgis_process run terrafort:slope`, the plugin enabled in a fresh profile found
-    through QGIS_PLUGINPATH (Debian's qgis_process wrapper passes --noversioncheck, which
-    3.22's qgis_process refuses: the binary beside it is run)."""
+def _qgis_process(tmp_path, plugins, args, env_drop=()):
+    """qgis_process ARGS with the plugin enabled in a fresh profile, found through
+    QGIS_PLUGINPATH=plugins. Debian's qgis_process wrapper passes --noversioncheck,
+    which 3.22's qgis_process refuses: the binary beside it is run."""
     exe = shutil.which("qgis_process.bin") or shutil.which("qgis_process")
     if not exe:
         pytest.skip("no qgis_process (Debian's package qgis)")
     home = tmp_path / "home"
     prof = home / ".local" / "share" / "QGIS" / "QGIS3" / "profiles" / "default" / "QGIS"
-    prof.mkdir(parents=True)
+    prof.mkdir(parents=True, exist_ok=True)
     (prof / "QGIS3.ini").write_text("[PythonPlugins]\nterrafort_processing=true\n")
     env = dict(os.environ, HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
-               QGIS_PLUGINPATH=os.path.join(ROOT, "tools", "qgis"), QT_QPA_PLATFORM="offscreen")
+               QGIS_PLUGINPATH=plugins, QT_QPA_PLATFORM="offscreen")
+    for k in env_drop:
+        env.pop(k, None)
+    r = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_qgis_process(qgis_app, cli, data, tmp_path):
     dem = os.path.join(data, "demo.tif")
     cli("slope", "-p", "-alg", "ZevenbergenThorne", dem, "out.tif")
     out = tmp_path / "qp.tif"
-    r = subprocess.run([exe, "run", "terrafort:slope", "--", "INPUT=" + dem, "OUTPUT=%s" % out, "PERCENT=true",
-                        "ALG=1"], env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "terrafort slope -alg ZevenbergenThorne -p" in r.stdout  # the command line it logs
+    log = _qgis_process(tmp_path, os.path.join(ROOT, "tools", "qgis"),
+                        ["run", "terrafort:slope", "--", "INPUT=" + dem, "OUTPUT=%s" % out, "PERCENT=true", "ALG=1"])
+    assert "terrafort slope -alg ZevenbergenThorne -p" in log  # the command line it logs
+    assert filecmp.cmp(tmp_path / "cli" / "out.tif", out, shallow=False)
+
+
+def test_installed_tree(qgis_app, cli, tf, data, tmp_path):
+    """`cmake --install` into a fresh prefix: qgis_process finds the plugin in
+    share/terrafort/qgis, the plugin the package beside it, the package the library,
+    with no PYTHONPATH or TERRAFORT_LIBRARY."""
+    build = os.environ.get("TERRAFORT_BUILD", os.path.join(ROOT, "build"))
+    prefix = tmp_path / "prefix"
+    subprocess.run(["cmake", "--install", build, "--prefix", str(prefix)], check=True, capture_output=True)
+    dem = os.path.join(data, "demo.tif")
+    cli("fill", dem, "out.tif")
+    out = tmp_path / "filled.tif"
+    _qgis_process(tmp_path, str(prefix / "share" / "terrafort" / "qgis"),
+                  ["run", "terrafort:fill", "--", "INPUT=" + dem, "OUTPUT=%s" % out],
+                  env_drop=("PYTHONPATH", "TERRAFORT_LIBRARY"))
     assert filecmp.cmp(tmp_path / "cli" / "out.tif", out, shallow=False)
 
 
