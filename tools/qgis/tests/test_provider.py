@@ -59,6 +59,51 @@ def test_same_bytes_as_the_command(qgis_app, alg, params, outs, words, cli, data
         assert filecmp.cmp(ref, p[o], shallow=False), o
 
 
+@pytest.fixture
+def points(tmp_path):
+    """200 points of z = x + 2y in a GeoPackage, z as the attribute elev."""
+    from osgeo import osr
+    import random
+    rnd = random.Random(7)
+    path = str(tmp_path / "pts.gpkg")
+    ds = ogr.GetDriverByName("GPKG").CreateDataSource(path)
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32633)
+    lyr = ds.CreateLayer("pts", srs, ogr.wkbPoint)
+    lyr.CreateField(ogr.FieldDefn("elev", ogr.OFTReal))
+    for _ in range(200):
+        x, y = rnd.uniform(0, 100), rnd.uniform(0, 80)
+        f = ogr.Feature(lyr.GetLayerDefn())
+        f.SetField("elev", x + 2 * y)
+        f.SetGeometry(ogr.CreateGeometryFromWkt("POINT (%r %r)" % (x, y)))
+        lyr.CreateFeature(f)
+    ds = lyr = None
+    return path
+
+
+def test_more_commands(qgis_app, cli, data, points, tmp_path):
+    """Beyond the three: interpolate (a layer, numbers as text), color relief (a file),
+    hillshade (a shading flag), through the same table."""
+    import processing
+    dem = os.path.join(data, "demo.tif")
+    ramp = os.path.join(ROOT, "testdata", "ramp_percent.txt")
+    runs = [
+        (["interpolate", "-a", "invdist:power=2", "-zfield", "elev", "-txe", "0", "100", "-tye", "0", "80",
+          "-outsize", "50", "40", points, "out1.tif"],
+         "interpolate", {"INPUT": points, "ALGORITHM": "invdist:power=2", "ZFIELD": "elev", "TXE": "0 100",
+                         "TYE": "0,80", "OUTSIZE": "50 40"}),
+        (["color-relief", "-alpha", dem, ramp, "out2.tif"], "colorrelief",
+         {"INPUT": dem, "COLOR_FILE": ramp, "ALPHA": True}),
+        (["hillshade", "-multidirectional", "-z", "2", dem, "out3.tif"], "hillshade",
+         {"INPUT": dem, "MULTIDIRECTIONAL": True, "Z": 2}),
+    ]
+    for i, (words, alg, params) in enumerate(runs, 1):
+        cli(*words)
+        out = str(tmp_path / ("q%d.tif" % i))
+        processing.run("terrafort:" + alg, dict(params, OUTPUT=out))
+        assert filecmp.cmp(tmp_path / "cli" / ("out%d.tif" % i), out, shallow=False), alg
+
+
 def _qgis_process(tmp_path, plugins, args, env_drop=()):
     """qgis_process ARGS with the plugin enabled in a fresh profile, found through
     QGIS_PLUGINPATH=plugins. Debian's qgis_process wrapper passes --noversioncheck,
