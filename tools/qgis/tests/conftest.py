@@ -21,9 +21,10 @@ PLUGINS = os.path.join(ROOT, "tools", "qgis")
 
 
 @pytest.fixture(scope="session")
-def qgis_app():
+def qgis_app(tmp_path_factory):
     QgsApplication.setPrefixPath("/usr", True)
-    app = QgsApplication([], False)
+    # settings in a fresh folder, not the user's profile
+    app = QgsApplication([], False, str(tmp_path_factory.mktemp("qgis-config")))
     app.initQgis()
     sys.path.append(os.path.join(QgsApplication.pkgDataPath(), "python", "plugins"))
     from processing.core.Processing import Processing
