@@ -194,6 +194,17 @@ if(TARGET libterrafort)
                        ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/tools/python;PYTHONDONTWRITEBYTECODE=1;TERRAFORT_LIBRARY=$<TARGET_SONAME_FILE:libterrafort>;TERRAFORT_BIN=$<TARGET_FILE:terrafort>;TERRAFORT_TESTDATA=${CMAKE_BINARY_DIR}/testdata")
 endif()
 
+# The QGIS Processing provider (tools/qgis): a headless QGIS (Debian's qgis, python3-qgis)
+# runs terrafort:slope, fill and flowgraph, also through qgis_process, for the command's
+# bytes. Skipped (77) only where QGIS's Python API cannot be imported.
+if(TARGET libterrafort)
+  add_test(NAME qgis_provider
+           COMMAND sh -c "/usr/bin/python3 -c 'import qgis.core' || { echo 'skipped: no QGIS Python API (apt-get install qgis python3-qgis; scripts/setup does)'; exit 77; }; exec /usr/bin/python3 -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/tools/qgis/tests")
+  set_tests_properties(qgis_provider PROPERTIES FIXTURES_REQUIRED testdata LABELS "python;qgis" TIMEOUT 600
+                       SKIP_RETURN_CODE 77
+                       ENVIRONMENT "QT_QPA_PLATFORM=offscreen;PYTHONPATH=${PROJECT_SOURCE_DIR}/tools/python;PYTHONDONTWRITEBYTECODE=1;TERRAFORT_LIBRARY=$<TARGET_SONAME_FILE:libterrafort>;TERRAFORT_BIN=$<TARGET_FILE:terrafort>;TERRAFORT_TESTDATA=${CMAKE_BINARY_DIR}/testdata;TERRAFORT_BUILD=${CMAKE_BINARY_DIR}")
+endif()
+
 # each command's --help and its man page name the same options (tools/tests/help_man.sh)
 add_test(NAME cli_help_man COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/help_man.sh $<TARGET_FILE:terrafort>
                                    ${PROJECT_SOURCE_DIR})

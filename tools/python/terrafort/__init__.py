@@ -17,7 +17,12 @@ product as a numpy array; they go through GeoTIFFs in a temporary folder.
 Options every function takes (the program's common options): band, format,
 creation_options (a list of "NAME=VALUE" or a dict), threads, tile_size,
 mem (bytes), stats, stats_json, ft ("off", "dual", "replay"), inject,
-device ("cpu", "auto", "gpu").
+device ("cpu", "auto", "gpu"); progress, a callable progress(frac, message)
+called as the run goes (frac in [0, 1]; a false return cancels it:
+TerrafortError, exit code of an interrupted run), and warning, a callable
+warning(message) for what the command would warn about (an unknown creation
+option) while the run goes on. terrafort.options holds every function's
+parameters as data (kinds, flags, docs), which the QGIS provider reads.
 
 Not here yet: batch (its job grammar), and the program's GDAL configuration
 (--config: use osgeo.gdal.SetConfigOption)."""
@@ -27,7 +32,7 @@ import os
 import shutil
 import tempfile
 
-from . import _lib
+from . import _lib, options
 
 _L = _lib.load()
 __version__ = _L.tr_library_version().decode()
@@ -47,6 +52,8 @@ class TerrafortError(RuntimeError):
         self.exit_code = exit_code
 
 
+_PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_double, ctypes.c_char_p, ctypes.c_void_p)
+_WARNING = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
 _FT = {"off": 0, "dual": 1, "replay": 2}
 _DEVICE = {"cpu": 0, "auto": 1, "gpu": 2}
 _GRAD = {"horn": 0, "zevenbergenthorne": 1}
@@ -88,7 +95,7 @@ class _Call:
         return _b(os.fspath(x))
 
     def run_opts(self, run, band=None, format=None, creation_options=None, threads=None, tile_size=None, mem=None,
-                 stats=None, stats_json=None, ft=None, inject=None, device=None):
+                 stats=None, stats_json=None, ft=None, inject=None, device=None, progress=None, warning=None):
         if band is not None:
             run.band = int(band)
         if format is not None:
@@ -116,6 +123,24 @@ class _Call:
             run.inject = _b(inject)
         if device is not None:
             run.device = _choice(_DEVICE, device, "device")
+        if progress is not None:
+            def on_progress(frac, msg, _user):
+                try:
+                    return 1 if progress(frac, msg.decode(errors="replace") if msg else "") else 0
+                except Exception:  # an exception cannot cross the C call: it cancels
+                    return 0
+            fn = _PROGRESS(on_progress)
+            self.keep.append(fn)
+            run.progress = ctypes.cast(fn, ctypes.c_void_p)
+        if warning is not None:
+            def on_warning(msg, _user):
+                try:
+                    warning(msg.decode(errors="replace") if msg else "")
+                except Exception:
+                    pass
+            fn = _WARNING(on_warning)
+            self.keep.append(fn)
+            run.warning = ctypes.cast(fn, ctypes.c_void_p)
 
     def done(self):
         if self.tmp:
