@@ -59,7 +59,7 @@ static const tf_command commands[] = {
      .io = {.values = "--dir-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
                       "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field",
             .outputs = "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 "
-                       "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --moved-outlets -om -p?",
+                       "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --moved-outlets -om --outlet-table -id -gw -p?",
             .last_positional = 0,
             .graph = TF_GRAPH_IO}},
     {.name = "interpolate",

@@ -29,7 +29,8 @@ static const char *usage =
     "  --acc FILE, -ad8 FILE  accumulation (Float64; nodata -1)\n"
     "  --streams FILE, -src FILE   stream cells, 1 where accumulation >= --threshold (Byte)\n"
     "  --order FILE, -ord FILE     Strahler order on stream cells, 0 elsewhere (Byte)\n"
-    "  --basins FILE, -w FILE      one label per stream link = its LINKNO (Int32)\n"
+    "  --basins FILE, -w FILE      one label per stream link = its LINKNO (Int32; -gw FILE:\n"
+    "                         gagewatershed's spelling)\n"
     "  --basins-by links|edges|outlets   a basin per stream link (default), per cell where\n"
     "                         flow leaves the data, or per outlet point\n"
     "  --outlets FILE, -o FILE     outlet points (OGR; another CRS is reprojected): basins\n"
@@ -40,6 +41,8 @@ static const char *usage =
     "                         (map units) of it\n"
     "  --moved-outlets FILE, -om FILE   where each outlet went: points with id and Dist_moved\n"
     "                         (cells; -1: no stream within reach), TauDEM moveoutletstostreams\n"
+    "  --outlet-table FILE, -id FILE   'id iddown' per outlet: the outlet its flow meets next\n"
+    "                         (-1: none), TauDEM gagewatershed's -id\n"
     "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
     "  --basin-stats FILE.csv      per basin: label, cells, area, min, mean, max, relief, mean_slope,\n"
     "                         outlet_x, outlet_y (CSV; basins made even without --basins)\n"
@@ -88,6 +91,7 @@ static const file_flag file_flags[] = {
     FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),        FF("--basin-stats", NULL, o.basin_stats),
     FF("--ang", "-ang", o.ang),        FF("--slp", "-slp", o.slp),            FF("--sca", "-sca", o.sca),
     FF("--twi", "-twi", o.twi),        FF("--moved-outlets", "-om", o.moved_outlets),
+    FF("--outlet-table", "-id", o.outlet_table), FF(NULL, "-gw", o.basins),
 };
 #undef FF
 
@@ -202,6 +206,17 @@ int tf_flowgraph_main(int argc, char **argv) {
   if (cli.npositional > 1) return tf_usage_error(&cli, "expected at most one DEM file name, got %d", cli.npositional);
   if (cli.npositional && fa.dem) return tf_usage_error(&cli, "give the DEM either as -z or by position, not both");
   const char *dem = cli.npositional ? cli.positional[0] : fa.dem;
+  /* TauDEM d8flowdir's form, -fel FILLED -p P [-sd8 SD8]: nothing else
+   * asked, so -fel is the (filled) DEM and -p the directions made from it
+   * (with other products, -fel is streamnet's elevations and -p its input) */
+  const tr_flowgraph_opts *q = &fa.o;
+  if (!dem && fa.p && q->filled_in && !q->dir_in && !q->dir_out && !q->acc && !q->streams && !q->order &&
+      !q->basins && !q->network && !q->basin_stats && !q->outlets && !q->moved_outlets && !q->outlet_table && !q->ang &&
+      !q->slp && !q->sca && !q->twi) {
+    dem = fa.o.filled_in;
+    fa.o.filled_in = NULL;
+    fa.o.filled = 1;
+  }
   if (fa.p) {
     /* TauDEM's -p is d8flowdir's output and aread8/streamnet's input */
     const char **slot = dem ? &fa.o.dir_out : &fa.o.dir_in;

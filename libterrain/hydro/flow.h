@@ -208,6 +208,13 @@ int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_
 int tr_outlets_write(const tr_run_opts *run, const char *dir, const tr_outlet_move *m, int64_t n, const char *dst,
                      const char *driver, tr_error *err);
 
+/* TauDEM gagewatershed's -id table: "id iddown", then per outlet (the
+ * layer's order) its label and the label of the basin its cell drains
+ * into (basins, d8_basins' labels; -1 where it drains off the data). A
+ * side file (side_file.h); every rank gets the agreed status. */
+int tr_outlet_table_write(const tr_run_opts *run, const char *dir, int encoding, const char *basins,
+                          const tr_outlet_move *m, int64_t n, const char *dst, tr_error *err);
+
 /* Per-basin statistics (basin_stats.c, flowgraph's --basin-stats). */
 typedef struct {
   int32_t label;

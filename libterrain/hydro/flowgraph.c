@@ -250,7 +250,8 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
   }
   const char *d8 = o->dir_out ? "--dir" : o->acc ? "--acc" : o->streams ? "--streams" : o->order ? "--order"
                  : o->basins ? "--basins" : o->network ? "--network" : o->slope ? "--slope"
-                 : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets" : NULL;
+                 : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets"
+                 : o->outlet_table ? "--outlet-table" : NULL;
   if (d8) return tr_fail(err, TR_EUSAGE, "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi", d8);
   if (!dinf_any) return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi");
   if (o->dir_in || !dem)
@@ -267,7 +268,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   int st = check_method(o, dem, err);
   if (st) return st;
   for (int i = 0; i < nouts; i++) any |= outs[i] != NULL;
-  if (!any && !o->basin_stats)
+  if (!any && !o->basin_stats && !o->outlet_table)
     return tr_fail(err, TR_EUSAGE,
                    "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network, "
                    "--basin-stats");
@@ -281,9 +282,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "basins per outlet point need --outlets POINTS");
   if (o->outlets && o->basins_by != TR_BASINS_OUTLETS)
     return tr_fail(err, TR_EUSAGE, "--outlets goes with basins per outlet point");
-  if (o->outlets && !o->basins && !o->basin_stats && !o->moved_outlets)
-    return tr_fail(err, TR_EUSAGE, "--outlets needs --basins, --basin-stats or --moved-outlets");
+  if (o->outlets && !o->basins && !o->basin_stats && !o->moved_outlets && !o->outlet_table)
+    return tr_fail(err, TR_EUSAGE, "--outlets needs --basins, --basin-stats, --moved-outlets or --outlet-table");
   if (o->moved_outlets && !o->outlets) return tr_fail(err, TR_EUSAGE, "--moved-outlets needs --outlets POINTS");
+  if (o->outlet_table && !o->outlets) return tr_fail(err, TR_EUSAGE, "--outlet-table needs --outlets POINTS");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
   if (o->snap_distance < 0 || isnan(o->snap_distance) || isinf(o->snap_distance))
     return tr_fail(err, TR_EUSAGE, "--snap-distance must be a positive distance in map units");
@@ -304,10 +306,11 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
    * the network, the DEM by the directions) would feed that stage its own
    * output; one onto a FIFO or device would be replaced by OGR; a missing
    * folder found at the network would leave the products before it. */
-  tr_file_role files[FG_NPRODUCTS + 4] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
+  tr_file_role files[FG_NPRODUCTS + 5] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
                                          [FG_NPRODUCTS + 1] = {o->graph.aap_stats, TR_ROLE_AAP_STATS},
                                          [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT},
-                                         [FG_NPRODUCTS + 3] = {o->basin_stats, "--basin-stats"}};
+                                         [FG_NPRODUCTS + 3] = {o->basin_stats, "--basin-stats"},
+                                         [FG_NPRODUCTS + 4] = {o->outlet_table, "--outlet-table"}};
   /* each product named by its option: "output" alone would not say which */
   static const char *const names[FG_NPRODUCTS] = {"--dir",   "--acc", "--streams", "--order", "--basins", "--network",
                                                   "--slope", "--ang", "--slp",     "--sca",   "--twi",
@@ -813,11 +816,13 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (o->order) stats_take(o, fs, "order", o->order);
   if (o->order && (st = stage_done(&o->run, stage, err))) return st;
   /* --basin-stats needs basins: without --basins they go to a scratch raster */
-  const int want_basins = o->basins || o->basin_stats;
+  const int want_basins = o->basins || o->basin_stats || o->outlet_table;
   const int by_links = want_basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
   /* the outlets' seeds: for their basins, or only where they went (-om) */
   const int want_seeds = (want_basins && !by_links) || o->moved_outlets;
+  tr_outlet_move *moves = NULL; /* every outlet point's, for -om and the outlet table */
+  int64_t nmoves = 0;
   const int need_acc = need_links || (want_seeds && o->outlets && (o->snap > 0 || o->snap_distance > 0));
   if (!need_links && !want_seeds) return TR_OK;
 
@@ -830,7 +835,11 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     acc = acc_at;
   }
   if (need_acc && !acc) {
-    const char *beside = o->network ? o->network : o->basins ? o->basins : o->basin_stats ? o->basin_stats : o->moved_outlets;
+    const char *beside = o->network        ? o->network
+                         : o->basins       ? o->basins
+                         : o->basin_stats  ? o->basin_stats
+                         : o->moved_outlets ? o->moved_outlets
+                                            : o->outlet_table;
     if ((st = scratch_name(&o->run, tmp, beside, "acc", err)))
       return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -853,19 +862,16 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->network) st = stage_done(&o->run, stage, err);
   if (!st && want_seeds) {
-    tr_outlet_move *moves = NULL;
-    int64_t nmoves = 0;
     tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
-                      o->threshold, o->snap, o->snap_distance, o->id_field, o->moved_outlets ? &moves : NULL,
-                      &nmoves};
+                      o->threshold, o->snap, o->snap_distance, o->id_field,
+                      o->moved_outlets || o->outlet_table ? &moves : NULL, &nmoves};
     st = tr_seeds_build(&ss, &seeds, &nseeds, err);
     if (!st && o->moved_outlets) st = tr_outlets_write(&o->run, dir, moves, nmoves, o->moved_outlets, NULL, err);
     if (!st && o->moved_outlets) st = stage_done(&o->run, stage, err);
-    free(moves);
   }
   char w_tmp[TR_PATH_MAX] = "", w_at[TR_PATH_MAX] = "";
-  if (!st && o->basin_stats && !o->basins) {
-    st = scratch_name(&o->run, w_tmp, o->basin_stats, "basins", err);
+  if (!st && (o->basin_stats || o->outlet_table) && !o->basins) {
+    st = scratch_name(&o->run, w_tmp, o->basin_stats ? o->basin_stats : o->outlet_table, "basins", err);
     if (!st && !w_tmp[0]) st = tr_fail(err, TR_ENOMEM, "out of memory");
   }
   if (!st && want_basins) {
@@ -876,8 +882,13 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     if (!st && o->basins) stats_take(o, fs, "basins", o->basins);
     if (!st) st = stage_done(&o->run, stage, err);
   }
+  if (!st && o->basins && (o->basin_stats || o->outlet_table)) st = held_at(&o->run, w_at, o->basins, err);
+  if (!st && o->outlet_table) {
+    st = tr_outlet_table_write(&o->run, dir, (int)o->encoding, o->basins ? w_at : w_tmp, moves, nmoves, o->outlet_table,
+                               err);
+    if (!st) st = stage_done(&o->run, stage, err);
+  }
   if (!st && o->basin_stats) {
-    if (o->basins) st = held_at(&o->run, w_at, o->basins, err);
     int64_t nout = 0;
     tr_basin_outlet *outl = st ? NULL : outlets_of(by_links ? &links : NULL, seeds, nseeds, &nout);
     if (!st && !outl) st = tr_fail(err, TR_ENOMEM, "out of memory");
@@ -888,6 +899,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     free(outl);
   }
   free(seeds);
+  free(moves);
   tr_links_free(&links);
   if (tr_rank() == 0) {
     tr_output_scratch_remove(tmp);

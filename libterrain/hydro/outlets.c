@@ -20,6 +20,7 @@
 #include "dist.h"
 #include "flow.h"
 #include "raster.h"
+#include "side_file.h"
 #include "vector_out.h"
 
 #define BAND_ROWS 256
@@ -357,4 +358,38 @@ int tr_outlets_write(const tr_run_opts *run, const char *dir, const tr_outlet_mo
                      const char *driver, tr_error *err) {
   moves_out o = {dir, dst, m, n};
   return tr_vector_write(run, dst, driver, write_moves, &o, err);
+}
+
+int tr_outlet_table_write(const tr_run_opts *run, const char *dir, int encoding, const char *basins,
+                          const tr_outlet_move *m, int64_t n, const char *dst, tr_error *err) {
+  int st = TR_OK;
+  if (tr_rank() == 0) {
+    tr_input d, w;
+    st = tr_input_open(&d, dir, 1, err);
+    const int dopen = !st;
+    if (!st) st = tr_input_open(&w, basins, 1, err);
+    const int wopen = dopen && !st;
+    tr_side_file *side = NULL;
+    FILE *f = NULL;
+    if (!st) st = tr_side_open(dst, "outlet table", &side, &f, err);
+    int bad = !st && fprintf(f, "id iddown\n") < 0;
+    for (int64_t i = 0; i < n && !st && !bad; i++) {
+      long long down = -1;
+      const int dd = decode_at(&d, encoding, cell_value(&d, m[i].cell, &st, err));
+      if (dd >= 0 && dd != TR_D8_NONE) {
+        const int64_t rr = m[i].cell / d.cols + tr_d8_dr[dd], cc = m[i].cell % d.cols + tr_d8_dc[dd];
+        if (rr >= 0 && rr < d.rows && cc >= 0 && cc < d.cols) {
+          const float v = cell_value(&w, rr * d.cols + cc, &st, err);
+          if (!isnan(v)) down = (long long)v;
+        }
+      }
+      bad = !st && fprintf(f, "%ld %lld\n", (long)m[i].label, down) < 0;
+    }
+    if (side && (st || bad)) tr_side_abort(side);
+    else if (side) st = tr_side_close(side, err);
+    if (!st && bad) st = tr_fail(err, TR_EOUTPUT, "cannot write the outlet table '%s'", dst);
+    if (wopen) tr_input_close(&w);
+    if (dopen) tr_input_close(&d);
+  }
+  return tr_dist_agree(run, st, err);
 }

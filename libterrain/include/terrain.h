@@ -509,6 +509,8 @@ typedef struct {
   double snap_distance;     /* > 0: outlets move to the largest accumulation within this distance
                                (map units) instead of down the flow path (snap) */
   const char *id_field;     /* basins labelled by this integer field of the outlets; NULL: feature id */
+  const char *outlet_table; /* --outlet-table: "id iddown" per outlet, the outlet its flow meets next
+                               (-1: none; TauDEM gagewatershed's -id) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

@@ -439,10 +439,11 @@ static const walk_run walk_runs[] = {
      * are the first run's), each run with one product of its own */
     {.cmd = "flowgraph", .line = "%s --method dinf --ang a.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --stats-json --ft-report --aap-stats --moved-outlets -om"},
+             "--ang -ang --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id -gw"},
     {.cmd = "flowgraph", .line = "%s --method dinf --slp s.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om"},
+             "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
+             "-gw"},
     {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
     {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
     {.cmd = "interpolate", .line = "--fill-voids %s"},

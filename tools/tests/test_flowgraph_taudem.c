@@ -316,6 +316,17 @@ static int test_outlets_moved(void) {
       ASSERT(same_points(opath(th == 1 ? "moved.shp" : "moved2.gpkg"), tpath(dems[d], "hydro/moved.shp")) == 0);
       ASSERT(same_cells(opath("gw.tif"), tpath(dems[d], "hydro/gw.tif")));
     }
+    /* gagewatershed's spelling and its -id table */
+    snprintf(f, sizeof f, "-o '%s' --id-field id -gw '%s' -id '%s'", tpath(dems[d], "hydro/outlets.shp"),
+             opath("gw2.tif"), opath("gwid.txt"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(same_cells(opath("gw2.tif"), tpath(dems[d], "hydro/gw.tif")));
+    ASSERT(rc_same_file(opath("gwid.txt"), tpath(dems[d], "hydro/gwid.txt")));
+    /* the table alone (its basins in a scratch raster, gone after) */
+    snprintf(f, sizeof f, "-o '%s' --id-field id --outlet-table '%s'", tpath(dems[d], "hydro/outlets.shp"),
+             opath("gwid2.txt"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(rc_same_file(opath("gwid2.txt"), tpath(dems[d], "hydro/gwid.txt")));
     /* -om alone: TauDEM moveoutletstostreams' run */
     snprintf(f, sizeof f, "-o '%s' -om '%s' --id-field id", tpath(dems[d], "hydro/outlets.shp"), opath("only.gpkg"));
     ASSERT_EQ_INT(run_flow(dems[d], f), 0);
@@ -381,6 +392,29 @@ static int test_outlets_snap_distance(void) {
   return 0;
 }
 
+/* TauDEM d8flowdir's command line, -fel FEL -p P -sd8 SD8: the directions
+ * and slope made from the filled DEM, the same files as the long form
+ * (FEL as the DEM, --filled, --dir, --slope), and sd8 exactly TauDEM's on
+ * the projected DEM. */
+static int test_d8flowdir_form(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  for (int d = 0; d < 2; d++) {
+    char c[4096];
+    snprintf(c, sizeof c, "'%s' flowgraph -q -fel '%s' -p '%s' -sd8 '%s'", tf, tpath(dems[d], "fel.tif"), opath("p1.tif"),
+             opath("sd81.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    snprintf(c, sizeof c, "'%s' flowgraph -q '%s' --filled --dir '%s' --slope '%s'", tf, tpath(dems[d], "fel.tif"),
+             opath("p2.tif"), opath("sd82.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(rc_same_file(opath("p1.tif"), opath("p2.tif")));
+    ASSERT(rc_same_file(opath("sd81.tif"), opath("sd82.tif")));
+    /* on the projected DEM exactly TauDEM's (the geographic one's metric
+     * cell sizes differ from TauDEM's in the last digits) */
+    if (d == 0) ASSERT(same_cells(opath("sd81.tif"), tpath(dems[d], "sd8.tif")));
+  }
+  return 0;
+}
+
 /* Bad outlet options: one line, exit 2 (usage) or 3 (input), no file left. */
 static int test_outlets_bad(void) {
   if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
@@ -402,6 +436,7 @@ static int test_outlets_bad(void) {
       {"-o '%s' -om x.gpkg --snap-distance 0", "--snap-distance", 2},
       {"-o '%s' -om x.gpkg --snap-distance -3", "--snap-distance", 2},
       {"-om x.gpkg", "--moved-outlets needs --outlets", 2},
+      {"-w x.tif -id x.gpkg", "--outlet-table needs --outlets", 2},
       {"-w x.tif --basins-by edges --id-field id", "--id-field goes with --outlets", 2},
       {"-o '%s' -w x.tif --id-field nope", "no field 'nope'", 2},
       {"-o STR -w x.tif --id-field id", "is not an integer field", 2},
@@ -438,6 +473,7 @@ int main(int argc, char **argv) {
   mkdir(outdir, 0755);
   static const tr_test_case cases[] = {TR_TEST(test_accumulation), TR_TEST(test_streams_order),
                                        TR_TEST(test_basins_network), TR_TEST(test_outlets_moved),
-                                       TR_TEST(test_outlets_snap_distance), TR_TEST(test_outlets_bad)};
+                                       TR_TEST(test_outlets_snap_distance), TR_TEST(test_outlets_bad),
+                                       TR_TEST(test_d8flowdir_form)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
