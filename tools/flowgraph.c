@@ -45,6 +45,11 @@ static const char *usage =
     "  --sca FILE, -sca FILE  specific catchment area: contributing area / cell width, flow\n"
     "                         split by angle (Float32; nodata -1; -nc: no edge check)\n"
     "  --twi FILE, -twi FILE  wetness index ln(sca / slp), sca without the edge check (Float32)\n"
+    "Distances to the streams (the --streams cells; TauDEM dinfdistdown, d8hdisttostrm):\n"
+    "  --hand FILE, -dd FILE  height above nearest drainage: the drop to the stream along the\n"
+    "                         D-infinity angles, averaged by the proportions (ave v; Float32)\n"
+    "  --d8-dist FILE, -dist FILE  horizontal length of the D8 path to the stream (Float32)\n"
+    "                         (both nodata -3.4028235e+38 where no stream is reached)\n"
     "Accumulation:\n"
     "  --units cells|area     contributing cells (default) or area in map units\n"
     "  --weights FILE, -wg FILE    a weight per cell instead of 1\n"
@@ -80,7 +85,7 @@ static const file_flag file_flags[] = {
     FF(NULL, "-nf", o.network_format), FF(NULL, "-p", p),                   FF(NULL, "-z", dem),
     FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),        FF("--basin-stats", NULL, o.basin_stats),
     FF("--ang", "-ang", o.ang),        FF("--slp", "-slp", o.slp),            FF("--sca", "-sca", o.sca),
-    FF("--twi", "-twi", o.twi),
+    FF("--twi", "-twi", o.twi),        FF("--hand", "-dd", o.hand),          FF("--d8-dist", "-dist", o.d8_dist),
 };
 #undef FF
 

@@ -504,6 +504,12 @@ typedef struct {
   const char *sca;          /* --sca: areadinf's specific catchment area (Float32, nodata -1;
                                edge-checked unless no_edge_check) */
   const char *twi;          /* --twi: ln(sca / slp) from the no-edge-check sca (Float32, nodata -1) */
+  /* Downstream of each cell to the streams (cells: no-edge-check accumulation
+   * >= threshold, as --streams), Float32, nodata -FLT_MAX as TauDEM: */
+  const char *hand;         /* --hand: height above the nearest drainage, TauDEM dinfdistdown
+                               -m ave v (the drop along the D-infinity angles from the filled
+                               DEM, averaged by the proportions) */
+  const char *d8_dist;      /* --d8-dist: TauDEM d8hdisttostrm, the length of the D8 path */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

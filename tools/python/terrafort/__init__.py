@@ -311,12 +311,14 @@ _BASINS_BY = {"links": 0, "edges": 1, "outlets": 2}
 def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network=None, dir=None, dir_in=None,
               dir_encoding=None, filled=False, filled_in=None, slope=None, weights=None, units=None,
               no_edge_check=False, acc_type=None, threshold=None, basins_by=None, outlets=None, snap=None,
-              network_format=None, basin_stats=None, method=None, ang=None, slp=None, sca=None, twi=None, **run):
+              network_format=None, basin_stats=None, method=None, ang=None, slp=None, sca=None, twi=None,
+              hand=None, d8_dist=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin); with method "dinf"
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
-    and twi - all written or none.
+    and twi; hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
+    the streams of threshold, with either method - all written or none.
     Keyword names are the command's long options; acc_type "Float32" or
     "Float64" (the default)."""
     keep = []
@@ -325,7 +327,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
         for k, v in (("dir_in", dir_in), ("dir_out", dir), ("filled_in", filled_in), ("slope", slope),
                      ("weights", weights), ("outlets", outlets), ("acc", acc), ("streams", streams),
                      ("order", order), ("basins", basins), ("network", network), ("network_format", network_format),
-                     ("basin_stats", basin_stats), ("ang", ang), ("slp", slp), ("sca", sca), ("twi", twi)):
+                     ("basin_stats", basin_stats), ("ang", ang), ("slp", slp), ("sca", sca), ("twi", twi),
+                     ("hand", hand), ("d8_dist", d8_dist)):
             if v is not None:
                 keep.append(_b(os.fspath(v)) if k != "network_format" else _b(v))
                 setattr(o, k, keep[-1])
