@@ -693,6 +693,26 @@ static int down_prepare(const tr_input *in, const void *opts, void *params, tr_p
   return TR_OK;
 }
 
+/* Whether the streams raster at `path` has a stream cell (>= 1), a band of
+ * rows at a time, stopping at the first. */
+static int any_stream(const char *path, int *found, tr_error *err) {
+  tr_input in;
+  int st = tr_input_open(&in, path, 1, err);
+  if (st) return st;
+  *found = 0;
+  float *buf = malloc((size_t)in.cols * 64 * sizeof *buf);
+  if (!buf) st = tr_fail(err, TR_ENOMEM, "out of memory");
+  for (int64_t r = 0; r < in.rows && !st && !*found; r += 64) {
+    const int64_t n = in.rows - r < 64 ? in.rows - r : 64;
+    st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err);
+    for (int64_t i = 0; !st && i < n * in.cols && !*found; i++)
+      *found = !isnan(buf[i]) && !(in.has_nodata && buf[i] == (float)in.nodata) && buf[i] >= 1.0f;
+  }
+  free(buf);
+  tr_input_close(&in);
+  return st;
+}
+
 /* --hand and --d8-dist, after the method's products: the streams (the same
  * cells as --streams) into a scratch raster from the D8 directions `dir`,
  * then the distances. HAND's elevations are `fel` (filled, read at band
@@ -727,6 +747,14 @@ static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *
   const tr_run_opts rs = scratch_run(&ob.run);
   if (!st) st = run_up(&ob, &rs, dir, TR_UP_STREAMS, 0, src_tmp, ws, err);
   if (!st) st = stage_done(&o->run, stage, err);
+  /* with no stream cell every distance would be nodata: refused, so that a
+   * threshold above the largest accumulation is said, not written */
+  int found = 1;
+  if (!st) st = tr_dist_agree(&o->run, tr_rank() == 0 ? any_stream(src_tmp, &found, err) : TR_OK, err);
+  if (!st) st = tr_dist_bcast(&o->run, &found, (int)sizeof found, err);
+  if (!st && !found)
+    st = tr_fail(err, TR_EINPUT, "%s: no stream cell: no accumulation reaches --threshold %g (give a smaller one)",
+                 o->hand ? "--hand" : "--d8-dist", o->threshold);
   tr_graph_opts g = o->graph;
   if (g.cache_mb < 0) g.cache_mb = 0; /* every input is read once, in PEval */
   if (!st && o->d8_dist) {

@@ -14,7 +14,8 @@
  *   --mem and (when mpirun is there) rank count, on a DEM with pits, flats
  *   and a NoData hole; the same HAND whichever way its inputs come
  *   (--method d8, --method dinf --ang, --dir-in with --filled-in);
- * - bad options: one line, exit 2, no output left;
+ * - bad options: one line, exit 2, no output left; no stream cell (a
+ *   threshold above every accumulation): one line, exit 3, no output left;
  * - against TauDEM 5.4's hand.tif and d8dist.tif for the two DEMs of
  *   ../shared/data/taudem (exit 77, skipped, when absent). Measured and
  *   held as bounds:
@@ -295,8 +296,25 @@ static int bad(const char *args, const char *needle) {
   return 0;
 }
 
+/* The same for an input that makes no stream: exit 3. */
+static int no_streams(const char *args) {
+  unlink(opath("bad.tif"));
+  char a[2048];
+  snprintf(a, sizeof a, args, opath("bumpy.tif"), opath("bad.tif"));
+  ASSERT_EQ_INT(run(a), 3);
+  ASSERT(!exists(opath("bad.tif")));
+  char e[1024];
+  snprintf(e, sizeof e, "%s/err.txt", outdir);
+  const char *msg = rc_slurp(e);
+  ASSERT(msg && strstr(msg, "no stream cell: no accumulation reaches --threshold 1e+09"));
+  ASSERT(!strchr(msg, '\n') || strchr(msg, '\n') == msg + strlen(msg) - 1); /* one line */
+  return 0;
+}
+
 static int test_bad_options(void) {
   if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  ASSERT(!no_streams("'%s' --hand '%s' --threshold 1e9"));
+  ASSERT(!no_streams("'%s' --method dinf --d8-dist '%s' --threshold 1e9 --threads 2"));
   ASSERT(!bad("--dir-in '%s' --hand '%s'", "--hand with --dir-in needs the filled DEM's elevations"));
   ASSERT(!bad("-p '%s' -dd '%s'", "--hand with --dir-in needs the filled DEM's elevations"));
   ASSERT(!bad("'%s' --hand '%s' --d8-dist %2$s", "is given for two products"));
