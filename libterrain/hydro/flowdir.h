@@ -84,6 +84,19 @@ typedef struct {
   const char *src;    /* D8: input 0's name, for its bad codes */
 } tr_dist_down_params;
 
+/* The "d8_len" program (d8_len_program.c): TauDEM gridnet over D8
+ * directions (input 0, in `encoding`), without a mask or outlets: the
+ * longest and the total upslope path length (Float32) and the grid
+ * Strahler order (written Int16). Nodata -1 (TauDEM's). */
+enum { TR_D8_PLEN = 0, TR_D8_TLEN = 1, TR_D8_GORD = 2 };
+#define TR_D8_LEN_NODATA (-1.0)
+typedef struct {
+  int32_t product;    /* TR_D8_PLEN, TR_D8_TLEN or TR_D8_GORD */
+  int32_t encoding;   /* tr_dir_encoding of input 0 */
+  tr_d8_geom geom;    /* cell sizes of input 0 (kernels/d8.h) */
+  const char *src;    /* input 0's name, for its bad codes and cycles */
+} tr_d8_len_params;
+
 /* The cell size of global row grow of a grid of `rows` rows as TauDEM
  * measures it for its D-infinity tools (tiffIO's dxc, dyc): the
  * geotransform's for a projected grid; for a geographic one, metres on the
