@@ -1,6 +1,7 @@
 /*
  * flowgraph.c - `terrafort flowgraph`: D8 accumulation, streams, Strahler
- * order, basins and the stream network over tr_flowgraph(), with TauDEM's
+ * order, basins and the stream network, flow lengths, HAND and distances to
+ * the streams, D-infinity's products, over tr_flowgraph(), with TauDEM's
  * option names accepted beside the long ones.
  */
 #include <stddef.h>
@@ -17,7 +18,8 @@ static const char *usage =
     "Computes, in one run, only the products asked for: D8 flow directions from a DEM (filled\n"
     "first, flats drained by Barnes et al. 2014; TauDEM d8flowdir), contributing area (TauDEM\n"
     "aread8), stream cells, Strahler order, one basin per stream link and the stream network\n"
-    "with TauDEM streamnet's attributes.\n\n"
+    "with TauDEM streamnet's attributes, upslope lengths and grid order (gridnet), HAND and\n"
+    "distances to the streams; D-infinity angles, slopes, sca and twi.\n\n"
     "Directions:\n"
     "  --dir-in FILE, -p FILE an existing D8 direction raster (-p: when no DEM is given)\n"
     "  --dir-encoding E       taudem (default: 1 = E .. 8 = SE counter-clockwise), esri, grass\n"
@@ -34,8 +36,14 @@ static const char *usage =
     "  --outlets FILE, -o FILE     outlet points (OGR): basins labelled by feature id\n"
     "  --snap N, -md N        move outlets down the flow path at most N cells to a stream (50)\n"
     "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
+    "  --plen FILE, -plen FILE     longest upslope D8 path length (Float32; nodata -1)\n"
+    "  --tlen FILE, -tlen FILE     total upslope path length: every upslope step summed (Float32)\n"
+    "  --gord FILE, -gord FILE     grid Strahler order of every cell (Int16; nodata -1; TauDEM gridnet)\n"
     "  --basin-stats FILE.csv      per basin: label, cells, area, min, mean, max, relief, mean_slope,\n"
     "                         outlet_x, outlet_y (CSV; basins made even without --basins)\n"
+    ;
+/* the rest of it (one literal would pass the 4095 characters C99 promises) */
+static const char *usage_more =
     "D-infinity (Tarboton 1997; TauDEM dinfflowdir, areadinf, twi):\n"
     "  --method d8|dinf       how flow leaves a cell (default d8; D-infinity's products alone\n"
     "                         choose dinf, and -fel FILE is then the filled DEM)\n"
@@ -86,6 +94,7 @@ static const file_flag file_flags[] = {
     FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),        FF("--basin-stats", NULL, o.basin_stats),
     FF("--ang", "-ang", o.ang),        FF("--slp", "-slp", o.slp),            FF("--sca", "-sca", o.sca),
     FF("--twi", "-twi", o.twi),        FF("--hand", "-dd", o.hand),          FF("--d8-dist", "-dist", o.d8_dist),
+    FF("--plen", "-plen", o.plen),     FF("--tlen", "-tlen", o.tlen),        FF("--gord", "-gord", o.gord),
 };
 #undef FF
 
@@ -179,7 +188,9 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
 }
 
 int tf_flowgraph_main(int argc, char **argv) {
-  tf_cli cli = {.cmd = "flowgraph", .usage = usage};
+  static char help[8192];
+  snprintf(help, sizeof help, "%s%s", usage, usage_more);
+  tf_cli cli = {.cmd = "flowgraph", .usage = help};
   flow_args fa = {.p = NULL, .dem = NULL};
   tr_flowgraph_opts_init(&fa.o);
   int code;

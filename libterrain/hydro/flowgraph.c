@@ -8,14 +8,20 @@
  *   1. directions: --dir-in, or from the DEM (the flow-direction step);
  *   2. accumulation (d8_up), streams (d8_up), Strahler order (d8_up; or,
  *      when its state does not fit --mem, the streams into a scratch raster
- *      and the order from the stream cells: order_cells.c);
+ *      and the order from the stream cells: order_cells.c); --plen, --tlen,
+ *      --gord (d8_len, TauDEM gridnet);
  *   3. the network and basins need the no-edge-check accumulation: the
  *      user's --acc when it is that, else a temporary raster beside the
  *      network or basins output, deleted at the end; then the links
  *      (network.c, every rank), the lines (rank 0), basins (d8_basins);
  *   4. --basin-stats (basin_stats.c) from the basins (--basins, held, or a
  *      scratch raster), the DEM and sd8 (--slope, held, or a scratch raster
- *      made with the directions), written as a side file.
+ *      made with the directions), written as a side file;
+ *   5. --hand and --d8-dist (dist_down): the streams into a scratch raster,
+ *      then the distances from them (dist_stages; with --method dinf after
+ *      its products, the D8 directions made there from the filled DEM).
+ * --method dinf runs dinf_stages instead of 1-4: angles and slope, then sca
+ * and twi (dinf_up).
  */
 #include <math.h>
 #include <signal.h>
@@ -229,10 +235,11 @@ static int check_valid(const char *dir, const char *dem, int dem_band, const fg_
 
 /* The usage errors, before any file is touched. */
 /* The products a run writes, in the order of the stages. */
-#define FG_NPRODUCTS 13
+#define FG_NPRODUCTS 16
 static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCTS]) {
-  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network,  o->slope,
-                                 o->ang,     o->slp, o->sca,     o->twi,   o->hand,   o->d8_dist};
+  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc,  o->streams, o->order,   o->basins, o->network,
+                                 o->slope,   o->ang,  o->slp,     o->sca,     o->twi,    o->hand,
+                                 o->d8_dist, o->plen, o->tlen,    o->gord};
   memcpy(outs, p, sizeof p);
 }
 
@@ -251,7 +258,8 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
   }
   const char *d8 = o->dir_out ? "--dir" : o->acc ? "--acc" : o->streams ? "--streams" : o->order ? "--order"
                  : o->basins ? "--basins" : o->network ? "--network" : o->slope ? "--slope"
-                 : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets" : NULL;
+                 : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets"
+                 : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord" : NULL;
   if (d8)
     return tr_fail(err, TR_EUSAGE,
                    "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi, --hand, --d8-dist", d8);
@@ -274,7 +282,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (!any && !o->basin_stats)
     return tr_fail(err, TR_EUSAGE,
                    "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network, "
-                   "--basin-stats, --hand, --d8-dist");
+                   "--basin-stats, --hand, --d8-dist, --plen, --tlen, --gord");
   if (!o->dir_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if (o->dir_in && (o->slope || o->filled))
@@ -314,7 +322,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   /* each product named by its option: "output" alone would not say which */
   static const char *const names[FG_NPRODUCTS] = {"--dir", "--acc", "--streams", "--order", "--basins",
                                                   "--network", "--slope", "--ang", "--slp", "--sca",
-                                                  "--twi", "--hand", "--d8-dist"};
+                                                  "--twi", "--hand", "--d8-dist", "--plen",
+                                                  "--tlen", "--gord"};
   for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], names[i]};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
@@ -384,7 +393,7 @@ static int stage_done(const tr_run_opts *run, int *stage, tr_error *err) {
  * the end writes them all, named, as
  * {"products":[{"product":NAME,"file":PATH,...the stage's fields...},...]}.
  * With one product the file is that product's object, as for any command. */
-enum { FG_STATS_MAX = 8 };
+enum { FG_STATS_MAX = 10 };
 typedef struct {
   int on;
   int n;
@@ -395,7 +404,7 @@ typedef struct {
 static void stats_plan(const tr_flowgraph_opts *o, fg_stats *fs) {
   memset(fs, 0, sizeof *fs);
   const int n = (o->dir_out && !o->dir_in) + !!o->acc + !!o->streams + !!o->order + !!o->basins + !!o->ang + !!o->sca +
-                !!o->twi + !!o->hand + !!o->d8_dist;
+                !!o->twi + !!o->hand + !!o->d8_dist + !!o->plen + !!o->tlen + !!o->gord;
   fs->on = o->run.stats_json && n > 1;
 }
 
@@ -454,6 +463,43 @@ static int stats_write(const char *path, fg_stats *fs, int st, tr_error *err) {
 
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
                     const char *elev, int elev_band, const char *sd8, int *stage, fg_stats *fs, tr_error *err);
+
+/* --plen, --tlen, --gord: the "d8_len" program over the directions. */
+typedef struct {
+  int product;
+  tr_dir_encoding encoding;
+  const char *dir;
+} len_job;
+
+static int len_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const len_job *j = opts;
+  tr_d8_len_params *p = params;
+  p->product = j->product;
+  p->encoding = (int32_t)j->encoding;
+  p->src = j->dir;
+  const int st = tr_d8_geom_init(in, &p->geom, err);
+  if (st) return st;
+  prod->type = GDT_Float32;
+  prod->has_nodata = 1;
+  prod->nodata = TR_D8_LEN_NODATA;
+  prod->file_type = j->product == TR_D8_GORD ? GDT_Int16 : GDT_Float32;
+  return TR_OK;
+}
+
+static int len_stages(const tr_flowgraph_opts *o, const char *dir, int *stage, fg_stats *fs, tr_error *err) {
+  const char *dst[3] = {o->plen, o->tlen, o->gord};
+  static const char *const name[3] = {"plen", "tlen", "gord"};
+  const tr_graph_opts g = graph_of(o, 0);
+  int st = TR_OK;
+  for (int k = 0; k < 3 && !st; k++) {
+    if (!dst[k]) continue;
+    const len_job j = {k == 0 ? TR_D8_PLEN : k == 1 ? TR_D8_TLEN : TR_D8_GORD, o->encoding, dir};
+    st = tr_dist_agree(&o->run, tr_run_graph(&o->run, &g, "d8_len", len_prepare, &j, dir, dst[k], err), err);
+    if (!st) stats_take(o, fs, name[k], dst[k]);
+    if (!st) st = stage_done(&o->run, stage, err);
+  }
+  return st;
+}
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -891,7 +937,8 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
   if (!st && o->basin_stats && o->slope) st = held_at(&o->run, sd8_at, o->slope, err);
   const int only_dir =
-      !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats && !o->hand && !o->d8_dist;
+      !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats && !o->hand && !o->d8_dist &&
+      !o->plen && !o->tlen && !o->gord;
   const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
   if (!st && !only_dir)
     st = products(&ob, s, o->dir_out ? dir_at : dir_tmp, dem, dem_band, elev, elev == dem ? dem_band : 1,
@@ -949,6 +996,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
   if (o->order) stats_take(o, fs, "order", o->order);
   if (o->order && (st = stage_done(&o->run, stage, err))) return st;
+  if ((o->plen || o->tlen || o->gord) && (st = len_stages(o, dir, stage, fs, err))) return st;
   /* --basin-stats needs basins: without --basins they go to a scratch raster */
   const int want_basins = o->basins || o->basin_stats;
   const int by_links = want_basins && o->basins_by == TR_BASINS_LINKS;

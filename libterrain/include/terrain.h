@@ -510,6 +510,9 @@ typedef struct {
                                -m ave v (the drop along the D-infinity angles from the filled
                                DEM, averaged by the proportions) */
   const char *d8_dist;      /* --d8-dist: TauDEM d8hdisttostrm, the length of the D8 path */
+  /* TauDEM gridnet over the D8 directions (no mask, no outlets), nodata -1: */
+  const char *plen, *tlen;  /* --plen, --tlen: longest and total upslope path length (Float32) */
+  const char *gord;         /* --gord: grid Strahler order of every cell (Int16) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

@@ -1,7 +1,9 @@
 /*
  * test_flowgraph_hand.c - `terrafort flowgraph --hand / --d8-dist`: height
  * above the nearest drainage (TauDEM dinfdistdown -m ave v) and the D8 path
- * length to the streams (TauDEM d8hdisttostrm), the "dist_down" program.
+ * length to the streams (TauDEM d8hdisttostrm), the "dist_down" program;
+ * `--plen / --tlen / --gord`: upslope path lengths and grid order (TauDEM
+ * gridnet), the "d8_len" program.
  *
  * - on tilted planes with streams along a column (a plane falling east: D8
  *   east everywhere, so the accumulation of column c is c and the stream
@@ -9,7 +11,11 @@
  *   (T - c) x cell exactly; HAND against an independent recursion in this
  *   file (D-infinity proportions from the analytic angle, in double, with
  *   TauDEM's rule that a cell draining into nodata is nodata), and equal to
- *   the drop z(c) - z(T) when the plane falls due east;
+ *   the drop z(c) - z(T) when the plane falls due east; on those planes
+ *   plen = tlen = (c - 1) x cell and gord 1 (one chain per row);
+ * - plen, tlen and gord against an independent sequential gridnet in this
+ *   file (Kahn's order over the --dir output, tlen in double) on a DEM with
+ *   pits and flats;
  * - the same bytes for every thread count, tile size, schedule, --ft mode,
  *   --mem and (when mpirun is there) rank count, on a DEM with pits, flats
  *   and a NoData hole; the same HAND whichever way its inputs come
@@ -30,7 +36,10 @@
  *       nodata cells but differs on 488 cells of loganvrt and 10154 of
  *       enogeo, downstream of the flat cells whose D8 direction differs from
  *       p.tif (45 and 980: Barnes et al.'s flat routing here, Garbrecht &
- *       Martz's in TauDEM), which also moves 30 and 572 stream cells.
+ *       Martz's in TauDEM), which also moves 30 and 572 stream cells;
+ *     plen, tlen, gord: TauDEM's bytes from p.tif; from the DEMs the same
+ *       nodata cells, and downstream of those flat cells 147 / 741 / 58
+ *       cells differ on loganvrt, 4571 / 9862 / 1150 on enogeo.
  */
 #include <gdal.h>
 #include <math.h>
@@ -142,9 +151,28 @@ static int check_plane(double gx, double gs, double cell, int T) {
     for (int c = 0; c < cols; c++) z[r * cols + c] = (float)(1000.0 - gx * c * cell - gs * r * cell);
   ASSERT(!write_dem(opath("plane.tif"), rows, cols, cell, z, 0, 0));
   char a[2048];
-  snprintf(a, sizeof a, "'%s' --filled --threshold %d --hand '%s' --d8-dist '%s' --streams '%s' --tile-size 9",
-           opath("plane.tif"), T, opath("phand.tif"), opath("pdist.tif"), opath("psrc.tif"));
+  snprintf(a, sizeof a,
+           "'%s' --filled --threshold %d --hand '%s' --d8-dist '%s' --streams '%s' --plen '%s' --tlen '%s' --gord '%s' "
+           "--tile-size 9",
+           opath("plane.tif"), T, opath("phand.tif"), opath("pdist.tif"), opath("psrc.tif"), opath("pplen.tif"),
+           opath("ptlen.tif"), opath("pgord.tif"));
   ASSERT_EQ_INT(run(a), 0);
+  rc_raster PL, TL, GO;
+  ASSERT(!rc_load(opath("pplen.tif"), &PL) && !rc_load(opath("ptlen.tif"), &TL) && !rc_load(opath("pgord.tif"), &GO));
+  ASSERT(PL.type == GDT_Float32 && GO.type == GDT_Int16 && PL.nodata == -1 && TL.nodata == -1 && GO.nodata == -1);
+  for (int i = 0; i < rows * cols; i++) {
+    const int r = i / cols, c = i % cols, edge = r == 0 || c == 0 || r == rows - 1 || c == cols - 1;
+    if (edge) {
+      ASSERT(rc_is_nodata(&PL, PL.v[i]) && rc_is_nodata(&TL, TL.v[i]) && rc_is_nodata(&GO, GO.v[i]));
+      continue;
+    }
+    ASSERT_NEAR(PL.v[i], (c - 1) * cell, 1e-4 * cell * c);
+    ASSERT_NEAR(TL.v[i], (c - 1) * cell, 1e-4 * cell * c);
+    ASSERT(GO.v[i] == 1);
+  }
+  rc_free(&PL);
+  rc_free(&TL);
+  rc_free(&GO);
   rc_raster H, D, S;
   ASSERT(!rc_load(opath("phand.tif"), &H) && !rc_load(opath("pdist.tif"), &D) && !rc_load(opath("psrc.tif"), &S));
   ASSERT(H.type == GDT_Float32 && D.type == GDT_Float32 && H.has_nodata && H.nodata < -3.4e38 &&
@@ -190,6 +218,50 @@ static int test_plane_analytic(void) {
   return check_plane(0.3, 0.1, 30.0, 7);
 }
 
+/* ---- the independent reference: gridnet over a D8 raster ---------------------------- */
+
+/* plen, tlen, gord of every cell of the TauDEM-coded direction raster D
+ * (cells of size cell), in Kahn's order from the cells without donors. */
+static int ref_gridnet(const rc_raster *D, double cell, double *plen, double *tlen, int *gord) {
+  const int rows = D->rows, cols = D->cols, n = rows * cols;
+  int *dir = malloc(sizeof(int) * n), *indeg = calloc((size_t)n, sizeof(int)), *q = malloc(sizeof(int) * n);
+  int *a1 = calloc((size_t)n, sizeof(int)), *a2 = calloc((size_t)n, sizeof(int));
+  for (int i = 0; i < n; i++) {
+    dir[i] = rc_is_nodata(D, D->v[i]) ? 0 : (int)D->v[i];
+    plen[i] = tlen[i] = 0;
+    gord[i] = -1;
+  }
+  for (int i = 0; i < n; i++)
+    if (dir[i]) indeg[(i / cols + nrow[dir[i]]) * cols + i % cols + ncol[dir[i]]]++;
+  int head = 0, tail = 0;
+  for (int i = 0; i < n; i++)
+    if (dir[i] && !indeg[i]) q[tail++] = i;
+  while (head < tail) {
+    const int i = q[head++];
+    gord[i] = a2[i] + 1 > a1[i] ? a2[i] + 1 : a1[i];
+    const int k = dir[i], r = i / cols + nrow[k], c = i % cols + ncol[k], j = r * cols + c;
+    if (r < 0 || c < 0 || r >= rows || c >= cols || !dir[j]) continue;
+    const double len = (k % 2 ? 1.0 : sqrt(2.0)) * cell;
+    if (plen[i] + len > plen[j]) plen[j] = plen[i] + len;
+    tlen[j] += tlen[i] + len;
+    if (gord[i] >= a1[j]) {
+      a2[j] = a1[j];
+      a1[j] = gord[i];
+    } else if (gord[i] > a2[j])
+      a2[j] = gord[i];
+    if (--indeg[j] == 0) q[tail++] = j;
+  }
+  const int all = tail;
+  int valid = 0;
+  for (int i = 0; i < n; i++) valid += dir[i] != 0;
+  free(dir);
+  free(indeg);
+  free(q);
+  free(a1);
+  free(a2);
+  return all == valid ? 0 : -1; /* no cycle */
+}
+
 /* ---- determinism ------------------------------------------------------------------- */
 
 /* Hills quantised to whole metres (many flats), a pit and a NoData hole. */
@@ -224,8 +296,10 @@ static int same_raster(const char *a, const char *b, const char *tag) {
 
 static int run_all(const char *prefix, const char *flags, int k) {
   char a[4096];
-  snprintf(a, sizeof a, "'%s' --threshold 40 --hand '%s' --d8-dist '%s' %s", opath("bumpy.tif"),
-           opath(k ? "h_hand1.tif" : "h_hand0.tif"), opath(k ? "h_dist1.tif" : "h_dist0.tif"), flags);
+  snprintf(a, sizeof a, "'%s' --threshold 40 --hand '%s' --d8-dist '%s' --plen '%s' --tlen '%s' --gord '%s' %s",
+           opath("bumpy.tif"), opath(k ? "h_hand1.tif" : "h_hand0.tif"), opath(k ? "h_dist1.tif" : "h_dist0.tif"),
+           opath(k ? "h_plen1.tif" : "h_plen0.tif"), opath(k ? "h_tlen1.tif" : "h_tlen0.tif"),
+           opath(k ? "h_gord1.tif" : "h_gord0.tif"), flags);
   if (!prefix[0]) return run(a);
   char c[8192];
   snprintf(c, sizeof c, "%s '%s' flowgraph -q %s 2>%s/err.txt", prefix, tf, a, outdir);
@@ -233,7 +307,9 @@ static int run_all(const char *prefix, const char *flags, int k) {
 }
 
 static int same_products(const char *tag) {
-  return same_raster("h_hand0.tif", "h_hand1.tif", tag) || same_raster("h_dist0.tif", "h_dist1.tif", tag);
+  return same_raster("h_hand0.tif", "h_hand1.tif", tag) || same_raster("h_dist0.tif", "h_dist1.tif", tag) ||
+         same_raster("h_plen0.tif", "h_plen1.tif", tag) || same_raster("h_tlen0.tif", "h_tlen1.tif", tag) ||
+         same_raster("h_gord0.tif", "h_gord1.tif", tag);
 }
 
 static int test_same_bytes(void) {
@@ -270,11 +346,46 @@ static int test_same_bytes(void) {
   snprintf(a, sizeof a, "'%s' --method dinf --threshold 40 --ang '%s' --hand '%s' --d8-dist '%s' --tile-size 61",
            opath("bumpy.tif"), opath("h_ang.tif"), opath("h_hand1.tif"), opath("h_dist1.tif"));
   ASSERT_EQ_INT(run(a), 0);
-  ASSERT(!same_products("--method dinf"));
+  ASSERT(!same_raster("h_hand0.tif", "h_hand1.tif", "--method dinf") &&
+         !same_raster("h_dist0.tif", "h_dist1.tif", "--method dinf"));
   snprintf(a, sizeof a, "'%s' --threshold 40 --dir '%s' --hand '%s' --tile-size 44", opath("bumpy.tif"),
            opath("h_dir.tif"), opath("h_hand1.tif"));
   ASSERT_EQ_INT(run(a), 0);
   ASSERT(!same_raster("h_hand0.tif", "h_hand1.tif", "--dir"));
+  return 0;
+}
+
+static int test_gridnet_reference(void) {
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  char a[4096];
+  snprintf(a, sizeof a, "'%s' --dir '%s' --plen '%s' --tlen '%s' --gord '%s' --tile-size 37", opath("bumpy.tif"),
+           opath("g_dir.tif"), opath("g_plen.tif"), opath("g_tlen.tif"), opath("g_gord.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  rc_raster D, PL, TL, GO;
+  ASSERT(!rc_load(opath("g_dir.tif"), &D) && !rc_load(opath("g_plen.tif"), &PL) &&
+         !rc_load(opath("g_tlen.tif"), &TL) && !rc_load(opath("g_gord.tif"), &GO));
+  const int n = D.rows * D.cols;
+  double *plen = malloc(sizeof(double) * n), *tlen = malloc(sizeof(double) * n);
+  int *gord = malloc(sizeof(int) * n), maxg = 0;
+  ASSERT(!ref_gridnet(&D, 25.0, plen, tlen, gord));
+  for (int i = 0; i < n; i++) {
+    if (gord[i] < 0) {
+      ASSERT(rc_is_nodata(&PL, PL.v[i]) && rc_is_nodata(&TL, TL.v[i]) && rc_is_nodata(&GO, GO.v[i]));
+      continue;
+    }
+    ASSERT_NEAR(PL.v[i], plen[i], 1e-5 * plen[i] + 1e-3);
+    ASSERT_NEAR(TL.v[i], tlen[i], 1e-5 * tlen[i] + 1e-3);
+    ASSERT(GO.v[i] == gord[i]);
+    if (gord[i] > maxg) maxg = gord[i];
+  }
+  ASSERT(maxg >= 4); /* branching enough to test the order */
+  free(plen);
+  free(tlen);
+  free(gord);
+  rc_free(&D);
+  rc_free(&PL);
+  rc_free(&TL);
+  rc_free(&GO);
   return 0;
 }
 
@@ -311,7 +422,37 @@ static int no_streams(const char *args) {
   return 0;
 }
 
+/* Directions with a cycle (two cells pointing at each other, a third
+ * draining into them): gridnet's products refuse them, naming a cell. */
+static int cycle_refused(void) {
+  const int rows = 5, cols = 6;
+  int16_t p[30];
+  for (int i = 0; i < rows * cols; i++) p[i] = -32768;
+  p[2 * cols + 2] = 1; /* E */
+  p[2 * cols + 3] = 5; /* W */
+  p[1 * cols + 2] = 7; /* S, into the cycle */
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GTiff"), opath("cycle.tif"), cols, rows, 1, GDT_Int16, NULL);
+  ASSERT(ds);
+  double gt[6] = {400000, 10, 0, 4600000, 0, -10};
+  GDALSetGeoTransform(ds, gt);
+  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+  GDALSetRasterNoDataValue(b, -32768);
+  ASSERT(GDALRasterIO(b, GF_Write, 0, 0, cols, rows, p, cols, rows, GDT_Int16, 0, 0) == CE_None);
+  GDALClose(ds);
+  unlink(opath("bad.tif"));
+  char a[2048];
+  snprintf(a, sizeof a, "--dir-in '%s' --gord '%s' --tile-size 3", opath("cycle.tif"), opath("bad.tif"));
+  ASSERT_EQ_INT(run(a), 3);
+  ASSERT(!exists(opath("bad.tif")));
+  char e[1024];
+  snprintf(e, sizeof e, "%s/err.txt", outdir);
+  const char *msg = rc_slurp(e);
+  ASSERT(msg && strstr(msg, "the flow directions form a cycle: cell (row"));
+  return 0;
+}
+
 static int test_bad_options(void) {
+  ASSERT(!cycle_refused());
   if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
   ASSERT(!no_streams("'%s' --hand '%s' --threshold 1e9"));
   ASSERT(!no_streams("'%s' --method dinf --d8-dist '%s' --threshold 1e9 --threads 2"));
@@ -321,6 +462,8 @@ static int test_bad_options(void) {
   ASSERT(!bad("'%s' --hand '%s' --threshold 0", "--threshold must be positive"));
   ASSERT(!bad("'%s' --method dinf --d8-dist '%s' --acc %2$s.acc", "--acc is a D8 product"));
   ASSERT(!bad("'%s' --method foo --hand '%s'", "--method: 'foo' is not one of d8, dinf"));
+  ASSERT(!bad("'%s' --method dinf --ang '%s' --gord %2$s.gord", "--gord is a D8 product"));
+  ASSERT(!bad("'%s' --plen '%s' --tlen %2$s", "is given for two products"));
   return 0;
 }
 
@@ -374,7 +517,9 @@ static int test_taudem(void) {
   snprintf(probe, sizeof probe, "%s/taudem/loganvrt/hydro/hand.tif", shared);
   if (!exists(probe)) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
   /* the bounds measured (see the top of the file) */
-  static const int64_t dist_max[] = {488, 10154};
+  static const int64_t dist_max[] = {488, 10154}, plen_max[] = {147, 4571}, tlen_max[] = {741, 9862},
+                       gord_max[] = {58, 1150};
+  static const char *const len_names[] = {"plen", "tlen", "gord"};
   for (int d = 0; d < 2; d++) {
     char t[1024], a[4096], r[1200];
     snprintf(t, sizeof t, "%s/taudem/%s", shared, dems[d]);
@@ -396,6 +541,20 @@ static int test_taudem(void) {
     fprintf(stderr, "%s d8dist (p.tif): %lld differ, %lld nodata on one side\n", dems[d], (long long)c.differ,
             (long long)c.nodata_mismatch);
     ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
+    /* gridnet from p.tif */
+    snprintf(a, sizeof a, "-p '%s/p.tif' -plen '%s' -tlen '%s' -gord '%s' --tile-size 57", t, opath("t_plen.tif"),
+             opath("t_tlen.tif"), opath("t_gord.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    for (int k = 0; k < 3; k++) {
+      char mine[64];
+      snprintf(mine, sizeof mine, "t_%s.tif", len_names[k]);
+      snprintf(r, sizeof r, "%s/hydro/%s.tif", t, len_names[k]);
+      ASSERT(!compare(opath(mine), r, &c));
+      fprintf(stderr, "%s %s (p.tif): %lld differ, %lld nodata on one side\n", dems[d], len_names[k],
+              (long long)c.differ, (long long)c.nodata_mismatch);
+      ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
+    }
+    snprintf(r, sizeof r, "%s/hydro/d8dist.tif", t);
     if (d == 1) {
       /* out of core: --mem just above the buffers' minimum (82 MiB at this
        * tile size) spills dist_down's tiles, and the bytes stay */
@@ -423,6 +582,19 @@ static int test_taudem(void) {
     fprintf(stderr, "%s d8dist (DEM): %lld differ (max %.4g), %lld nodata on one side\n", dems[d],
             (long long)c.differ, c.max_abs, (long long)c.nodata_mismatch);
     ASSERT(c.nodata_mismatch == 0 && c.differ <= dist_max[d]);
+    snprintf(a, sizeof a, "'%s/%s' --plen '%s' --tlen '%s' --gord '%s' --tile-size 80", shared, inputs[d],
+             opath("u_plen.tif"), opath("u_tlen.tif"), opath("u_gord.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    for (int k = 0; k < 3; k++) {
+      char mine[64];
+      const int64_t bound = k == 0 ? plen_max[d] : k == 1 ? tlen_max[d] : gord_max[d];
+      snprintf(mine, sizeof mine, "u_%s.tif", len_names[k]);
+      snprintf(r, sizeof r, "%s/hydro/%s.tif", t, len_names[k]);
+      ASSERT(!compare(opath(mine), r, &c));
+      fprintf(stderr, "%s %s (DEM): %lld differ (max %.4g), %lld nodata on one side\n", dems[d], len_names[k],
+              (long long)c.differ, c.max_abs, (long long)c.nodata_mismatch);
+      ASSERT(c.nodata_mismatch == 0 && c.differ <= bound);
+    }
   }
   return 0;
 }
@@ -443,6 +615,7 @@ int main(int argc, char **argv) {
     if (!exists(p)) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 77;
   }
   static const tr_test_case cases[] = {TR_TEST(test_plane_analytic), TR_TEST(test_same_bytes),
-                                       TR_TEST(test_bad_options), TR_TEST(test_taudem)};
+                                       TR_TEST(test_gridnet_reference), TR_TEST(test_bad_options),
+                                       TR_TEST(test_taudem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -312,13 +312,14 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               dir_encoding=None, filled=False, filled_in=None, slope=None, weights=None, units=None,
               no_edge_check=False, acc_type=None, threshold=None, basins_by=None, outlets=None, snap=None,
               network_format=None, basin_stats=None, method=None, ang=None, slp=None, sca=None, twi=None,
-              hand=None, d8_dist=None, **run):
+              hand=None, d8_dist=None, plen=None, tlen=None, gord=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin); with method "dinf"
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
     and twi; hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
-    the streams of threshold, with either method - all written or none.
+    the streams of threshold, with either method; plen, tlen and gord (TauDEM
+    gridnet) - all written or none.
     Keyword names are the command's long options; acc_type "Float32" or
     "Float64" (the default)."""
     keep = []
@@ -328,7 +329,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
                      ("weights", weights), ("outlets", outlets), ("acc", acc), ("streams", streams),
                      ("order", order), ("basins", basins), ("network", network), ("network_format", network_format),
                      ("basin_stats", basin_stats), ("ang", ang), ("slp", slp), ("sca", sca), ("twi", twi),
-                     ("hand", hand), ("d8_dist", d8_dist)):
+                     ("hand", hand), ("d8_dist", d8_dist), ("plen", plen), ("tlen", tlen), ("gord", gord)):
             if v is not None:
                 keep.append(_b(os.fspath(v)) if k != "network_format" else _b(v))
                 setattr(o, k, keep[-1])
