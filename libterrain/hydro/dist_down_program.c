@@ -39,6 +39,7 @@
  * tile cells draining into it ready. Values only go from unknown to final:
  * monotone, and every schedule gives the same result.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,14 +395,16 @@ static int dd_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-/* --ft replay's invariant of Assemble's tile: a drop or a distance is >= 0
- * (a receiver is never higher than its donor on a filled DEM), or nodata. */
+/* --ft replay's invariant of Assemble's tile: a distance is >= 0, a drop
+ * finite (>= 0 on a filled DEM, but an angle on a flat may in principle
+ * point over a higher facet corner: not an invariant), or nodata. */
 static int64_t dd_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
-  (void)user;
   (void)state;
+  const dd_ctx *x = user;
+  const float lo = is_hand(x) ? -FLT_MAX : 0.0f;
   const float *v = cells;
   int64_t bad = 0;
-  for (int64_t i = 0; i < f->rows * f->cols; i++) bad += !(v[i] >= 0.0f || v[i] == (float)TR_DOWN_NODATA);
+  for (int64_t i = 0; i < f->rows * f->cols; i++) bad += !(v[i] >= lo || v[i] == (float)TR_DOWN_NODATA);
   return bad;
 }
 
