@@ -190,6 +190,7 @@ static int dl_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   s->fin = calloc((size_t)n, 1);
   if (!s->dir || !s->plen || !s->tlen || !s->gord || !s->fin) return -1;
   dl_round w;
+  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
   int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
   if (!q || round_begin(x, f, &w)) {
     free(q);
@@ -232,6 +233,7 @@ static int dl_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   dl_ctx *x = user;
   dl_state *s = state;
   dl_round w;
+  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
   int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
   if (!q || round_begin(x, f, &w)) {
     free(q);

@@ -27,9 +27,10 @@
  * bytes do not depend on the order cells become final in, so not on the
  * tiling, the thread or rank count, the schedule, --mem or --ft.
  *
- * State of a fragment over its padded window: the directions (HAND: the
- * angle and the elevation, Float32; D8: the neighbour index), the value and
- * its status (unknown, final, final nodata). PEval: every padded cell that
+ * State of a fragment over its padded window: the receivers of each cell
+ * as a bit mask (bit k - 1: neighbour k; the angle's shares > 0, found once
+ * in PEval, or the D8 direction), HAND's angle and elevation (Float32), the
+ * value and its status (unknown, final, final nodata). PEval: every padded cell that
  * its own data decides (a stream cell, a cell without a direction: the same
  * on both sides of a tile border) is final; Kahn's order inside the tile
  * from the cells whose receivers are all final; a perimeter cell that
@@ -66,7 +67,7 @@ typedef struct {
   int64_t n;
   float *ang;   /* HAND: the angle (NaN: none) */
   float *z;     /* HAND: the elevation (NaN: nodata) */
-  int8_t *dir;  /* D8: the neighbour index 0..7, or a TR_D8_* marker */
+  uint8_t *rx;  /* receivers: bit k - 1 for neighbour k (0: no direction) */
   float *val;   /* the value where st is FINAL */
   uint8_t *st;  /* UNKNOWN, FINAL or NONE */
 } dd_state;
@@ -101,6 +102,7 @@ typedef struct {
   dd_win g;
   int64_t off[9]; /* neighbour k (1..8, dinf.h's numbering) */
   double *dx, *dy;
+  double *aref;   /* padded row r's reference angles at aref[10 r] (tr_dinf_aref) */
 } dd_round;
 
 #define BACK(k) ((k) + 4 > 8 ? (k) - 4 : (k) + 4)
@@ -111,7 +113,7 @@ static void dd_destroy(void *user, void *state) {
   if (!s) return;
   free(s->ang);
   free(s->z);
-  free(s->dir);
+  free(s->rx);
   free(s->val);
   free(s->st);
   free(s);
@@ -124,36 +126,31 @@ static int round_begin(const dd_ctx *x, const tr_aap_frag *f, dd_round *w) {
   const int64_t nr = f->rows + 2;
   w->dx = malloc((size_t)nr * sizeof *w->dx);
   w->dy = malloc((size_t)nr * sizeof *w->dy);
-  if (!w->dx || !w->dy) return -1;
-  for (int64_t r = 0; r < nr; r++)
+  w->aref = malloc((size_t)nr * 10 * sizeof *w->aref);
+  if (!w->dx || !w->dy || !w->aref) return -1;
+  for (int64_t r = 0; r < nr; r++) {
     tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &w->dx[r], &w->dy[r]);
+    tr_dinf_aref(w->dx[r], w->dy[r], w->aref + 10 * r);
+  }
   return 0;
 }
 
 static void round_end(dd_round *w) {
   free(w->dx);
   free(w->dy);
+  free(w->aref);
 }
 
 static inline int is_hand(const dd_ctx *x) { return x->prm.product == TR_DOWN_HAND; }
 
-/* The share of padded cell i's flow that reaches its neighbour k (1..8):
- * > 0, or <= 0 for none. */
-static inline double share(const dd_ctx *x, const dd_state *s, const dd_round *w, int64_t i, int k) {
-  if (is_hand(x)) {
-    const float a = s->ang[i];
-    if (isnan(a)) return -1.0;
-    const int64_t r = i / w->g.pw;
-    return tr_dinf_prop(a, k, w->dx[r], w->dy[r]);
-  }
-  return s->dir[i] == k - 1 ? 1.0 : -1.0;
-}
+/* Does padded cell i drain into its neighbour k (1..8)? */
+static inline int drains(const dd_state *s, int64_t i, int k) { return (s->rx[i] >> (k - 1)) & 1; }
 
 /* Are all the receivers of cell i final? (Off the window: a receiver off
  * the grid, NONE from PEval.) */
-static int ready(const dd_ctx *x, const dd_state *s, const dd_round *w, int64_t i) {
+static int ready(const dd_state *s, const dd_round *w, int64_t i) {
   for (int k = 1; k <= 8; k++)
-    if (share(x, s, w, i, k) > 0.0 && s->st[i + w->off[k]] == UNKNOWN) return 0;
+    if (drains(s, i, k) && s->st[i + w->off[k]] == UNKNOWN) return 0;
   return 1;
 }
 
@@ -161,7 +158,8 @@ static int ready(const dd_ctx *x, const dd_state *s, const dd_round *w, int64_t 
 static void finish(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t i) {
   const int64_t row = i / w->g.pw;
   if (!is_hand(x)) {
-    const int k = s->dir[i] + 1;
+    int k = 1;
+    while (!drains(s, i, k)) k++;
     const int64_t n = i + w->off[k];
     if (s->st[n] != FINAL) {
       s->st[i] = NONE;
@@ -181,8 +179,8 @@ static void finish(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t i) {
   float distr = 0.0f, sump = 0.0f;
   int con = 0;
   for (int k = 1; k <= 8; k++) {
-    const double p = share(x, s, w, i, k);
-    if (!(p > 0.0)) continue;
+    if (!drains(s, i, k)) continue;
+    const double p = tr_dinf_prop_at(s->ang[i], k, w->aref + 10 * row);
     const int64_t n = i + w->off[k];
     if (s->st[n] != FINAL || isnan(s->z[n])) {
       con = 1;
@@ -201,21 +199,20 @@ static void finish(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t i) {
 }
 
 /* Does a cell of the halo drain into tile cell i? */
-static int halo_donor(const dd_ctx *x, const dd_state *s, const dd_round *w, int64_t i) {
+static int halo_donor(const dd_state *s, const dd_round *w, int64_t i) {
   for (int k = 1; k <= 8; k++) {
     const int64_t n = i + w->off[k];
-    if (!in_tile(&w->g, n) && share(x, s, w, n, BACK(k)) > 0.0) return 1;
+    if (!in_tile(&w->g, n) && drains(s, n, BACK(k))) return 1;
   }
   return 0;
 }
 
 /* Queues the tile cells draining into i that i's value makes ready. */
-static int64_t wake_donors(const dd_ctx *x, const dd_state *s, const dd_round *w, int64_t i, int64_t *q,
-                           int64_t nq) {
+static int64_t wake_donors(const dd_state *s, const dd_round *w, int64_t i, int64_t *q, int64_t nq) {
   for (int k = 1; k <= 8; k++) {
     const int64_t d = i + w->off[k];
-    if (!in_tile(&w->g, d) || s->st[d] != UNKNOWN || !(share(x, s, w, d, BACK(k)) > 0.0)) continue;
-    if (ready(x, s, w, d)) q[nq++] = d; /* once: i was its last receiver to become final */
+    if (!in_tile(&w->g, d) || s->st[d] != UNKNOWN || !drains(s, d, BACK(k))) continue;
+    if (ready(s, w, d)) q[nq++] = d; /* once: i was its last receiver to become final */
   }
   return nq;
 }
@@ -229,8 +226,8 @@ static int drain(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t *q, in
     if (s->st[i] != UNKNOWN) continue;
     finish(x, s, w, i);
     work++;
-    nq = wake_donors(x, s, w, i, q, nq);
-    if (halo_donor(x, s, w, i)) {
+    nq = wake_donors(s, w, i, q, nq);
+    if (halo_donor(s, w, i)) {
       const dd_msg m = {s->st[i] == FINAL ? s->val[i] : 0.0f, s->st[i]};
       if (tr_aap_emit(rd, cell_of(&w->g, x->env->cols, i), &m)) return -1;
     }
@@ -241,14 +238,23 @@ static int drain(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t *q, in
 
 /* Loads the window's directions and streams into s and sets what the
  * cells' own data decide (a stream cell, a cell without a direction). */
-static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const dd_win *g) {
+static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const dd_round *w) {
+  const dd_win *g = &w->g;
   const int64_t n = s->n;
   const int hand = is_hand(x), ks = hand ? 2 : 1;
   float *a = tr_graph_window_in(x->env, 0, f);
   if (!a) return -1;
   int rc = 0;
-  if (hand) memcpy(s->ang, a, (size_t)n * sizeof *a);
-  else
+  if (hand) {
+    memcpy(s->ang, a, (size_t)n * sizeof *a);
+    for (int64_t i = 0; i < n; i++) {
+      s->rx[i] = 0;
+      if (isnan(a[i])) continue;
+      const int64_t r = i / g->pw;
+      for (int k = 1; k <= 8; k++)
+        if (tr_dinf_prop_at(a[i], k, w->aref + 10 * r) > 0.0) s->rx[i] |= (uint8_t)(1u << (k - 1));
+    }
+  } else
     for (int64_t i = 0; i < n; i++) {
       const int d = tr_d8_lut_decode(&x->lut, a[i]);
       if (d == TR_D8_BAD && in_tile(g, i) && !rc) {
@@ -257,7 +263,7 @@ static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const dd_win *g) {
                            x->prm.src, (long long)(cell / x->env->cols), (long long)(cell % x->env->cols), (double)a[i],
                            tr_d8_encoding_name(x->prm.encoding));
       }
-      s->dir[i] = (int8_t)(d == TR_D8_BAD ? TR_D8_NODATA : d);
+      s->rx[i] = (uint8_t)(d >= 0 ? 1u << d : 0u); /* a pit (TR_D8_NONE) has none */
     }
   tr_graph_window_in_done(x->env, 0, f, a);
   if (rc) return -1;
@@ -271,7 +277,7 @@ static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const dd_win *g) {
   if (!src) return -1;
   for (int64_t i = 0; i < n; i++) {
     const int stream = !isnan(src[i]) && src[i] >= 1.0f;
-    const int nodir = hand ? isnan(s->ang[i]) : s->dir[i] < 0;
+    const int nodir = hand ? isnan(s->ang[i]) : !s->rx[i];
     s->val[i] = 0.0f;
     /* TauDEM: a HAND cell without an angle is never visited; a D8 stream
      * cell is 0 whatever its direction */
@@ -292,35 +298,31 @@ static int dd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   s->n = n;
   s->val = malloc((size_t)n * sizeof *s->val);
   s->st = malloc((size_t)n);
+  s->rx = malloc((size_t)n);
   if (hand) {
     s->ang = malloc((size_t)n * sizeof *s->ang);
     s->z = malloc((size_t)n * sizeof *s->z);
-  } else
-    s->dir = malloc((size_t)n);
-  if (!s->val || !s->st || (hand ? !s->ang || !s->z : !s->dir)) return -1;
-  const dd_win g = win_of(f);
-  if (load(x, f, s, &g)) return -1;
-  if (tr_graph_keep(x->env, f, &s->val, (size_t)n * sizeof *s->val, NULL) ||
-      tr_graph_keep(x->env, f, &s->st, (size_t)n, NULL))
-    return -1;
-  if (hand ? tr_graph_keep(x->env, f, &s->ang, (size_t)n * sizeof *s->ang, NULL) ||
-                 tr_graph_keep(x->env, f, &s->z, (size_t)n * sizeof *s->z, NULL)
-           : tr_graph_keep(x->env, f, &s->dir, (size_t)n, NULL))
-    return -1;
-  dd_round w;
-  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  if (!q || round_begin(x, f, &w)) {
-    free(q);
-    round_end(&w);
-    return -1;
   }
+  if (!s->val || !s->st || !s->rx || (hand && (!s->ang || !s->z))) return -1;
+  dd_round w;
+  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
+  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
+  int rc = q && !round_begin(x, f, &w) ? 0 : -1;
+  if (!rc) rc = load(x, f, s, &w);
+  if (!rc && (tr_graph_keep(x->env, f, &s->val, (size_t)n * sizeof *s->val, NULL) ||
+              tr_graph_keep(x->env, f, &s->st, (size_t)n, NULL) || tr_graph_keep(x->env, f, &s->rx, (size_t)n, NULL)))
+    rc = -1;
+  if (!rc && hand &&
+      (tr_graph_keep(x->env, f, &s->ang, (size_t)n * sizeof *s->ang, NULL) ||
+       tr_graph_keep(x->env, f, &s->z, (size_t)n * sizeof *s->z, NULL)))
+    rc = -1;
   int64_t nq = 0;
-  for (int64_t r = 1; r <= f->rows; r++)
+  for (int64_t r = 1; !rc && r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {
       const int64_t i = r * w.g.pw + c;
-      if (s->st[i] == UNKNOWN && ready(x, s, &w, i)) q[nq++] = i;
+      if (s->st[i] == UNKNOWN && ready(s, &w, i)) q[nq++] = i;
     }
-  const int rc = drain(x, s, &w, q, nq, rd);
+  if (!rc) rc = drain(x, s, &w, q, nq, rd);
   round_end(&w);
   free(q);
   return rc;
@@ -331,6 +333,7 @@ static int dd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   dd_ctx *x = user;
   dd_state *s = state;
   dd_round w;
+  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
   int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
   if (!q || round_begin(x, f, &w)) {
     free(q);
@@ -345,7 +348,7 @@ static int dd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
     if (s->st[i] != UNKNOWN) continue; /* a copy of a value already applied */
     s->st[i] = v.st == FINAL ? FINAL : NONE;
     s->val[i] = v.st == FINAL ? v.v : 0.0f;
-    nq = wake_donors(x, s, &w, i, q, nq);
+    nq = wake_donors(s, &w, i, q, nq);
   }
   const int rc = drain(x, s, &w, q, nq, rd);
   round_end(&w);
@@ -409,7 +412,7 @@ static int64_t dd_check_tile(void *user, const tr_aap_frag *f, const void *state
 }
 
 /* state: up to 14 bytes a padded cell (HAND: angle, elevation, value,
- * status; D8: direction, value, status) */
+ * status, receivers; D8: receivers, value, status) */
 static const tr_graph_body body_dist_down = {.name = "dist_down",
                                              .init = dd_init,
                                              .release = tr_graph_release_user,
