@@ -30,7 +30,8 @@
  *       nodata cells on both DEMs (the D8 distance also with --mem low
  *       enough that dist_down spills tiles on enogeo). The angles made here from fel.tif differ
  *       from TauDEM's ang.tif on 6 flat cells of loganvrt and 214 of enogeo
- *       (test_flowgraph_dinf.c): HAND does not change there;
+ *       (test_flowgraph_dinf.c): every one of them lies level with the
+ *       stream it drains to (HAND 0 on both sides), so HAND does not change;
  *     from the DEMs themselves (fill, flats, D8 and D-infinity here): HAND
  *       is still the same bytes on both DEMs; the D8 distance keeps the
  *       nodata cells but differs on 488 cells of loganvrt and 10154 of
