@@ -23,7 +23,7 @@ set_tests_properties(flowgraph_dinf_taudem PROPERTIES SKIP_RETURN_CODE 77 LABELS
 terrafort_add_test(flowgraph_hand SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph_hand.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                    LABELS "cli;aap;mpi")
-set_tests_properties(flowgraph_hand PROPERTIES ENVIRONMENT "${_flow_env}")
+set_tests_properties(flowgraph_hand PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")
 add_test(NAME flowgraph_hand_taudem
          COMMAND flowgraph_hand ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                  test_taudem)

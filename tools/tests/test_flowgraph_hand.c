@@ -18,7 +18,8 @@
  *   pits and flats;
  * - the same bytes for every thread count, tile size, schedule, --ft mode,
  *   --mem and (when mpirun is there) rank count, on a DEM with pits, flats
- *   and a NoData hole; the same HAND whichever way its inputs come
+ *   and a NoData hole; HAND's tiles spilled out of core (testdata's
+ *   demo.tif, --mem 104M) give the in-memory bytes; the same HAND whichever way its inputs come
  *   (--method d8, --method dinf --ang, --dir-in with --filled-in);
  * - bad options: one line, exit 2, no output left; no stream cell (a
  *   threshold above every accumulation): one line, exit 3, no output left;
@@ -55,7 +56,7 @@
 #include "raster_check.h"
 #include "tr_test.h"
 
-static const char *tf, *shared;
+static const char *tf, *shared, *testdata;
 static char outdir[512];
 
 static const char *opath(const char *name) {
@@ -390,6 +391,25 @@ static int test_gridnet_reference(void) {
   return 0;
 }
 
+/* Out of core: HAND of testdata's demo.tif (1600 x 1200) with --mem just
+ * above the stages' buffers (the directions' ~101 MiB at --threads 2):
+ * dist_down's tiles spill (counted in --aap-stats) and the bytes stay. */
+static int test_out_of_core(void) {
+  char a[4096], dem[1024];
+  snprintf(dem, sizeof dem, "%s/demo.tif", testdata);
+  snprintf(a, sizeof a, "'%s' --hand '%s' --tile-size 128 --threads 2", dem, opath("o_hand0.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  snprintf(a, sizeof a, "'%s' --hand '%s' --tile-size 128 --threads 2 --mem 104M --aap-stats '%s'", dem,
+           opath("o_hand1.tif"), opath("o_aap.json"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(!same_raster("o_hand0.tif", "o_hand1.tif", "--mem 104M"));
+  const char *js = rc_slurp(opath("o_aap.json"));
+  const char *at = js ? strstr(js, "\"program\":\"dist_down\"") : NULL;
+  const char *sp = at ? strstr(at, "\"spills\":") : NULL;
+  ASSERT(sp && atol(sp + 9) > 0);
+  return 0;
+}
+
 /* ---- bad options ------------------------------------------------------------------- */
 
 static int bad(const char *args, const char *needle) {
@@ -605,6 +625,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s TESTDATA TERRAFORT SHARED_DATA [test]\n", argv[0]);
     return 2;
   }
+  testdata = argv[1];
   tf = argv[2];
   shared = argv[3];
   GDALAllRegister();
@@ -616,7 +637,8 @@ int main(int argc, char **argv) {
     if (!exists(p)) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 77;
   }
   static const tr_test_case cases[] = {TR_TEST(test_plane_analytic), TR_TEST(test_same_bytes),
-                                       TR_TEST(test_gridnet_reference), TR_TEST(test_bad_options),
+                                       TR_TEST(test_gridnet_reference), TR_TEST(test_out_of_core),
+                                       TR_TEST(test_bad_options),
                                        TR_TEST(test_taudem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
