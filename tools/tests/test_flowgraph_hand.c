@@ -23,14 +23,14 @@
  *   (--method d8, --method dinf --ang, --dir-in with --filled-in);
  * - bad options: one line, exit 2, no output left; no stream cell (a
  *   threshold above every accumulation): one line, exit 3, no output left;
- * - against TauDEM 5.4's hand.tif and d8dist.tif for the two DEMs of
- *   ../shared/data/taudem (exit 77, skipped, when absent). Measured and
- *   held as bounds:
+ * - against TauDEM 5.4's hand.tif, d8dist.tif, plen.tif, tlen.tif and
+ *   gord.tif for the two DEMs of ../shared/data/taudem (exit 77, skipped,
+ *   when absent). Measured and held as bounds:
  *     from TauDEM's p.tif and fel.tif (--dir-in, --filled-in): the streams
- *       are src.tif, and HAND and the D8 distance are the same bytes and
- *       nodata cells on both DEMs (the D8 distance also with --mem low
- *       enough that dist_down spills tiles on enogeo). The angles made here from fel.tif differ
- *       from TauDEM's ang.tif on 6 flat cells of loganvrt and 214 of enogeo
+ *       are src.tif, and every product is the same bytes and nodata cells
+ *       on both DEMs (the D8 distance and tlen also with --mem low enough
+ *       that dist_down and d8_len spill tiles on enogeo). The angles made
+ *       here from fel.tif differ from TauDEM's ang.tif on 6 flat cells of loganvrt and 214 of enogeo
  *       (test_flowgraph_dinf.c): every one of them lies level with the
  *       stream it drains to (HAND 0 on both sides), so HAND does not change;
  *     from the DEMs themselves (fill, flats, D8 and D-infinity here): HAND
@@ -588,6 +588,18 @@ static int test_taudem(void) {
       const char *at = js ? strstr(js, "\"program\":\"dist_down\"") : NULL;
       const char *sp = at ? strstr(at, "\"spills\":") : NULL;
       ASSERT(sp && atol(sp + 9) > 0);
+      /* and d8_len's */
+      snprintf(a, sizeof a, "-p '%s/p.tif' -tlen '%s' --mem 84M --tile-size 64 --aap-stats '%s'", t,
+               opath("m_tlen.tif"), opath("m_aap.json"));
+      ASSERT_EQ_INT(run(a), 0);
+      snprintf(r, sizeof r, "%s/hydro/tlen.tif", t);
+      ASSERT(!compare(opath("m_tlen.tif"), r, &c));
+      ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
+      js = rc_slurp(opath("m_aap.json"));
+      at = js ? strstr(js, "\"program\":\"d8_len\"") : NULL;
+      sp = at ? strstr(at, "\"spills\":") : NULL;
+      ASSERT(sp && atol(sp + 9) > 0);
+      snprintf(r, sizeof r, "%s/hydro/d8dist.tif", t);
     }
     /* from the DEM: every step here */
     snprintf(a, sizeof a, "'%s/%s' --hand '%s' --d8-dist '%s' --tile-size 90", shared, inputs[d], opath("u_hand.tif"),
