@@ -49,10 +49,10 @@ typedef struct {
 
 typedef struct {
   int64_t n;
-  int8_t *dir;    /* neighbour index 0..7 (TauDEM's k - 1), or a TR_D8_* marker */
+  int8_t *dir; /* neighbour index 0..7 (TauDEM's k - 1), or a TR_D8_* marker */
   float *plen, *tlen;
   int16_t *gord;
-  uint8_t *fin;   /* 1: final */
+  uint8_t *fin; /* 1: final */
 } dl_state;
 
 typedef struct {
@@ -62,7 +62,7 @@ typedef struct {
   float *len;     /* TauDEM's dist: padded row r's step k at len[9 r + k] */
 } dl_round;
 
-#define BACK(k) ((k) + 4 > 8 ? (k) - 4 : (k) + 4)
+#define BACK(k) ((k) + 4 > 8 ? (k)-4 : (k) + 4)
 
 static inline int in_tile(const dl_round *g, int64_t i) {
   const int64_t r = i / g->pw, c = i % g->pw;

@@ -65,11 +65,11 @@ typedef struct {
 
 typedef struct {
   int64_t n;
-  float *ang;   /* HAND: the angle (NaN: none) */
-  float *z;     /* HAND: the elevation (NaN: nodata) */
-  uint8_t *rx;  /* receivers: bit k - 1 for neighbour k (0: no direction) */
-  float *val;   /* the value where st is FINAL */
-  uint8_t *st;  /* UNKNOWN, FINAL or NONE */
+  float *ang;  /* HAND: the angle (NaN: none) */
+  float *z;    /* HAND: the elevation (NaN: nodata) */
+  uint8_t *rx; /* receivers: bit k - 1 for neighbour k (0: no direction) */
+  float *val;  /* the value where st is FINAL */
+  uint8_t *st; /* UNKNOWN, FINAL or NONE */
 } dd_state;
 
 /* A fragment's padded window: tile cells are rows and columns 1..h, 1..w,
@@ -102,10 +102,10 @@ typedef struct {
   dd_win g;
   int64_t off[9]; /* neighbour k (1..8, dinf.h's numbering) */
   double *dx, *dy;
-  double *aref;   /* padded row r's reference angles at aref[10 r] (tr_dinf_aref) */
+  double *aref; /* padded row r's reference angles at aref[10 r] (tr_dinf_aref) */
 } dd_round;
 
-#define BACK(k) ((k) + 4 > 8 ? (k) - 4 : (k) + 4)
+#define BACK(k) ((k) + 4 > 8 ? (k)-4 : (k) + 4)
 
 static void dd_destroy(void *user, void *state) {
   (void)user;
@@ -281,8 +281,10 @@ static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const dd_round *w)
     s->val[i] = 0.0f;
     /* TauDEM: a HAND cell without an angle is never visited; a D8 stream
      * cell is 0 whatever its direction */
-    if (hand) s->st[i] = nodir ? NONE : stream ? FINAL : UNKNOWN;
-    else s->st[i] = stream ? FINAL : nodir ? NONE : UNKNOWN;
+    if (hand)
+      s->st[i] = nodir ? NONE : stream ? FINAL : UNKNOWN;
+    else
+      s->st[i] = stream ? FINAL : nodir ? NONE : UNKNOWN;
   }
   tr_graph_window_in_done(x->env, ks, f, src);
   return 0;

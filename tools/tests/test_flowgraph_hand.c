@@ -43,9 +43,9 @@
  *       nodata cells, and downstream of those flat cells 147 / 741 / 58
  *       cells differ on loganvrt, 4571 / 9862 / 1150 on enogeo.
  */
+#include <cpl_conv.h>
 #include <gdal.h>
 #include <math.h>
-#include <cpl_conv.h>
 #include <ogr_srs_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,8 +124,10 @@ static double ref_hand(const float *z, const int *stream, int rows, int cols, do
   if (done[i]) return memo[i];
   const int r = i / cols, c = i % cols;
   double v = NAN;
-  if (r == 0 || c == 0 || r == rows - 1 || c == cols - 1) v = NAN;
-  else if (stream[i]) v = 0;
+  if (r == 0 || c == 0 || r == rows - 1 || c == cols - 1)
+    v = NAN;
+  else if (stream[i])
+    v = 0;
   else {
     double num = 0, den = 0;
     int con = 0;
@@ -177,8 +179,7 @@ static int check_plane(double gx, double gs, double cell, int T) {
   rc_free(&GO);
   rc_raster H, D, S;
   ASSERT(!rc_load(opath("phand.tif"), &H) && !rc_load(opath("pdist.tif"), &D) && !rc_load(opath("psrc.tif"), &S));
-  ASSERT(H.type == GDT_Float32 && D.type == GDT_Float32 && H.has_nodata && H.nodata < -3.4e38 &&
-         D.nodata == H.nodata);
+  ASSERT(H.type == GDT_Float32 && D.type == GDT_Float32 && H.has_nodata && H.nodata < -3.4e38 && D.nodata == H.nodata);
   int *stream = calloc((size_t)rows * cols, sizeof *stream), *done = calloc((size_t)rows * cols, sizeof *done);
   double *memo = malloc(sizeof(double) * rows * cols);
   double ang = atan2(-gs, gx);
@@ -189,8 +190,10 @@ static int check_plane(double gx, double gs, double cell, int T) {
     stream[i] = !edge && c >= T;
     ASSERT(edge ? rc_is_nodata(&S, S.v[i]) : S.v[i] == stream[i]);
     /* D8: east along the row to column T */
-    if (edge) ASSERT(rc_is_nodata(&D, D.v[i]));
-    else ASSERT_NEAR(D.v[i], c >= T ? 0.0 : (T - c) * cell, 1e-4 * cell);
+    if (edge)
+      ASSERT(rc_is_nodata(&D, D.v[i]));
+    else
+      ASSERT_NEAR(D.v[i], c >= T ? 0.0 : (T - c) * cell, 1e-4 * cell);
   }
   for (int i = 0; i < rows * cols; i++) {
     const double h = ref_hand(z, stream, rows, cols, ang, memo, done, i);
@@ -215,8 +218,8 @@ static int check_plane(double gx, double gs, double cell, int T) {
 }
 
 static int test_plane_analytic(void) {
-  if (check_plane(0.1, 0.0, 10.0, 12)) return 1;  /* due east: HAND is the drop to column T */
-  if (check_plane(0.2, 0.05, 5.0, 20)) return 1;  /* east-south-east: split between E and SE */
+  if (check_plane(0.1, 0.0, 10.0, 12)) return 1; /* due east: HAND is the drop to column T */
+  if (check_plane(0.2, 0.05, 5.0, 20)) return 1; /* east-south-east: split between E and SE */
   return check_plane(0.3, 0.1, 30.0, 7);
 }
 
@@ -364,8 +367,8 @@ static int test_gridnet_reference(void) {
            opath("g_dir.tif"), opath("g_plen.tif"), opath("g_tlen.tif"), opath("g_gord.tif"));
   ASSERT_EQ_INT(run(a), 0);
   rc_raster D, PL, TL, GO;
-  ASSERT(!rc_load(opath("g_dir.tif"), &D) && !rc_load(opath("g_plen.tif"), &PL) &&
-         !rc_load(opath("g_tlen.tif"), &TL) && !rc_load(opath("g_gord.tif"), &GO));
+  ASSERT(!rc_load(opath("g_dir.tif"), &D) && !rc_load(opath("g_plen.tif"), &PL) && !rc_load(opath("g_tlen.tif"), &TL) &&
+         !rc_load(opath("g_gord.tif"), &GO));
   const int n = D.rows * D.cols;
   double *plen = malloc(sizeof(double) * n), *tlen = malloc(sizeof(double) * n);
   int *gord = malloc(sizeof(int) * n), maxg = 0;
@@ -505,7 +508,8 @@ static int compare(const char *mine, const char *ref, cmp_t *o) {
   }
   for (int64_t i = 0; i < (int64_t)a.rows * a.cols; i++) {
     const int na = rc_is_nodata(&a, a.v[i]), nb = rc_is_nodata(&b, b.v[i]);
-    if (na != nb) o->nodata_mismatch++;
+    if (na != nb)
+      o->nodata_mismatch++;
     else if (!na && a.v[i] != b.v[i]) {
       o->differ++;
       o->max_abs = fmax(o->max_abs, fabs(a.v[i] - b.v[i]));
@@ -545,9 +549,8 @@ static int test_taudem(void) {
     char t[1024], a[4096], r[1200];
     snprintf(t, sizeof t, "%s/taudem/%s", shared, dems[d]);
     /* TauDEM's own directions and filled DEM */
-    snprintf(a, sizeof a,
-             "-p '%s/p.tif' -fel '%s/fel.tif' -dd '%s' -dist '%s' -src '%s' -thresh 100 --tile-size 70", t, t,
-             opath("t_hand.tif"), opath("t_dist.tif"), opath("t_src.tif"));
+    snprintf(a, sizeof a, "-p '%s/p.tif' -fel '%s/fel.tif' -dd '%s' -dist '%s' -src '%s' -thresh 100 --tile-size 70", t,
+             t, opath("t_hand.tif"), opath("t_dist.tif"), opath("t_src.tif"));
     ASSERT_EQ_INT(run(a), 0);
     snprintf(r, sizeof r, "%s/src.tif", t);
     ASSERT(!same_streams(opath("t_src.tif"), r));
@@ -612,8 +615,8 @@ static int test_taudem(void) {
     ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
     snprintf(r, sizeof r, "%s/hydro/d8dist.tif", t);
     ASSERT(!compare(opath("u_dist.tif"), r, &c));
-    fprintf(stderr, "%s d8dist (DEM): %lld differ (max %.4g), %lld nodata on one side\n", dems[d],
-            (long long)c.differ, c.max_abs, (long long)c.nodata_mismatch);
+    fprintf(stderr, "%s d8dist (DEM): %lld differ (max %.4g), %lld nodata on one side\n", dems[d], (long long)c.differ,
+            c.max_abs, (long long)c.nodata_mismatch);
     ASSERT(c.nodata_mismatch == 0 && c.differ <= dist_max[d]);
     snprintf(a, sizeof a, "'%s/%s' --plen '%s' --tlen '%s' --gord '%s' --tile-size 80", shared, inputs[d],
              opath("u_plen.tif"), opath("u_tlen.tif"), opath("u_gord.tif"));
@@ -648,9 +651,8 @@ int main(int argc, char **argv) {
     snprintf(p, sizeof p, "%s/taudem/loganvrt/hydro/hand.tif", shared);
     if (!exists(p)) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 77;
   }
-  static const tr_test_case cases[] = {TR_TEST(test_plane_analytic), TR_TEST(test_same_bytes),
+  static const tr_test_case cases[] = {TR_TEST(test_plane_analytic),    TR_TEST(test_same_bytes),
                                        TR_TEST(test_gridnet_reference), TR_TEST(test_out_of_core),
-                                       TR_TEST(test_bad_options),
-                                       TR_TEST(test_taudem)};
+                                       TR_TEST(test_bad_options),       TR_TEST(test_taudem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
