@@ -4,6 +4,7 @@
  * the streams, D-infinity's products, over tr_flowgraph(), with TauDEM's
  * option names accepted beside the long ones.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +34,14 @@ static const char *usage =
     "  --basins FILE, -w FILE      one label per stream link = its LINKNO (Int32)\n"
     "  --basins-by links|edges|outlets   a basin per stream link (default), per cell where\n"
     "                         flow leaves the data, or per outlet point\n"
-    "  --outlets FILE, -o FILE     outlet points (OGR): basins labelled by feature id\n"
+    "  --outlets FILE, -o FILE     outlet points (OGR; another CRS is reprojected): basins\n"
+    "                         labelled by feature id\n"
+    "  --id-field NAME        label basins by this integer field of the outlets instead\n"
     "  --snap N, -md N        move outlets down the flow path at most N cells to a stream (50)\n"
+    "  --snap-distance D      instead: move each outlet to the largest accumulation within D\n"
+    "                         (map units) of it\n"
+    "  --moved-outlets FILE, -om FILE   where each outlet went: points with id and Dist_moved\n"
+    "                         (cells; -1: no stream within reach), TauDEM moveoutletstostreams\n"
     "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
     "  --plen FILE, -plen FILE     longest upslope D8 path length (Float32; nodata -1)\n"
     "  --tlen FILE, -tlen FILE     total upslope path length: every upslope step summed (Float32)\n"
@@ -93,8 +100,9 @@ static const file_flag file_flags[] = {
     FF(NULL, "-nf", o.network_format), FF(NULL, "-p", p),                   FF(NULL, "-z", dem),
     FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),        FF("--basin-stats", NULL, o.basin_stats),
     FF("--ang", "-ang", o.ang),        FF("--slp", "-slp", o.slp),            FF("--sca", "-sca", o.sca),
-    FF("--twi", "-twi", o.twi),        FF("--hand", "-dd", o.hand),          FF("--d8-dist", "-dist", o.d8_dist),
-    FF("--plen", "-plen", o.plen),     FF("--tlen", "-tlen", o.tlen),        FF("--gord", "-gord", o.gord),
+    FF("--twi", "-twi", o.twi),        FF("--moved-outlets", "-om", o.moved_outlets),
+    FF("--hand", "-dd", o.hand),       FF("--d8-dist", "-dist", o.d8_dist),  FF("--plen", "-plen", o.plen),
+    FF("--tlen", "-tlen", o.tlen),     FF("--gord", "-gord", o.gord),
 };
 #undef FF
 
@@ -166,6 +174,19 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     long n;
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
     o->snap = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--id-field")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    o->id_field = v;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--snap-distance")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &o->snap_distance)) return TF_ARG_ERROR;
+    if (!(o->snap_distance > 0) || isinf(o->snap_distance)) {
+      tf_usage_error(cli, "%s must be a positive distance in map units, got %s", a, v);
+      return TF_ARG_ERROR;
+    }
     return TF_ARG_TAKEN;
   }
   if (!strcmp(a, "--filled")) {

@@ -169,20 +169,44 @@ typedef struct {
 int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err);
 void tr_links_free(tr_links *l);
 
+/* Where an outlet point went (the moved outlets, --moved-outlets). */
+typedef struct {
+  int32_t label;
+  int64_t cell;      /* the cell it labels */
+  int moved;         /* cells moved (TauDEM's Dist_moved; -1: no stream within reach, kept where it was) */
+  double x, y;       /* the point given, in the directions' CRS */
+  int64_t feature;   /* its feature id in the outlets' layer */
+} tr_outlet_move;
+
 /* Seeds of basins per edge outlet (points NULL: every cell whose flow
  * leaves the data, labelled 1, 2, ... in row-major order) or per outlet
- * point (labelled by feature id, moved down the flow path at most snap
- * cells to the first cell whose accumulation reaches threshold). Sorted by
- * cell; built on every rank (agreed). */
+ * point (labelled by feature id, or by the integer field id_field; points
+ * in another CRS than the directions' are reprojected), moved down the
+ * flow path at most snap cells to the first cell whose accumulation
+ * reaches threshold (TauDEM moveoutletstostreams), or, with snap_distance
+ * > 0, to the cell of largest accumulation within that distance (map
+ * units) of the point. Sorted by cell; built on every rank (agreed). With
+ * moves, every point's move too (in the layer's order; *moves malloc'ed). */
 typedef struct {
   const tr_run_opts *run;
   const char *dir, *acc, *points;
   int encoding;
   double threshold;
   int snap;
+  double snap_distance;
+  const char *id_field;
+  tr_outlet_move **moves;
+  int64_t *nmoves;
 } tr_seed_src;
 
 int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);
+
+/* The moved outlets as points (TauDEM moveoutletstostreams' -om): at the
+ * centre of the cell each labels (where it was given when it could not
+ * move), fields id and Dist_moved; the directions' CRS. Rank 0 writes,
+ * every rank gets the agreed status. */
+int tr_outlets_write(const tr_run_opts *run, const char *dir, const tr_outlet_move *m, int64_t n, const char *dst,
+                     const char *driver, tr_error *err);
 
 /* Per-basin statistics (basin_stats.c, flowgraph's --basin-stats). */
 typedef struct {

@@ -42,6 +42,7 @@
 #include "raster.h"
 #include "side_file.h"
 #include "tmp_files.h"
+#include "vector_out.h"
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
   memset(o, 0, sizeof *o);
@@ -235,11 +236,11 @@ static int check_valid(const char *dir, const char *dem, int dem_band, const fg_
 
 /* The usage errors, before any file is touched. */
 /* The products a run writes, in the order of the stages. */
-#define FG_NPRODUCTS 16
+#define FG_NPRODUCTS 17
 static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCTS]) {
-  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc,  o->streams, o->order,   o->basins, o->network,
-                                 o->slope,   o->ang,  o->slp,     o->sca,     o->twi,    o->hand,
-                                 o->d8_dist, o->plen, o->tlen,    o->gord};
+  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc,  o->streams, o->order, o->basins,        o->network,
+                                 o->slope,   o->ang,  o->slp,     o->sca,   o->twi,           o->moved_outlets,
+                                 o->hand,    o->d8_dist, o->plen,  o->tlen,  o->gord};
   memcpy(outs, p, sizeof p);
 }
 
@@ -262,7 +263,8 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
                  : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord" : NULL;
   if (d8)
     return tr_fail(err, TR_EUSAGE,
-                   "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi, --hand, --d8-dist", d8);
+                   "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi, --hand, --d8-dist",
+                   d8);
   if (!dinf_any && !o->hand && !o->d8_dist)
     return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi, --hand, --d8-dist");
   if (o->dir_in || !dem)
@@ -293,9 +295,14 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "basins per outlet point need --outlets POINTS");
   if (o->outlets && o->basins_by != TR_BASINS_OUTLETS)
     return tr_fail(err, TR_EUSAGE, "--outlets goes with basins per outlet point");
-  if (o->outlets && !o->basins && !o->basin_stats)
-    return tr_fail(err, TR_EUSAGE, "--outlets needs --basins or --basin-stats");
+  if (o->outlets && !o->basins && !o->basin_stats && !o->moved_outlets)
+    return tr_fail(err, TR_EUSAGE, "--outlets needs --basins, --basin-stats or --moved-outlets");
+  if (o->moved_outlets && !o->outlets) return tr_fail(err, TR_EUSAGE, "--moved-outlets needs --outlets POINTS");
   if (o->snap < 0) return tr_fail(err, TR_EUSAGE, "--snap must be 0 or more");
+  if (o->snap_distance < 0 || isnan(o->snap_distance) || isinf(o->snap_distance))
+    return tr_fail(err, TR_EUSAGE, "--snap-distance must be a positive distance in map units");
+  if ((o->snap_distance > 0 || o->id_field) && !o->outlets)
+    return tr_fail(err, TR_EUSAGE, "%s goes with --outlets", o->id_field ? "--id-field" : "--snap-distance");
   if (!dem && o->run.band != 1)
     return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
   if (o->hand && o->dir_in && !o->filled_in)
@@ -304,6 +311,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "--hand reads the filled DEM at band 1: -b %d with --filled is not supported",
                    o->run.band);
   if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
+  if (o->moved_outlets && (st = tr_vector_check(o->moved_outlets, NULL, "--moved-outlets", err))) return st;
   for (int i = 0; i < nouts; i++)
     for (int j = i + 1; j < nouts; j++)
       if (outs[i] && outs[j] && !strcmp(outs[i], outs[j]))
@@ -320,10 +328,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
                                          [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT},
                                          [FG_NPRODUCTS + 3] = {o->basin_stats, "--basin-stats"}};
   /* each product named by its option: "output" alone would not say which */
-  static const char *const names[FG_NPRODUCTS] = {"--dir", "--acc", "--streams", "--order", "--basins",
-                                                  "--network", "--slope", "--ang", "--slp", "--sca",
-                                                  "--twi", "--hand", "--d8-dist", "--plen",
-                                                  "--tlen", "--gord"};
+  static const char *const names[FG_NPRODUCTS] = {"--dir",   "--acc", "--streams", "--order", "--basins", "--network",
+                                                  "--slope", "--ang", "--slp",     "--sca",   "--twi",
+                                                  "--moved-outlets", "--hand", "--d8-dist", "--plen", "--tlen",
+                                                  "--gord"};
   for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], names[i]};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
@@ -1001,8 +1009,10 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   const int want_basins = o->basins || o->basin_stats;
   const int by_links = want_basins && o->basins_by == TR_BASINS_LINKS;
   const int need_links = o->network || by_links;
-  const int need_acc = need_links || (want_basins && o->basins_by == TR_BASINS_OUTLETS && o->snap > 0);
-  if (!need_links && !want_basins) return TR_OK;
+  /* the outlets' seeds: for their basins, or only where they went (-om) */
+  const int want_seeds = (want_basins && !by_links) || o->moved_outlets;
+  const int need_acc = need_links || (want_seeds && o->outlets && (o->snap > 0 || o->snap_distance > 0));
+  if (!need_links && !want_seeds) return TR_OK;
 
   /* the no-edge-check accumulation the links (and snapping) read */
   char tmp[TR_PATH_MAX] = "", acc_at[TR_PATH_MAX] = "";
@@ -1013,8 +1023,8 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     acc = acc_at;
   }
   if (need_acc && !acc) {
-    if ((st = scratch_name(&o->run, tmp, o->network ? o->network : o->basins ? o->basins : o->basin_stats, "acc",
-                           err)))
+    const char *beside = o->network ? o->network : o->basins ? o->basins : o->basin_stats ? o->basin_stats : o->moved_outlets;
+    if ((st = scratch_name(&o->run, tmp, beside, "acc", err)))
       return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
     const tr_run_opts r = scratch_run(&o->run);
@@ -1035,10 +1045,16 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (need_links) st = tr_links_build(&ls, &links, err);
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->network) st = stage_done(&o->run, stage, err);
-  if (!st && want_basins && !by_links) {
+  if (!st && want_seeds) {
+    tr_outlet_move *moves = NULL;
+    int64_t nmoves = 0;
     tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
-                      o->threshold, o->snap};
+                      o->threshold, o->snap, o->snap_distance, o->id_field, o->moved_outlets ? &moves : NULL,
+                      &nmoves};
     st = tr_seeds_build(&ss, &seeds, &nseeds, err);
+    if (!st && o->moved_outlets) st = tr_outlets_write(&o->run, dir, moves, nmoves, o->moved_outlets, NULL, err);
+    if (!st && o->moved_outlets) st = stage_done(&o->run, stage, err);
+    free(moves);
   }
   char w_tmp[TR_PATH_MAX] = "", w_at[TR_PATH_MAX] = "";
   if (!st && o->basin_stats && !o->basins) {

@@ -183,6 +183,7 @@ typedef struct {
   const struct tr_inject *inject;
   double ft_check;
   int ft_max_errors;
+  int ft_timeout_ms; /* dual: how long a helper's computation may be late (graph_ft.h) */
   struct tr_graph_ft_counts_s *ft_counts; /* filled when given */
 } tr_graph_engine;
 

@@ -285,6 +285,7 @@ int tr_graph_exec(const tr_graph_body *body, const void *params, const tr_aap_la
                                  .inject = eng->inject,
                                  .check = eng->ft_check,
                                  .max_errors = eng->ft_max_errors,
+                                 .timeout_ms = eng->ft_timeout_ms,
                                  .cell_bytes = (size_t)GDALGetDataTypeSizeBytes(sink->prod.type)};
     if (tr_graph_ft_open(&gft, &w.in, body, &env, ps.states, &fo)) {
       rc = TR_AAP_ENOMEM;

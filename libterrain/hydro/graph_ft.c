@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "draw.h"
 #include "status.h"
 
 #define MAX_REG 16
@@ -77,6 +78,7 @@ typedef struct replica {
   double secs;
   /* the helper pool */
   int done;
+  int orphan; /* given up on while a helper had it: the helper frees it */
   struct replica *next;
 } replica;
 
@@ -100,7 +102,13 @@ struct tr_graph_ft {
   int npool, pool_cap;
   /* dual's helpers */
   pthread_t *th;
+  struct helper_arg {
+    struct tr_graph_ft *ft;
+    int index;
+    int64_t handed; /* computations handed back (the injected stall counts them) */
+  } *harg;
   int nth;
+  int orphans; /* computations given up on (await): the helpers are not joined */
   pthread_mutex_t qmu;
   pthread_cond_t qcv, dcv;
   replica *qhead, *qtail;
@@ -117,18 +125,10 @@ static double now_s(void) {
 
 /* ------------------------------------------------------------ draws */
 
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static uint64_t draw(uint64_t seed, int64_t frag, int64_t round, int slot, uint64_t what) {
-  return mix(seed ^ mix((uint64_t)frag * 0x100000001b3ull ^ mix((uint64_t)round ^ ((uint64_t)slot << 32) ^ (what << 48))));
+  return tr_mix64(seed ^ tr_mix64((uint64_t)frag * 0x100000001b3ull ^ tr_mix64((uint64_t)round ^ ((uint64_t)slot << 32) ^ (what << 48))));
 }
 
-static double unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
 
 /* ------------------------------------------------------------ states */
 
@@ -484,7 +484,7 @@ static void inject_output(tr_graph_ft *ft, replica *r) {
     }
   }
   const uint64_t h = draw(fi->seed, r->f->id, r->round, r->slot, 1);
-  if (q == -2 && fi->flip_p > 0 && r->slot < 2 && unit(h) < fi->flip_p) {
+  if (q == -2 && fi->flip_p > 0 && r->slot < 2 && tr_unit64(h) < fi->flip_p) {
     q = -1;
     at = (h >> 40 & 1) ? 2 : 0;
   }
@@ -498,8 +498,18 @@ static void inject_output(tr_graph_ft *ft, replica *r) {
 
 /* ------------------------------------------------------------ helpers (dual) */
 
+/* The injected stall (libft's stall:worker=W,ms=M[,after=A][,count=C]):
+ * helper W holds its computation number n back M ms before handing it. */
+static int stall_ms(const tr_graph_ft *ft, int helper, int64_t n) {
+  const ft_inject *fi = ft->o.inject ? &ft->o.inject->ft : NULL;
+  if (!fi || !fi->stall || fi->stall_worker != helper || fi->stall_ms <= 0 || n < fi->stall_after) return 0;
+  if (fi->stall_count > 0 && n >= (int64_t)fi->stall_after + fi->stall_count) return 0;
+  return fi->stall_ms;
+}
+
 static void *helper_main(void *arg) {
-  tr_graph_ft *ft = arg;
+  struct helper_arg *h = arg;
+  tr_graph_ft *ft = h->ft;
   pthread_mutex_lock(&ft->qmu);
   for (;;) {
     while (!ft->qhead && !ft->stop) pthread_cond_wait(&ft->qcv, &ft->qmu);
@@ -510,7 +520,19 @@ static void *helper_main(void *arg) {
     pthread_mutex_unlock(&ft->qmu);
     replica_run(r);
     inject_output(ft, r);
+    const int ms = stall_ms(ft, h->index, h->handed++);
+    if (ms > 0) {
+      struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+      while (nanosleep(&ts, &ts) != 0) {
+      }
+    }
     pthread_mutex_lock(&ft->qmu);
+    if (r->orphan) {
+      pthread_mutex_unlock(&ft->qmu);
+      replica_free(r);
+      pthread_mutex_lock(&ft->qmu);
+      continue;
+    }
     r->done = 1;
     pthread_cond_broadcast(&ft->dcv);
   }
@@ -529,10 +551,31 @@ static void submit(tr_graph_ft *ft, replica *r) {
   pthread_mutex_unlock(&ft->qmu);
 }
 
-static void await(tr_graph_ft *ft, replica *r) {
+/* Waits for a helper's computation r at most ms: 0 when it is back, -1
+ * when not (r is then the helper's to free, never the caller's). */
+static int await(tr_graph_ft *ft, replica *r, double ms) {
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  const double at = (double)dl.tv_sec + (double)dl.tv_nsec * 1e-9 + ms * 1e-3;
+  dl.tv_sec = (time_t)at;
+  dl.tv_nsec = (long)((at - (double)dl.tv_sec) * 1e9);
   pthread_mutex_lock(&ft->qmu);
-  while (!r->done) pthread_cond_wait(&ft->dcv, &ft->qmu);
+  int rc = 0;
+  while (!r->done && rc == 0) rc = pthread_cond_timedwait(&ft->dcv, &ft->qmu, &dl);
+  const int back = r->done;
+  if (!back) {
+    r->orphan = 1;
+    ft->orphans++;
+  }
   pthread_mutex_unlock(&ft->qmu);
+  return back ? 0 : -1;
+}
+
+/* How long a helper's computation may take: --ft-timeout plus four times
+ * what the same round took on the engine's thread (own_s; a queue of other
+ * fragments' computations ahead of it is in that margin). */
+static double await_ms(const tr_graph_ft *ft, double own_s) {
+  return (ft->o.timeout_ms > 0 ? ft->o.timeout_ms : FT_TIMEOUT_RUN_MS) + 4e3 * own_s;
 }
 
 /* ------------------------------------------------------------ hooks */
@@ -637,6 +680,15 @@ static int deliver(tr_graph_ft *ft, box_t *b, replica *acc, tr_aap_round *rd) {
   return tr_aap_capture_commit(acc->cap, rd) ? -1 : 0;
 }
 
+/* A helper did not hand its computation back in time: a hung or stalled
+ * thread; the run fails (exit 5) rather than wait for it. */
+static int helper_late(tr_graph_ft *ft, const tr_aap_frag *f, int64_t round, int kind) {
+  char why[160];
+  snprintf(why, sizeof why, "a helper thread's computation did not come back within %d ms and four times the round's own time (--ft-timeout)",
+           ft->o.timeout_ms > 0 ? ft->o.timeout_ms : FT_TIMEOUT_RUN_MS);
+  return fail_line(ft, f, round, kind, TR_EFT, why);
+}
+
 static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind, int64_t n, const int64_t *cells,
                       const void *vals, tr_aap_round *rd) {
   replica *rs[2 + MAX_EXTRA] = {0};
@@ -646,7 +698,7 @@ static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind,
     rs[s] = replica_new(ft, b, f, kind, s, n, cells, vals, rd, 1);
     if (!rs[s]) rc = -1;
     else if (fi && fi->flip_input_p > 0 &&
-             unit(draw(fi->seed, f->id, rs[s]->round, s, 4)) < fi->flip_input_p)
+             tr_unit64(draw(fi->seed, f->id, rs[s]->round, s, 4)) < fi->flip_input_p)
       rs[s]->flip_input = 1; /* injected once the copy it goes into is made */
   }
   nr = 2;
@@ -654,7 +706,11 @@ static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind,
   submit(ft, rs[1]);
   replica_run(rs[0]);
   inject_output(ft, rs[0]);
-  await(ft, rs[1]);
+  if (await(ft, rs[1], await_ms(ft, rs[0]->secs))) {
+    rs[1] = NULL; /* the helper's now */
+    rc = helper_late(ft, f, b->round, kind);
+    goto out;
+  }
   const double t0 = now_s();
   int mask = compare(rs[0], rs[1]);
   const double t1 = now_s();
@@ -676,7 +732,11 @@ static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind,
     }
     rs[nr++] = x;
     submit(ft, x);
-    await(ft, x);
+    if (await(ft, x, await_ms(ft, rs[0]->secs))) {
+      rs[--nr] = NULL;
+      rc = helper_late(ft, f, b->round, kind);
+      goto out;
+    }
     const double v0 = now_s();
     for (int i = 0; i < nr - 1 && !acc; i++)
       if (compare(rs[i], x) == 0) acc = rs[i]->injected && !x->injected ? x : rs[i];
@@ -724,7 +784,7 @@ static int launch_fault(const tr_launch_inject *li, int64_t frag, int64_t round,
       return 1 + li->at[i].silent;
     }
   *bit = li->p_bit;
-  if (li->p > 0 && unit(draw(li->seed, frag, round, 0, 5)) < li->p) return 1 + li->p_silent;
+  if (li->p > 0 && tr_unit64(draw(li->seed, frag, round, 0, 5)) < li->p) return 1 + li->p_silent;
   return 0;
 }
 
@@ -782,7 +842,7 @@ static int replay_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kin
     /* Assemble reads the fragment's state (its copy's bytes are the same) */
     inv = ft->body->check_tile(ft->in.user, f, b->st, r->tile) != 0;
   }
-  const int sample = !detected && !inv && ft->o.check > 0 && unit(draw(0x5eed, f->id, round, 0, 3)) < ft->o.check;
+  const int sample = !detected && !inv && ft->o.check > 0 && tr_unit64(draw(0x5eed, f->id, round, 0, 3)) < ft->o.check;
   if (inv || sample) {
     again = replica_new(ft, b, f, kind, 1, n, cells, vals, rd, 0);
     if (!again) {
@@ -904,9 +964,12 @@ int tr_graph_ft_open(tr_graph_ft **out, tr_aap_program *p, const tr_graph_body *
   } else {
     ft->nth = o->workers > 0 ? o->workers : 1;
     ft->th = calloc((size_t)ft->nth, sizeof *ft->th);
-    ok = ft->th != NULL;
+    ft->harg = calloc((size_t)ft->nth, sizeof *ft->harg);
+    ok = ft->th && ft->harg;
     for (int i = 0; ok && i < ft->nth; i++)
-      if (pthread_create(&ft->th[i], NULL, helper_main, ft)) {
+      ft->harg[i] = (struct helper_arg){ft, i, 0};
+    for (int i = 0; ok && i < ft->nth; i++)
+      if (pthread_create(&ft->th[i], NULL, helper_main, &ft->harg[i])) {
         ft->nth = i;
         ok = 0;
       }
@@ -925,15 +988,32 @@ int tr_graph_ft_open(tr_graph_ft **out, tr_aap_program *p, const tr_graph_body *
   return 0;
 }
 
+/* Contexts whose helpers were not joined (tr_graph_ft_close): kept, so what
+ * a late helper still touches is never freed under it. */
+static tr_graph_ft *abandoned[8];
+static int nabandoned;
+
 void tr_graph_ft_close(tr_graph_ft *ft, tr_graph_ft_counts *counts) {
   if (!ft) return;
   if (ft->th) {
     pthread_mutex_lock(&ft->qmu);
     ft->stop = 1;
     pthread_cond_broadcast(&ft->qcv);
+    const int orphans = ft->orphans;
     pthread_mutex_unlock(&ft->qmu);
+    if (orphans) {
+      /* a helper still holds a computation it was given up on for: it is
+       * not waited for, and what it uses (ft) stays, reachable from here */
+      for (int i = 0; i < ft->nth; i++) pthread_detach(ft->th[i]);
+      if (counts) *counts = ft->c;
+      pthread_mutex_lock(&ft->qmu);
+      if (nabandoned < 8) abandoned[nabandoned++] = ft;
+      pthread_mutex_unlock(&ft->qmu);
+      return;
+    }
     for (int i = 0; i < ft->nth; i++) pthread_join(ft->th[i], NULL);
     free(ft->th);
+    free(ft->harg);
   }
   if (ft->trk) {
     ft_track_report_get(ft->trk, &ft->c.trk);

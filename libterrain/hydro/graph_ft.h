@@ -55,6 +55,9 @@ typedef struct {
   double check;             /* replay: share of rounds re-executed and compared (--ft-check) */
   int max_errors;           /* replay: as tr_run_opts.ft_max_errors */
   size_t cell_bytes;        /* bytes of one cell of what Assemble puts */
+  int timeout_ms;           /* dual: a helper's computation not back within this
+                               (plus four times the round's own) fails the run;
+                               0: libft's FT_TIMEOUT_RUN_MS (--ft-timeout) */
 } tr_graph_ft_opts;
 
 /* What a run counted, summed over its ranks by the runner. */

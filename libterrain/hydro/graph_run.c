@@ -207,6 +207,7 @@ static int run_open(graph_run *r, tr_error *err) {
   r->eng.inject = &r->job.inject;
   r->eng.ft_check = r->run->ft_check;
   r->eng.ft_max_errors = r->run->ft_max_errors;
+  r->eng.ft_timeout_ms = r->run->ft_timeout_ms;
   r->eng.ft_counts = &r->ftc;
   r->eng.aap.give_up = engine_give_up;
   r->eng.aap.give_up_user = (void *)r->run;
@@ -291,34 +292,29 @@ static int run_create(graph_run *r, int st, tr_error *err) {
  * is written whole under a temporary name and put in place with the output
  * (io/side_file.h); a stage of a run of several programs (flowgraph)
  * appends to the run's file instead, which its owner puts in place. */
-static int write_aap_stats(const graph_run *r, const tr_aap_stats *astats, tr_error *e) {
-  const char *path = r->g->aap_stats;
-  tr_side_file *side = NULL;
-  FILE *f = NULL;
-  if (!r->g->aap_stats_append) {
-    int st = tr_side_open(path, "engine statistics", &side, &f, e);
-    if (st) return st;
-  } else if (!(f = fopen(path, "a")))
-    return tr_fail(e, TR_EOUTPUT, "cannot write engine statistics '%s': %s", path, strerror(errno));
+typedef struct {
+  const graph_run *r;
+  const tr_aap_stats *astats;
+} aap_stats_out;
+
+/* The engine's line and the state store's. */
+static int aap_stats_lines(FILE *f, void *user) {
+  const aap_stats_out *o = user;
+  const graph_run *r = o->r;
   const tr_state_store_stats *s = &r->sstats;
-  int bad = tr_aap_stats_json(astats, f) != 0 ||
-            fprintf(f,
-                    "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
-                    "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
-                    r->body->name, (long long)r->need.state, (long long)r->need.fixed, (long long)r->need.frag_max,
-                    (long long)r->eng.state_budget, (long long)s->peak_resident, (long long)s->spills,
-                    (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
-                    (long long)s->raw_written) < 0;
-  if (side) {
-    if (!bad) return tr_side_close(side, e);
-    tr_side_abort(side);
-  } else {
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (!bad) return TR_OK;
-  }
-  return tr_fail(e, errno == ENOSPC ? TR_ENOSPC : TR_EOUTPUT, "cannot write engine statistics '%s': %s", path,
-                 strerror(errno ? errno : EIO));
+  return tr_aap_stats_json(o->astats, f) != 0 ||
+         fprintf(f,
+                 "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
+                 "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
+                 r->body->name, (long long)r->need.state, (long long)r->need.fixed, (long long)r->need.frag_max,
+                 (long long)r->eng.state_budget, (long long)s->peak_resident, (long long)s->spills,
+                 (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
+                 (long long)s->raw_written) < 0;
+}
+
+static int write_aap_stats(const graph_run *r, const tr_aap_stats *astats, tr_error *e) {
+  aap_stats_out o = {r, astats};
+  return tr_side_write(r->g->aap_stats, r->g->aap_stats_append, "engine statistics", aap_stats_lines, &o, e);
 }
 
 /* --ft-report: the rounds' counts summed over the ranks (every rank calls

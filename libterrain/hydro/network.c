@@ -20,7 +20,6 @@
  * Strahler order and Shreve magnitude come from the link tree (Kahn's order
  * over links).
  */
-#include <errno.h>
 #include <gdal.h>
 #include <math.h>
 #include <ogr_api.h>
@@ -29,18 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <dirent.h>
-#include <sys/stat.h>
 
 #include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
 #include "gradient.h"
-#include "held.h"
 #include "mem_limit.h"
 #include "path_max.h"
 #include "raster.h"
-#include "tmp_files.h"
+#include "vector_out.h"
 
 #define BAND_ROWS 64
 /* What a stream cell costs while the links are built: its record (32
@@ -335,32 +331,6 @@ static double value_at(point_reader *p, int64_t cell, tr_error *err, int *st) {
   return v;
 }
 
-static const char *driver_for(const char *dst, const char *driver) {
-  if (driver) return driver;
-  const char *dot = strrchr(dst, '.');
-  static const struct {
-    const char *ext, *drv;
-  } by_ext[] = {{".gpkg", "GPKG"}, {".shp", "ESRI Shapefile"}, {".geojson", "GeoJSON"}, {".json", "GeoJSON"},
-                {".sqlite", "SQLite"}, {".gml", "GML"}, {".kml", "KML"}, {".fgb", "FlatGeobuf"}, {".csv", "CSV"}};
-  for (size_t i = 0; dot && i < sizeof by_ext / sizeof by_ext[0]; i++)
-    if (!strcasecmp(dot, by_ext[i].ext)) return by_ext[i].drv;
-  return "GPKG";
-}
-
-static void remove_tree(const char *tmp) {
-  DIR *d = opendir(tmp);
-  if (!d) return;
-  struct dirent *e;
-  char a[TR_PATH_MAX];
-  while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    const int na = snprintf(a, sizeof a, "%s/%s", tmp, e->d_name);
-    if (na > 0 && (size_t)na < sizeof a) unlink(a);
-  }
-  closedir(d);
-  rmdir(tmp);
-}
-
 /* Metres (or map units on a projected grid) between two cells: the steps
  * along rows and columns scaled by the cell size at the mean row. */
 static double metric_distance(const tr_gradient_params *geo, int64_t a, int64_t b, int64_t cols) {
@@ -398,13 +368,7 @@ static double area_of(const tr_links_src *s, const tr_gradient_params *geo, int6
 }
 
 int tr_links_check(const char *dst, const char *driver, tr_error *err) {
-  const char *name = driver_for(dst, driver);
-  GDALDriverH d = GDALGetDriverByName(name);
-  if (!d || !GDALGetMetadataItem(d, GDAL_DCAP_VECTOR, NULL))
-    return tr_fail(err, TR_EUSAGE, "-nf: '%s' is not a GDAL vector driver", name);
-  if (!GDALGetMetadataItem(d, GDAL_DCAP_CREATE, NULL))
-    return tr_fail(err, TR_EUSAGE, "-nf: the %s driver cannot create files", name);
-  return TR_OK;
+  return tr_vector_check(dst, driver, "-nf", err);
 }
 
 /* Writes the lines into a new dataset at `path` (a temporary: messages name
@@ -512,40 +476,18 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
   return st;
 }
 
+typedef struct {
+  const tr_links_src *s;
+  const tr_links *l;
+  const char *dst;
+} links_out;
+
+static int links_to(const char *path, const char *drv, void *user, tr_error *err) {
+  const links_out *o = user;
+  return write_links(o->s, o->l, path, o->dst, drv, err);
+}
+
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err) {
-  int st = TR_OK;
-  if (tr_rank() == 0) {
-    /* Written into a folder of its own under a short name, whatever dst's
-     * (a driver may write several files; the folder's name and the inner
-     * one stay far from NAME_MAX and from SQLite's path limit), then held
-     * for the run's end or put in place at once. */
-    char target[TR_PATH_MAX], inner[48], path[TR_PATH_MAX];
-    const char *final = tr_output_link_target(dst, target, sizeof target);
-    const char *slash = strrchr(final, '/'), *base = slash ? slash + 1 : final, *dot = strrchr(base, '.');
-    const char *ext = dot && dot != base && strlen(dot) <= 32 ? dot : "";
-    snprintf(inner, sizeof inner, "n%s", ext);
-    tr_held *own = s->run->held ? NULL : tr_held_new();
-    tr_held *held = s->run->held ? s->run->held : own;
-    char *folder = tr_output_scratch_folder(final);
-    struct stat sb;
-    if (!held || !folder) st = tr_fail(err, TR_ENOMEM, "out of memory");
-    else if (!stat(dst, &sb) && S_ISDIR(sb.st_mode)) st = tr_fail(err, TR_EOUTPUT, "'%s' is a directory", dst);
-    else if (snprintf(path, sizeof path, "%s/%s", folder, inner) >= (int)sizeof path)
-      st = tr_fail(err, TR_EOUTPUT, "'%s': path too long", dst);
-    else if (mkdir(folder, 0700))
-      st = tr_fail(err, TR_EOUTPUT, "cannot write '%s': cannot make a temporary folder beside it: %s", dst, strerror(errno));
-    else {
-      tr_tmp_track_folder(folder);
-      st = write_links(s, l, path, dst, driver_for(dst, driver), err);
-      if (!st && tr_held_folder(held, final, folder, inner)) st = tr_fail(err, TR_ENOMEM, "out of memory");
-      if (st) {
-        remove_tree(folder);
-        tr_tmp_untrack(folder);
-      }
-    }
-    if (!st && own) st = tr_held_commit(own, s->run, err);
-    free(folder);
-    tr_held_free(own);
-  }
-  return tr_dist_agree(s->run, st, err);
+  links_out o = {s, l, dst};
+  return tr_vector_write(s->run, dst, driver, links_to, &o, err);
 }

@@ -504,6 +504,11 @@ typedef struct {
   const char *sca;          /* --sca: areadinf's specific catchment area (Float32, nodata -1;
                                edge-checked unless no_edge_check) */
   const char *twi;          /* --twi: ln(sca / slp) from the no-edge-check sca (Float32, nodata -1) */
+  /* Outlets (TauDEM moveoutletstostreams, gagewatershed): */
+  const char *moved_outlets; /* --moved-outlets: where each outlet went (points: id, Dist_moved) */
+  double snap_distance;     /* > 0: outlets move to the largest accumulation within this distance
+                               (map units) instead of down the flow path (snap) */
+  const char *id_field;     /* basins labelled by this integer field of the outlets; NULL: feature id */
   /* Downstream of each cell to the streams (cells: no-edge-check accumulation
    * >= threshold, as --streams), Float32, nodata -FLT_MAX as TauDEM: */
   const char *hand;         /* --hand: height above the nearest drainage, TauDEM dinfdistdown

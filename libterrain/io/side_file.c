@@ -152,7 +152,8 @@ void tr_side_abort_waiting(void) {
   waiting_end = &waiting;
 }
 
-int tr_side_write_line(const char *path, int append, const char *what, const char *line, tr_error *err) {
+int tr_side_write(const char *path, int append, const char *what, int (*write)(FILE *f, void *user), void *user,
+                  tr_error *err) {
   tr_side_file *side = NULL;
   FILE *f = NULL;
   if (!append) {
@@ -162,7 +163,7 @@ int tr_side_write_line(const char *path, int append, const char *what, const cha
     return tr_fail(err, TR_EOUTPUT, "cannot write %s '%s': %s", what, path, strerror(errno));
   }
   errno = 0;
-  int bad = fprintf(f, "%s\n", line) < 0;
+  int bad = write(f, user) != 0;
   if (side) {
     if (!bad) return tr_side_close(side, err);
     tr_side_abort(side);
@@ -173,4 +174,10 @@ int tr_side_write_line(const char *path, int append, const char *what, const cha
   }
   return tr_fail(err, errno == ENOSPC ? TR_ENOSPC : TR_EOUTPUT, "cannot write %s '%s': %s", what, path,
                  strerror(errno ? errno : EIO));
+}
+
+static int write_line(FILE *f, void *line) { return fprintf(f, "%s\n", (const char *)line) < 0; }
+
+int tr_side_write_line(const char *path, int append, const char *what, const char *line, tr_error *err) {
+  return tr_side_write(path, append, what, write_line, (void *)line, err);
 }

@@ -52,10 +52,15 @@ int tr_side_close(tr_side_file *s, tr_error *err);
 /* Deletes s's temporary, unwritten or written (s is given up). */
 void tr_side_abort(tr_side_file *s);
 
-/* One JSON line (a report) and a newline: the whole of side file `path`
- * (tr_side_open ... tr_side_close), or, with append, added to the end of
- * `path`, a scratch file a run of several stages fills and puts in place
- * itself (flowgraph's --ft-report, --aap-stats). */
+/* What write(f, user) writes (nonzero when a write failed): the whole of
+ * side file `path` (tr_side_open ... tr_side_close), or, with append, added
+ * to the end of `path`, a scratch file a run of several stages fills and
+ * puts in place itself (flowgraph's --ft-report, --aap-stats). `what` names
+ * the file in errors. */
+int tr_side_write(const char *path, int append, const char *what, int (*write)(FILE *f, void *user), void *user,
+                  tr_error *err);
+
+/* tr_side_write of one line (a JSON report) and a newline. */
 int tr_side_write_line(const char *path, int append, const char *what, const char *line, tr_error *err);
 
 /* Renames every waiting side file into place, in the order they were

@@ -134,6 +134,8 @@ void tr_host_free(void *p, int pinned) {
 
 int tr_gpu_lost(void) { return M ? M->lost() : 0; }
 
+int tr_gpu_bus_id(char *buf, int len) { return M ? M->bus_id(buf, len) : -1; }
+
 int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len) {
   *g = NULL;
   const tr_cuda_module *m = module();

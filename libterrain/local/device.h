@@ -61,6 +61,9 @@ int tr_gpu_run_rows(tr_gpu *g, const tr_kernel *k, const void *params, const tr_
  * *index gets the device's number. */
 int tr_gpu_pick(const struct tr_run_opts *run, int *index, char *why, size_t len);
 
+/* The PCI bus id of the GPU tr_gpu_pick chose (for NVML): 0, or -1. */
+int tr_gpu_bus_id(char *buf, int len);
+
 /* Whether a device fault (TR_GPU_FAULT) was seen in this process. */
 int tr_gpu_lost(void);
 

@@ -44,6 +44,8 @@ typedef struct {
   /* Makes device `index` the one every later call of this process uses,
    * from any thread; its name into name. 0, or -1 with why. */
   int (*select)(int index, char *name, size_t len);
+  /* the selected device's PCI bus id (NVML finds the device by it): 0, or -1 */
+  int (*bus_id)(char *buf, int len);
 } tr_cuda_module;
 
 typedef const tr_cuda_module *(*tr_cuda_module_entry_fn)(void);

@@ -51,10 +51,12 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "draw.h"
 #include "edac.h"
 #include "status.h"
 #include "ft.h"
 #include "memfail.h"
+#include "nvml.h"
 #include "side_file.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -79,6 +81,8 @@ struct tr_launcher {
    * (the row's own values: not faults) */
   int64_t inv_checked, inv_faults, inv_reproduced;
   int64_t gpu_faults;          /* launches the device failed with a hardware error (device.h) */
+  int nvml;                    /* --ft replay on the GPU: its ECC counters are read around launches (nvml.h) */
+  int64_t ecc_faults;          /* launches across which the uncorrected ECC count rose */
   tr_edac edac_start;          /* the machine's EDAC counters when the run started (edac.h) */
   int memfail;                 /* the SIGBUS handler is ours to put back at close */
   /* memory failures: found, tiles recomputed whole after them, bytes
@@ -94,7 +98,7 @@ static const char *const buf_name[NBUF] = {"input window", "work window", "scrat
 
 /* What a launch returns when it was abandoned to a memory failure, and
  * when the injector could not make its fault (s->why says why). */
-enum { LAUNCH_MEMFAIL = -1000, LAUNCH_EINJECT = -1001 };
+enum { LAUNCH_MEMFAIL = -1000, LAUNCH_EINJECT = -1001, LAUNCH_ECC = -1002 /* NVML: a new uncorrected ECC error */ };
 
 /* Recomputations of one tile after memory failures before giving up. */
 #define MEMFAIL_TRIES 8
@@ -124,18 +128,10 @@ static int trap_at(const tr_launch_inject *f, int64_t tile) {
 
 /* ------------------------------------------------------ fault injection */
 
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static uint64_t draw(uint64_t seed, int64_t tile, int launch, uint64_t what) {
-  return mix(seed ^ mix((uint64_t)tile * 0x100000001b3ull ^ mix((uint64_t)launch ^ (what << 40))));
+  return tr_mix64(seed ^ tr_mix64((uint64_t)tile * 0x100000001b3ull ^ tr_mix64((uint64_t)launch ^ (what << 40))));
 }
 
-static double unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
 
 /* 0: no fault in this launch; 1: a reported fault; 2: a silent one. *bit:
  * the bit of the cell to flip, -1 any. */
@@ -146,7 +142,7 @@ static int fault_at(const tr_launch_inject *f, int64_t tile, int launch, int *bi
       return 1 + f->at[i].silent;
     }
   *bit = f->p_bit;
-  if (f->p > 0 && unit(draw(f->seed, tile, launch, 1)) < f->p) return 1 + f->p_silent;
+  if (f->p > 0 && tr_unit64(draw(f->seed, tile, launch, 1)) < f->p) return 1 + f->p_silent;
   return 0;
 }
 
@@ -285,8 +281,16 @@ static int launch_fn(void *p) {
   /* after a device fault the context is gone: the CPU, whatever --replay-on says */
   if (a->stage == STAGE_KERNEL && a->slot->gpu && !tr_gpu_lost() && !(a->slot->repairing && L->run->replay_on_cpu)) {
     const int trap = !a->slot->repairing && trap_at(L->inj, a->tile);
+    /* the device's uncorrected ECC count across the launch (NVML, --ft
+     * replay): a rise is a detected fault; launches overlapping it on
+     * other streams see it too, and each is replayed */
+    const int64_t ecc0 = L->nvml ? tr_nvml_uncorrected() : -1;
     const int rc = tr_gpu_run(a->slot->gpu, L->k, a->params, &a->w, a->out, cell_bytes(L->k, &a->w), trap,
                               a->slot->why, sizeof a->slot->why);
+    if (rc == 0 && ecc0 >= 0 && tr_nvml_uncorrected() > ecc0) {
+      snprintf(a->slot->why, sizeof a->slot->why, "GPU: the device counted a new uncorrected ECC error (NVML)");
+      return LAUNCH_ECC;
+    }
     if (rc <= 0) return rc; /* 1: the row declined these params, the CPU's bytes are the same */
   }
   return guarded_call(a);
@@ -318,6 +322,10 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
     st = tr_fail(err, TR_EUSAGE, "--device gpu: %s",
                  !ngpu ? why : "this command has no GPU version (see terrafort(1), DEVICES)");
   L->gpu = has_gpu;
+  /* --ft replay on the GPU: the device's ECC counters, where NVML reads them */
+  char bus[64];
+  if (!st && has_gpu && run->ft == TR_FT_REPLAY && tr_gpu_bus_id(bus, sizeof bus) == 0)
+    L->nvml = tr_nvml_open(bus, NULL, 0);
   L->mf_first_tile = -1;
   tr_edac_read(&L->edac_start);
   if (!st) {
@@ -362,7 +370,8 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
     ft_track_report r;
     ft_track_report_get(L->trk, &r);
     int64_t injected = L->injected, reported = L->reported;
-    int64_t inv[3] = {L->inv_checked, L->inv_faults, L->inv_reproduced}, gpu_faults = L->gpu_faults;
+    int64_t inv[3] = {L->inv_checked, L->inv_faults, L->inv_reproduced}, gpu_faults = L->gpu_faults,
+            ecc_faults = L->ecc_faults, nvml = L->nvml;
     int64_t mf[3] = {L->mf_found, L->mf_corrected, L->mf_retired};
 #ifdef TERRAFORT_HAVE_MPI
     if (nranks > 1) {
@@ -371,7 +380,7 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
                       &r.relaunch_sets, &r.relaunch_launches, &r.searches_failed, &r.checkpoints,
                       &r.checkpoint_restores, &r.checkpoint_launches, &r.unrepaired, &r.limit_aborts,
                       &r.sampled, &r.sample_mismatches, &injected, &reported, &inv[0], &inv[1], &inv[2],
-                      &gpu_faults, &mf[0], &mf[1], &mf[2]};
+                      &gpu_faults, &mf[0], &mf[1], &mf[2], &ecc_faults, &nvml};
       enum { NC = sizeof c / sizeof c[0] };
       int64_t v[NC + 1], sum[NC + 1], mx = r.relaunch_max, mxall = 0;
       for (int i = 0; i < NC; i++) v[i] = *c[i];
@@ -413,9 +422,10 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
       snprintf(line, sizeof line,
                "{\"mode\":\"replay\",\"kernel\":\"%s\",\"unit\":\"launch\",\"injected\":%lld,\"reported\":%lld,"
                "\"invariant\":{\"checked\":%lld,\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,"
+               "\"ecc_faults\":%lld,\"nvml_ranks\":%lld,"
                "\"memory_failures\":%lld,\"memory_corrected\":%lld,\"retired_bytes\":%lld,\"tracker\":%s,%s}",
                L->k->name, (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
-               (long long)inv[2], (long long)gpu_faults, (long long)mf[0], (long long)mf[1], (long long)mf[2], buf,
+               (long long)inv[2], (long long)gpu_faults, (long long)ecc_faults, (long long)nvml, (long long)mf[0], (long long)mf[1], (long long)mf[2], buf,
                edac);
       st = tr_side_write_line(L->run->ft_report, L->run->ft_report_append, "fault-tolerance report", line, err);
     }
@@ -536,7 +546,7 @@ static int after_launch(tr_launcher *L, tr_launch_slot *s, const launch_args *a,
     const int st = invariant_fault(L, s, a, out, tile, &detected, err);
     if (st) return st;
   }
-  if (!detected && idem && L->run->ft_check > 0 && unit(draw(0x5eed, tile, i, 3)) < L->run->ft_check) {
+  if (!detected && idem && L->run->ft_check > 0 && tr_unit64(draw(0x5eed, tile, i, 3)) < L->run->ft_check) {
     launch_args again = *a;
     again.out = s->scratch;
     const int rc = launch_fn(&again);
@@ -604,8 +614,8 @@ static int launch_all(tr_launcher *L, tr_launch_slot *s, const void *params, con
     }
     /* a device fault is a detected fault under --ft replay: the launch runs
      * again (on the CPU: the context is gone) */
-    const int device_fault = rc == TR_GPU_FAULT && L->trk && seq >= 0;
-    if (device_fault) __atomic_add_fetch(&L->gpu_faults, 1, __ATOMIC_RELAXED);
+    const int device_fault = (rc == TR_GPU_FAULT || rc == LAUNCH_ECC) && L->trk && seq >= 0;
+    if (device_fault) __atomic_add_fetch(rc == LAUNCH_ECC ? &L->ecc_faults : &L->gpu_faults, 1, __ATOMIC_RELAXED);
     if (rc == LAUNCH_MEMFAIL) return rc; /* tr_launch_tile computes the tile again */
     if (rc && !device_fault)
       return rc == LAUNCH_EINJECT ? tr_fail(err, TR_EUSAGE, "%s", s->why)

@@ -120,7 +120,12 @@ endif()
 terrafort_add_test(cli_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_gpu.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}
                    LABELS "cli;gpu")
-set_tests_properties(cli_gpu PROPERTIES FIXTURES_REQUIRED testdata SKIP_RETURN_CODE 77 TIMEOUT 900)
+# its counterfeit NVML (the ECC count rises at a chosen read: test_gpu_nvml_ecc)
+add_library(fake_nvml MODULE ${CMAKE_CURRENT_LIST_DIR}/fake_nvml.c)
+set_target_properties(fake_nvml PROPERTIES PREFIX "lib" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools)
+add_dependencies(cli_gpu fake_nvml)
+set_tests_properties(cli_gpu PROPERTIES FIXTURES_REQUIRED testdata SKIP_RETURN_CODE 77 TIMEOUT 900
+                     ENVIRONMENT "FAKE_NVML_LIB=$<TARGET_FILE:fake_nvml>")
 # issue 12 / 14 item 4: a rank of an mpirun job really stopped or killed mid-run (slope, fill,
 # --stats): exit 10 within the rank timeout, every survivor naming the rank, no output.
 terrafort_add_test(cli_rank_loss SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rank_loss.c LIBS terrain

@@ -8,9 +8,13 @@
  * network has TauDEM's links: matched by their head cell, the same count,
  * strmOrder, Magnitude, Length (within 1e-3 relative, or TauDEM's one
  * decimal), DSContArea and USContArea (1e-3 relative) and strmDrop (0.01,
- * TauDEM's two decimals), read with OGR.
+ * TauDEM's two decimals), read with OGR; outlets moved down the flow path
+ * are moveoutletstostreams' moved.shp and their watersheds gagewatershed's
+ * gw.tif exactly (also given in another CRS); --snap-distance against a
+ * search in the test.
  */
 #include <gdal.h>
+#include <math.h>
 #include <ogr_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +258,174 @@ static int test_basins_network(void) {
   return 0;
 }
 
+/* The moved outlets' points: id, Dist_moved and where, in layer order. */
+typedef struct {
+  long long id, moved;
+  double x, y;
+} outlet_pt;
+
+static int read_points(const char *path, outlet_pt *p, int max) {
+  GDALDatasetH ds = GDALOpenEx(path, GDAL_OF_VECTOR, NULL, NULL, NULL);
+  if (!ds) return -1;
+  OGRLayerH lay = GDALDatasetGetLayer(ds, 0);
+  OGRFeatureDefnH fd = OGR_L_GetLayerDefn(lay);
+  const int fid = OGR_FD_GetFieldIndex(fd, "id"), fdm = OGR_FD_GetFieldIndex(fd, "Dist_moved");
+  int n = 0;
+  OGRFeatureH f;
+  while ((f = OGR_L_GetNextFeature(lay)) && n < max) {
+    OGRGeometryH g = OGR_F_GetGeometryRef(f);
+    p[n++] = (outlet_pt){OGR_F_GetFieldAsInteger64(f, fid), fdm >= 0 ? OGR_F_GetFieldAsInteger64(f, fdm) : 0,
+                         OGR_G_GetX(g, 0), OGR_G_GetY(g, 0)};
+    OGR_F_Destroy(f);
+  }
+  GDALClose(ds);
+  return fid < 0 ? -1 : n;
+}
+
+static int same_points(const char *mine, const char *ref) {
+  outlet_pt a[16], b[16];
+  const int na = read_points(mine, a, 16), nb = read_points(ref, b, 16);
+  ASSERT(na > 0);
+  ASSERT_EQ_INT(na, nb);
+  for (int i = 0; i < na; i++) {
+    if (a[i].id != b[i].id || a[i].moved != b[i].moved || fabs(a[i].x - b[i].x) > 1e-6 * (1 + fabs(b[i].x)) ||
+        fabs(a[i].y - b[i].y) > 1e-6 * (1 + fabs(b[i].y))) {
+      fprintf(stderr, "%s: outlet %d: id %lld moved %lld (%.9g, %.9g); TauDEM id %lld moved %lld (%.9g, %.9g)\n", mine,
+              i, a[i].id, a[i].moved, a[i].x, a[i].y, b[i].id, b[i].moved, b[i].x, b[i].y);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Outlets as TauDEM moves them (moveoutletstostreams -md 50 on src at 100
+ * cells: the same points, Dist_moved -1 where no stream is in reach) and
+ * their watersheds as gagewatershed labels them by the field id: exactly
+ * TauDEM's moved.shp and gw.tif, with 1 and 2 threads; the outlets given
+ * in another CRS (EPSG:4326, through ogr2ogr) give the same watersheds. */
+static int test_outlets_moved(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  for (int d = 0; d < 2; d++) {
+    char f[2048];
+    for (int th = 1; th <= 2; th++) {
+      unlink(opath("gw.tif"));
+      snprintf(f, sizeof f,
+               "--outlets '%s' --id-field id -om '%s' -w '%s' -md 50 --threads %d --tile-size 128",
+               tpath(dems[d], "hydro/outlets.shp"), opath(th == 1 ? "moved.shp" : "moved2.gpkg"), opath("gw.tif"), th);
+      ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+      ASSERT(same_points(opath(th == 1 ? "moved.shp" : "moved2.gpkg"), tpath(dems[d], "hydro/moved.shp")) == 0);
+      ASSERT(same_cells(opath("gw.tif"), tpath(dems[d], "hydro/gw.tif")));
+    }
+    /* -om alone: TauDEM moveoutletstostreams' run */
+    snprintf(f, sizeof f, "-o '%s' -om '%s' --id-field id", tpath(dems[d], "hydro/outlets.shp"), opath("only.gpkg"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(same_points(opath("only.gpkg"), tpath(dems[d], "hydro/moved.shp")) == 0);
+    /* the outlets in longitude and latitude */
+    char c[2048];
+    unlink(opath("ll.gpkg"));
+    snprintf(c, sizeof c, "ogr2ogr -q -t_srs EPSG:4326 '%s' '%s'", opath("ll.gpkg"), tpath(dems[d], "hydro/outlets.shp"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    snprintf(f, sizeof f, "-o '%s' --id-field id -w '%s'", opath("ll.gpkg"), opath("gwll.tif"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    ASSERT(same_cells(opath("gwll.tif"), tpath(dems[d], "hydro/gw.tif")));
+  }
+  return 0;
+}
+
+/* --snap-distance D: each outlet goes to the cell of largest accumulation
+ * whose centre lies within D of it (ties to the nearer), as a search over
+ * the no-edge-check accumulation in the test finds; its basin is labelled
+ * there; Dist_moved is the move in cells (the larger of rows and columns). */
+static int test_outlets_snap_distance(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  const char *dem = "loganvrt";
+  const double dist = 250; /* metres: 2.5 cells of 100 m */
+  char f[2048];
+  snprintf(f, sizeof f, "-o '%s' --id-field id --snap-distance %g -om '%s' -w '%s'",
+           tpath(dem, "hydro/outlets.shp"), dist, opath("snapd.gpkg"), opath("gwd.tif"));
+  ASSERT_EQ_INT(run_flow(dem, f), 0);
+  rc_raster acc, w;
+  ASSERT(rc_load(tpath(dem, "ad8nc.tif"), &acc) == 0);
+  ASSERT(rc_load(opath("gwd.tif"), &w) == 0);
+  GDALDatasetH ds = GDALOpen(tpath(dem, "ad8nc.tif"), GA_ReadOnly);
+  double gt[6];
+  GDALGetGeoTransform(ds, gt);
+  GDALClose(ds);
+  outlet_pt given[16], got[16];
+  const int n = read_points(tpath(dem, "hydro/outlets.shp"), given, 16);
+  ASSERT(n == 3 && read_points(opath("snapd.gpkg"), got, 16) == n);
+  for (int i = 0; i < n; i++) {
+    const long r0 = (long)floor((given[i].y - gt[3]) / gt[5]), c0 = (long)floor((given[i].x - gt[0]) / gt[1]);
+    long best = -1;
+    double bv = 0, bd = 0;
+    for (long r = r0 - 4; r <= r0 + 4; r++)
+      for (long c = c0 - 4; c <= c0 + 4; c++) {
+        if (r < 0 || c < 0 || r >= acc.rows || c >= acc.cols) continue;
+        const double a = acc.v[r * acc.cols + c];
+        if (rc_is_nodata(&acc, a)) continue;
+        const double d = hypot(gt[0] + (c + 0.5) * gt[1] - given[i].x, gt[3] + (r + 0.5) * gt[5] - given[i].y);
+        if (d > dist) continue;
+        if (best < 0 || a > bv || (a == bv && d < bd)) best = r * acc.cols + c, bv = a, bd = d;
+      }
+    ASSERT(best >= 0);
+    const long br = best / acc.cols, bc = best % acc.cols;
+    ASSERT(fabs(got[i].x - (gt[0] + (bc + 0.5) * gt[1])) < 1e-6 && fabs(got[i].y - (gt[3] + (br + 0.5) * gt[5])) < 1e-6);
+    const long dr = labs(br - r0), dc = labs(bc - c0);
+    ASSERT_EQ_INT(got[i].moved, dr > dc ? dr : dc);
+    ASSERT_EQ_INT((long long)w.v[best], given[i].id);
+    /* the snap is off the tributary: at least what the path would reach */
+    ASSERT(bv >= 100);
+  }
+  rc_free(&acc);
+  rc_free(&w);
+  return 0;
+}
+
+/* Bad outlet options: one line, exit 2 (usage) or 3 (input), no file left. */
+static int test_outlets_bad(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  char pts[1024], c[4096], errf[600];
+  snprintf(pts, sizeof pts, "%s", tpath("loganvrt", "hydro/outlets.shp"));
+  snprintf(errf, sizeof errf, "%s/bad.stderr", outdir);
+  unlink(opath("x.gpkg"));
+  unlink(opath("x.tif"));
+  /* a point file with a string id and one in a CRS far off the grid */
+  char s[2048];
+  unlink(opath("str.gpkg"));
+  snprintf(s, sizeof s, "ogr2ogr -q -sql \"SELECT CAST(id AS character(8)) AS id FROM outlets\" '%s' '%s'",
+           opath("str.gpkg"), pts);
+  ASSERT_EQ_INT(rc_run(s, NULL), 0);
+  const struct {
+    const char *flags, *says;
+    int code;
+  } cases[] = {
+      {"-o '%s' -om x.gpkg --snap-distance 0", "--snap-distance", 2},
+      {"-o '%s' -om x.gpkg --snap-distance -3", "--snap-distance", 2},
+      {"-om x.gpkg", "--moved-outlets needs --outlets", 2},
+      {"-w x.tif --basins-by edges --id-field id", "--id-field goes with --outlets", 2},
+      {"-o '%s' -w x.tif --id-field nope", "no field 'nope'", 2},
+      {"-o STR -w x.tif --id-field id", "is not an integer field", 2},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char flags[1500], fl[1500];
+    if (strstr(cases[k].flags, "STR")) snprintf(fl, sizeof fl, "-o '%s' -w x.tif --id-field id", opath("str.gpkg"));
+    else snprintf(fl, sizeof fl, cases[k].flags, pts);
+    /* the outputs in the test's folder */
+    char *x;
+    snprintf(flags, sizeof flags, "%s", fl);
+    if ((x = strstr(flags, " x."))) snprintf(x, sizeof flags - (size_t)(x - flags), " %s/x.%s", outdir, strstr(fl, " x.") + 3);
+    snprintf(c, sizeof c, "'%s' flowgraph -q --dir-in '%s' %s", tf, tpath("loganvrt", "p.tif"), flags);
+    const int rc = rc_run(c, errf);
+    const char *msg = rc_slurp(errf);
+    if (rc != cases[k].code || !strstr(msg, cases[k].says)) {
+      fprintf(stderr, "%s: exit %d, said: %s\n", flags, rc, msg);
+      return 1;
+    }
+    ASSERT(access(opath("x.gpkg"), F_OK) != 0 && access(opath("x.tif"), F_OK) != 0);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: %s TESTDATA TERRAFORT SHARED_DATA [test]\n", argv[0]);
@@ -265,6 +437,7 @@ int main(int argc, char **argv) {
   snprintf(outdir, sizeof outdir, "flow_taudem_out");
   mkdir(outdir, 0755);
   static const tr_test_case cases[] = {TR_TEST(test_accumulation), TR_TEST(test_streams_order),
-                                       TR_TEST(test_basins_network)};
+                                       TR_TEST(test_basins_network), TR_TEST(test_outlets_moved),
+                                       TR_TEST(test_outlets_snap_distance), TR_TEST(test_outlets_bad)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -290,6 +290,46 @@ static int test_gpu_ranks(void) {
   return 0;
 }
 
+/* NVML under --ft replay: a rise of the device's uncorrected ECC count
+ * across a GPU launch is a detected fault and the launch is replayed. The
+ * counterfeit NVML (fake_nvml.c, FAKE_NVML_LIB) makes the count rise at
+ * its 7th read: opening reads it once, then with one worker each launch
+ * reads it before and after, so launch 3's second read sees the rise,
+ * once; its replay gives the CPU's bytes. Then the
+ * driver's own NVML, where the machine has it: the report says whether
+ * its counters were read (nvml_ranks) and that no launch saw a rise. */
+static int test_gpu_nvml_ecc(void) {
+  const char *lib = getenv("FAKE_NVML_LIB");
+  if (!lib || !*lib) {
+    printf("skip: FAKE_NVML_LIB is not set\n");
+    return 0;
+  }
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "cpu.tif", "--device cpu --tile-size 64"), 0);
+  for (int replay_cpu = 0; replay_cpu < 2; replay_cpu++) {
+    char pre[1200], f[1024];
+    snprintf(pre, sizeof pre, "TERRAFORT_NVML_LIBRARY='%s' FAKE_NVML_RISE_AT=7", lib);
+    snprintf(f, sizeof f, "--device gpu --threads 1 --tile-size 64 --ft replay --replay-on %s --ft-report '%s'",
+             replay_cpu ? "cpu" : "gpu", ck_out("e.json"));
+    ASSERT_EQ_INT(ck_run(pre, "slope", "", dem("demo.tif"), "ecc.tif", f), 0);
+    ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("ecc.tif")));
+    const char *j = rc_slurp(ck_out("e.json"));
+    ASSERT_EQ_INT(ck_json_int(j, "nvml_ranks"), 1);
+    ASSERT_EQ_INT(ck_json_int(j, "ecc_faults"), 1);
+    ASSERT_EQ_INT(ck_json_int(j, "gpu_faults"), 0);
+    ASSERT_EQ_INT(ck_json_int(j, "errors"), 1);
+    ASSERT_EQ_INT(ck_json_int(j, "reruns"), 1);
+  }
+  char f[1024];
+  snprintf(f, sizeof f, "--device gpu --tile-size 64 --ft replay --ft-report '%s'", ck_out("e.json"));
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "ecc.tif", f), 0);
+  ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("ecc.tif")));
+  const char *j = rc_slurp(ck_out("e.json"));
+  printf("the driver's NVML: nvml_ranks %lld, ecc_faults %lld\n", ck_json_int(j, "nvml_ranks"),
+         ck_json_int(j, "ecc_faults"));
+  ASSERT_EQ_INT(ck_json_int(j, "ecc_faults"), 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) return 2;
   src = argv[3];
@@ -308,6 +348,6 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_gpu_same_bytes), TR_TEST(test_gpu_hillshade_within_one),
                                        TR_TEST(test_gpu_big_dem), TR_TEST(test_gpu_replay),
                                        TR_TEST(test_gpu_device_fault), TR_TEST(test_gpu_dual),
-                                       TR_TEST(test_gpu_ranks)};
+                                       TR_TEST(test_gpu_ranks), TR_TEST(test_gpu_nvml_ecc)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

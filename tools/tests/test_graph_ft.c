@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_kit.h"
@@ -383,6 +384,37 @@ static int test_bad_options(void) {
   return 0;
 }
 
+/* Every wait of dual's rounds is bounded: a helper thread that holds its
+ * computation back (stall:worker=0) past --ft-timeout plus four times the
+ * round's own time ends the run with exit 5, naming the round, and leaves no
+ * output, in seconds rather than the stall's minute; a stall shorter than
+ * that only delays the run, whose bytes are --ft off's. */
+static int test_helper_late(void) {
+  char a[2048], err[600], c[4096];
+  snprintf(a, sizeof a, "fill --tile-size 256 '%s' off.tif", demo());
+  ASSERT_EQ_INT(tf("", a), 0);
+  unlink(ck_out("late.tif"));
+  snprintf(err, sizeof err, "%s/late.stderr", ck_outdir);
+  snprintf(c, sizeof c,
+           "cd '%s' && timeout 120 '%s' fill --tile-size 256 --ft dual --ft-timeout 1000 "
+           "--inject 'stall:worker=0,ms=60000' '%s' late.tif",
+           ck_outdir, ck_tf, demo());
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ASSERT_EQ_INT(rc_run(c, err), 5);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  ASSERT((double)(t1.tv_sec - t0.tv_sec) < 30);
+  ASSERT(strstr(rc_slurp(err), "did not come back within 1000 ms") != NULL);
+  ASSERT(strstr(rc_slurp(err), "round") != NULL);
+  ASSERT(access(ck_out("late.tif"), F_OK) != 0);
+  snprintf(a, sizeof a,
+           "fill --tile-size 256 --ft dual --ft-timeout 5000 --inject 'stall:worker=0,ms=300,count=2' '%s' slow.tif",
+           demo());
+  ASSERT_EQ_INT(tf("", a), 0);
+  ASSERT(same("off.tif", "slow.tif"));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   ck_init(argv[1], argv[2], "graph_ft");
@@ -391,6 +423,7 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_fill_dual),         TR_TEST(test_fill_replay),
                                        TR_TEST(test_flowgraph_products), TR_TEST(test_ranks_and_threads),
                                        TR_TEST(test_out_of_core),        TR_TEST(test_bad_options),
-                                       TR_TEST(test_invariants),         TR_TEST(test_edac_counters)};
+                                       TR_TEST(test_invariants),         TR_TEST(test_edac_counters),
+                                       TR_TEST(test_helper_late)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }

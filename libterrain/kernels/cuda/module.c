@@ -124,6 +124,10 @@ static int select_device(int index, char *name, size_t len) {
   return 0;
 }
 
+static int bus_id(char *buf, int len) {
+  return cudaDeviceGetPCIBusId(buf, len, __atomic_load_n(&chosen, __ATOMIC_ACQUIRE)) == cudaSuccess ? 0 : -1;
+}
+
 static void *host_alloc(size_t bytes) {
   void *p = NULL;
   use_device();
@@ -276,6 +280,7 @@ const tr_cuda_module *tr_cuda_module_entry(void) {
                                    .run = gpu_run,
                                    .lost = gpu_lost,
                                    .has = has,
-                                   .select = select_device};
+                                   .select = select_device,
+                                   .bus_id = bus_id};
   return &m;
 }
