@@ -944,9 +944,8 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   /* --dir is held: the later stages read it there */
   if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
   if (!st && o->basin_stats && o->slope) st = held_at(&o->run, sd8_at, o->slope, err);
-  const int only_dir =
-      !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats && !o->hand && !o->d8_dist &&
-      !o->plen && !o->tlen && !o->gord;
+  const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats &&
+                       !o->moved_outlets && !o->hand && !o->d8_dist && !o->plen && !o->tlen && !o->gord;
   const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
   if (!st && !only_dir)
     st = products(&ob, s, o->dir_out ? dir_at : dir_tmp, dem, dem_band, elev, elev == dem ? dem_band : 1,
