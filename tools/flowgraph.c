@@ -1,6 +1,7 @@
 /*
  * flowgraph.c - `terrafort flowgraph`: D8 accumulation, streams, Strahler
- * order, basins and the stream network over tr_flowgraph(), with TauDEM's
+ * order, basins and the stream network, flow lengths, HAND and distances to
+ * the streams, D-infinity's products, over tr_flowgraph(), with TauDEM's
  * option names accepted beside the long ones.
  */
 #include <math.h>
@@ -18,7 +19,8 @@ static const char *usage =
     "Computes, in one run, only the products asked for: D8 flow directions from a DEM (filled\n"
     "first, flats drained by Barnes et al. 2014; TauDEM d8flowdir), contributing area (TauDEM\n"
     "aread8), stream cells, Strahler order, one basin per stream link and the stream network\n"
-    "with TauDEM streamnet's attributes.\n\n"
+    "with TauDEM streamnet's attributes, upslope lengths and grid order (gridnet), HAND and\n"
+    "distances to the streams; D-infinity angles, slopes, sca and twi.\n\n"
     "Directions:\n"
     "  --dir-in FILE, -p FILE an existing D8 direction raster (-p: when no DEM is given)\n"
     "  --dir-encoding E       taudem (default: 1 = E .. 8 = SE counter-clockwise), esri, grass\n"
@@ -44,8 +46,14 @@ static const char *usage =
     "  --outlet-table FILE, -id FILE   'id iddown' per outlet: the outlet its flow meets next\n"
     "                         (-1: none), TauDEM gagewatershed's -id\n"
     "  --network FILE, -net FILE   stream links as lines (GeoPackage unless the extension or -nf says)\n"
+    "  --plen FILE, -plen FILE     longest upslope D8 path length (Float32; nodata -1)\n"
+    "  --tlen FILE, -tlen FILE     total upslope path length: every upslope step summed (Float32)\n"
+    "  --gord FILE, -gord FILE     grid Strahler order of every cell (Int16; nodata -1; TauDEM gridnet)\n"
     "  --basin-stats FILE.csv      per basin: label, cells, area, min, mean, max, relief, mean_slope,\n"
     "                         outlet_x, outlet_y (CSV; basins made even without --basins)\n"
+    ;
+/* the rest of it (one literal would pass the 4095 characters C99 promises) */
+static const char *usage_more =
     "D-infinity (Tarboton 1997; TauDEM dinfflowdir, areadinf, twi):\n"
     "  --method d8|dinf       how flow leaves a cell (default d8; D-infinity's products alone\n"
     "                         choose dinf, and -fel FILE is then the filled DEM)\n"
@@ -55,6 +63,11 @@ static const char *usage =
     "  --sca FILE, -sca FILE  specific catchment area: contributing area / cell width, flow\n"
     "                         split by angle (Float32; nodata -1; -nc: no edge check)\n"
     "  --twi FILE, -twi FILE  wetness index ln(sca / slp), sca without the edge check (Float32)\n"
+    "Distances to the streams (the --streams cells; TauDEM dinfdistdown, d8hdisttostrm):\n"
+    "  --hand FILE, -dd FILE  height above nearest drainage: the drop to the stream along the\n"
+    "                         D-infinity angles, averaged by the proportions (ave v; Float32)\n"
+    "  --d8-dist FILE, -dist FILE  horizontal length of the D8 path to the stream (Float32)\n"
+    "                         (both nodata -3.4028235e+38 where no stream is reached)\n"
     "Accumulation:\n"
     "  --units cells|area     contributing cells (default) or area in map units\n"
     "  --weights FILE, -wg FILE    a weight per cell instead of 1\n"
@@ -92,6 +105,8 @@ static const file_flag file_flags[] = {
     FF("--ang", "-ang", o.ang),        FF("--slp", "-slp", o.slp),            FF("--sca", "-sca", o.sca),
     FF("--twi", "-twi", o.twi),        FF("--moved-outlets", "-om", o.moved_outlets),
     FF("--outlet-table", "-id", o.outlet_table), FF(NULL, "-gw", o.basins),
+    FF("--hand", "-dd", o.hand),       FF("--d8-dist", "-dist", o.d8_dist),  FF("--plen", "-plen", o.plen),
+    FF("--tlen", "-tlen", o.tlen),     FF("--gord", "-gord", o.gord),
 };
 #undef FF
 
@@ -198,7 +213,9 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
 }
 
 int tf_flowgraph_main(int argc, char **argv) {
-  tf_cli cli = {.cmd = "flowgraph", .usage = usage};
+  static char help[8192];
+  snprintf(help, sizeof help, "%s%s", usage, usage_more);
+  tf_cli cli = {.cmd = "flowgraph", .usage = help};
   flow_args fa = {.p = NULL, .dem = NULL};
   tr_flowgraph_opts_init(&fa.o);
   int code;

@@ -91,15 +91,23 @@ static inline int tr_dinf_cell(const float *z, int64_t stride, double dx, double
   return kd != 0;
 }
 
-/* The share of flow at angle a (a cell of a row with cell size dx x dy) that
- * goes to its neighbour k (1..8; 0 stands for 8), or -1 when none. */
-static inline double tr_dinf_prop(float a, int k, double dx, double dy) {
+/* The reference angles of the directions of a row with cell size dx x dy
+ * (aref[k], k = 0..9, direction 0 and 9 the neighbours of 1 and 8), which
+ * tr_dinf_prop_at reads: computed once per row, they spare an atan2 per
+ * share. */
+static inline void tr_dinf_aref(double dx, double dy, double aref[10]) {
   const double r0 = -atan2(dy, dx), r2 = -r0;
-  const double aref[10] = {r0,           0.,
-                           r2,           (double)(0.5 * TR_DINF_PI),
-                           TR_DINF_PI - r2, (double)TR_DINF_PI,
-                           TR_DINF_PI + r2, (double)(1.5 * TR_DINF_PI),
-                           2. * TR_DINF_PI - r2, (double)(2. * TR_DINF_PI)};
+  const double v[10] = {r0,           0.,
+                        r2,           (double)(0.5 * TR_DINF_PI),
+                        TR_DINF_PI - r2, (double)TR_DINF_PI,
+                        TR_DINF_PI + r2, (double)(1.5 * TR_DINF_PI),
+                        2. * TR_DINF_PI - r2, (double)(2. * TR_DINF_PI)};
+  for (int k = 0; k < 10; k++) aref[k] = v[k];
+}
+
+/* The share of flow at angle a that goes to neighbour k (1..8; 0 stands for
+ * 8) of a cell whose row has the reference angles aref, or -1 when none. */
+static inline double tr_dinf_prop_at(float a, int k, const double aref[10]) {
   double p = 0.;
   if (k <= 0) k += 8;
   if (k == 1 && a > TR_DINF_PI) a = (float)(a - 2.0 * TR_DINF_PI);
@@ -108,6 +116,13 @@ static inline double tr_dinf_prop(float a, int k, double dx, double dy) {
     else p = (a - aref[k - 1]) / (aref[k] - aref[k - 1]);
   }
   return p < 1e-5 ? -1. : p;
+}
+
+/* The same for a cell of a row with cell size dx x dy. */
+static inline double tr_dinf_prop(float a, int k, double dx, double dy) {
+  double aref[10];
+  tr_dinf_aref(dx, dy, aref);
+  return tr_dinf_prop_at(a, k, aref);
 }
 
 #endif

@@ -200,6 +200,7 @@ static int du_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
       tr_graph_keep(x->env, f, &s->con, (size_t)n, NULL))
     return -1;
   du_round w;
+  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
   int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
   if (!q || round_begin(x, f, &w)) {
     free(q);
@@ -223,6 +224,7 @@ static int du_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   du_ctx *x = user;
   du_state *s = state;
   du_round w;
+  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
   int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
   if (!q || round_begin(x, f, &w)) {
     free(q);

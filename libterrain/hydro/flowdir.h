@@ -67,6 +67,36 @@ typedef struct {
   tr_d8_geom geom;    /* cell sizes of the angle raster (kernels/d8.h) */
 } tr_dinf_up_params;
 
+/* The "dist_down" program (dist_down_program.c): what lies downstream of a
+ * cell on the way to the nearest stream, computed from the stream cells up
+ * against the flow. TR_DOWN_HAND: TauDEM dinfdistdown -m ave v (the vertical
+ * drop to the stream averaged over the D-infinity paths by the proportions;
+ * inputs: 0 the angles, 1 the filled DEM, 2 the streams); TR_DOWN_D8DIST:
+ * TauDEM d8hdisttostrm (the horizontal distance along the D8 path; inputs:
+ * 0 the directions in `encoding`, 1 the streams). A stream cell is one whose
+ * streams value is >= 1. Float32, nodata -FLT_MAX (TauDEM's). */
+enum { TR_DOWN_HAND = 0, TR_DOWN_D8DIST = 1 };
+#define TR_DOWN_NODATA (-3.4028234663852886e38)
+typedef struct {
+  int32_t product;    /* TR_DOWN_HAND or TR_DOWN_D8DIST */
+  int32_t encoding;   /* D8: tr_dir_encoding of input 0 */
+  tr_d8_geom geom;    /* cell sizes of input 0 (kernels/d8.h) */
+  const char *src;    /* D8: input 0's name, for its bad codes */
+} tr_dist_down_params;
+
+/* The "d8_len" program (d8_len_program.c): TauDEM gridnet over D8
+ * directions (input 0, in `encoding`), without a mask or outlets: the
+ * longest and the total upslope path length (Float32) and the grid
+ * Strahler order (written Int16). Nodata -1 (TauDEM's). */
+enum { TR_D8_PLEN = 0, TR_D8_TLEN = 1, TR_D8_GORD = 2 };
+#define TR_D8_LEN_NODATA (-1.0)
+typedef struct {
+  int32_t product;    /* TR_D8_PLEN, TR_D8_TLEN or TR_D8_GORD */
+  int32_t encoding;   /* tr_dir_encoding of input 0 */
+  tr_d8_geom geom;    /* cell sizes of input 0 (kernels/d8.h) */
+  const char *src;    /* input 0's name, for its bad codes and cycles */
+} tr_d8_len_params;
+
 /* The cell size of global row grow of a grid of `rows` rows as TauDEM
  * measures it for its D-infinity tools (tiffIO's dxc, dyc): the
  * geotransform's for a projected grid; for a geographic one, metres on the

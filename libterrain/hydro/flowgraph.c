@@ -8,14 +8,20 @@
  *   1. directions: --dir-in, or from the DEM (the flow-direction step);
  *   2. accumulation (d8_up), streams (d8_up), Strahler order (d8_up; or,
  *      when its state does not fit --mem, the streams into a scratch raster
- *      and the order from the stream cells: order_cells.c);
+ *      and the order from the stream cells: order_cells.c); --plen, --tlen,
+ *      --gord (d8_len, TauDEM gridnet);
  *   3. the network and basins need the no-edge-check accumulation: the
  *      user's --acc when it is that, else a temporary raster beside the
  *      network or basins output, deleted at the end; then the links
  *      (network.c, every rank), the lines (rank 0), basins (d8_basins);
  *   4. --basin-stats (basin_stats.c) from the basins (--basins, held, or a
  *      scratch raster), the DEM and sd8 (--slope, held, or a scratch raster
- *      made with the directions), written as a side file.
+ *      made with the directions), written as a side file;
+ *   5. --hand and --d8-dist (dist_down): the streams into a scratch raster,
+ *      then the distances from them (dist_stages; with --method dinf after
+ *      its products, the D8 directions made there from the filled DEM).
+ * --method dinf runs dinf_stages instead of 1-4: angles and slope, then sca
+ * and twi (dinf_up).
  */
 #include <math.h>
 #include <signal.h>
@@ -230,15 +236,18 @@ static int check_valid(const char *dir, const char *dem, int dem_band, const fg_
 
 /* The usage errors, before any file is touched. */
 /* The products a run writes, in the order of the stages. */
-#define FG_NPRODUCTS 12
+#define FG_NPRODUCTS 17
 static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCTS]) {
-  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc, o->streams, o->order, o->basins, o->network,
-                                 o->slope,   o->ang, o->slp,     o->sca,   o->twi,    o->moved_outlets};
+  const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc,  o->streams, o->order, o->basins,        o->network,
+                                 o->slope,   o->ang,  o->slp,     o->sca,   o->twi,           o->moved_outlets,
+                                 o->hand,    o->d8_dist, o->plen,  o->tlen,  o->gord};
   memcpy(outs, p, sizeof p);
 }
 
 /* The method's own usage errors: D-infinity's products go with --method
- * dinf, D8's with d8, and D-infinity angles come from a DEM. */
+ * dinf, D8's with d8, and D-infinity angles come from a DEM. --hand and
+ * --d8-dist go with either (their streams are D8's, HAND's paths D-infinity's,
+ * made in the run when the method does not make them). */
 static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
   const int dinf_any = o->ang || o->slp || o->sca || o->twi;
   if (o->method != TR_FLOW_D8 && o->method != TR_FLOW_DINF)
@@ -251,9 +260,14 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
   const char *d8 = o->dir_out ? "--dir" : o->acc ? "--acc" : o->streams ? "--streams" : o->order ? "--order"
                  : o->basins ? "--basins" : o->network ? "--network" : o->slope ? "--slope"
                  : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets"
-                 : o->outlet_table ? "--outlet-table" : NULL;
-  if (d8) return tr_fail(err, TR_EUSAGE, "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi", d8);
-  if (!dinf_any) return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi");
+                 : o->outlet_table ? "--outlet-table" : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord"
+                                   : NULL;
+  if (d8)
+    return tr_fail(err, TR_EUSAGE,
+                   "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi, --hand, --d8-dist",
+                   d8);
+  if (!dinf_any && !o->hand && !o->d8_dist)
+    return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi, --hand, --d8-dist");
   if (o->dir_in || !dem)
     return tr_fail(err, TR_EUSAGE,
                    "--method dinf computes D-infinity angles from a DEM: give the DEM (--dir-in holds D8 directions)");
@@ -271,7 +285,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (!any && !o->basin_stats && !o->outlet_table)
     return tr_fail(err, TR_EUSAGE,
                    "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network, "
-                   "--basin-stats");
+                   "--basin-stats, --hand, --d8-dist, --plen, --tlen, --gord");
   if (!o->dir_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if (o->dir_in && (o->slope || o->filled))
@@ -293,6 +307,11 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "%s goes with --outlets", o->id_field ? "--id-field" : "--snap-distance");
   if (!dem && o->run.band != 1)
     return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
+  if (o->hand && o->dir_in && !o->filled_in)
+    return tr_fail(err, TR_EUSAGE, "--hand with --dir-in needs the filled DEM's elevations: give --filled-in (-fel)");
+  if (o->hand && o->filled && !o->filled_in && o->run.band != 1)
+    return tr_fail(err, TR_EUSAGE, "--hand reads the filled DEM at band 1: -b %d with --filled is not supported",
+                   o->run.band);
   if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
   if (o->moved_outlets && (st = tr_vector_check(o->moved_outlets, NULL, "--moved-outlets", err))) return st;
   for (int i = 0; i < nouts; i++)
@@ -314,7 +333,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   /* each product named by its option: "output" alone would not say which */
   static const char *const names[FG_NPRODUCTS] = {"--dir",   "--acc", "--streams", "--order", "--basins", "--network",
                                                   "--slope", "--ang", "--slp",     "--sca",   "--twi",
-                                                  "--moved-outlets"};
+                                                  "--moved-outlets", "--hand", "--d8-dist", "--plen", "--tlen",
+                                                  "--gord"};
   for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], names[i]};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
@@ -384,7 +404,7 @@ static int stage_done(const tr_run_opts *run, int *stage, tr_error *err) {
  * the end writes them all, named, as
  * {"products":[{"product":NAME,"file":PATH,...the stage's fields...},...]}.
  * With one product the file is that product's object, as for any command. */
-enum { FG_STATS_MAX = 6 };
+enum { FG_STATS_MAX = 10 };
 typedef struct {
   int on;
   int n;
@@ -395,7 +415,7 @@ typedef struct {
 static void stats_plan(const tr_flowgraph_opts *o, fg_stats *fs) {
   memset(fs, 0, sizeof *fs);
   const int n = (o->dir_out && !o->dir_in) + !!o->acc + !!o->streams + !!o->order + !!o->basins + !!o->ang + !!o->sca +
-                !!o->twi;
+                !!o->twi + !!o->hand + !!o->d8_dist + !!o->plen + !!o->tlen + !!o->gord;
   fs->on = o->run.stats_json && n > 1;
 }
 
@@ -454,6 +474,43 @@ static int stats_write(const char *path, fg_stats *fs, int st, tr_error *err) {
 
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
                     const char *elev, int elev_band, const char *sd8, int *stage, fg_stats *fs, tr_error *err);
+
+/* --plen, --tlen, --gord: the "d8_len" program over the directions. */
+typedef struct {
+  int product;
+  tr_dir_encoding encoding;
+  const char *dir;
+} len_job;
+
+static int len_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const len_job *j = opts;
+  tr_d8_len_params *p = params;
+  p->product = j->product;
+  p->encoding = (int32_t)j->encoding;
+  p->src = j->dir;
+  const int st = tr_d8_geom_init(in, &p->geom, err);
+  if (st) return st;
+  prod->type = GDT_Float32;
+  prod->has_nodata = 1;
+  prod->nodata = TR_D8_LEN_NODATA;
+  prod->file_type = j->product == TR_D8_GORD ? GDT_Int16 : GDT_Float32;
+  return TR_OK;
+}
+
+static int len_stages(const tr_flowgraph_opts *o, const char *dir, int *stage, fg_stats *fs, tr_error *err) {
+  const char *dst[3] = {o->plen, o->tlen, o->gord};
+  static const char *const name[3] = {"plen", "tlen", "gord"};
+  const tr_graph_opts g = graph_of(o, 0);
+  int st = TR_OK;
+  for (int k = 0; k < 3 && !st; k++) {
+    if (!dst[k]) continue;
+    const len_job j = {k == 0 ? TR_D8_PLEN : k == 1 ? TR_D8_TLEN : TR_D8_GORD, o->encoding, dir};
+    st = tr_dist_agree(&o->run, tr_run_graph(&o->run, &g, "d8_len", len_prepare, &j, dir, dst[k], err), err);
+    if (!st) stats_take(o, fs, name[k], dst[k]);
+    if (!st) st = stage_done(&o->run, stage, err);
+  }
+  return st;
+}
 
 static int order_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)in;
@@ -671,27 +728,148 @@ static int run_dinf_up(const tr_flowgraph_opts *o, const char *ang, const char *
                        err);
 }
 
+/* --hand or --d8-dist: the "dist_down" program. */
+typedef struct {
+  int product;
+  tr_dir_encoding encoding;
+  const char *src;
+} down_job;
+
+static int down_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const down_job *j = opts;
+  tr_dist_down_params *p = params;
+  p->product = j->product;
+  p->encoding = (int32_t)j->encoding;
+  p->src = j->src;
+  const int st = tr_d8_geom_init(in, &p->geom, err);
+  if (st) return st;
+  prod->type = GDT_Float32;
+  prod->has_nodata = 1;
+  prod->nodata = TR_DOWN_NODATA;
+  prod->file_type = GDT_Float32;
+  return TR_OK;
+}
+
+/* Whether the streams raster at `path` has a stream cell (>= 1), a band of
+ * rows at a time, stopping at the first. */
+static int any_stream(const char *path, int *found, tr_error *err) {
+  tr_input in;
+  int st = tr_input_open(&in, path, 1, err);
+  if (st) return st;
+  *found = 0;
+  float *buf = malloc((size_t)in.cols * 64 * sizeof *buf);
+  if (!buf) st = tr_fail(err, TR_ENOMEM, "out of memory");
+  for (int64_t r = 0; r < in.rows && !st && !*found; r += 64) {
+    const int64_t n = in.rows - r < 64 ? in.rows - r : 64;
+    st = tr_input_read_f32(&in, r, 0, n, in.cols, buf, in.cols, err);
+    for (int64_t i = 0; !st && i < n * in.cols && !*found; i++)
+      *found = !isnan(buf[i]) && !(in.has_nodata && buf[i] == (float)in.nodata) && buf[i] >= 1.0f;
+  }
+  free(buf);
+  tr_input_close(&in);
+  return st;
+}
+
+/* --hand and --d8-dist, after the method's products: the streams (the same
+ * cells as --streams) into a scratch raster from the D8 directions `dir`,
+ * then the distances. HAND's elevations are `fel` (filled, read at band
+ * fel_band) and its angles `ang`. A NULL dir or ang is made here from fel
+ * into a scratch raster beside the product (directions: --dir-encoding). */
+static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *fel, int fel_band, const char *ang,
+                       const weights_sums *ws, int *stage, fg_stats *fs, tr_error *err) {
+  const char *first = o->hand ? o->hand : o->d8_dist;
+  char dir_tmp[TR_PATH_MAX] = "", ang_tmp[TR_PATH_MAX] = "", src_tmp[TR_PATH_MAX] = "";
+  int st = TR_OK;
+  if (!dir && (st = scratch_name(&o->run, dir_tmp, first, "dir", err))) return st;
+  if (o->hand && !ang && (st = scratch_name(&o->run, ang_tmp, first, "ang", err))) return st;
+  if ((st = scratch_name(&o->run, src_tmp, first, "src", err))) return st;
+  if ((!dir && !dir_tmp[0]) || (o->hand && !ang && !ang_tmp[0]) || !src_tmp[0])
+    return tr_fail(err, TR_ENOMEM, "out of memory");
+  tr_run_opts r = scratch_run(&o->run);
+  r.band = fel_band;
+  for (int k = 0; k < 2 && !st; k++) {
+    if (k ? !ang_tmp[0] : !dir_tmp[0]) continue;
+    tr_flowdir_opts fo;
+    tr_flowdir_opts_init(&fo);
+    fo.filled = 1;
+    fo.encoding = o->encoding;
+    fo.method = k ? TR_FLOW_DINF : TR_FLOW_D8;
+    st = tr_flowdir(&r, &o->graph, &fo, fel, k ? ang_tmp : dir_tmp, err);
+    if (!st) st = stage_done(&o->run, stage, err);
+  }
+  if (!dir) dir = dir_tmp;
+  if (!ang) ang = ang_tmp;
+  tr_flowgraph_opts ob = *o;
+  ob.run.band = 1;
+  const tr_run_opts rs = scratch_run(&ob.run);
+  if (!st) st = run_up(&ob, &rs, dir, TR_UP_STREAMS, 0, src_tmp, ws, err);
+  if (!st) st = stage_done(&o->run, stage, err);
+  /* with no stream cell every distance would be nodata: refused, so that a
+   * threshold above the largest accumulation is said, not written */
+  int found = 1;
+  if (!st) st = tr_dist_agree(&o->run, tr_rank() == 0 ? any_stream(src_tmp, &found, err) : TR_OK, err);
+  if (!st) st = tr_dist_bcast(&o->run, &found, (int)sizeof found, err);
+  if (!st && !found)
+    st = tr_fail(err, TR_EINPUT, "%s: no stream cell: no accumulation reaches --threshold %g (give a smaller one)",
+                 o->hand ? "--hand" : "--d8-dist", o->threshold);
+  tr_graph_opts g = o->graph;
+  if (g.cache_mb < 0) g.cache_mb = 0; /* every input is read once, in PEval */
+  if (!st && o->d8_dist) {
+    const down_job j = {TR_DOWN_D8DIST, o->encoding, dir};
+    const char *srcs[2] = {dir, src_tmp};
+    st = tr_dist_agree(&o->run,
+                       tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 2, o->d8_dist, err), err);
+    if (!st) stats_take(o, fs, "d8_dist", o->d8_dist);
+    if (!st) st = stage_done(&o->run, stage, err);
+  }
+  if (!st && o->hand) {
+    const down_job j = {TR_DOWN_HAND, o->encoding, ang};
+    const char *srcs[3] = {ang, fel, src_tmp};
+    st = tr_dist_agree(&o->run, tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 3, o->hand, err),
+                       err);
+    if (!st) stats_take(o, fs, "hand", o->hand);
+    if (!st) st = stage_done(&o->run, stage, err);
+  }
+  if (tr_rank() == 0) {
+    tr_output_scratch_remove(dir_tmp);
+    tr_output_scratch_remove(ang_tmp);
+    tr_output_scratch_remove(src_tmp);
+  }
+  return st;
+}
+
 /* --method dinf: the angle (and slope) from the DEM (tr_flowdir: fill
  * unless --filled, then the "dinf" program), into --ang / --slp or scratch
  * rasters beside the first product; then sca and twi over them. */
 static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs, tr_error *err) {
   int stage = 0, st;
-  const char *first = o->ang ? o->ang : o->slp ? o->slp : o->sca ? o->sca : o->twi;
-  char ang_tmp[TR_PATH_MAX] = "", slp_tmp[TR_PATH_MAX] = "", ang_at[TR_PATH_MAX] = "", slp_at[TR_PATH_MAX] = "";
+  const char *first = o->ang   ? o->ang
+                      : o->slp ? o->slp
+                      : o->sca ? o->sca
+                      : o->twi ? o->twi
+                      : o->hand ? o->hand
+                                : o->d8_dist;
+  char ang_tmp[TR_PATH_MAX] = "", slp_tmp[TR_PATH_MAX] = "", ang_at[TR_PATH_MAX] = "", slp_at[TR_PATH_MAX] = "",
+       fel_tmp[TR_PATH_MAX] = "";
   const int need_slp_tmp = o->twi && !o->slp;
+  /* --hand and --d8-dist read the filled DEM: the DEM itself with --filled */
+  const int need_fel = (o->hand || o->d8_dist) && !o->filled;
   if (!o->ang && (st = scratch_name(&o->run, ang_tmp, first, "ang", err))) return st;
   if (need_slp_tmp && (st = scratch_name(&o->run, slp_tmp, first, "slp", err))) return st;
-  if ((!o->ang && !ang_tmp[0]) || (need_slp_tmp && !slp_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
+  if (need_fel && (st = scratch_name(&o->run, fel_tmp, first, "fel", err))) return st;
+  if ((!o->ang && !ang_tmp[0]) || (need_slp_tmp && !slp_tmp[0]) || (need_fel && !fel_tmp[0]))
+    return tr_fail(err, TR_ENOMEM, "out of memory");
   tr_flowdir_opts fo;
   tr_flowdir_opts_init(&fo);
   fo.filled = o->filled;
   fo.method = TR_FLOW_DINF;
   fo.slope = need_slp_tmp ? slp_tmp : o->slp;
+  fo.filled_out = need_fel ? fel_tmp : NULL;
   const tr_run_opts r = o->ang ? o->run : scratch_run(&o->run);
   st = tr_flowdir(&r, &o->graph, &fo, dem, o->ang ? o->ang : ang_tmp, err);
   if (!st && o->ang) stats_take(o, fs, "ang", o->ang);
   if (!st) st = stage_done(&o->run, &stage, err);
-  if (!st && (o->sca || o->twi) && o->ang) st = held_at(&o->run, ang_at, o->ang, err);
+  if (!st && (o->sca || o->twi || o->hand) && o->ang) st = held_at(&o->run, ang_at, o->ang, err);
   if (!st && o->twi && o->slp) st = held_at(&o->run, slp_at, o->slp, err);
   const char *ang = o->ang ? ang_at : ang_tmp, *slp = o->slp ? slp_at : slp_tmp;
   tr_flowgraph_opts ob = *o;
@@ -706,9 +884,14 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
     if (!st) stats_take(o, fs, "twi", o->twi);
     if (!st) st = stage_done(&o->run, &stage, err);
   }
+  if (!st && (o->hand || o->d8_dist)) {
+    const weights_sums ws = {TR_SUMS_ROUND, 0}; /* no --weights with dinf */
+    st = dist_stages(o, NULL, need_fel ? fel_tmp : dem, need_fel ? 1 : o->run.band, ang, &ws, &stage, fs, err);
+  }
   if (tr_rank() == 0) {
     tr_output_scratch_remove(ang_tmp);
     tr_output_scratch_remove(slp_tmp);
+    tr_output_scratch_remove(fel_tmp);
   }
   return st;
 }
@@ -722,9 +905,13 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   const int dem_band = o->run.band;
   tr_flowgraph_opts ob = *o;
   ob.run.band = 1;
-  if (o->dir_in)
-    return products(&ob, s, o->dir_in, NULL, dem_band, o->filled_in ? o->filled_in : dem,
-                    o->filled_in ? 1 : dem_band, NULL, &stage, fs, err);
+  if (o->dir_in) {
+    int st = products(&ob, s, o->dir_in, NULL, dem_band, o->filled_in ? o->filled_in : dem,
+                      o->filled_in ? 1 : dem_band, NULL, &stage, fs, err);
+    /* --hand with --dir-in has --filled-in (check_opts) */
+    if (!st && (o->hand || o->d8_dist)) st = dist_stages(o, o->dir_in, o->filled_in, 1, NULL, &s->ws, &stage, fs, err);
+    return st;
+  }
 
   /* From the DEM: directions first (tr_flowdir: fill unless --filled, flats,
    * D8, --slope), into --dir or a scratch raster beside the first product;
@@ -736,7 +923,8 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   if (!first) first = o->basin_stats;
   char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "", dir_at[TR_PATH_MAX] = "", sd8_tmp[TR_PATH_MAX] = "",
        sd8_at[TR_PATH_MAX] = "";
-  const int need_fel = o->network && !o->filled_in && !o->filled;
+  /* the network's elevations, and --hand's */
+  const int need_fel = (o->network || o->hand) && !o->filled_in && !o->filled;
   /* the basin statistics' mean slope is sd8's: the user's --slope, else a
    * scratch raster made beside the directions */
   const int need_sd8 = o->basin_stats && !o->slope;
@@ -759,12 +947,15 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   /* --dir is held: the later stages read it there */
   if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
   if (!st && o->basin_stats && o->slope) st = held_at(&o->run, sd8_at, o->slope, err);
-  const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats;
-  if (!st && !only_dir) {
-    const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
+  const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats &&
+                       !o->moved_outlets && !o->hand && !o->d8_dist && !o->plen && !o->tlen && !o->gord;
+  const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
+  if (!st && !only_dir)
     st = products(&ob, s, o->dir_out ? dir_at : dir_tmp, dem, dem_band, elev, elev == dem ? dem_band : 1,
                   need_sd8 ? sd8_tmp : sd8_at, &stage, fs, err);
-  }
+  if (!st && (o->hand || o->d8_dist))
+    st = dist_stages(o, o->dir_out ? dir_at : dir_tmp, elev, elev == dem ? dem_band : 1, NULL, &s->ws, &stage, fs,
+                     err);
   if (tr_rank() == 0) {
     tr_output_scratch_remove(dir_tmp);
     tr_output_scratch_remove(fel_tmp);
@@ -815,6 +1006,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (o->order && (st = run_order(o, dir, &ws, err))) return st;
   if (o->order) stats_take(o, fs, "order", o->order);
   if (o->order && (st = stage_done(&o->run, stage, err))) return st;
+  if ((o->plen || o->tlen || o->gord) && (st = len_stages(o, dir, stage, fs, err))) return st;
   /* --basin-stats needs basins: without --basins they go to a scratch raster */
   const int want_basins = o->basins || o->basin_stats || o->outlet_table;
   const int by_links = want_basins && o->basins_by == TR_BASINS_LINKS;

@@ -511,6 +511,15 @@ typedef struct {
   const char *id_field;     /* basins labelled by this integer field of the outlets; NULL: feature id */
   const char *outlet_table; /* --outlet-table: "id iddown" per outlet, the outlet its flow meets next
                                (-1: none; TauDEM gagewatershed's -id) */
+  /* Downstream of each cell to the streams (cells: no-edge-check accumulation
+   * >= threshold, as --streams), Float32, nodata -FLT_MAX as TauDEM: */
+  const char *hand;         /* --hand: height above the nearest drainage, TauDEM dinfdistdown
+                               -m ave v (the drop along the D-infinity angles from the filled
+                               DEM, averaged by the proportions) */
+  const char *d8_dist;      /* --d8-dist: TauDEM d8hdisttostrm, the length of the D8 path */
+  /* TauDEM gridnet over the D8 directions (no mask, no outlets), nodata -1: */
+  const char *plen, *tlen;  /* --plen, --tlen: longest and total upslope path length (Float32) */
+  const char *gord;         /* --gord: grid Strahler order of every cell (Int16) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

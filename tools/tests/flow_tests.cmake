@@ -17,6 +17,17 @@ add_test(NAME flowgraph_dinf_taudem
          COMMAND flowgraph_dinf ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                  test_taudem)
 set_tests_properties(flowgraph_dinf_taudem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
+# HAND and the D8 distance to the streams: analytic planes, the same bytes across
+# settings and bad options (flowgraph_hand); TauDEM's dinfdistdown/d8hdisttostrm
+# files (flowgraph_hand_taudem, exit 77 = skipped without ../shared/data/taudem).
+terrafort_add_test(flowgraph_hand SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph_hand.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
+                   LABELS "cli;aap;mpi")
+set_tests_properties(flowgraph_hand PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")
+add_test(NAME flowgraph_hand_taudem
+         COMMAND flowgraph_hand ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
+                 test_taudem)
+set_tests_properties(flowgraph_hand_taudem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
 terrafort_add_test(flow_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap;mpi")
 set_tests_properties(flow_cli PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")

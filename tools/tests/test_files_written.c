@@ -435,15 +435,17 @@ static const walk_run walk_runs[] = {
     /* (--moved-outlets needs --outlets, which both D8 runs give) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif -wg w.tif -fel f.tif -w b.tif -o o.gpkg", .reads = "p.tif",
      .skip = "--dir -p --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi"},
-    /* D-infinity's products (--method dinf refuses D8's; the side files
-     * are the first run's), each run with one product of its own */
+    /* D-infinity's products (--method dinf refuses D8's, --plen, --tlen and
+     * --gord among them, and takes --hand and --d8-dist; the side files are
+     * the first run's), each run with one product of its own */
     {.cmd = "flowgraph", .line = "%s --method dinf --ang a.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id -gw"},
+             "--ang -ang --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id -gw --plen -plen "
+             "--tlen -tlen --gord -gord"},
     {.cmd = "flowgraph", .line = "%s --method dinf --slp s.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
              "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
-             "-gw"},
+             "-gw --plen -plen --tlen -tlen --gord -gord"},
     {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
     {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
     {.cmd = "interpolate", .line = "--fill-voids %s"},
@@ -592,8 +594,8 @@ static int test_walk_outputs_onto_inputs(void) {
       for (int oi = 0; oi < nouts; oi++)
         if (!outs[oi][0] || !has_word(r->skip, outs[oi])) use[nuse++] = oi;
         else skipped++;
-      char skip[32][32];
-      ASSERT_EQ_INT(words_of(r->skip, skip, 0, 32), skipped); /* each one an output of the table */
+      char skip[48][32];
+      ASSERT_EQ_INT(words_of(r->skip, skip, 0, 48), skipped); /* each one an output of the table */
       /* the other targets: the DEM's other forms, then the reads */
       char reads[32][32];
       const int nreads = words_of(r->reads, reads, 0, 32);

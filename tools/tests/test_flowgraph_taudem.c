@@ -331,6 +331,15 @@ static int test_outlets_moved(void) {
     snprintf(f, sizeof f, "-o '%s' -om '%s' --id-field id", tpath(dems[d], "hydro/outlets.shp"), opath("only.gpkg"));
     ASSERT_EQ_INT(run_flow(dems[d], f), 0);
     ASSERT(same_points(opath("only.gpkg"), tpath(dems[d], "hydro/moved.shp")) == 0);
+    /* ... and from the DEM itself (a run of directions only skipped it,
+     * leaving no file behind exit 0) */
+    static const char *const raw[] = {"LoganVRT/output.vrt", "enogeo.tif"};
+    char c0[4096];
+    unlink(opath("raw.gpkg"));
+    snprintf(c0, sizeof c0, "'%s' flowgraph -q '%s/%s' -o '%s' -om '%s' --id-field id", tf, shared, raw[d],
+             tpath(dems[d], "hydro/outlets.shp"), opath("raw.gpkg"));
+    ASSERT_EQ_INT(rc_run(c0, NULL), 0);
+    ASSERT(same_points(opath("raw.gpkg"), tpath(dems[d], "hydro/moved.shp")) == 0);
     /* the outlets in longitude and latitude */
     char c[2048];
     unlink(opath("ll.gpkg"));

@@ -187,7 +187,7 @@ static int test_fill_replay(void) {
 /* every flowgraph product under dual and replay, faults in every program's
  * rounds: --ft off's bytes, one closing report line per program run */
 static int test_flowgraph_products(void) {
-  static const char *prod[] = {"dir", "acc", "streams", "order", "basins", "slope"};
+  static const char *prod[] = {"dir", "acc", "streams", "order", "basins", "slope", "hand", "d8-dist", "plen", "gord"};
   enum { NPROD = sizeof prod / sizeof *prod };
   char a[2048], outs[1024];
   for (int m = 0; m < 3; m++) {
@@ -215,12 +215,13 @@ static int test_flowgraph_products(void) {
     const int lines = m == 1 ? each_line(ck_out("f.json"), dual_closes, &s)
                              : each_line(ck_out("f.json"), replay_closes, &sum);
     /* fill, flowdir, the sd8 kernel (--slope), d8_up for each of acc,
-     * streams and order, d8_basins */
-    ASSERT(lines >= 6);
+     * streams and order, d8_basins, d8_len (plen, gord), dinf (HAND's
+     * angles), d8_up (their streams), dist_down (hand, d8-dist) */
+    ASSERT(lines >= 12);
     ASSERT(strstr(rc_slurp(ck_out("f.json")), "\"kernel\":\"d8\"") != NULL);
     const char *j = rc_slurp(ck_out("f.json"));
-    static const char *progs[] = {"fill", "flowdir", "d8_up", "d8_basins"};
-    for (int p = 0; p < 4; p++) {
+    static const char *progs[] = {"fill", "flowdir", "d8_up", "d8_basins", "d8_len", "dinf", "dist_down"};
+    for (int p = 0; p < 7; p++) {
       char want[64];
       snprintf(want, sizeof want, "\"program\":\"%s\"", progs[p]);
       ASSERT(strstr(j, want) != NULL);

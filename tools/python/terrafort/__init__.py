@@ -337,13 +337,16 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               dir_encoding=None, filled=False, filled_in=None, slope=None, weights=None, units=None,
               no_edge_check=False, acc_type=None, threshold=None, basins_by=None, outlets=None, snap=None,
               network_format=None, basin_stats=None, method=None, ang=None, slp=None, sca=None, twi=None,
-              moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, **run):
+              moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, hand=None, d8_dist=None,
+              plen=None, tlen=None, gord=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
     each of outlets went), outlet_table (TauDEM's "id iddown"); with method "dinf"
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
-    and twi - all written or none.
+    and twi; hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
+    the streams of threshold, with either method; plen, tlen and gord (TauDEM
+    gridnet) - all written or none.
     Keyword names are the command's long options; acc_type "Float32" or
     "Float64" (the default)."""
     keep = []
@@ -353,7 +356,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
                      ("weights", weights), ("outlets", outlets), ("acc", acc), ("streams", streams),
                      ("order", order), ("basins", basins), ("network", network), ("network_format", network_format),
                      ("basin_stats", basin_stats), ("ang", ang), ("slp", slp), ("sca", sca), ("twi", twi),
-                     ("moved_outlets", moved_outlets), ("id_field", id_field), ("outlet_table", outlet_table)):
+                     ("moved_outlets", moved_outlets), ("id_field", id_field), ("outlet_table", outlet_table),
+                     ("hand", hand), ("d8_dist", d8_dist), ("plen", plen), ("tlen", tlen), ("gord", gord)):
             if v is not None:
                 keep.append(_b(os.fspath(v)) if k not in ("network_format", "id_field") else _b(v))
                 setattr(o, k, keep[-1])

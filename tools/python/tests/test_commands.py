@@ -166,6 +166,13 @@ def test_flowgraph_same_bytes(cli, tf, data, tmp_path):
     a = gdal.Open(str(tmp_path / "c_ad8.tif")).ReadAsArray()
     b = gdal.Open(str(tmp_path / "py_ad8_p.tif")).ReadAsArray()
     assert np.array_equal(a, b)
+    # HAND and the D8 distance (the last fields of the options struct)
+    subprocess.run([tf, "flowgraph", dem, "--hand", "c_hand.tif", "--d8-dist", "c_dist.tif", "--threshold", "50",
+                    "--plen", "c_plen.tif", "--tlen", "c_tlen.tif", "--gord", "c_gord.tif", "-q"], check=True, cwd=tmp_path)
+    terrafort.flowgraph(dem, hand=tmp_path / "py_hand.tif", d8_dist=tmp_path / "py_dist.tif", threshold=50,
+                        plen=tmp_path / "py_plen.tif", tlen=tmp_path / "py_tlen.tif", gord=tmp_path / "py_gord.tif")
+    for n in ("hand.tif", "dist.tif", "plen.tif", "tlen.tif", "gord.tif"):
+        assert filecmp.cmp(tmp_path / ("c_" + n), tmp_path / ("py_" + n), shallow=False), n
     # nothing asked, or a product onto the DEM: an error, nothing written
     with pytest.raises(terrafort.TerrafortError):
         terrafort.flowgraph(dem)
