@@ -20,6 +20,7 @@ int tf_fill_main(int argc, char **argv);
 int tf_flowgraph_main(int argc, char **argv);
 int tf_interpolate_main(int argc, char **argv);
 int tf_smooth_main(int argc, char **argv);
+int tf_breach_main(int argc, char **argv);
 int tf_batch_main(int argc, char **argv);
 
 /* The words of a command's line that name files it writes, so that

@@ -386,6 +386,22 @@ typedef struct {
 void tr_smooth_opts_init(tr_smooth_opts *o);
 int tr_smooth(const tr_smooth_opts *opts, const char *src, const char *dst, tr_error *err);
 
+/* Complete depression breaching (terrafort-breach(1)): Lindsay (2016) as
+ * RichDEM's rd_depressions_breach COMPLETE computes it - every pit's path to
+ * the lowest outlet of its depression cut down to the pit, pits strictly
+ * below all their neighbours raised to the lowest. Float32, the input's
+ * nodata, georeferencing and CRS. The whole raster is held in memory (about
+ * 26 bytes a cell at most); not out of core. */
+typedef struct {
+  tr_run_opts run;
+  int epsilon;        /* 1: RichDEM's EPS: each cell of a cut path one float below the one
+                         upstream of it, raised pits one float below their lowest neighbour,
+                         so every cut drains */
+} tr_breach_opts;
+
+void tr_breach_opts_init(tr_breach_opts *o);
+int tr_breach(const tr_breach_opts *opts, const char *src, const char *dst, tr_error *err);
+
 /* Options of the AAP engine every graph command (fill, flowgraph) shares. */
 typedef struct {
   const char *schedule;     /* "aap" (default), "bsp", "ap", "ssp", "random" */

@@ -23,7 +23,8 @@
   X(d8)                   \
   X(interpolate)          \
   X(fill_voids)           \
-  X(smooth)
+  X(smooth)               \
+  X(breach)
 
 #define TR_KERNEL_DECLARE(n) extern const tr_kernel tr_kernel_##n;
 TR_KERNEL_LIST(TR_KERNEL_DECLARE)

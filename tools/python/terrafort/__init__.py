@@ -38,7 +38,7 @@ _L = _lib.load()
 __version__ = _L.tr_library_version().decode()
 
 __all__ = ["TerrafortError", "slope", "aspect", "hillshade", "tri", "tpi", "roughness", "color_relief",
-           "smooth", "fill", "interpolate", "fill_voids", "flowgraph", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
+           "smooth", "breach", "fill", "interpolate", "fill_voids", "flowgraph", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
            "roughness_array", "smooth_array", "fill_array"]
 
 
@@ -250,6 +250,14 @@ def smooth(src, dst, passes=None, **run):
         if passes is not None:
             o.passes = int(passes)
     _call("smooth", _lib.SmoothOpts, src, dst, own, run)
+
+
+def breach(src, dst, epsilon=False, **run):
+    """Complete depression breaching (Lindsay 2016, as RichDEM's rd_depressions_breach
+    COMPLETE): epsilon=True makes every cut path fall by one float step a cell."""
+    def own(o):
+        o.epsilon = int(bool(epsilon))
+    _call("breach", _lib.BreachOpts, src, dst, own, run)
 
 
 def fill(src, dst, epsilon=False, out_type=None, tmp_dir=None, **run):

@@ -74,6 +74,10 @@ class SmoothOpts(ctypes.Structure):
     _fields_ = [("run", RunOpts), ("passes", c_int)]
 
 
+class BreachOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("epsilon", c_int)]
+
+
 class FillDemOpts(ctypes.Structure):
     _fields_ = [("run", RunOpts), ("graph", GraphOpts), ("out_type", c_int), ("epsilon", c_int),
                 ("epsilon_step", c_double)]
@@ -113,7 +117,7 @@ STRUCTS = {
     "tr_file_role": FileRole, "tr_run_opts": RunOpts, "tr_graph_opts": GraphOpts, "tr_slope_opts": SlopeOpts,
     "tr_aspect_opts": AspectOpts, "tr_hillshade_opts": HillshadeOpts, "tr_tri_opts": TriOpts,
     "tr_tpi_opts": TpiOpts, "tr_roughness_opts": RoughnessOpts, "tr_color_relief_opts": ColorReliefOpts,
-    "tr_smooth_opts": SmoothOpts, "tr_fill_dem_opts": FillDemOpts, "tr_interpolate_opts": InterpolateOpts,
+    "tr_smooth_opts": SmoothOpts, "tr_breach_opts": BreachOpts, "tr_fill_dem_opts": FillDemOpts, "tr_interpolate_opts": InterpolateOpts,
     "tr_flowgraph_opts": FlowgraphOpts,
     "tr_error": Error,
 }
@@ -163,7 +167,7 @@ def _declare(lib):
     for name, cls in (("slope", SlopeOpts), ("aspect", AspectOpts), ("hillshade", HillshadeOpts),
                       ("tri", TriOpts), ("tpi", TpiOpts), ("roughness", RoughnessOpts),
                       ("color_relief", ColorReliefOpts), ("smooth", SmoothOpts), ("fill_dem", FillDemOpts),
-                      ("interpolate", InterpolateOpts)):
+                      ("interpolate", InterpolateOpts), ("breach", BreachOpts)):
         init = getattr(lib, "tr_%s_opts_init" % name)
         init.argtypes, init.restype = [ctypes.POINTER(cls)], None
         fn = getattr(lib, "tr_" + name)

@@ -85,6 +85,9 @@ COMMANDS = [
              P("alpha", "bool", "-alpha", "add an alpha band")]),
     Command("smooth", "smooth", "Smooth", "iterated 3x3 mean filter",
             _local("smooth", "Smoothed") + [P("passes", "int", "--passes", "passes of the filter (1..8, default 2)")]),
+    Command("breach", "breach", "Breach depressions", "complete breaching (Lindsay 2016, as RichDEM)",
+            _local("breach", "Breached DEM") + [
+                P("epsilon", "bool", "--epsilon", "cut paths fall by one float step a cell")]),
     Command("fill", "fill", "Fill depressions", "fill depressions (TauDEM pitremove)",
             [P("src", "raster", "-z", "DEM"), P("dst", "raster_out", "-fel", "Filled DEM"),
              P("epsilon", "bool", "--epsilon", "no flats: every cell drains strictly downhill"),

@@ -27,6 +27,7 @@ CASES = [
     (terrafort.tpi, {"compute_edges": True}, ["tpi", "-compute_edges"]),
     (terrafort.roughness, {}, ["roughness"]),
     (terrafort.smooth, {"passes": 3}, ["smooth", "--passes", "3"]),
+    (terrafort.breach, {"epsilon": True}, ["breach", "--epsilon"]),
     (terrafort.fill, {}, ["fill"]),
     (terrafort.fill, {"epsilon": True, "out_type": "Float64"}, ["fill", "--epsilon", "-ot", "Float64"]),
     # the common options

@@ -1,0 +1,255 @@
+/*
+ * breach.c - `terrafort breach`: complete depression breaching (Lindsay
+ * 2016) as RichDEM computes it (rd_depressions_breach COMPLETE NOEPS
+ * NOFILL; with epsilon, its EPS form): instead of filling a depression up
+ * to its spill point, a channel is cut from its pit down to the first cell
+ * of its outlet path that is low enough, so the terrain keeps its shape.
+ *
+ * The method, as RichDEM's implementation does it:
+ * - a pit is a cell (not on the raster's edge, not beside nodata) that is
+ *   no higher than all of its eight neighbours; a pit strictly lower than
+ *   all of them is first raised to its lowest neighbour (with epsilon: to
+ *   the float just below it);
+ * - a Priority-Flood from the edge cells and the cells beside nodata visits
+ *   every cell once, lowest first, ties to the one queued first (a strict
+ *   order: the bytes do not depend on how the queue is built); each visited
+ *   cell remembers the cell that queued it (its back link);
+ * - when a pit comes out of the queue, its elevation is the target: the
+ *   path of back links from it is lowered to the target (with epsilon: one
+ *   float step lower for each further cell) until a cell already lower than
+ *   the target, or the end of the path at the edge.
+ *
+ * This is a sequential algorithm over the whole raster (the queue's order is
+ * global): the raster is held in memory, 10 bytes a cell plus the queue (up
+ * to 16 bytes a queued cell), counted against --mem, and every rank of an
+ * mpirun job computes it (the same bytes) before the executor writes the
+ * result through its usual path (a source run, executor.h) - so the output's
+ * handling, statistics and formats are every command's. It is not (yet) a
+ * graph program: no out-of-core run, no speed-up from ranks.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor.h"
+#include "kernel.h"
+#include "mem_limit.h"
+#include "raster.h"
+#include "side_file.h"
+
+typedef struct {
+  int32_t has_nodata;
+  float nodata;
+} br_params;
+
+/* A tile's input: this head, then its cells (NaN: nodata). */
+typedef struct {
+  int64_t rows, cols;
+} br_head;
+
+static int br_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
+  const br_params *p = params;
+  const br_head *h = (const br_head *)w->aux;
+  const float *v = (const float *)(h + 1);
+  float *out = outv;
+  if (!h || h->cols != w->cols) return -1;
+  for (int64_t r = row0; r < row0 + nrows; r++)
+    for (int64_t c = 0; c < w->cols; c++) {
+      const float z = v[r * h->cols + c];
+      out[(r - row0) * w->cols + c] = isnan(z) && p->has_nodata ? p->nodata : z;
+    }
+  return 0;
+}
+
+const tr_kernel tr_kernel_breach = {
+    .name = "breach", .halo = 0, .params_size = sizeof(br_params), .out_type = GDT_Float32, .bands = 1, .cpu = br_kernel};
+
+/* ------------------------------------------------------------ the queue */
+
+typedef struct {
+  float z;
+  uint32_t cell;
+  uint64_t k; /* insertion number: ties go to the lower */
+} br_item;
+
+typedef struct {
+  br_item *v;
+  size_t n, cap;
+  uint64_t count;
+} br_heap;
+
+static inline int br_less(const br_item *a, const br_item *b) { return a->z < b->z || (a->z == b->z && a->k < b->k); }
+
+static int br_push(br_heap *h, uint32_t cell, float z) {
+  if (h->n == h->cap) {
+    const size_t cap = h->cap ? 2 * h->cap : 1 << 16;
+    br_item *p = realloc(h->v, cap * sizeof *p);
+    if (!p) return -1;
+    h->v = p;
+    h->cap = cap;
+  }
+  br_item it = {z, cell, ++h->count};
+  size_t i = h->n++;
+  while (i > 0) {
+    const size_t up = (i - 1) / 2;
+    if (!br_less(&it, &h->v[up])) break;
+    h->v[i] = h->v[up];
+    i = up;
+  }
+  h->v[i] = it;
+  return 0;
+}
+
+static br_item br_pop(br_heap *h) {
+  const br_item top = h->v[0], last = h->v[--h->n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && br_less(&h->v[c + 1], &h->v[c])) c++;
+    if (!br_less(&h->v[c], &last)) break;
+    h->v[i] = h->v[c];
+    i = c;
+  }
+  if (h->n) h->v[i] = last;
+  return top;
+}
+
+/* RichDEM's neighbour order (d8x, d8y): W, NW, N, NE, E, SE, S, SW. */
+static const int br_dc[8] = {-1, -1, 0, 1, 1, 1, 0, -1};
+static const int br_dr[8] = {0, -1, -1, -1, 0, 1, 1, 1};
+
+enum { UNVISITED = 0, VISITED = 1, EDGE = 2 };
+#define NO_LINK UINT32_MAX
+
+/* Breaches dem (rows x cols, NaN for nodata) in place. */
+static int br_breach(float *dem, int64_t rows, int64_t cols, int epsilon, tr_error *err) {
+  const int64_t n = rows * cols;
+  uint32_t *link = malloc((size_t)n * sizeof *link);
+  uint8_t *state = calloc((size_t)n, 1), *pit = calloc((size_t)n, 1);
+  br_heap h = {0};
+  int st = TR_OK;
+  if (!link || !state || !pit) st = tr_fail(err, TR_ENOMEM, "out of memory for breaching (%lld cells)", (long long)n);
+  for (int64_t i = 0; i < n && !st; i++) link[i] = NO_LINK;
+  int64_t pits = 0;
+  for (int64_t r = 0; r < rows && !st; r++)
+    for (int64_t c = 0; c < cols && !st; c++) {
+      const int64_t i = r * cols + c;
+      if (isnan(dem[i])) continue;
+      int edge = r == 0 || c == 0 || r == rows - 1 || c == cols - 1;
+      float lowest = FLT_MAX;
+      for (int k = 0; k < 8 && !edge; k++) {
+        const float z = dem[(r + br_dr[k]) * cols + c + br_dc[k]];
+        if (isnan(z)) edge = 1; /* drains into nodata: an edge cell */
+        else if (z < lowest) lowest = z;
+      }
+      if (edge) {
+        if (br_push(&h, (uint32_t)i, dem[i])) st = tr_fail(err, TR_ENOMEM, "out of memory for breaching's queue");
+        state[i] = EDGE;
+        continue;
+      }
+      if (dem[i] < lowest) dem[i] = epsilon ? nextafterf(lowest, -FLT_MAX) : lowest;
+      if (dem[i] <= lowest) {
+        pit[i] = 1;
+        pits++;
+      }
+    }
+  while (h.n && pits > 0 && !st) {
+    const br_item it = br_pop(&h);
+    const int64_t i = it.cell, r = i / cols, c = i % cols;
+    if (pit[i]) {
+      /* the path back to a cell low enough, or to the edge, cut down to the pit */
+      float target = dem[i];
+      for (uint32_t cc = (uint32_t)i; cc != NO_LINK && dem[cc] >= target; cc = link[cc]) {
+        dem[cc] = target;
+        if (epsilon) target = nextafterf(target, -FLT_MAX);
+      }
+      pits--;
+    }
+    for (int k = 0; k < 8 && !st; k++) {
+      const int64_t rr = r + br_dr[k], cc = c + br_dc[k];
+      if (rr < 0 || rr >= rows || cc < 0 || cc >= cols) continue;
+      const int64_t j = rr * cols + cc;
+      if (isnan(dem[j]) || state[j] != UNVISITED) continue;
+      if (br_push(&h, (uint32_t)j, dem[j])) st = tr_fail(err, TR_ENOMEM, "out of memory for breaching's queue");
+      state[j] = VISITED;
+      link[j] = (uint32_t)i;
+    }
+  }
+  free(h.v);
+  free(link);
+  free(state);
+  free(pit);
+  return st;
+}
+
+/* ------------------------------------------------------------ the source */
+
+typedef struct {
+  const float *dem;
+  int64_t rows, cols;
+} br_src;
+
+static int br_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_error *e) {
+  const br_src *s = ctx;
+  const br_head hd = {t->rows, t->cols};
+  const size_t need = sizeof hd + (size_t)(t->rows * t->cols) * sizeof(float);
+  if (buf->cap < need) {
+    void *q = realloc(buf->p, need);
+    if (!q) return tr_fail(e, TR_ENOMEM, "out of memory for tile %lld", (long long)t->index);
+    buf->p = q;
+    buf->cap = need;
+  }
+  memcpy(buf->p, &hd, sizeof hd);
+  float *v = (float *)((br_head *)buf->p + 1);
+  for (int64_t r = 0; r < t->rows; r++)
+    memcpy(v + r * t->cols, s->dem + (t->row0 + r) * s->cols + t->col0, (size_t)t->cols * sizeof(float));
+  buf->len = need;
+  return TR_OK;
+}
+
+void tr_breach_opts_init(tr_breach_opts *o) {
+  memset(o, 0, sizeof *o);
+  tr_run_opts_init(&o->run);
+}
+
+int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_error *err) {
+  tr_input in;
+  int st = tr_input_open(&in, src, o->run.band, err);
+  if (st) return st;
+  const tr_file_role outs[] = {
+      {dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
+  st = tr_outputs_refuse(outs, 3, NULL, 0, &in, err);
+  const int64_t n = in.rows * in.cols;
+  /* the raster, its back links and two flags a cell, and the queue at most
+   * every cell (16 bytes each) */
+  const int64_t need = n * (4 + 4 + 2) + n * 16;
+  char have[32];
+  if (!st && n >= (int64_t)NO_LINK)
+    st = tr_fail(err, TR_EINPUT, "'%s' has %lld cells: breaching takes at most 4294967294", src, (long long)n);
+  if (!st && o->run.mem > 0 && o->run.mem < need + 64 * ((int64_t)1 << 20))
+    st = tr_fail(err, TR_ENOMEM,
+                 "breach holds the whole raster: %.0f MiB for %lld cells, more than --mem %s (it is not out of core "
+                 "yet)",
+                 (double)(need + 64 * ((int64_t)1 << 20)) / 1048576.0, (long long)n, tr_size_text(o->run.mem, have));
+  float *dem = st ? NULL : malloc((size_t)n * sizeof *dem);
+  if (!st && !dem) st = tr_fail(err, TR_ENOMEM, "out of memory for '%s' (%lld cells)", src, (long long)n);
+  /* the whole raster, 256 rows at a time; nodata as NaN */
+  for (int64_t r0 = 0; r0 < in.rows && !st; r0 += 256) {
+    const int64_t nr = in.rows - r0 < 256 ? in.rows - r0 : 256;
+    st = tr_input_read_f32(&in, r0, 0, nr, in.cols, dem + r0 * in.cols, in.cols, err);
+    for (int64_t i = r0 * in.cols; i < (r0 + nr) * in.cols && !st; i++)
+      if (in.has_nodata && dem[i] == (float)in.nodata) dem[i] = NAN;
+  }
+  if (!st) st = br_breach(dem, in.rows, in.cols, o->epsilon, err);
+  if (!st) {
+    br_params p = {in.has_nodata, (float)in.nodata};
+    br_src s = {dem, in.rows, in.cols};
+    tr_source source = {&in, &p, {GDT_Float32, 1, in.has_nodata, in.nodata, GDT_Float32}, &s, br_tile_input, need};
+    st = tr_run_kernel_source(&o->run, "breach", &source, dst, err);
+  }
+  free(dem);
+  tr_input_close(&in);
+  return st;
+}
