@@ -71,7 +71,7 @@ static int run_loss(const char *extra, const char *inject, const char *args, int
     if (pc_wait_for_entry(outdir, ".terrafort-", mp, 60)) break;
     pc_result gone;
     pc_wait(mp, 60, &gone);
-    const int slow_start = strstr(rc_slurp(errfile), "start-up did not finish") != NULL;
+    const int slow_start = strstr(rc_slurp(errfile), "while the job started") != NULL;
     if (!slow_start || attempt == 2) {
       fprintf(stderr, "the job ended before rank 0's temporary appeared:\n%s\n", rc_slurp(errfile));
       return 1;
@@ -259,7 +259,7 @@ static int test_stopped_at_start(void) {
   const char *err = rc_slurp(errfile);
   printf("  stopped at start: mpirun ended after %.2f s, status %d\n", took, r.code);
   ASSERT(!r.timed_out);
-  if (r.code != 10 || !strstr(err, "start-up did not finish within 2000 ms")) {
+  if (r.code != 10 || !strstr(err, "MPI_Init did not complete within 2000 ms")) {
     fprintf(stderr, "mpirun's stderr:\n%s\n", err);
     return 1;
   }
