@@ -35,6 +35,7 @@
 #endif
 
 /* One of each per process, like MPI itself. */
+static volatile sig_atomic_t job_ending; /* under mpirun, from the command's end to MPI_Finalize's */
 static coll_live *live;
 static coll_ctx *coll;
 static int mpi_started;
@@ -167,7 +168,9 @@ static void *step_watchdog(void *arg) {
   }
   const char *step = wd.step, *when = wd.when;
   pthread_mutex_unlock(&wd.mu);
+  /* exit 10 leaves no output: at MPI_Finalize, rank 0's are in place */
   tr_remove_temporaries();
+  tr_remove_outputs();
   step_line(step, when);
   _exit(TR_EXIT_RANK);
   return NULL;
@@ -371,6 +374,7 @@ int tf_process_end(int rc) {
     if (rc == TR_EXIT_INTERRUPTED) leave_interrupted();
     return rc;
   }
+  job_ending = 1;
   inject_stop("stop-end");
   if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
     /* collective and bounded by the monitor; a rank lost here is exit 10 */
@@ -391,12 +395,18 @@ int tf_process_end(int rc) {
     /* The other survivors have all seen the loss (the monitor's loss round,
      * live.c) and were released with this rank, within a poll of the
      * monitor: let them print before mpirun, seeing this exit, ends them. */
-    if (rc == TR_EXIT_RANK) nap_ms(300);
+    if (rc == TR_EXIT_RANK) {
+      /* exit 10 leaves no output, also one rank 0 put in place before a
+       * rank was found lost in the closing exchange */
+      tr_remove_outputs();
+      nap_ms(300);
+    }
     _exit(rc);
   }
   int lost = -1;
   step_ms = coll_live_timeout(live); /* the command's --rank-timeout */
   if (coll_live_stop(live, &lost) != COLL_LIVE_OK) {
+    tr_remove_outputs();
     lost_line(lost);
     fflush(NULL);
     _exit(TR_EXIT_RANK);
@@ -409,6 +419,7 @@ int tf_process_end(int rc) {
   step_begin("MPI_Finalize", "at the end of the job");
   MPI_Finalize();
   step_end();
+  job_ending = 0;
 #else
   coll_ctx_destroy(coll);
   coll_live_stop(live, NULL);
@@ -452,6 +463,11 @@ static void on_signal(int sig) {
   interrupted = 1;
   const int saved = errno; /* the interrupted code's, which unlink may change */
   tr_remove_temporaries();
+  /* Under mpirun, a signal between the command's end and MPI_Finalize's is
+   * mpirun ending the job because another rank failed there (exit 10): a
+   * rank 0 stopped in the closing exchange is continued and sent SIGTERM.
+   * The job's outcome is a failure: no output. */
+  if (job_ending) tr_remove_outputs();
   sem_post(&stop_sem); /* async-signal-safe */
   errno = saved;
 }
