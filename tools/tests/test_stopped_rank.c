@@ -40,7 +40,7 @@
 static const char *dir, *tf;
 
 /* The job's status: mpirun's exit code. Open MPI 4.1's mpirun itself now
- * and then crashes (SIGSEGV in PMIx_server_finalize, 1 run in about 60
+ * and then crashes (SIGSEGV in PMIx_server_finalize, 3 runs in 60
  * here) while it tears down a job it has already aborted, after printing
  * the exit code of the rank that ended it: that code is then the job's. */
 static int job_status(const pc_result *r, const char *err) {
