@@ -149,11 +149,17 @@ static const char *env_rank(void) {
   return r ? r : "?";
 }
 
-/* The line a step past its deadline ends the process with. */
+/* The line a step past its deadline ends the process with: write(), not
+ * stdio, as the watchdog's thread says it while another may hold stderr's
+ * lock. */
 static void step_line(const char *step, const char *when) {
-  fprintf(stderr, "terrafort: rank %s: %s did not complete within %.0f ms: a rank stopped, hung or died %s\n", env_rank(),
-          step, step_ms, when);
-  fflush(NULL);
+  char line[512];
+  const int n = snprintf(line, sizeof line,
+                         "terrafort: rank %s: %s did not complete within %.0f ms: a rank stopped, hung or died %s\n",
+                         env_rank(), step, step_ms, when);
+  if (n > 0 && write(STDERR_FILENO, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1)) < 0) {
+    /* nothing more to say it with */
+  }
 }
 
 static void *step_watchdog(void *arg) {
