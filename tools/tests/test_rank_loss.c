@@ -275,7 +275,20 @@ static int test_stopped_at_start(void) {
  * MPI_Finalize. Rank 0 has put the output in place at the last two: exit
  * 10 leaves no output all the same (removed again by rank 0, or, when rank
  * 0 is the one stopped, by its SIGTERM handler when mpirun ends it). */
+static int stopped_at_step_once(const char *kind, int victim, const char *line, int *slow_start);
+
+/* A job ended by the start-up bound before the step under test (sanitized
+ * ranks beside other tests) is started again, at most twice more. */
 static int stopped_at_step(const char *kind, int victim, const char *line) {
+  for (int attempt = 0;; attempt++) {
+    int slow = 0;
+    const int rc = stopped_at_step_once(kind, victim, line, &slow);
+    if (!rc || !slow || attempt == 2) return rc;
+    printf("  (start-up took over %d ms on a loaded machine: started again)\n", timeout_ms);
+  }
+}
+
+static int stopped_at_step_once(const char *kind, int victim, const char *line, int *slow_start) {
   reset(outdir);
   char c[4096];
   snprintf(c, sizeof c,
@@ -299,6 +312,7 @@ static int stopped_at_step(const char *kind, int victim, const char *line) {
   printf("  %s:rank=%d: mpirun ended after %.2f s, status %d\n", kind, victim, took, r.code);
   ASSERT(!r.timed_out);
   if (r.code != 10 || !strstr(err, line)) {
+    *slow_start = strcmp(kind, "stop-started") && strstr(err, "MPI_Init did not complete") != NULL;
     fprintf(stderr, "no exit 10 with '%s'; mpirun's stderr:\n%s\n", line, err);
     return 1;
   }
