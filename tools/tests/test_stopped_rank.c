@@ -40,12 +40,17 @@
 static const char *dir, *tf;
 
 /* The job's status: mpirun's exit code. Open MPI 4.1's mpirun itself now
- * and then crashes (SIGSEGV in PMIx_server_finalize, 3 runs in 60
- * here) while it tears down a job it has already aborted, after printing
- * the exit code of the rank that ended it: that code is then the job's. */
-static int job_status(const pc_result *r, const char *err) {
+ * and then crashes (SIGSEGV in PMIx_server_finalize: 6 runs in about 180
+ * here) or hangs there (wait_job) while it tears down a job it has already
+ * aborted, after printing the exit code of the rank that ended it: that
+ * code is then the job's. */
+static int job_status(const pc_result *r, int hung, const char *err) {
   if (r->exited) return r->code;
   const char *x = strstr(err, "Exit code:");
+  if (hung && x) {
+    printf("  (mpirun hung in its tear-down after every rank ended: its report is used)\n");
+    return atoi(x + 10);
+  }
   if (r->signaled && r->sig == SIGSEGV && strstr(err, "PMIx_server_finalize") && x) {
     printf("  (mpirun crashed in PMIx_server_finalize after reporting the job's end: its report is used)\n");
     return atoi(x + 10);
@@ -60,6 +65,53 @@ static void reset(const char *d) {
   char c[1400];
   snprintf(c, sizeof c, "rm -rf '%s' && mkdir -p '%s'", d, d);
   if (system(c) != 0) fprintf(stderr, "cannot reset %s\n", d);
+}
+
+/* Waits for mpirun (pid mp) up to 60 s. The same Open MPI tear-down now
+ * and then deadlocks instead of crashing (PMIx_server_finalize waiting on
+ * its own progress thread; seen here with the build before issue 27 item 5
+ * too, about 1 run in 100): once every rank has ended and mpirun has
+ * printed a rank's exit code, 5 s more of mpirun is that, and it is ended
+ * (*hung set). A job whose ranks do not all end is waited for the full
+ * 60 s and fails (r->timed_out). *end: when mpirun ended, or when its last
+ * rank did when it hung. */
+static int wait_job(pid_t mp, pc_result *r, double *end, int *hung) {
+  *hung = 0;
+  const double t0 = pc_now();
+  pid_t rk[3] = {0};
+  double all_ended = 0;
+  for (;;) {
+    int st = 0;
+    const pid_t w = waitpid(mp, &st, WNOHANG);
+    if (w == mp) {
+      memset(r, 0, sizeof *r);
+      r->exited = WIFEXITED(st);
+      r->code = r->exited ? WEXITSTATUS(st) : -1;
+      r->signaled = WIFSIGNALED(st);
+      r->sig = r->signaled ? WTERMSIG(st) : 0;
+      *end = pc_now();
+      return 0;
+    }
+    if (w < 0) return -1;
+    int ended = 0;
+    for (int k = 0; k < 3; k++) {
+      if (!rk[k]) rk[k] = pc_rank_pid(mp, k);
+      ended += rk[k] > 0 && pc_ended(rk[k]);
+    }
+    if (ended == 3 && !all_ended) all_ended = pc_now();
+    const int reported = strstr(rc_slurp(errfile), "Exit code:") != NULL;
+    if ((all_ended && reported && pc_now() - all_ended > 5) || pc_now() - t0 > 60) {
+      kill(mp, SIGKILL);
+      waitpid(mp, &st, 0);
+      memset(r, 0, sizeof *r);
+      r->code = -1;
+      *hung = all_ended && reported;
+      r->timed_out = !*hung;
+      *end = *hung ? all_ended : pc_now();
+      return 0;
+    }
+    pc_sleep_ms(5);
+  }
 }
 
 /* Runs `mpirun -n 3 terrafort ARGS --rank-timeout 2000` in outdir and stops
@@ -81,8 +133,9 @@ static int stop_at(const char *args, int victim, double at) {
   ASSERT_EQ_INT(kill(v, SIGSTOP), 0);
   const double ts = pc_now();
   pc_result r;
-  const int waited = pc_wait(mp, 60, &r);
-  const double te = pc_now();
+  double te = 0;
+  int hung = 0;
+  const int waited = wait_job(mp, &r, &te, &hung);
   /* mpirun has normally ended the stopped rank; if not, nobody else will */
   if (!pc_ended(v)) {
     kill(v, SIGKILL);
@@ -93,12 +146,12 @@ static int stop_at(const char *args, int victim, double at) {
   const char *err = rc_slurp(errfile);
   printf("  %-40.40s stopped rank %d at %.2f s: exit %d%s%s after %.2f s (%.2f s after the stop)\n", args, victim,
          ts - t0, r.code, r.signaled ? ", signal " : "", r.signaled ? strsignal(r.sig) : "", te - t0, te - ts);
-  ASSERT(!r.timed_out);
   char lost[64];
   snprintf(lost, sizeof lost, "rank %d stopped answering", victim);
   char step[64];
   snprintf(step, sizeof step, "did not complete within %d ms", timeout_ms);
-  if (job_status(&r, err) != 10 || (!strstr(err, lost) && !strstr(err, step))) {
+  ASSERT(!r.timed_out);
+  if (job_status(&r, hung, err) != 10 || (!strstr(err, lost) && !strstr(err, step))) {
     fprintf(stderr, "mpirun's stderr:\n%s\n", err);
     return 1;
   }
