@@ -103,6 +103,11 @@ size_t coll_nsegments(const coll_ctx *ctx, size_t n, size_t es);
  * lost or the caller cancelled (opts.live, opts.cancel); 0 otherwise. */
 int coll_ctx_gone(coll_ctx *ctx);
 
+/* Completes n MPI requests (MPI_Request *) on ctx: MPI_Waitall without a
+ * liveness monitor or cancel, otherwise polled and ended by
+ * coll_ctx_gone (the requests then stay live). halving.c. */
+int coll_waitn(coll_ctx *ctx, int n, void *reqs);
+
 /* Frees the timeout-aggregation sends that completed; returns how many are
  * still in flight. In comm.c: the context owns the sends and its
  * destruction waits for them. */

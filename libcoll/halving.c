@@ -82,7 +82,8 @@ enum {
 /* Completes n requests: MPI_Waitall without a liveness monitor, otherwise
  * polled, ending with COLL_ELOST / COLL_ECANCELED (coll_ctx_gone) when a
  * rank is lost or the caller cancels (the requests then stay live). */
-static int waitn(coll_ctx *c, int n, MPI_Request *q) {
+int coll_waitn(coll_ctx *c, int n, void *reqs) {
+  MPI_Request *q = reqs;
   if (!c->opts.live && !c->opts.cancel)
     return MPI_Waitall(n, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? COLL_OK : coll_fail(c, COLL_EMPI, "MPI_Waitall failed");
   for (int spins = 0;; spins++) {
@@ -98,7 +99,7 @@ static int waitn(coll_ctx *c, int n, MPI_Request *q) {
   }
 }
 
-/* Transfers in chunks below INT_MAX bytes, each completed through waitn. */
+/* Transfers in chunks below INT_MAX bytes, each completed through coll_waitn. */
 static int xsend(coll_ctx *c, const void *buf, size_t bytes, int dest, int tag) {
   const char *p = buf;
   do {
@@ -106,7 +107,7 @@ static int xsend(coll_ctx *c, const void *buf, size_t bytes, int dest, int tag) 
     MPI_Request q;
     if (MPI_Isend(p, (int)n, MPI_BYTE, dest, tag, c->comm, &q) != MPI_SUCCESS)
       return coll_fail(c, COLL_EMPI, "MPI_Send to rank %d failed", dest);
-    int rc = waitn(c, 1, &q);
+    int rc = coll_waitn(c, 1, &q);
     if (rc) return rc;
     p += n;
     bytes -= n;
@@ -121,7 +122,7 @@ static int xrecv(coll_ctx *c, void *buf, size_t bytes, int src, int tag) {
     MPI_Request q;
     if (MPI_Irecv(p, (int)n, MPI_BYTE, src, tag, c->comm, &q) != MPI_SUCCESS)
       return coll_fail(c, COLL_EMPI, "MPI_Recv from rank %d failed", src);
-    int rc = waitn(c, 1, &q);
+    int rc = coll_waitn(c, 1, &q);
     if (rc) return rc;
     p += n;
     bytes -= n;
@@ -140,7 +141,7 @@ static int xsendrecv(coll_ctx *c, const void *sb, size_t sbytes, void *rb, size_
       return coll_fail(c, COLL_EMPI, "MPI_Irecv from rank %d failed", peer);
     if (ns > 0 && MPI_Isend(s, (int)ns, MPI_BYTE, peer, tag, c->comm, &q[1]) != MPI_SUCCESS)
       return coll_fail(c, COLL_EMPI, "MPI_Isend to rank %d failed", peer);
-    int rc = waitn(c, 2, q);
+    int rc = coll_waitn(c, 2, q);
     if (rc) return rc;
     s += ns;
     r += nr;
@@ -208,12 +209,12 @@ static int rs_step(coll_ctx *c, const coll_opdesc *d, int step, int partner, int
     }
     if (j == nseg) break;
     if (j < sr) {
-      int rc = waitn(c, 1, &rq[j & 1]);
+      int rc = coll_waitn(c, 1, &rq[j & 1]);
       if (rc) return rc;
       coll_trace_add(c, COLL_EV_RECV_DONE, step, (int)j, -1, 0);
     }
     if (j < ss) {
-      int rc = waitn(c, 1, &sq);
+      int rc = coll_waitn(c, 1, &sq);
       if (rc) return rc;
       coll_trace_add(c, COLL_EV_SEND_DONE, step, (int)j, -1, 0);
     }

@@ -174,7 +174,17 @@ int coll_stats_reduce(coll_ctx *c, const coll_stats *tiles, const int64_t *ids, 
       free(cnt); free(mine);
       return coll_fail(c, COLL_EINVAL, "too many tiles on one rank");
     }
-    MPI_Allgather(&me, 1, MPI_INT, cnt, 1, MPI_INT, c->comm);
+    /* non-blocking, and bounded by the monitor as every libcoll wait */
+    MPI_Request q;
+    int rc = MPI_Iallgather(&me, 1, MPI_INT, cnt, 1, MPI_INT, c->comm, &q) == MPI_SUCCESS
+                 ? coll_waitn(c, 1, &q)
+                 : coll_fail(c, COLL_EMPI, "MPI_Iallgather of tile counts failed");
+    if (rc) {
+      /* given up (a rank lost): the request stays live on cnt, and the
+       * process makes no MPI call again (coll_live_quiesce) */
+      if (rc != COLL_ELOST && rc != COLL_ECANCELED) { free(cnt); free(mine); }
+      return rc;
+    }
     size_t tot = 0;
     for (int r = 0; r < n; r++) { disp[r] = (int)tot; tot += (size_t)cnt[r]; }
     if (tot > (size_t)1 << 30) {
@@ -183,9 +193,13 @@ int coll_stats_reduce(coll_ctx *c, const coll_stats *tiles, const int64_t *ids, 
     }
     all = malloc(tot ? tot : 1);
     if (!all) { free(cnt); free(mine); return coll_fail(c, COLL_ENOMEM, "no memory"); }
-    if (MPI_Allgatherv(mine, me, MPI_BYTE, all, cnt, disp, MPI_BYTE, c->comm) != MPI_SUCCESS) {
-      free(cnt); free(mine); free(all);
-      return coll_fail(c, COLL_EMPI, "MPI_Allgatherv of tile sums failed");
+    rc = MPI_Iallgatherv(mine, me, MPI_BYTE, all, cnt, disp, MPI_BYTE, c->comm, &q) == MPI_SUCCESS
+             ? coll_waitn(c, 1, &q)
+             : coll_fail(c, COLL_EMPI, "MPI_Iallgatherv of tile sums failed");
+    if (rc) {
+      /* given up: as above, on these buffers */
+      if (rc != COLL_ELOST && rc != COLL_ECANCELED) { free(cnt); free(mine); free(all); }
+      return rc;
     }
     nall = tot / sizeof(tile_sums);
     free(cnt);

@@ -341,12 +341,21 @@ static int mpi_start(ft_ctx *ctx, char *err, size_t errlen) {
     if (pthread_create(&m->progress, NULL, progress_main, ctx) != 0) {
       /* workers are already serving or about to: they need the shutdown */
       if (err && errlen) snprintf(err, errlen, "ft: could not start the MPI progress thread");
-      for (int r = 1; r < m->size; r++) MPI_Send(NULL, 0, MPI_BYTE, r, TAG_SHUTDOWN, m->comm);
-      for (int r = 1; r < m->size; r++)
-        MPI_Recv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, TAG_BYE, m->comm, MPI_STATUS_IGNORE);
-      pthread_cond_destroy(&m->cond);
-      MPI_Comm_free(&m->comm);
-      free(m);
+      /* non-blocking, bounded by the monitor as every wait here (a worker
+       * lost meanwhile: the requests stay live, m and the communicator are
+       * left to the process's end, which makes no MPI call again) */
+      int lost = 0;
+      for (int r = 1; !lost && r < m->size; r++) {
+        MPI_Request q[2];
+        MPI_Isend(NULL, 0, MPI_BYTE, r, TAG_SHUTDOWN, m->comm, &q[0]);
+        MPI_Irecv(NULL, 0, MPI_BYTE, r, TAG_BYE, m->comm, &q[1]);
+        lost = wait_reqs(ctx, 2, q) != 0;
+      }
+      if (!lost) {
+        pthread_cond_destroy(&m->cond);
+        MPI_Comm_free(&m->comm);
+        free(m);
+      }
       free(ctx->workers);
       ctx->mpi = NULL;
       return FT_ERR_THREAD;

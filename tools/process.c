@@ -35,6 +35,7 @@
 #endif
 
 /* One of each per process, like MPI itself. */
+static volatile sig_atomic_t job_ending; /* under mpirun, from the command's end to MPI_Finalize's */
 static coll_live *live;
 static coll_ctx *coll;
 static int mpi_started;
@@ -89,6 +90,10 @@ static long batch_rank;
 
 int tf_batch_rank_gone(void) { return batch_rank > 0 && (long)getppid() != batch_rank; }
 
+#ifdef TERRAFORT_HAVE_MPI
+static void start_watchdog(char **argv); /* below: the step watchdog */
+#endif
+
 int tf_process_init(char **argv) {
 #ifdef TERRAFORT_MPI_PEER
   if (launched_by_mpirun()) {
@@ -98,24 +103,45 @@ int tf_process_init(char **argv) {
 #else
   (void)argv;
 #endif
+#ifdef TERRAFORT_HAVE_MPI
+  if (launched_by_mpirun()) start_watchdog(argv);
+#endif
   const char *br = getenv(TF_BATCH_PARENT_ENV);
   batch_rank = br ? atol(br) : 0;
   return 0;
 }
 
 #ifdef TERRAFORT_HAVE_MPI
-/* Start-up. MPI_Init waits for every rank of the job to start (the launcher's
- * fence) without a bound, and the liveness monitor cannot run before it: a
- * rank stopped or killed while the job starts would hold the others until
- * it is continued. A watchdog thread bounds it by the rank timeout
- * (--rank-timeout when given on the command line, else the default): past
- * it the rank says so and exits 10, as for a rank lost later. */
-static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t init_cv;
-static int init_done;
-static double init_ms;
+/* ---- the step watchdog ----------------------------------------------------------------------
+ *
+ * Bounded from the first instruction. A few steps of a process under mpirun
+ * wait for every other rank where no liveness monitor can bound them:
+ * MPI_Init (the launcher's fence: the monitor cannot run before MPI), the
+ * monitor's own start and the libcoll context's creation (collective
+ * duplications of MPI_COMM_WORLD), and MPI_Finalize (after the monitor's
+ * closing handshake). A rank stopped, hung or killed there would hold every
+ * other until it is continued. One thread, started first thing in main
+ * (tf_process_init), watches whichever of these steps is under way: each
+ * has the rank timeout to complete (--rank-timeout, read from the command
+ * line before the options are parsed, else the default), counted for
+ * MPI_Init from the process's start. Past it the thread removes this
+ * process's temporaries, names the step on stderr and ends the process
+ * with exit 10, as a rank lost later does; mpirun, seeing a rank exit
+ * non-zero, ends the rest of the job. Between these steps every wait goes
+ * through the monitor (coll_live.h), itself started with that timeout. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  const char *step; /* NULL: none under way */
+  const char *when; /* "while the job started", "at the end of the job" */
+  unsigned gen;     /* bumped by every step_begin and step_end */
+  struct timespec until;
+} wd = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static double step_ms = (double)COLL_LIVE_DEFAULT_TIMEOUT_MS; /* the rank timeout */
+static int wd_started;
 
-/* This rank's number before MPI_Init, from the launcher's environment. */
+/* This rank's number from the launcher's environment (MPI's may not be
+ * there yet, or no longer). */
 static const char *env_rank(void) {
   const char *r = getenv("OMPI_COMM_WORLD_RANK");
   if (!r) r = getenv("PMIX_RANK");
@@ -123,48 +149,110 @@ static const char *env_rank(void) {
   return r ? r : "?";
 }
 
-static void *init_watchdog(void *arg) {
-  (void)arg;
-  struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  const double s = (double)until.tv_sec + until.tv_nsec * 1e-9 + init_ms / 1000.0;
-  until.tv_sec = (time_t)s;
-  until.tv_nsec = (long)((s - (double)until.tv_sec) * 1e9);
-  pthread_mutex_lock(&init_mu);
-  int rc = 0;
-  while (!init_done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&init_cv, &init_mu, &until);
-  const int done = init_done;
-  pthread_mutex_unlock(&init_mu);
-  if (!done) {
-    fprintf(stderr,
-            "terrafort: rank %s: the job's start-up did not finish within %.0f ms: a rank stopped or died while "
-            "starting\n",
-            env_rank(), init_ms);
-    fflush(NULL);
-    _exit(TR_EXIT_RANK);
+/* The line a step past its deadline ends the process with: write(), not
+ * stdio, as the watchdog's thread says it while another may hold stderr's
+ * lock. */
+static void step_line(const char *step, const char *when) {
+  char line[512];
+  const int n = snprintf(line, sizeof line,
+                         "terrafort: rank %s: %s did not complete within %.0f ms: a rank stopped, hung or died %s\n",
+                         env_rank(), step, step_ms, when);
+  if (n > 0 && write(STDERR_FILENO, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1)) < 0) {
+    /* nothing more to say it with */
   }
+}
+
+static void *step_watchdog(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&wd.mu);
+  for (;;) {
+    while (!wd.step) pthread_cond_wait(&wd.cv, &wd.mu);
+    const unsigned gen = wd.gen;
+    int rc = 0;
+    while (wd.gen == gen && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&wd.cv, &wd.mu, &wd.until);
+    if (wd.gen == gen) break; /* the same step, past its deadline */
+  }
+  const char *step = wd.step, *when = wd.when;
+  pthread_mutex_unlock(&wd.mu);
+  /* exit 10 leaves no output: at MPI_Finalize, rank 0's are in place */
+  tr_remove_temporaries();
+  tr_remove_outputs();
+  step_line(step, when);
+  _exit(TR_EXIT_RANK);
   return NULL;
 }
 
-/* The rank timeout the command line asks for (--rank-timeout MS), else the default. */
-static double startup_timeout_ms(int argc, char **argv) {
-  for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], "--rank-timeout")) {
-      char *end;
-      const double v = strtod(argv[i + 1], &end);
-      if (*end == 0 && v >= COLL_LIVE_MIN_TIMEOUT_MS && v <= COLL_LIVE_MAX_TIMEOUT_MS) return v;
-    }
+/* Step `step` starts now (its deadline: the rank timeout from now). */
+static void step_begin(const char *step, const char *when) {
+  if (!wd_started) return;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const double s = (double)t.tv_sec + t.tv_nsec * 1e-9 + step_ms / 1000.0;
+  pthread_mutex_lock(&wd.mu);
+  wd.until.tv_sec = (time_t)s;
+  wd.until.tv_nsec = (long)((s - (double)wd.until.tv_sec) * 1e9);
+  wd.step = step;
+  wd.when = when;
+  wd.gen++;
+  pthread_cond_signal(&wd.cv);
+  pthread_mutex_unlock(&wd.mu);
+}
+
+/* The step under way completed. */
+static void step_end(void) {
+  if (!wd_started) return;
+  pthread_mutex_lock(&wd.mu);
+  wd.step = NULL;
+  wd.gen++;
+  pthread_cond_signal(&wd.cv);
+  pthread_mutex_unlock(&wd.mu);
+}
+
+/* The rank timeout the command line asks for (--rank-timeout MS or
+ * --rank-timeout=MS), else the default. */
+static double startup_timeout_ms(char **argv) {
+  for (int i = 1; argv[i]; i++) {
+    const char *v = NULL;
+    if (!strcmp(argv[i], "--rank-timeout")) v = argv[i + 1];
+    else if (!strncmp(argv[i], "--rank-timeout=", 15)) v = argv[i] + 15;
+    if (!v) continue;
+    char *end;
+    const double ms = strtod(v, &end);
+    if (*end == 0 && ms >= COLL_LIVE_MIN_TIMEOUT_MS && ms <= COLL_LIVE_MAX_TIMEOUT_MS) return ms;
+  }
   return (double)COLL_LIVE_DEFAULT_TIMEOUT_MS;
 }
 
-/* The injector's stop-start:rank=R (TERRAFORT_INJECT only: read before the
- * options): rank R stops itself (SIGSTOP) before MPI_Init, as a rank
- * stopped while the job starts. */
-static void inject_stop_start(void) {
-  const char *spec = getenv("TERRAFORT_INJECT"), *k = spec ? strstr(spec, "stop-start:") : NULL;
-  const char *r = k ? strstr(k, "rank=") : NULL, *end = k ? strchr(k, ';') : NULL;
-  if (!r || (end && r > end)) return;
-  if (atol(r + 5) == atol(env_rank()) && strcmp(env_rank(), "?")) raise(SIGSTOP);
+/* Started first thing in a process mpirun launched, with its first step,
+ * MPI_Init, already counting. */
+static void start_watchdog(char **argv) {
+  step_ms = startup_timeout_ms(argv);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&wd.cv, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_t th;
+  if (pthread_create(&th, NULL, step_watchdog, NULL) != 0) return;
+  pthread_detach(th);
+  wd_started = 1;
+  step_begin("MPI_Init", "while the job started");
+}
+
+/* The injector's stop points outside any command (TERRAFORT_INJECT only:
+ * read before the options), kind:rank=R - rank R stops itself (SIGSTOP):
+ * stop-start before MPI_Init, stop-started after it (before the monitor
+ * starts), stop-end before the closing handshake, stop-finalize before
+ * MPI_Finalize (after the handshake). */
+static void inject_stop(const char *kind) {
+  const char *spec = getenv("TERRAFORT_INJECT");
+  const size_t n = strlen(kind);
+  for (const char *k = spec; k && (k = strstr(k, kind)); k += n) {
+    if ((k != spec && k[-1] != ';') || k[n] != ':') continue;
+    const char *r = strstr(k, "rank="), *end = strchr(k, ';');
+    if (!r || (end && r > end)) continue;
+    if (atol(r + 5) == atol(env_rank()) && strcmp(env_rank(), "?")) raise(SIGSTOP);
+  }
 }
 #endif
 
@@ -172,21 +260,9 @@ static int mpi_start(int *argc, char ***argv) {
 #ifdef TERRAFORT_HAVE_MPI
   if (!launched_by_mpirun()) return 0;
   int provided = 0;
-  init_ms = startup_timeout_ms(*argc, *argv);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&init_cv, &ca);
-  pthread_condattr_destroy(&ca);
-  pthread_t wd;
-  const int have_wd = pthread_create(&wd, NULL, init_watchdog, NULL) == 0;
-  inject_stop_start();
+  inject_stop("stop-start");
   const int irc = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-  pthread_mutex_lock(&init_mu);
-  init_done = 1;
-  pthread_cond_signal(&init_cv);
-  pthread_mutex_unlock(&init_mu);
-  if (have_wd) pthread_join(wd, NULL);
+  step_end();
   if (irc != MPI_SUCCESS) {
     fprintf(stderr, "terrafort: MPI_Init_thread failed\n");
     return -1;
@@ -209,18 +285,25 @@ int tf_process_start(int *argc, char ***argv) {
   if (mpi < 0) return TR_EXIT_INTERNAL;
   mpi_started = mpi;
 #ifdef TERRAFORT_HAVE_MPI
+  /* The monitor runs with the rank timeout from here on (the command's
+   * parser sets it again), so that every wait before the options are
+   * parsed is bounded by it too. */
+  inject_stop("stop-started");
   MPI_Comm world = MPI_COMM_WORLD;
-  int lrc = coll_live_start(&live, mpi ? &world : NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
-#else
-  int lrc = coll_live_start(&live, NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
-#endif
-  if (!live) return TR_EXIT_NOMEM;
-  if (lrc == COLL_LIVE_LOST) {
-    fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
-            (double)COLL_LIVE_DEFAULT_TIMEOUT_MS);
-    fflush(NULL);
+  static const char monitor_step[] = "the liveness monitor's start (MPI_Comm_idup)";
+  static const char context_step[] = "the libcoll context's creation (MPI_Comm_idup)";
+  step_begin(monitor_step, "while the job started");
+  int lrc = coll_live_start(&live, mpi ? &world : NULL, step_ms);
+  if (live && lrc == COLL_LIVE_LOST) {
+    tr_remove_temporaries();
+    step_line(monitor_step, "while the job started");
     _exit(TR_EXIT_RANK);
   }
+  step_begin(context_step, "while the job started");
+#else
+  coll_live_start(&live, NULL, COLL_LIVE_DEFAULT_TIMEOUT_MS);
+#endif
+  if (!live) return TR_EXIT_NOMEM;
   /* The process's libcoll context (statistics): made while every rank is
    * starting, so a run's non-writing ranks never wait in its creation or
    * destruction (tf_coll). */
@@ -228,11 +311,22 @@ int tf_process_start(int *argc, char ***argv) {
   coll_opts_init(&co);
   co.live = live;
   if (coll_ctx_create_world(&coll, &co) != COLL_OK) {
-    fprintf(stderr, "terrafort: rank %d: not every rank of the job started within %.0f ms\n", tr_rank(),
-            (double)COLL_LIVE_DEFAULT_TIMEOUT_MS);
+#ifdef TERRAFORT_HAVE_MPI
+    const int lost = coll_live_lost(live, NULL);
+    if (lost >= 0)
+      fprintf(stderr, "terrafort: rank %s: rank %d stopped answering (silent for more than %.0f ms) while the job started\n",
+              env_rank(), lost, coll_live_timeout(live));
+    else
+      step_line(context_step, "while the job started");
+#else
+    fprintf(stderr, "terrafort: the libcoll context could not be made\n");
+#endif
     fflush(NULL);
     _exit(TR_EXIT_RANK);
   }
+#ifdef TERRAFORT_HAVE_MPI
+  step_end();
+#endif
   return 0;
 }
 
@@ -241,17 +335,6 @@ static void nap_ms(double ms) {
   struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (double)(time_t)(ms / 1000)) * 1e6)};
   while (nanosleep(&ts, &ts) != 0) {
   }
-}
-
-/* MPI_Finalize waits for every rank. The closing handshake has just seen
- * each of them alive, but one could still stop in between: past the rank
- * timeout this thread ends the process instead of letting it hang. */
-static void *finalize_watchdog(void *arg) {
-  const double ms = *(const double *)arg;
-  nap_ms(ms);
-  fprintf(stderr, "terrafort: rank %d: MPI_Finalize did not return within the rank timeout (%.0f ms)\n", tr_rank(), ms);
-  _exit(TR_EXIT_RANK);
-  return NULL;
 }
 
 /* Before MPI_Finalize: a message nobody received is a protocol bug. */
@@ -297,6 +380,8 @@ int tf_process_end(int rc) {
     if (rc == TR_EXIT_INTERRUPTED) leave_interrupted();
     return rc;
   }
+  job_ending = 1;
+  inject_stop("stop-end");
   if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
     /* collective and bounded by the monitor; a rank lost here is exit 10 */
     coll_ctx_destroy(coll);
@@ -316,20 +401,31 @@ int tf_process_end(int rc) {
     /* The other survivors have all seen the loss (the monitor's loss round,
      * live.c) and were released with this rank, within a poll of the
      * monitor: let them print before mpirun, seeing this exit, ends them. */
-    if (rc == TR_EXIT_RANK) nap_ms(300);
+    if (rc == TR_EXIT_RANK) {
+      /* exit 10 leaves no output, also one rank 0 put in place before a
+       * rank was found lost in the closing exchange */
+      tr_remove_outputs();
+      nap_ms(300);
+    }
     _exit(rc);
   }
   int lost = -1;
-  double ms = coll_live_timeout(live);
+  step_ms = coll_live_timeout(live); /* the command's --rank-timeout */
   if (coll_live_stop(live, &lost) != COLL_LIVE_OK) {
+    tr_remove_outputs();
     lost_line(lost);
     fflush(NULL);
     _exit(TR_EXIT_RANK);
   }
   if (unmatched_message() && rc == TR_EXIT_OK) rc = TR_EXIT_INTERNAL;
-  pthread_t wd;
-  if (pthread_create(&wd, NULL, finalize_watchdog, &ms) == 0) pthread_detach(wd);
+  /* MPI_Finalize waits for every rank. The closing handshake has just seen
+   * each of them alive, but one could still stop in between: the step
+   * watchdog bounds it. */
+  inject_stop("stop-finalize");
+  step_begin("MPI_Finalize", "at the end of the job");
   MPI_Finalize();
+  step_end();
+  job_ending = 0;
 #else
   coll_ctx_destroy(coll);
   coll_live_stop(live, NULL);
@@ -373,6 +469,11 @@ static void on_signal(int sig) {
   interrupted = 1;
   const int saved = errno; /* the interrupted code's, which unlink may change */
   tr_remove_temporaries();
+  /* Under mpirun, a signal between the command's end and MPI_Finalize's is
+   * mpirun ending the job because another rank failed there (exit 10): a
+   * rank 0 stopped in the closing exchange is continued and sent SIGTERM.
+   * The job's outcome is a failure: no output. */
+  if (job_ending) tr_remove_outputs();
   sem_post(&stop_sem); /* async-signal-safe */
   errno = saved;
 }

@@ -183,9 +183,10 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     } else if (!strcmp(kind, "stop-stage")) {
       if (after < 1) st = tr_fail(err, TR_EUSAGE, "inject: stop-stage needs after=K (K >= 1)");
       else out->stop_stage = (int)after;
-    } else if (!strcmp(kind, "stop-start")) {
-      /* acted on by the program before MPI starts (tools/process.c) */
-      if (rank < 0) st = tr_fail(err, TR_EUSAGE, "inject: stop-start needs rank=R");
+    } else if (!strcmp(kind, "stop-start") || !strcmp(kind, "stop-started") || !strcmp(kind, "stop-end") ||
+               !strcmp(kind, "stop-finalize")) {
+      /* acted on by the program around the command (tools/process.c) */
+      if (rank < 0) st = tr_fail(err, TR_EUSAGE, "inject: %s needs rank=R", kind);
     } else if (!strcmp(kind, "gpu-trap")) {
       tr_launch_inject *li = &out->launch;
       if (tile < -1) st = tr_fail(err, TR_EUSAGE, "inject: gpu-trap needs tile=T");
@@ -212,7 +213,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "spill-fail, flip-launch, gpu-trap, touch, stop-stage, stop-start, sigbus, hwpoison)",
+                   "spill-fail, flip-launch, gpu-trap, touch, stop-stage, stop-start, stop-started, stop-end, stop-finalize, sigbus, hwpoison)",
                    kind);
     }
   }

@@ -35,6 +35,10 @@
  *                                     done, before the next (a test signals it there, between stages)
  *   stop-start:rank=R                 under mpirun, rank R stops itself (SIGSTOP) before MPI starts
  *                                     (TERRAFORT_INJECT only; read by the program, tools/process.c)
+ *   stop-started:rank=R               the same right after MPI_Init (before the liveness monitor)
+ *   stop-end:rank=R                   the same once its command has returned (before the closing
+ *                                     exchange: the libcoll context's end and the monitor's BYE)
+ *   stop-finalize:rank=R              the same right before MPI_Finalize (after the closing exchange)
  *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
  *                                     output with the same bytes (an outside write: older entries
  *                                     become invalid, so a repair needs the checkpoint)

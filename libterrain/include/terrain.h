@@ -112,6 +112,15 @@ int tr_rank(void);
  * run then finds its temporaries gone, which is no error. */
 void tr_remove_temporaries(void);
 
+/* Unlinks every final file (outputs, their .aux.xml, side files) this
+ * process has put in place, for a process that learns only after its
+ * commit that the job failed: under mpirun, a rank lost in the closing
+ * exchange or in MPI_Finalize makes the writer leave with exit 10, which
+ * leaves no output (a file an output replaced is not restored). No
+ * allocation, no lock: callable from a watchdog thread while other threads
+ * are stopped anywhere. */
+void tr_remove_outputs(void);
+
 /* One line of error text for the caller to print. */
 typedef struct {
   char msg[1024];

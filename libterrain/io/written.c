@@ -9,6 +9,14 @@
  * Scratch rasters (flowgraph's filled DEM, its accumulation for the
  * network) are committed like outputs but under terrafort's hidden
  * temporary names, and deleted by the run: those names are not reported.
+ *
+ * Every final file is also noted in a fixed table of this process's, for
+ * tr_remove_outputs (terrain.h): under mpirun, a rank lost after rank 0
+ * has put the outputs in place (in the closing exchange, in MPI_Finalize)
+ * still ends the job with exit 10, and exit 10 leaves no output. The
+ * table is fixed (no allocation, no lock) because the step watchdog of
+ * tools/process.c empties it from its own thread while the others may be
+ * stopped anywhere.
  */
 #include "written.h"
 
@@ -26,12 +34,32 @@ int tr_is_scratch_name(const char *path) {
   return base[0] == '.' && strstr(base, TR_TMP_MARK) != NULL;
 }
 
+#define NPLACED 64
+static char placed[NPLACED][PATH_MAX];
+static int nplaced; /* slots claimed; a slot is used once its path is whole */
+static int ready[NPLACED];
+
+/* Notes abs for tr_remove_outputs (beyond the table's size: not noted). */
+static void note_placed(const char *abs) {
+  const int k = __atomic_fetch_add(&nplaced, 1, __ATOMIC_SEQ_CST);
+  if (k >= NPLACED) return;
+  snprintf(placed[k], sizeof placed[k], "%s", abs);
+  __atomic_store_n(&ready[k], 1, __ATOMIC_RELEASE);
+}
+
+void tr_remove_outputs(void) {
+  const int n = __atomic_load_n(&nplaced, __ATOMIC_SEQ_CST);
+  for (int k = 0; k < n && k < NPLACED; k++)
+    if (__atomic_exchange_n(&ready[k], 0, __ATOMIC_ACQ_REL)) unlink(placed[k]);
+}
+
 void tr_output_written(const char *path) {
-  const char *to = getenv(TR_OUTPUTS_ENV);
-  if (!to || !*to || !path) return;
-  if (tr_is_scratch_name(path)) return;
+  if (!path || tr_is_scratch_name(path)) return;
   char abs[PATH_MAX], line[PATH_MAX + 2];
   if (!realpath(path, abs)) snprintf(abs, sizeof abs, "%s", path);
+  note_placed(abs);
+  const char *to = getenv(TR_OUTPUTS_ENV);
+  if (!to || !*to) return;
   const int n = snprintf(line, sizeof line, "%s\n", abs);
   if (n <= 1 || (size_t)n >= sizeof line || memchr(line, '\n', (size_t)n - 1)) return;
   const int fd = open(to, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);

@@ -24,7 +24,7 @@ int tr_is_scratch_name(const char *path);
 /* Reports path (just put in place) when TR_OUTPUTS_ENV is set, unless it
  * is a scratch file (a hidden name holding TR_TMP_MARK: an intermediate a
  * run deletes, not an output); a failure to report is silent (the file
- * itself was written). */
+ * itself was written). Notes it for tr_remove_outputs (terrain.h) too. */
 void tr_output_written(const char *path);
 
 #endif

@@ -145,6 +145,17 @@ if(TERRAFORT_SANITIZE)
   set_property(TEST cli_rank_loss APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1")
 endif()
 
+# issue 27 item 5: a rank stopped at 0, 0.1, 0.3, 0.6 and 1 s after mpirun starts (inside MPI_Init
+# or mid-run), for slope --stats, fill and flowgraph --acc: exit 10 within the rank timeout + margin,
+# a line naming what was not answered, nothing in the output folder.
+terrafort_add_test(cli_stopped_rank SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stopped_rank.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
+set_tests_properties(cli_stopped_rank PROPERTIES FIXTURES_REQUIRED testdata
+                     ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_stopped_rank APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
 # Every local mode on every DEM type: 1 thread vs 2 threads and small tiles give the same bytes.
 # The one test that runs every kernel under the sanitizers (the "peer" tests are Release-only).
 terrafort_add_test(cli_modes_threads SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_modes_threads.c LIBS terrain
