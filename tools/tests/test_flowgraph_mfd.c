@@ -7,8 +7,8 @@
  *   weights in double from the published formulas (RichDEM's constants),
  *   each cell 1 + the shares of its donors by recursion; Float32 shares
  *   apart (relative 1e-5), the same, for all three methods, across tiles;
- * - the same bytes for every thread count, tile size, schedule, --ft mode,
- *   --mem and (when mpirun is there) rank count, on a DEM with flats, a pit
+ * - the same bytes for every thread count, tile size, schedule, --ft mode
+ *   (with faults injected too), --mem and (when mpirun is there) rank count, on a DEM with flats, a pit
  *   and a NoData hole, and only the hole is nodata (the flats drain);
  * - bad options: one line, exit 2, no output left;
  * - against RichDEM 2.2.9's rd_flow_accumulation 3, 4 4.0 and 5 1.1 on
@@ -226,7 +226,10 @@ static int test_same_bytes(void) {
                                         "--tile-size 33 --schedule ssp --staleness 1",
                                         "--ft dual --tile-size 50",
                                         "--ft replay --tile-size 50",
-                                        "--mem 120M --tile-size 32"};
+                                        "--mem 120M --tile-size 32",
+                                        "--ft dual --inject flip:p=0.3,seed=1 --tile-size 40",
+                                        "--ft replay --ft-max-errors 1000 --inject flip-launch:tile=-1,launch=0 "
+                                        "--tile-size 40"};
     const size_t nf = m == 0 ? sizeof flags / sizeof flags[0] : 3;
     for (size_t i = 0; i < nf; i++) {
       ASSERT_EQ_INT(run_m("", methods[m], "m1.tif", flags[m == 0 ? i : i + 1]), 0);
