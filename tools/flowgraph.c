@@ -68,6 +68,11 @@ static const char *usage_more =
     "                         D-infinity angles, averaged by the proportions (ave v; Float32)\n"
     "  --d8-dist FILE, -dist FILE  horizontal length of the D8 path to the stream (Float32)\n"
     "                         (both nodata -3.4028235e+38 where no stream is reached)\n"
+    "Multiple flow directions (accumulation in cells as RichDEM, flats drained as dinf):\n"
+    "  --method quinn|holmgren|freeman   --acc FILE alone: flow split between all lower\n"
+    "                         neighbours, Quinn (1991), Holmgren (1994), Freeman (1991)\n"
+    "  --holmgren-x X         Holmgren's exponent, 1 to 100 (default 4)\n"
+    "  --freeman-p P          Freeman's exponent, above 0 to 100 (default 1.1)\n"
     "Accumulation:\n"
     "  --units cells|area     contributing cells (default) or area in map units\n"
     "  --weights FILE, -wg FILE    a weight per cell instead of 1\n"
@@ -137,8 +142,11 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     if (!strcmp(v, "d8")) o->method = TR_FLOW_D8;
     else if (!strcmp(v, "dinf")) o->method = TR_FLOW_DINF;
+    else if (!strcmp(v, "quinn")) o->method = TR_FLOW_QUINN;
+    else if (!strcmp(v, "holmgren")) o->method = TR_FLOW_HOLMGREN;
+    else if (!strcmp(v, "freeman")) o->method = TR_FLOW_FREEMAN;
     else {
-      tf_usage_error(cli, "--method: '%s' is not one of d8, dinf", v);
+      tf_usage_error(cli, "--method: '%s' is not one of d8, dinf, quinn, holmgren, freeman", v);
       return TF_ARG_ERROR;
     }
     fa->method_given = 1;
@@ -189,6 +197,15 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &o->snap_distance)) return TF_ARG_ERROR;
     if (!(o->snap_distance > 0) || isinf(o->snap_distance)) {
       tf_usage_error(cli, "%s must be a positive distance in map units, got %s", a, v);
+      return TF_ARG_ERROR;
+    }
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--holmgren-x") || !strcmp(a, "--freeman-p")) {
+    double *e = a[2] == 'h' ? &o->holmgren_x : &o->freeman_p;
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, e)) return TF_ARG_ERROR;
+    if (a[2] == 'h' ? !(*e >= 1.0 && *e <= 100.0) : !(*e > 0.0 && *e <= 100.0)) {
+      tf_usage_error(cli, "%s must be in %s, got %s", a, a[2] == 'h' ? "[1, 100]" : "(0, 100]", v);
       return TF_ARG_ERROR;
     }
     return TF_ARG_TAKEN;
@@ -244,7 +261,7 @@ int tf_flowgraph_main(int argc, char **argv) {
   /* TauDEM's dinfflowdir / areadinf / twi forms: their outputs alone choose
    * D-infinity, and dinfflowdir's -fel is then the (filled) DEM */
   if (!fa.method_given && (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi)) fa.o.method = TR_FLOW_DINF;
-  if (fa.o.method == TR_FLOW_DINF && !dem && fa.o.filled_in) {
+  if (fa.o.method != TR_FLOW_D8 && !dem && fa.o.filled_in) {
     dem = fa.o.filled_in;
     fa.o.filled_in = NULL;
     fa.o.filled = 1;

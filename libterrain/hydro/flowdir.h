@@ -67,6 +67,17 @@ typedef struct {
   tr_d8_geom geom;    /* cell sizes of the angle raster (kernels/d8.h) */
 } tr_dinf_up_params;
 
+/* The "mfd_up" program (mfd_up_program.c): multiple-flow-direction
+ * accumulation in cells over the filled DEM (input 0) and its D-infinity
+ * angles (input 1, which drain the flats). Float64, nodata -1 (RichDEM's). */
+enum { TR_MFD_QUINN = 0, TR_MFD_HOLMGREN = 1, TR_MFD_FREEMAN = 2 };
+#define TR_MFD_UP_NODATA (-1.0)
+typedef struct {
+  int32_t rule;       /* TR_MFD_QUINN, TR_MFD_HOLMGREN or TR_MFD_FREEMAN */
+  double exponent;    /* Holmgren's x (Quinn: 1), Freeman's p */
+  tr_d8_geom geom;    /* cell sizes of the angle raster, for the flats' shares */
+} tr_mfd_up_params;
+
 /* The "dist_down" program (dist_down_program.c): what lies downstream of a
  * cell on the way to the nearest stream, computed from the stream cells up
  * against the flow. TR_DOWN_HAND: TauDEM dinfdistdown -m ave v (the vertical

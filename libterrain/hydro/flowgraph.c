@@ -50,6 +50,8 @@ void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
   tr_graph_opts_init(&o->graph);
   o->threshold = 100;
   o->snap = 50;
+  o->holmgren_x = 4.0;
+  o->freeman_p = 1.1;
 }
 
 /* What the sums of the run's weights need (flow.h, TR_SUMS_*), found once
@@ -248,10 +250,43 @@ static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCT
  * dinf, D8's with d8, and D-infinity angles come from a DEM. --hand and
  * --d8-dist go with either (their streams are D8's, HAND's paths D-infinity's,
  * made in the run when the method does not make them). */
+static int is_mfd(tr_flow_method m) {
+  return m == TR_FLOW_QUINN || m == TR_FLOW_HOLMGREN || m == TR_FLOW_FREEMAN;
+}
+
+/* --method quinn|holmgren|freeman: --acc from a DEM, in cells, nothing else. */
+static int check_mfd(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
+  static const char *const names[] = {"", "", "quinn", "holmgren", "freeman"};
+  const char *m = names[o->method];
+  if (!(o->holmgren_x >= 1.0 && o->holmgren_x <= 100.0))
+    return tr_fail(err, TR_EUSAGE, "--holmgren-x must be in [1, 100], got %g", o->holmgren_x);
+  if (!(o->freeman_p > 0.0 && o->freeman_p <= 100.0))
+    return tr_fail(err, TR_EUSAGE, "--freeman-p must be in (0, 100], got %g", o->freeman_p);
+  const char *other = o->dir_out ? "--dir" : o->streams ? "--streams" : o->order ? "--order"
+                    : o->basins ? "--basins" : o->network ? "--network" : o->slope ? "--slope"
+                    : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets"
+                    : o->outlet_table ? "--outlet-table" : o->moved_outlets ? "--moved-outlets"
+                    : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord" : o->ang ? "--ang"
+                    : o->slp ? "--slp" : o->sca ? "--sca" : o->twi ? "--twi" : o->hand ? "--hand"
+                    : o->d8_dist ? "--d8-dist" : o->units == TR_ACC_AREA ? "--units area"
+                    : o->no_edge_check ? "--no-edge-check" : o->acc_float32 ? "--acc-type Float32"
+                    : o->dir_in ? "--dir-in" : NULL;
+  if (other)
+    return tr_fail(err, TR_EUSAGE, "%s does not go with --method %s: it makes --acc alone (Float64, in cells)", other,
+                   m);
+  if (!o->acc) return tr_fail(err, TR_EUSAGE, "no product asked for: --method %s makes --acc", m);
+  if (!dem) return tr_fail(err, TR_EUSAGE, "--method %s computes its shares from a DEM: give the DEM", m);
+  if (o->filled && o->run.band != 1)
+    return tr_fail(err, TR_EUSAGE, "--method %s reads its angles at band 1: -b %d with --filled is not supported", m,
+                   o->run.band);
+  return TR_OK;
+}
+
 static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
   const int dinf_any = o->ang || o->slp || o->sca || o->twi;
+  if (is_mfd(o->method)) return check_mfd(o, dem, err);
   if (o->method != TR_FLOW_D8 && o->method != TR_FLOW_DINF)
-    return tr_fail(err, TR_EUSAGE, "unknown flow method %d (d8 or dinf)", (int)o->method);
+    return tr_fail(err, TR_EUSAGE, "unknown flow method %d (d8, dinf, quinn, holmgren or freeman)", (int)o->method);
   if (o->method == TR_FLOW_D8) {
     if (dinf_any)
       return tr_fail(err, TR_EUSAGE, "--ang, --slp, --sca and --twi are D-infinity products: give --method dinf");
@@ -896,10 +931,59 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
   return st;
 }
 
+/* --acc with --method quinn|holmgren|freeman: the filled DEM and its
+ * D-infinity angles (tr_flowdir, which drains the flats), into scratch
+ * rasters beside --acc, then the "mfd_up" program over both. */
+static int mfd_up_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  const tr_flowgraph_opts *o = opts;
+  tr_mfd_up_params *p = params;
+  p->rule = o->method == TR_FLOW_QUINN ? TR_MFD_QUINN : o->method == TR_FLOW_HOLMGREN ? TR_MFD_HOLMGREN : TR_MFD_FREEMAN;
+  p->exponent = o->method == TR_FLOW_QUINN ? 1.0 : o->method == TR_FLOW_HOLMGREN ? o->holmgren_x : o->freeman_p;
+  const int st = tr_d8_geom_init(in, &p->geom, err);
+  if (st) return st;
+  prod->type = GDT_Float64;
+  prod->has_nodata = 1;
+  prod->nodata = TR_MFD_UP_NODATA;
+  prod->file_type = GDT_Float64;
+  return TR_OK;
+}
+
+static int mfd_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs, tr_error *err) {
+  int stage = 0, st;
+  char ang_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "";
+  const int need_fel = !o->filled;
+  if ((st = scratch_name(&o->run, ang_tmp, o->acc, "ang", err))) return st;
+  if (need_fel && (st = scratch_name(&o->run, fel_tmp, o->acc, "fel", err))) return st;
+  if (!ang_tmp[0] || (need_fel && !fel_tmp[0])) return tr_fail(err, TR_ENOMEM, "out of memory");
+  tr_flowdir_opts fo;
+  tr_flowdir_opts_init(&fo);
+  fo.filled = o->filled;
+  fo.method = TR_FLOW_DINF;
+  fo.filled_out = need_fel ? fel_tmp : NULL;
+  const tr_run_opts r = scratch_run(&o->run);
+  st = tr_flowdir(&r, &o->graph, &fo, dem, ang_tmp, err);
+  if (!st) st = stage_done(&o->run, &stage, err);
+  if (!st) {
+    tr_flowgraph_opts ob = *o;
+    ob.run.band = need_fel ? 1 : o->run.band;
+    const char *srcs[2] = {need_fel ? fel_tmp : dem, ang_tmp};
+    st = tr_dist_agree(&ob.run, tr_run_graph_inputs(&ob.run, &ob.graph, "mfd_up", mfd_up_prepare, o, srcs, 2, o->acc, err),
+                       err);
+    if (!st) stats_take(o, fs, "acc", o->acc);
+    if (!st) st = stage_done(&o->run, &stage, err);
+  }
+  if (tr_rank() == 0) {
+    tr_output_scratch_remove(ang_tmp);
+    tr_output_scratch_remove(fel_tmp);
+  }
+  return st;
+}
+
 /* The stages, each product held (o->run.held). */
 static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *s, fg_stats *fs, tr_error *err) {
   int stage = 0;
   if (o->method == TR_FLOW_DINF) return dinf_stages(o, dem, fs, err);
+  if (is_mfd(o->method)) return mfd_stages(o, dem, fs, err);
   /* the DEM is read at its band (-b); every raster after it (directions,
    * scratch rasters, --dir-in, --weights, --filled-in) at band 1 */
   const int dem_band = o->run.band;

@@ -9,7 +9,7 @@
 
 #include "graph.h"
 
-#define TR_PROGRAM_LIST(X) X(fill) X(flowdir) X(d8_up) X(d8_basins) X(d8_order_cells) X(dinf) X(dinf_up) X(dist_down) X(d8_len)
+#define TR_PROGRAM_LIST(X) X(fill) X(flowdir) X(d8_up) X(d8_basins) X(d8_order_cells) X(dinf) X(dinf_up) X(mfd_up) X(dist_down) X(d8_len)
 
 #define TR_PROGRAM_DECLARE(n) extern const tr_graph_program tr_program_##n;
 TR_PROGRAM_LIST(TR_PROGRAM_DECLARE)

@@ -458,9 +458,18 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
  *                band has no negative, so such cells are nodata here as in the other two) */
 typedef enum { TR_DIR_TAUDEM = 0, TR_DIR_ESRI, TR_DIR_GRASS } tr_dir_encoding;
 
-/* How flow leaves a cell: D8 (one neighbour) or D-infinity (Tarboton 1997:
- * an angle, the flow split between the two neighbours bounding it). */
-typedef enum { TR_FLOW_D8 = 0, TR_FLOW_DINF = 1 } tr_flow_method;
+/* How flow leaves a cell: D8 (one neighbour), D-infinity (Tarboton 1997:
+ * an angle, the flow split between the two neighbours bounding it), or to
+ * every lower neighbour (multiple flow directions, accumulation only, as
+ * RichDEM computes them): Quinn et al. (1991), Holmgren (1994), Freeman
+ * (1991). */
+typedef enum {
+  TR_FLOW_D8 = 0,
+  TR_FLOW_DINF = 1,
+  TR_FLOW_QUINN = 2,
+  TR_FLOW_HOLMGREN = 3,
+  TR_FLOW_FREEMAN = 4
+} tr_flow_method;
 
 /* D8 flow directions (flowgraph's first half). Output format and creation
  * options are run->format / run->creation_options. */
@@ -524,7 +533,7 @@ typedef struct {
   const char *network_format; /* OGR driver; NULL: from the extension, else GPKG */
   const char *basin_stats;  /* --basin-stats: a CSV row per basin (basins made, if not asked, in a scratch raster) */
   /* D-infinity (--method dinf; TauDEM dinfflowdir, areadinf, twi): */
-  tr_flow_method method;    /* TR_FLOW_D8 (default) or TR_FLOW_DINF */
+  tr_flow_method method;    /* TR_FLOW_D8 (default), TR_FLOW_DINF, or an MFD rule (--acc alone) */
   const char *ang, *slp;    /* --ang, --slp: dinfflowdir's angle and slope (Float32) */
   const char *sca;          /* --sca: areadinf's specific catchment area (Float32, nodata -1;
                                edge-checked unless no_edge_check) */
@@ -545,6 +554,10 @@ typedef struct {
   /* TauDEM gridnet over the D8 directions (no mask, no outlets), nodata -1: */
   const char *plen, *tlen;  /* --plen, --tlen: longest and total upslope path length (Float32) */
   const char *gord;         /* --gord: grid Strahler order of every cell (Int16) */
+  /* Multiple flow directions (--method quinn|holmgren|freeman: --acc only, in
+   * cells, Float64, nodata -1; RichDEM's weights, flats drained as dinf): */
+  double holmgren_x;        /* --holmgren-x: Holmgren's exponent, in [1, 100] (default 4) */
+  double freeman_p;         /* --freeman-p: Freeman's exponent, in (0, 100] (default 1.1) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

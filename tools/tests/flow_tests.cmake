@@ -17,6 +17,17 @@ add_test(NAME flowgraph_dinf_taudem
          COMMAND flowgraph_dinf ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                  test_taudem)
 set_tests_properties(flowgraph_dinf_taudem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
+# Multiple flow directions: a cone against a sequential reference, the same bytes
+# across settings and bad options (flowgraph_mfd); RichDEM's rd_flow_accumulation
+# files (flowgraph_mfd_richdem, exit 77 = skipped without ../shared/data/richdem).
+terrafort_add_test(flowgraph_mfd SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph_mfd.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
+                   LABELS "cli;aap;mpi")
+set_tests_properties(flowgraph_mfd PROPERTIES ENVIRONMENT "${_flow_env}")
+add_test(NAME flowgraph_mfd_richdem
+         COMMAND flowgraph_mfd ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
+                 test_richdem)
+set_tests_properties(flowgraph_mfd_richdem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
 # HAND and the D8 distance to the streams: analytic planes, the same bytes across
 # settings and bad options (flowgraph_hand); TauDEM's dinfdistdown/d8hdisttostrm
 # files (flowgraph_hand_taudem, exit 77 = skipped without ../shared/data/taudem).
@@ -33,5 +44,6 @@ terrafort_add_test(flow_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph.c L
 set_tests_properties(flow_cli PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")
 if(TERRAFORT_SANITIZE)
   # their mpirun runs: Open MPI's own allocations outlive the process
-  set_property(TEST flow_cli flowgraph_dinf flowgraph_hand APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+  set_property(TEST flow_cli flowgraph_dinf flowgraph_hand flowgraph_mfd APPEND PROPERTY ENVIRONMENT
+               "ASAN_OPTIONS=detect_leaks=0")
 endif()

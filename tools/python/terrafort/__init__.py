@@ -346,7 +346,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               no_edge_check=False, acc_type=None, threshold=None, basins_by=None, outlets=None, snap=None,
               network_format=None, basin_stats=None, method=None, ang=None, slp=None, sca=None, twi=None,
               moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, hand=None, d8_dist=None,
-              plen=None, tlen=None, gord=None, **run):
+              plen=None, tlen=None, gord=None, holmgren_x=None, freeman_p=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
@@ -354,7 +354,9 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
     and twi; hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
     the streams of threshold, with either method; plen, tlen and gord (TauDEM
-    gridnet) - all written or none.
+    gridnet) - all written or none. With method "quinn", "holmgren" (exponent
+    holmgren_x, default 4) or "freeman" (freeman_p, default 1.1): acc alone,
+    multiple-flow-direction accumulation in cells as RichDEM computes it.
     Keyword names are the command's long options; acc_type "Float32" or
     "Float64" (the default)."""
     keep = []
@@ -372,9 +374,13 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
         if dir_encoding is not None:
             o.encoding = _choice(_ENCODING, dir_encoding, "dir_encoding")
         if method is not None:
-            o.method = _choice({"d8": 0, "dinf": 1}, method, "method")
+            o.method = _choice({"d8": 0, "dinf": 1, "quinn": 2, "holmgren": 3, "freeman": 4}, method, "method")
         elif any(v is not None for v in (ang, slp, sca, twi)):
             o.method = 1
+        if holmgren_x is not None:
+            o.holmgren_x = float(holmgren_x)
+        if freeman_p is not None:
+            o.freeman_p = float(freeman_p)
         o.filled = int(bool(filled))
         if units is not None:
             o.units = _choice(_UNITS, units, "units")

@@ -1,0 +1,412 @@
+/*
+ * test_flowgraph_mfd.c - `terrafort flowgraph --method quinn|holmgren|freeman
+ * --acc`: multiple-flow-direction accumulation (mfd_up_program.c).
+ *
+ * - against an independent sequential MFD in this file on a cone (every
+ *   cell but the DEM's edge drains to its lower neighbours; no flats): the
+ *   weights in double from the published formulas (RichDEM's constants),
+ *   each cell 1 + the shares of its donors by recursion; Float32 shares
+ *   apart (relative 1e-5), the same, for all three methods, across tiles;
+ * - the same bytes for every thread count, tile size, schedule, --ft mode
+ *   (with faults injected too), --mem and (when mpirun is there) rank count, on a DEM with flats, a pit
+ *   and a NoData hole, and only the hole is nodata (the flats drain);
+ * - bad options: one line, exit 2, no output left;
+ * - against RichDEM 2.2.9's rd_flow_accumulation 3, 4 4.0 and 5 1.1 on
+ *   TauDEM's fel.tif (../shared/data/richdem; exit 77, skipped, when absent),
+ *   RichDEM's values divided by its cell area |gt[1] gt[5]| (its files hold
+ *   area, not cells). RichDEM does not drain flats, so cells are compared
+ *   where no flat drains into them: "flat" = a valid cell off the DEM's edge
+ *   with no strictly lower valid neighbour (Float32 elevations); a cell is
+ *   left out when it is flat or receives, over any path, from one (strictly
+ *   lower neighbours of a non-flat cell, lower or equal ones of a flat
+ *   cell). Measured and held: loganvrt 2136 flat, 115849 compared; enogeo
+ *   20050 flat, 358050 compared. Quinn, Holmgren, and Freeman with RichDEM's
+ *   own p (it reads 1.1 as a float: 1.10000002384185791015625): every
+ *   compared cell within a relative 1e-14 (measured <= 1.3e-15: RichDEM
+ *   sums donors in queue order, here in a fixed order, and its file holds
+ *   cells x area). Freeman with p = 1.1 exactly: within 1e-6 (measured
+ *   3.1e-7 and 3.5e-7).
+ */
+#include <gdal.h>
+#include <math.h>
+#include <cpl_conv.h>
+#include <ogr_srs_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "raster_check.h"
+#include "tr_test.h"
+
+static const char *tf, *shared;
+static char outdir[512];
+
+static const char *opath(const char *name) {
+  static char p[8][1024];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
+  return p[k];
+}
+
+static int exists(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0;
+}
+
+/* A Float32 GeoTIFF of rows x cols cells of size cell (projected, UTM 12N). */
+static int write_dem(const char *path, int rows, int cols, double cell, const float *z, int has_nd, float nd) {
+  GDALDriverH d = GDALGetDriverByName("GTiff");
+  GDALDatasetH ds = GDALCreate(d, path, cols, rows, 1, GDT_Float32, NULL);
+  if (!ds) return -1;
+  double gt[6] = {400000, cell, 0, 4600000, 0, -cell};
+  GDALSetGeoTransform(ds, gt);
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
+  OSRImportFromEPSG(srs, 32612);
+  char *wkt = NULL;
+  OSRExportToWkt(srs, &wkt);
+  GDALSetProjection(ds, wkt);
+  CPLFree(wkt);
+  OSRDestroySpatialReference(srs);
+  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
+  if (has_nd) GDALSetRasterNoDataValue(b, nd);
+  CPLErr e = GDALRasterIO(b, GF_Write, 0, 0, cols, rows, (void *)z, cols, rows, GDT_Float32, 0, 0);
+  GDALClose(ds);
+  return e == CE_None ? 0 : -1;
+}
+
+static int run(const char *args) {
+  char c[8192];
+  snprintf(c, sizeof c, "'%s' flowgraph -q %s 2>%s/err.txt", tf, args, outdir);
+  return rc_run(c, NULL);
+}
+
+
+/* ---- the independent reference: MFD in double ------------------------------------- */
+
+static const int nrow[9] = {0, 0, -1, -1, -1, 0, 1, 1, 1}, ncol[9] = {0, 1, 1, 0, -1, -1, -1, 0, 1};
+
+/* Weight of the flow down `rise` to neighbour k (odd: cardinal). */
+static double ref_weight(int method, double expo, double rise, int k) {
+  if (!(rise > 0)) return 0;
+  const double dist = (k & 1) ? 1.0 : sqrt(2.0), len = (k & 1) ? 0.5 : 0.354, g = rise / dist;
+  if (method == 2) return pow(g, expo);
+  return pow(g * len, method == 0 ? 1.0 : expo);
+}
+
+typedef struct {
+  const float *z;
+  int rows, cols, method;
+  double expo, *memo;
+} ref_t;
+
+/* share of cell n's flow that reaches its neighbour in direction k */
+static double ref_share(const ref_t *R, int n, int k) {
+  const int r = n / R->cols, c = n % R->cols;
+  if (r == 0 || c == 0 || r == R->rows - 1 || c == R->cols - 1) return 0;
+  double sum = 0, mine = 0;
+  for (int j = 1; j <= 8; j++) {
+    const double w = ref_weight(R->method, R->expo, (double)R->z[n] - R->z[(r + nrow[j]) * R->cols + c + ncol[j]], j);
+    sum += w;
+    if (j == k) mine = w;
+  }
+  return sum > 0 ? mine / sum : 0;
+}
+
+static double ref_acc(const ref_t *R, int i) {
+  if (R->memo[i] >= 0) return R->memo[i];
+  const int r = i / R->cols, c = i % R->cols;
+  double s = 1;
+  for (int k = 1; k <= 8; k++) {
+    const int rr = r + nrow[k], cc = c + ncol[k];
+    if (rr < 0 || rr >= R->rows || cc < 0 || cc >= R->cols) continue;
+    const double p = ref_share(R, rr * R->cols + cc, k > 4 ? k - 4 : k + 4);
+    if (p > 0) s += p * ref_acc(R, rr * R->cols + cc);
+  }
+  return R->memo[i] = s;
+}
+
+static int test_cone_analytic(void) {
+  const int rows = 43, cols = 39;
+  float *z = malloc(sizeof(float) * rows * cols);
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) z[r * cols + c] = (float)(500.0 - 3.0 * hypot(r - 20.3, c - 17.6));
+  ASSERT(!write_dem(opath("cone.tif"), rows, cols, 10.0, z, 0, 0));
+  static const char *const m[] = {"quinn", "holmgren", "freeman"};
+  static const double ex[] = {1.0, 4.0, 1.1};
+  double *memo = malloc(sizeof(double) * rows * cols);
+  for (int k = 0; k < 3; k++) {
+    char a[2048];
+    snprintf(a, sizeof a, "'%s' --filled --method %s --acc '%s' --tile-size 16", opath("cone.tif"), m[k],
+             opath("cacc.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    rc_raster A;
+    ASSERT(!rc_load(opath("cacc.tif"), &A));
+    ASSERT(A.type == GDT_Float64 && A.has_nodata && A.nodata == -1);
+    ref_t R = {z, rows, cols, k, ex[k], memo};
+    for (int i = 0; i < rows * cols; i++) memo[i] = -1;
+    double total_edge = 0;
+    for (int i = 0; i < rows * cols; i++) {
+      const double want = ref_acc(&R, i);
+      ASSERT_NEAR(A.v[i], want, 1e-5 * want);
+      const int r = i / cols, c = i % cols;
+      if (r == 0 || c == 0 || r == rows - 1 || c == cols - 1) total_edge += A.v[i];
+    }
+    /* everything leaves at the edge: the edge cells hold every cell once */
+    ASSERT_NEAR(total_edge, (double)rows * cols, 1e-6 * rows * cols);
+    rc_free(&A);
+  }
+  free(memo);
+  free(z);
+  return 0;
+}
+
+/* ---- determinism ------------------------------------------------------------------- */
+
+/* Hills quantised to whole metres (many flats), a pit and a NoData hole. */
+static int make_bumpy(const char *path) {
+  const int rows = 150, cols = 170;
+  float *z = malloc(sizeof(float) * rows * cols);
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) {
+      double v = 200 + 30 * sin(r * 0.07) * cos(c * 0.05) + 0.3 * r + 0.1 * c + 8 * sin(r * 0.31 + c * 0.23);
+      z[r * cols + c] = (float)floor(v);
+    }
+  for (int r = 60; r < 66; r++)
+    for (int c = 80; c < 84; c++) z[r * cols + c] = -9999;
+  z[20 * cols + 30] -= 25;
+  const int rc = write_dem(path, rows, cols, 25.0, z, 1, -9999);
+  free(z);
+  return rc;
+}
+
+static int same_file(const char *a, const char *b, const char *tag) {
+  rc_raster A, B;
+  if (rc_load(opath(a), &A) || rc_load(opath(b), &B)) return 1;
+  int same = A.rows == B.rows && A.cols == B.cols;
+  for (int64_t i = 0; same && i < (int64_t)A.rows * A.cols; i++) same = memcmp(&A.v[i], &B.v[i], sizeof A.v[i]) == 0;
+  rc_free(&A);
+  rc_free(&B);
+  if (!same) fprintf(stderr, "%s: %s differs from %s\n", tag, b, a);
+  return !same;
+}
+
+static int run_m(const char *prefix, const char *method, const char *out, const char *flags) {
+  char a[4096];
+  snprintf(a, sizeof a, "'%s' --method %s --acc '%s' %s", opath("bumpy.tif"), method, opath(out), flags);
+  if (!prefix[0]) return run(a);
+  char c[8192];
+  snprintf(c, sizeof c, "%s '%s' flowgraph -q %s 2>%s/err.txt", prefix, tf, a, outdir);
+  return rc_run(c, NULL);
+}
+
+static int test_same_bytes(void) {
+  ASSERT(!make_bumpy(opath("bumpy.tif")));
+  static const char *const methods[] = {"holmgren", "quinn", "freeman --freeman-p 1.7"};
+  for (int m = 0; m < 3; m++) {
+    ASSERT_EQ_INT(run_m("", methods[m], "m0.tif", "--threads 1"), 0);
+    rc_raster S;
+    ASSERT(!rc_load(opath("m0.tif"), &S));
+    int64_t nodata = 0;
+    double big = 0;
+    for (int64_t i = 0; i < (int64_t)S.rows * S.cols; i++) {
+      nodata += rc_is_nodata(&S, S.v[i]);
+      if (S.v[i] > big) big = S.v[i];
+    }
+    rc_free(&S);
+    ASSERT_EQ_INT((int)nodata, 24); /* the hole alone: flats and the pit drain */
+    ASSERT(big > 500);
+    static const char *const flags[] = {"--threads 2",
+                                        "--tile-size 32",
+                                        "--tile-size 47 --threads 2 --schedule ap",
+                                        "--tile-size 40 --schedule bsp",
+                                        "--tile-size 33 --schedule ssp --staleness 1",
+                                        "--ft dual --tile-size 50",
+                                        "--ft replay --tile-size 50",
+                                        "--mem 120M --tile-size 32",
+                                        "--ft dual --inject flip:p=0.3,seed=1 --tile-size 40",
+                                        "--ft replay --ft-max-errors 1000 --inject flip-launch:tile=-1,launch=0 "
+                                        "--tile-size 40"};
+    const size_t nf = m == 0 ? sizeof flags / sizeof flags[0] : 3;
+    for (size_t i = 0; i < nf; i++) {
+      ASSERT_EQ_INT(run_m("", methods[m], "m1.tif", flags[m == 0 ? i : i + 1]), 0);
+      ASSERT(!same_file("m0.tif", "m1.tif", flags[m == 0 ? i : i + 1]));
+    }
+  }
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
+    ASSERT_EQ_INT(run_m("", "holmgren", "m0.tif", ""), 0);
+    ASSERT_EQ_INT(run_m("mpirun --allow-run-as-root --oversubscribe -n 3", "holmgren", "m1.tif", "--tile-size 40"), 0);
+    ASSERT(!same_file("m0.tif", "m1.tif", "mpirun -n 3"));
+  }
+  return 0;
+}
+
+/* ---- bad options ------------------------------------------------------------------- */
+
+static int bad(const char *args, const char *needle) {
+  unlink(opath("bad.tif"));
+  char a[2048];
+  snprintf(a, sizeof a, args, opath("bumpy.tif"), opath("bad.tif"));
+  ASSERT_EQ_INT(run(a), 2);
+  ASSERT(!exists(opath("bad.tif")));
+  char e[1024];
+  snprintf(e, sizeof e, "%s/err.txt", outdir);
+  const char *msg = rc_slurp(e);
+  if (!msg || !strstr(msg, needle) || strchr(msg, '\n') != strrchr(msg, '\n')) {
+    fprintf(stderr, "'%s': expected one line with '%s' in: %s\n", args, needle, msg ? msg : "(none)");
+    return 1;
+  }
+  return 0;
+}
+
+static int test_bad_options(void) {
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  ASSERT(!bad("'%s' --method mfd --acc '%s'", "--method: 'mfd' is not one of d8, dinf, quinn, holmgren, freeman"));
+  ASSERT(!bad("'%s' --method holmgren --holmgren-x 0.5 --acc '%s'", "--holmgren-x must be in [1, 100], got 0.5"));
+  ASSERT(!bad("'%s' --method holmgren --holmgren-x 101 --acc '%s'", "--holmgren-x must be in [1, 100]"));
+  ASSERT(!bad("'%s' --method freeman --freeman-p 0 --acc '%s'", "--freeman-p must be in (0, 100], got 0"));
+  ASSERT(!bad("'%s' --method freeman --freeman-p nan --acc '%s'", "--freeman-p"));
+  ASSERT(!bad("'%s' --method quinn --streams '%s'", "--streams does not go with --method quinn"));
+  ASSERT(!bad("'%s' --method quinn --acc '%s' --dir %2$s.p.tif", "--dir does not go with --method quinn"));
+  ASSERT(!bad("'%s' --method holmgren --acc '%s' --units area", "--units area does not go with --method holmgren"));
+  ASSERT(!bad("'%s' --method freeman --acc '%s' -nc", "--no-edge-check does not go with --method freeman"));
+  ASSERT(!bad("'%s' --method quinn --acc '%s' --acc-type Float32", "--acc-type Float32 does not go"));
+  ASSERT(!bad("'%s' --method quinn --sca '%s'", "--sca does not go with --method quinn"));
+  ASSERT(!bad("--dir-in '%s' --method quinn --acc '%s'", "--dir-in does not go with --method quinn"));
+  ASSERT(!exists(opath("bad.tif.p.tif")));
+  return 0;
+}
+
+/* ---- RichDEM ----------------------------------------------------------------------- */
+
+typedef struct {
+  const float *z;
+  const uint8_t *flat;
+} order_ctx;
+static order_ctx g_ord;
+
+/* higher first; at one elevation flat cells first */
+static int by_elevation(const void *a, const void *b) {
+  const int i = *(const int *)a, j = *(const int *)b;
+  const float zi = g_ord.z[i], zj = g_ord.z[j];
+  if (zi != zj) return zi > zj ? -1 : 1;
+  if (g_ord.flat[i] != g_ord.flat[j]) return g_ord.flat[i] ? -1 : 1;
+  return i < j ? -1 : i > j;
+}
+
+/* The cells to compare (1): valid, not flat, no flat upstream (the top of the
+ * file); counts of flat and compared cells. */
+static uint8_t *comparable(const rc_raster *D, int64_t *nflat, int64_t *ncmp) {
+  const int rows = D->rows, cols = D->cols;
+  const int64_t n = (int64_t)rows * cols;
+  float *z = malloc(sizeof(float) * n);
+  uint8_t *flat = calloc(n, 1), *taint = calloc(n, 1), *ok = calloc(n, 1);
+  int *idx = malloc(sizeof(int) * n);
+  for (int64_t i = 0; i < n; i++) z[i] = rc_is_nodata(D, D->v[i]) ? NAN : (float)D->v[i];
+  *nflat = *ncmp = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const int r = (int)(i / cols), c = (int)(i % cols);
+    idx[i] = (int)i;
+    if (isnan(z[i]) || r == 0 || c == 0 || r == rows - 1 || c == cols - 1) continue;
+    int lower = 0;
+    for (int k = 1; k <= 8; k++) lower |= z[(r + nrow[k]) * cols + c + ncol[k]] < z[i];
+    flat[i] = taint[i] = !lower;
+    *nflat += flat[i];
+  }
+  g_ord = (order_ctx){z, flat};
+  for (int64_t i = 0; i < n; i++)
+    if (isnan(z[i])) z[i] = -INFINITY;
+  qsort(idx, (size_t)n, sizeof *idx, by_elevation);
+  for (int64_t m = 0; m < n; m++) {
+    const int i = idx[m], r = i / cols, c = i % cols;
+    if (!taint[i] || r == 0 || c == 0 || r == rows - 1 || c == cols - 1) continue;
+    for (int k = 1; k <= 8; k++) {
+      const int j = (r + nrow[k]) * cols + c + ncol[k];
+      if (z[j] > -INFINITY && (z[j] < z[i] || (flat[i] && z[j] <= z[i]))) taint[j] = 1;
+    }
+  }
+  for (int64_t i = 0; i < n; i++) {
+    ok[i] = z[i] > -INFINITY && !taint[i];
+    *ncmp += ok[i];
+  }
+  free(z);
+  free(flat);
+  free(taint);
+  free(idx);
+  return ok;
+}
+
+static int test_richdem(void) {
+  static const char *const dems[] = {"loganvrt", "enogeo"};
+  static const int64_t want_flat[] = {2136, 20050}, want_cmp[] = {115849, 358050};
+  static const struct {
+    const char *file, *flags;
+    double tol;
+  } M[] = {{"quinn", "--method quinn", 1e-14},
+           {"holmgren", "--method holmgren", 1e-14},
+           {"freeman", "--method freeman --freeman-p 1.10000002384185791015625", 1e-14},
+           {"freeman", "--method freeman", 1e-6}};
+  char probe[1024];
+  snprintf(probe, sizeof probe, "%s/richdem/loganvrt/acc_quinn.tif", shared);
+  if (!exists(probe)) return fprintf(stderr, "SKIP: no RichDEM outputs under %s\n", shared), 0;
+  for (int d = 0; d < 2; d++) {
+    char fel[1024];
+    snprintf(fel, sizeof fel, "%s/taudem/%s/fel.tif", shared, dems[d]);
+    rc_raster D;
+    ASSERT(!rc_load(fel, &D));
+    int64_t nflat, ncmp;
+    uint8_t *ok = comparable(&D, &nflat, &ncmp);
+    fprintf(stderr, "%s: %lld flat cells, %lld compared\n", dems[d], (long long)nflat, (long long)ncmp);
+    ASSERT(nflat == want_flat[d] && ncmp == want_cmp[d]);
+    for (size_t m = 0; m < sizeof M / sizeof M[0]; m++) {
+      char a[4096], ref[1200];
+      snprintf(a, sizeof a, "--filled '%s' %s --acc '%s' --tile-size 100", fel, M[m].flags, opath("r_acc.tif"));
+      ASSERT_EQ_INT(run(a), 0);
+      snprintf(ref, sizeof ref, "%s/richdem/%s/acc_%s.tif", shared, dems[d], M[m].file);
+      rc_raster A, B;
+      ASSERT(!rc_load(opath("r_acc.tif"), &A) && !rc_load(ref, &B));
+      ASSERT(A.rows == B.rows && A.cols == B.cols && A.rows == D.rows && A.cols == D.cols);
+      const double area = fabs(B.gt[1] * B.gt[5]);
+      int64_t differ = 0, nodata_mismatch = 0;
+      double max_rel = 0;
+      for (int64_t i = 0; i < (int64_t)A.rows * A.cols; i++) {
+        if (rc_is_nodata(&A, A.v[i]) != rc_is_nodata(&B, B.v[i])) nodata_mismatch++;
+        if (!ok[i]) continue;
+        const double want = B.v[i] / area, rel = fabs(A.v[i] - want) / want;
+        differ += A.v[i] != want;
+        if (rel > max_rel) max_rel = rel;
+      }
+      fprintf(stderr, "%s %s: %lld of %lld compared cells differ, max relative %.3g; %lld nodata on one side\n",
+              dems[d], M[m].flags, (long long)differ, (long long)ncmp, max_rel, (long long)nodata_mismatch);
+      ASSERT(max_rel < M[m].tol && nodata_mismatch == 0);
+      rc_free(&A);
+      rc_free(&B);
+    }
+    free(ok);
+    rc_free(&D);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s TESTDATA TERRAFORT SHARED_DATA [test]\n", argv[0]);
+    return 2;
+  }
+  tf = argv[2];
+  shared = argv[3];
+  GDALAllRegister();
+  snprintf(outdir, sizeof outdir, "flow_mfd_out");
+  mkdir(outdir, 0755);
+  if (argc > 4 && !strcmp(argv[4], "test_richdem")) {
+    char p[1024];
+    snprintf(p, sizeof p, "%s/richdem/loganvrt/acc_quinn.tif", shared);
+    if (!exists(p)) return fprintf(stderr, "SKIP: no RichDEM outputs under %s\n", shared), 77;
+  }
+  static const tr_test_case cases[] = {TR_TEST(test_cone_analytic), TR_TEST(test_same_bytes),
+                                       TR_TEST(test_bad_options), TR_TEST(test_richdem)};
+  return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
+}
