@@ -256,6 +256,10 @@ static int point_seeds(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout,
             at = rr * dir.cols + cc;
           }
         }
+        /* where it ends must have data: a basin of a nodata cell is empty */
+        if (!st && decode_at(&dir, s->encoding, cell_value(&dir, cell, &st, err)) == TR_D8_NODATA && !st)
+          st = tr_fail(err, TR_EINPUT, "'%s': outlet %lld (%g, %g) lies on a nodata cell of '%s'%s", s->points,
+                       (long long)fid, gx, gy, s->dir, s->snap_distance > 0 ? " with none within --snap-distance" : "");
         if (!st && push(out, &n, &cap, (tr_basin_seed){cell, label}))
           st = tr_fail(err, TR_ENOMEM, "out of memory for the outlets");
         if (!st && s->moves && push_move(&moves, &nm, &capm, (tr_outlet_move){label, cell, moved, x, y, fid}))

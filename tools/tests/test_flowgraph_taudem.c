@@ -424,6 +424,35 @@ static int test_d8flowdir_form(void) {
   return 0;
 }
 
+/* An outlet on a nodata cell of the directions: one line naming it, exit
+ * 3, no file (its basin would be empty). */
+static int test_outlet_on_nodata(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  rc_raster p;
+  ASSERT(rc_load(tpath("enogeo", "p.tif"), &p) == 0);
+  long at = -1;
+  for (long i = 0; i < (long)p.rows * p.cols && at < 0; i++)
+    if (rc_is_nodata(&p, p.v[i])) at = i;
+  ASSERT(at >= 0);
+  const double x = p.gt[0] + (at % p.cols + 0.5) * p.gt[1], y = p.gt[3] + (at / p.cols + 0.5) * p.gt[5];
+  rc_free(&p);
+  char f[2048], c[4096], errf[600];
+  snprintf(f, sizeof f, "%s/nd.geojson", outdir);
+  FILE *o = fopen(f, "w");
+  ASSERT(o != NULL);
+  fprintf(o, "{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\"properties\":{\"id\":5},"
+             "\"geometry\":{\"type\":\"Point\",\"coordinates\":[%.12f,%.12f]}}]}\n", x, y);
+  fclose(o);
+  snprintf(errf, sizeof errf, "%s/nd.stderr", outdir);
+  unlink(opath("ndgw.tif"));
+  snprintf(c, sizeof c, "'%s' flowgraph -q --dir-in '%s' -o '%s' -gw '%s'", tf, tpath("enogeo", "p.tif"), f,
+           opath("ndgw.tif"));
+  ASSERT_EQ_INT(rc_run(c, errf), 3);
+  ASSERT(strstr(rc_slurp(errf), "lies on a nodata cell") != NULL);
+  ASSERT(access(opath("ndgw.tif"), F_OK) != 0);
+  return 0;
+}
+
 /* Bad outlet options: one line, exit 2 (usage) or 3 (input), no file left. */
 static int test_outlets_bad(void) {
   if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
@@ -483,6 +512,6 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_accumulation), TR_TEST(test_streams_order),
                                        TR_TEST(test_basins_network), TR_TEST(test_outlets_moved),
                                        TR_TEST(test_outlets_snap_distance), TR_TEST(test_outlets_bad),
-                                       TR_TEST(test_d8flowdir_form)};
+                                       TR_TEST(test_d8flowdir_form), TR_TEST(test_outlet_on_nodata)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
