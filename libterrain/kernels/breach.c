@@ -235,12 +235,12 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
                  (double)(need + 64 * ((int64_t)1 << 20)) / 1048576.0, (long long)n, tr_size_text(o->run.mem, have));
   float *dem = st ? NULL : malloc((size_t)n * sizeof *dem);
   if (!st && !dem) st = tr_fail(err, TR_ENOMEM, "out of memory for '%s' (%lld cells)", src, (long long)n);
-  /* the whole raster, 256 rows at a time; nodata as NaN */
+  /* the whole raster, 256 rows at a time; nodata and non-finite cells as NaN */
   for (int64_t r0 = 0; r0 < in.rows && !st; r0 += 256) {
     const int64_t nr = in.rows - r0 < 256 ? in.rows - r0 : 256;
     st = tr_input_read_f32(&in, r0, 0, nr, in.cols, dem + r0 * in.cols, in.cols, err);
     for (int64_t i = r0 * in.cols; i < (r0 + nr) * in.cols && !st; i++)
-      if (in.has_nodata && dem[i] == (float)in.nodata) dem[i] = NAN;
+      if (!isfinite(dem[i]) || (in.has_nodata && dem[i] == (float)in.nodata)) dem[i] = NAN; /* +-Inf too */
   }
   if (!st) st = br_breach(dem, in.rows, in.cols, o->epsilon, err);
   if (!st) {

@@ -121,6 +121,31 @@ static int test_no_pit_left(void) {
   return 0;
 }
 
+/* NaN, +Inf and -Inf cells are nodata in the output (the DEM's nodata
+ * value, or NaN without one), as in every product; the rest still drains. */
+static int test_nonfinite(void) {
+  static const char *const dems[] = {"nonfinite.tif", "nonfinite_nond.tif"};
+  for (int d = 0; d < 2; d++) {
+    char in[1024];
+    snprintf(in, sizeof in, "%s/%s", ck_dir, dems[d]);
+    ASSERT_EQ_INT(br("", dems[d], "nf.tif", ""), 0);
+    rc_raster z, b;
+    ASSERT(rc_load(in, &z) == 0 && rc_load(ck_out("nf.tif"), &b) == 0);
+    long nonfinite = 0;
+    for (long i = 0; i < (long)z.rows * z.cols; i++)
+      if (!isfinite(z.v[i])) {
+        nonfinite++;
+        ASSERT(isnan(b.v[i]) || rc_is_nodata(&b, b.v[i]));
+      } else if (!rc_is_nodata(&z, z.v[i])) {
+        ASSERT(isfinite(b.v[i]) && !rc_is_nodata(&b, b.v[i]));
+      }
+    ASSERT(nonfinite > 0);
+    rc_free(&z);
+    rc_free(&b);
+  }
+  return 0;
+}
+
 static int test_same_bytes(void) {
   ASSERT_EQ_INT(br("", "demo.tif", "one.tif", "--threads 1"), 0);
   static const char *const flags[] = {"--threads 2", "--threads 2 --tile-size 100", "--tile-size 333",
@@ -173,6 +198,6 @@ int main(int argc, char **argv) {
   GDALAllRegister();
   ck_mpirun(mpirun, sizeof mpirun);
   static const tr_test_case cases[] = {TR_TEST(test_richdem_parity), TR_TEST(test_no_pit_left),
-                                       TR_TEST(test_same_bytes), TR_TEST(test_bad_input)};
+                                       TR_TEST(test_nonfinite),        TR_TEST(test_same_bytes), TR_TEST(test_bad_input)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
