@@ -26,6 +26,10 @@
  * receiver ready. Values only go from unknown to final: monotone. A cell
  * still unknown at Assemble lies on or below a cycle of directions: the run
  * fails naming it, as the accumulation does.
+ *
+ * The window, a round's queue and row sizes, the state's arrays, f_aggr and
+ * Assemble's put are dag_round.h's, the skeleton of the programs that compute
+ * a cell once from final inputs.
  */
 #include <stdlib.h>
 #include <string.h>

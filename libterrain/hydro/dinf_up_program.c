@@ -34,6 +34,10 @@
  * twi (product TR_DINF_UP_TWI, input 1 the slope): ln(sca / slope) as
  * TauDEM's twi computes it (Float32 division, then the logarithm), nodata
  * where either is nodata or not positive.
+ *
+ * The window, a round's queue and row sizes, the state's arrays, f_aggr and
+ * Assemble's put are dag_round.h's, the skeleton of the programs that compute
+ * a cell once from final inputs.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -39,6 +39,10 @@
  * first). IncEval: a halo receiver's first value is set, which may make the
  * tile cells draining into it ready. Values only go from unknown to final:
  * monotone, and every schedule gives the same result.
+ *
+ * The window, a round's queue and row sizes, the state's arrays, f_aggr and
+ * Assemble's put are dag_round.h's, the skeleton of the programs that compute
+ * a cell once from final inputs.
  */
 #include <float.h>
 #include <math.h>

@@ -40,6 +40,10 @@
  *
  * State of a fragment over its padded window: z and the angle (Float32),
  * 1 / C and the value (double, NaN while unknown): 24 bytes a cell.
+ *
+ * The window, a round's queue and row sizes, the state's arrays, f_aggr and
+ * Assemble's put are dag_round.h's, the skeleton of the programs that compute
+ * a cell once from final inputs.
  */
 #include <math.h>
 #include <stdlib.h>
