@@ -257,6 +257,9 @@ static int mu_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
     if (!new_desc && !new_val) continue; /* a copy of what is known */
     for (int k = 1; k <= 8; k++) {
       const int64_t d = i + w.g.off[k];
+      /* only a tile cell waits; and share() of halo cell i towards the
+       * outside would read z beyond the window */
+      if (!tr_dag_in_tile(&w.g, d)) continue;
       /* a new descriptor may free any neighbour; a new value those it feeds */
       if (!new_desc && !(share(x, s, &w, i, k) > 0.0)) continue;
       if (waiting(s, &w, d) && ready(x, s, &w, d)) w.q[nq++] = d;
