@@ -34,11 +34,16 @@
  * twi (product TR_DINF_UP_TWI, input 1 the slope): ln(sca / slope) as
  * TauDEM's twi computes it (Float32 division, then the logarithm), nodata
  * where either is nodata or not positive.
+ *
+ * The window, a round's queue and row sizes, the state's arrays, f_aggr and
+ * Assemble's put are dag_round.h's, the skeleton of the programs that compute
+ * a cell once from final inputs.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dag_round.h"
 #include "dinf.h"
 #include "flowdir.h"
 #include "graph.h"
@@ -60,88 +65,48 @@ typedef struct {
   uint8_t *con;
 } du_state;
 
-/* One round's geometry: the window's offsets and the cell size of every
- * padded row. */
-typedef struct {
-  const tr_aap_frag *f;
-  int64_t h, w, pw;
-} du_win;
-
-typedef struct {
-  du_win g;
-  int64_t off[9]; /* neighbour k (1..8, dinf.h's numbering) */
-  double *dx, *dy;
-} du_round;
-
-/* Is padded index i a tile cell (not the halo)? */
-static inline int in_tile(const du_win *g, int64_t i) {
-  const int64_t r = i / g->pw, c = i % g->pw;
-  return r >= 1 && r <= g->h && c >= 1 && c <= g->w;
-}
-
-/* The global cell index of padded index i, and back. */
-static inline int64_t cell_of(const du_win *g, int64_t cols, int64_t i) {
-  return (i / g->pw - 1 + g->f->row0) * cols + (i % g->pw - 1 + g->f->col0);
-}
-
-static inline int64_t index_of(const du_win *g, int64_t cols, int64_t cell) {
-  return (cell / cols - g->f->row0 + 1) * g->pw + (cell % cols - g->f->col0 + 1);
-}
+/* the state's arrays, each a value per padded cell */
+static const tr_dag_array du_arrays[] = {TR_DAG_ARRAY(du_state, ang), TR_DAG_ARRAY(du_state, sca),
+                                         TR_DAG_ARRAY(du_state, con)};
+#define DU_NARRAYS ((int)(sizeof du_arrays / sizeof du_arrays[0]))
 
 static void du_destroy(void *user, void *state) {
   (void)user;
-  du_state *s = state;
-  if (!s) return;
-  free(s->ang);
-  free(s->sca);
-  free(s->con);
-  free(s);
+  if (!state) return;
+  tr_dag_arrays_free(state, du_arrays, DU_NARRAYS);
+  free(state);
 }
 
-static int round_begin(const du_ctx *x, const tr_aap_frag *f, du_round *w) {
-  memset(w, 0, sizeof *w);
-  w->g = (du_win){f, f->rows, f->cols, f->cols + 2};
-  for (int k = 1; k <= 8; k++) w->off[k] = tr_dinf_nrow[k] * w->g.pw + tr_dinf_ncol[k];
-  const int64_t nr = f->rows + 2;
-  w->dx = malloc((size_t)nr * sizeof *w->dx);
-  w->dy = malloc((size_t)nr * sizeof *w->dy);
-  if (!w->dx || !w->dy) return -1;
-  for (int64_t r = 0; r < nr; r++) tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &w->dx[r], &w->dy[r]);
-  return 0;
-}
-
-static void round_end(du_round *w) {
-  free(w->dx);
-  free(w->dy);
+static int round_begin(const du_ctx *x, const tr_aap_frag *f, tr_dag_round *w) {
+  return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, 0);
 }
 
 /* The share of padded cell n's flow that reaches its neighbour in direction
  * k from n (> 0), or <= 0 for none. */
-static inline double share(const du_state *s, const du_round *w, int64_t n, int k) {
+static inline double share(const du_state *s, const tr_dag_round *w, int64_t n, int k) {
   const float a = s->ang[n];
   if (isnan(a)) return -1.0;
   const int64_t r = n / w->g.pw;
   return tr_dinf_prop(a, k, w->dx[r], w->dy[r]);
 }
 
-/* k's opposite: the direction from neighbour k back to the cell */
-#define BACK(k) ((k) + 4 > 8 ? (k) - 4 : (k) + 4)
+#define BACK(k) TR_DAG_BACK(k)
 
 /* Are all the donors of tile cell d final? */
-static int ready(const du_state *s, const du_round *w, int64_t d) {
+static int ready(const du_state *s, const tr_dag_round *w, int64_t d) {
   for (int k = 1; k <= 8; k++) {
-    const int64_t n = d + w->off[k];
+    const int64_t n = d + w->g.off[k];
     if (isnan(s->sca[n]) && share(s, w, n, BACK(k)) > 0.0) return 0;
   }
   return 1;
 }
 
 /* Finishes cell i from its donors (all final), TauDEM's sum. */
-static void finish(const du_ctx *x, du_state *s, const du_round *w, int64_t i) {
+static void finish(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t i) {
   float acc = 0.0f;
   int con = 0;
   for (int k = 1; k <= 8; k++) {
-    const int64_t n = i + w->off[k];
+    const int64_t n = i + w->g.off[k];
     if (isnan(s->ang[n])) {
       con = 1;
       continue;
@@ -157,8 +122,8 @@ static void finish(const du_ctx *x, du_state *s, const du_round *w, int64_t i) {
 
 /* Runs the queue: finishes cells, queues those they make ready, emits
  * final perimeter cells that give flow to a halo cell. */
-static int drain(const du_ctx *x, du_state *s, const du_round *w, int64_t *q, int64_t nq, tr_aap_round *rd) {
-  int64_t work = 0;
+static int drain(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t nq, tr_aap_round *rd) {
+  int64_t *q = w->q, work = 0;
   while (nq > 0) {
     const int64_t i = q[--nq];
     finish(x, s, w, i);
@@ -166,14 +131,14 @@ static int drain(const du_ctx *x, du_state *s, const du_round *w, int64_t *q, in
     int out = 0;
     for (int k = 1; k <= 8; k++) {
       if (!(share(s, w, i, k) > 0.0)) continue;
-      const int64_t d = i + w->off[k];
-      if (!in_tile(&w->g, d)) out = 1;
+      const int64_t d = i + w->g.off[k];
+      if (!tr_dag_in_tile(&w->g, d)) out = 1;
       else if (!isnan(s->ang[d]) && isnan(s->sca[d]) && ready(s, w, d))
         q[nq++] = d; /* once: it became ready with this, its last donor */
     }
     if (out) {
       du_msg m = {s->sca[i], s->con[i]};
-      if (tr_aap_emit(rd, cell_of(&w->g, x->env->cols, i), &m)) return -1;
+      if (tr_aap_emit(rd, tr_dag_cell(&w->g, x->env->cols, i), &m)) return -1;
     }
   }
   tr_aap_add_work(rd, work);
@@ -187,35 +152,21 @@ static int du_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   *state = s;
   if (!s) return -1;
   s->n = n;
-  s->ang = malloc((size_t)n * sizeof *s->ang);
-  s->sca = malloc((size_t)n * sizeof *s->sca);
-  s->con = calloc((size_t)n, 1);
-  float *z = s->ang && s->sca && s->con ? tr_graph_window(x->env, f) : NULL;
+  float *z = tr_dag_arrays_alloc(x->env, f, s, du_arrays, DU_NARRAYS, n) ? NULL : tr_graph_window(x->env, f);
   if (!z) return -1;
   memcpy(s->ang, z, (size_t)n * sizeof *z);
   tr_graph_window_done(x->env, f, z);
   for (int64_t i = 0; i < n; i++) s->sca[i] = NAN;
-  if (tr_graph_keep(x->env, f, &s->ang, (size_t)n * sizeof *s->ang, NULL) ||
-      tr_graph_keep(x->env, f, &s->sca, (size_t)n * sizeof *s->sca, NULL) ||
-      tr_graph_keep(x->env, f, &s->con, (size_t)n, NULL))
-    return -1;
-  du_round w;
-  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
-  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  if (!q || round_begin(x, f, &w)) {
-    free(q);
-    round_end(&w);
-    return -1;
-  }
+  tr_dag_round w;
+  if (round_begin(x, f, &w)) return -1;
   int64_t nq = 0;
   for (int64_t r = 1; r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {
       const int64_t i = r * w.g.pw + c;
-      if (!isnan(s->ang[i]) && ready(s, &w, i)) q[nq++] = i;
+      if (!isnan(s->ang[i]) && ready(s, &w, i)) w.q[nq++] = i;
     }
-  const int rc = drain(x, s, &w, q, nq, rd);
-  round_end(&w);
-  free(q);
+  const int rc = drain(x, s, &w, nq, rd);
+  tr_dag_round_end(&w);
   return rc;
 }
 
@@ -223,70 +174,55 @@ static int du_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
                       const void *values, tr_aap_round *rd) {
   du_ctx *x = user;
   du_state *s = state;
-  du_round w;
-  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
-  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  if (!q || round_begin(x, f, &w)) {
-    free(q);
-    round_end(&w);
-    return -1;
-  }
+  tr_dag_round w;
+  if (round_begin(x, f, &w)) return -1;
   int64_t nq = 0;
   for (int64_t m = 0; m < n; m++) {
     du_msg v;
     memcpy(&v, (const unsigned char *)values + (size_t)m * sizeof v, sizeof v);
-    const int64_t i = index_of(&w.g, x->env->cols, cells[m]);
+    const int64_t i = tr_dag_index(&w.g, x->env->cols, cells[m]);
     if (!isnan(s->sca[i]) || isnan(s->ang[i])) continue; /* a copy of a value already applied */
     s->sca[i] = v.v;
     s->con[i] = (uint8_t)(v.con != 0);
     for (int k = 1; k <= 8; k++) {
       if (!(share(s, &w, i, k) > 0.0)) continue;
-      const int64_t d = i + w.off[k];
-      if (in_tile(&w.g, d) && !isnan(s->ang[d]) && isnan(s->sca[d]) && ready(s, &w, d)) q[nq++] = d;
+      const int64_t d = i + w.g.off[k];
+      if (tr_dag_in_tile(&w.g, d) && !isnan(s->ang[d]) && isnan(s->sca[d]) && ready(s, &w, d)) w.q[nq++] = d;
     }
   }
-  const int rc = drain(x, s, &w, q, nq, rd);
-  round_end(&w);
-  free(q);
+  const int rc = drain(x, s, &w, nq, rd);
+  tr_dag_round_end(&w);
   return rc;
+}
+
+/* What Assemble reads: the state, and for twi the slope's window. */
+typedef struct {
+  const du_ctx *x;
+  const du_state *s;
+  const float *slp;
+} du_out;
+
+static int du_cell(void *u, int64_t i, void *out) {
+  const du_out *o = u;
+  const float v = o->s->sca[i];
+  float y = (float)TR_DINF_UP_NODATA;
+  if (!isnan(v) && !(o->x->prm.edge_check && o->s->con[i])) y = v;
+  if (o->slp) {
+    const float sl = o->slp[i];
+    y = !isnan(v) && !isnan(sl) && sl > 0.0f && v > 0.0f ? logf(v / sl) : (float)TR_DINF_UP_NODATA;
+  }
+  memcpy(out, &y, sizeof y);
+  return 0;
 }
 
 static int du_assemble(void *user, const tr_aap_frag *f, void *state) {
   du_ctx *x = user;
-  du_state *s = state;
-  if (!s) return -1;
-  const int64_t h = f->rows, wd = f->cols, pw = wd + 2;
-  const int twi = x->prm.product == TR_DINF_UP_TWI;
-  float *tile = malloc((size_t)(h * wd) * sizeof *tile);
-  float *slp = tile && twi ? tr_graph_window_in(x->env, 1, f) : NULL;
-  if (!tile || (twi && !slp)) {
-    free(tile);
-    return -1;
-  }
-  for (int64_t r = 1; r <= h; r++)
-    for (int64_t c = 1; c <= wd; c++) {
-      const int64_t i = r * pw + c;
-      float out = (float)TR_DINF_UP_NODATA;
-      const float v = s->sca[i];
-      if (!isnan(v) && !(x->prm.edge_check && s->con[i])) out = v;
-      if (twi) {
-        const float sl = slp[i];
-        out = !isnan(v) && !isnan(sl) && sl > 0.0f && v > 0.0f ? logf(v / sl) : (float)TR_DINF_UP_NODATA;
-      }
-      tile[(r - 1) * wd + (c - 1)] = out;
-    }
-  if (slp) tr_graph_window_in_done(x->env, 1, f, slp);
-  const int rc = x->env->put(x->env, f, tile);
-  free(tile);
+  if (!state) return -1;
+  du_out o = {x, state, NULL};
+  if (x->prm.product == TR_DINF_UP_TWI && !(o.slp = tr_graph_window_in(x->env, 1, f))) return -1;
+  const int rc = tr_dag_put(x->env, f, sizeof(float), &o, du_cell);
+  if (o.slp) tr_graph_window_in_done(x->env, 1, f, (float *)o.slp);
   return rc;
-}
-
-/* Copies of one final value: the first is kept. */
-static int du_first(void *user, void *acc, const void *value) {
-  (void)user;
-  (void)acc;
-  (void)value;
-  return 0;
 }
 
 static int du_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
@@ -301,7 +237,7 @@ static int du_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   p->inceval = du_inceval;
   p->assemble = du_assemble;
   p->destroy = du_destroy;
-  p->aggr = du_first;
+  p->aggr = tr_dag_keep_first; /* copies of one final value */
   return 0;
 }
 

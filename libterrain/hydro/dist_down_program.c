@@ -39,6 +39,10 @@
  * first). IncEval: a halo receiver's first value is set, which may make the
  * tile cells draining into it ready. Values only go from unknown to final:
  * monotone, and every schedule gives the same result.
+ *
+ * The window, a round's queue and row sizes, the state's arrays, f_aggr and
+ * Assemble's put are dag_round.h's, the skeleton of the programs that compute
+ * a cell once from final inputs.
  */
 #include <float.h>
 #include <math.h>
@@ -46,6 +50,7 @@
 #include <string.h>
 
 #include "d8_codes.h"
+#include "dag_round.h"
 #include "dinf.h"
 #include "flowdir.h"
 #include "graph.h"
@@ -72,73 +77,24 @@ typedef struct {
   uint8_t *st; /* UNKNOWN, FINAL or NONE */
 } dd_state;
 
-/* A fragment's padded window: tile cells are rows and columns 1..h, 1..w,
- * row-major with stride pw = w + 2. */
-typedef struct {
-  const tr_aap_frag *f;
-  int64_t h, w, pw;
-} dd_win;
+/* the state's arrays, each a value per padded cell; HAND's two last */
+static const tr_dag_array dd_arrays[] = {TR_DAG_ARRAY(dd_state, val), TR_DAG_ARRAY(dd_state, st),
+                                         TR_DAG_ARRAY(dd_state, rx), TR_DAG_ARRAY(dd_state, ang),
+                                         TR_DAG_ARRAY(dd_state, z)};
+#define DD_NARRAYS ((int)(sizeof dd_arrays / sizeof dd_arrays[0]))
 
-static inline dd_win win_of(const tr_aap_frag *f) { return (dd_win){f, f->rows, f->cols, f->cols + 2}; }
-
-/* Is padded index i a tile cell (not the halo)? */
-static inline int in_tile(const dd_win *g, int64_t i) {
-  const int64_t r = i / g->pw, c = i % g->pw;
-  return r >= 1 && r <= g->h && c >= 1 && c <= g->w;
-}
-
-/* The global cell index of padded index i, and back. */
-static inline int64_t cell_of(const dd_win *g, int64_t cols, int64_t i) {
-  return (i / g->pw - 1 + g->f->row0) * cols + (i % g->pw - 1 + g->f->col0);
-}
-
-static inline int64_t index_of(const dd_win *g, int64_t cols, int64_t cell) {
-  return (cell / cols - g->f->row0 + 1) * g->pw + (cell % cols - g->f->col0 + 1);
-}
-
-/* One round's geometry: the window, neighbour offsets and the cell size of
- * every padded row. */
-typedef struct {
-  dd_win g;
-  int64_t off[9]; /* neighbour k (1..8, dinf.h's numbering) */
-  double *dx, *dy;
-  double *aref; /* padded row r's reference angles at aref[10 r] (tr_dinf_aref) */
-} dd_round;
-
-#define BACK(k) ((k) + 4 > 8 ? (k)-4 : (k) + 4)
+#define BACK(k) TR_DAG_BACK(k)
 
 static void dd_destroy(void *user, void *state) {
   (void)user;
-  dd_state *s = state;
-  if (!s) return;
-  free(s->ang);
-  free(s->z);
-  free(s->rx);
-  free(s->val);
-  free(s->st);
-  free(s);
+  if (!state) return;
+  tr_dag_arrays_free(state, dd_arrays, DD_NARRAYS);
+  free(state);
 }
 
-static int round_begin(const dd_ctx *x, const tr_aap_frag *f, dd_round *w) {
-  memset(w, 0, sizeof *w);
-  w->g = win_of(f);
-  for (int k = 1; k <= 8; k++) w->off[k] = tr_dinf_nrow[k] * w->g.pw + tr_dinf_ncol[k];
-  const int64_t nr = f->rows + 2;
-  w->dx = malloc((size_t)nr * sizeof *w->dx);
-  w->dy = malloc((size_t)nr * sizeof *w->dy);
-  w->aref = malloc((size_t)nr * 10 * sizeof *w->aref);
-  if (!w->dx || !w->dy || !w->aref) return -1;
-  for (int64_t r = 0; r < nr; r++) {
-    tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &w->dx[r], &w->dy[r]);
-    tr_dinf_aref(w->dx[r], w->dy[r], w->aref + 10 * r);
-  }
-  return 0;
-}
-
-static void round_end(dd_round *w) {
-  free(w->dx);
-  free(w->dy);
-  free(w->aref);
+/* a round with the rows' reference angles (HAND's shares) */
+static int round_begin(const dd_ctx *x, const tr_aap_frag *f, tr_dag_round *w) {
+  return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, TR_DAG_AREF);
 }
 
 static inline int is_hand(const dd_ctx *x) { return x->prm.product == TR_DOWN_HAND; }
@@ -148,19 +104,19 @@ static inline int drains(const dd_state *s, int64_t i, int k) { return (s->rx[i]
 
 /* Are all the receivers of cell i final? (Off the window: a receiver off
  * the grid, NONE from PEval.) */
-static int ready(const dd_state *s, const dd_round *w, int64_t i) {
+static int ready(const dd_state *s, const tr_dag_round *w, int64_t i) {
   for (int k = 1; k <= 8; k++)
-    if (drains(s, i, k) && s->st[i + w->off[k]] == UNKNOWN) return 0;
+    if (drains(s, i, k) && s->st[i + w->g.off[k]] == UNKNOWN) return 0;
   return 1;
 }
 
 /* Finishes tile cell i from its receivers (all final). */
-static void finish(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t i) {
+static void finish(const dd_ctx *x, dd_state *s, const tr_dag_round *w, int64_t i) {
   const int64_t row = i / w->g.pw;
   if (!is_hand(x)) {
     int k = 1;
     while (!drains(s, i, k)) k++;
-    const int64_t n = i + w->off[k];
+    const int64_t n = i + w->g.off[k];
     if (s->st[n] != FINAL) {
       s->st[i] = NONE;
       return;
@@ -181,7 +137,7 @@ static void finish(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t i) {
   for (int k = 1; k <= 8; k++) {
     if (!drains(s, i, k)) continue;
     const double p = tr_dinf_prop_at(s->ang[i], k, w->aref + 10 * row);
-    const int64_t n = i + w->off[k];
+    const int64_t n = i + w->g.off[k];
     if (s->st[n] != FINAL || isnan(s->z[n])) {
       con = 1;
       continue;
@@ -199,19 +155,19 @@ static void finish(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t i) {
 }
 
 /* Does a cell of the halo drain into tile cell i? */
-static int halo_donor(const dd_state *s, const dd_round *w, int64_t i) {
+static int halo_donor(const dd_state *s, const tr_dag_round *w, int64_t i) {
   for (int k = 1; k <= 8; k++) {
-    const int64_t n = i + w->off[k];
-    if (!in_tile(&w->g, n) && drains(s, n, BACK(k))) return 1;
+    const int64_t n = i + w->g.off[k];
+    if (!tr_dag_in_tile(&w->g, n) && drains(s, n, BACK(k))) return 1;
   }
   return 0;
 }
 
 /* Queues the tile cells draining into i that i's value makes ready. */
-static int64_t wake_donors(const dd_state *s, const dd_round *w, int64_t i, int64_t *q, int64_t nq) {
+static int64_t wake_donors(const dd_state *s, const tr_dag_round *w, int64_t i, int64_t *q, int64_t nq) {
   for (int k = 1; k <= 8; k++) {
-    const int64_t d = i + w->off[k];
-    if (!in_tile(&w->g, d) || s->st[d] != UNKNOWN || !drains(s, d, BACK(k))) continue;
+    const int64_t d = i + w->g.off[k];
+    if (!tr_dag_in_tile(&w->g, d) || s->st[d] != UNKNOWN || !drains(s, d, BACK(k))) continue;
     if (ready(s, w, d)) q[nq++] = d; /* once: i was its last receiver to become final */
   }
   return nq;
@@ -219,8 +175,8 @@ static int64_t wake_donors(const dd_state *s, const dd_round *w, int64_t i, int6
 
 /* Runs the queue: finishes cells, queues those they make ready, emits the
  * perimeter cells a halo cell drains into. */
-static int drain(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t *q, int64_t nq, tr_aap_round *rd) {
-  int64_t work = 0;
+static int drain(const dd_ctx *x, dd_state *s, const tr_dag_round *w, int64_t nq, tr_aap_round *rd) {
+  int64_t *q = w->q, work = 0;
   while (nq > 0) {
     const int64_t i = q[--nq];
     if (s->st[i] != UNKNOWN) continue;
@@ -229,7 +185,7 @@ static int drain(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t *q, in
     nq = wake_donors(s, w, i, q, nq);
     if (halo_donor(s, w, i)) {
       const dd_msg m = {s->st[i] == FINAL ? s->val[i] : 0.0f, s->st[i]};
-      if (tr_aap_emit(rd, cell_of(&w->g, x->env->cols, i), &m)) return -1;
+      if (tr_aap_emit(rd, tr_dag_cell(&w->g, x->env->cols, i), &m)) return -1;
     }
   }
   tr_aap_add_work(rd, work);
@@ -238,8 +194,8 @@ static int drain(const dd_ctx *x, dd_state *s, const dd_round *w, int64_t *q, in
 
 /* Loads the window's directions and streams into s and sets what the
  * cells' own data decide (a stream cell, a cell without a direction). */
-static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const dd_round *w) {
-  const dd_win *g = &w->g;
+static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const tr_dag_round *w) {
+  const tr_dag_win *g = &w->g;
   const int64_t n = s->n;
   const int hand = is_hand(x), ks = hand ? 2 : 1;
   float *a = tr_graph_window_in(x->env, 0, f);
@@ -257,8 +213,8 @@ static int load(dd_ctx *x, const tr_aap_frag *f, dd_state *s, const dd_round *w)
   } else
     for (int64_t i = 0; i < n; i++) {
       const int d = tr_d8_lut_decode(&x->lut, a[i]);
-      if (d == TR_D8_BAD && in_tile(g, i) && !rc) {
-        const int64_t cell = cell_of(g, x->env->cols, i);
+      if (d == TR_D8_BAD && tr_dag_in_tile(g, i) && !rc) {
+        const int64_t cell = tr_dag_cell(g, x->env->cols, i);
         rc = tr_graph_fail(x->env, f, TR_EINPUT, "'%s': cell (row %lld, col %lld) holds %g, not a %s direction code",
                            x->prm.src, (long long)(cell / x->env->cols), (long long)(cell % x->env->cols), (double)a[i],
                            tr_d8_encoding_name(x->prm.encoding));
@@ -298,35 +254,19 @@ static int dd_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   *state = s;
   if (!s) return -1;
   s->n = n;
-  s->val = malloc((size_t)n * sizeof *s->val);
-  s->st = malloc((size_t)n);
-  s->rx = malloc((size_t)n);
-  if (hand) {
-    s->ang = malloc((size_t)n * sizeof *s->ang);
-    s->z = malloc((size_t)n * sizeof *s->z);
-  }
-  if (!s->val || !s->st || !s->rx || (hand && (!s->ang || !s->z))) return -1;
-  dd_round w;
-  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
-  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  int rc = q && !round_begin(x, f, &w) ? 0 : -1;
-  if (!rc) rc = load(x, f, s, &w);
-  if (!rc && (tr_graph_keep(x->env, f, &s->val, (size_t)n * sizeof *s->val, NULL) ||
-              tr_graph_keep(x->env, f, &s->st, (size_t)n, NULL) || tr_graph_keep(x->env, f, &s->rx, (size_t)n, NULL)))
-    rc = -1;
-  if (!rc && hand &&
-      (tr_graph_keep(x->env, f, &s->ang, (size_t)n * sizeof *s->ang, NULL) ||
-       tr_graph_keep(x->env, f, &s->z, (size_t)n * sizeof *s->z, NULL)))
-    rc = -1;
+  tr_dag_round w;
+  if (tr_dag_arrays_alloc(x->env, f, s, dd_arrays, hand ? DD_NARRAYS : DD_NARRAYS - 2, n) ||
+      round_begin(x, f, &w))
+    return -1;
+  int rc = load(x, f, s, &w);
   int64_t nq = 0;
   for (int64_t r = 1; !rc && r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {
       const int64_t i = r * w.g.pw + c;
-      if (s->st[i] == UNKNOWN && ready(s, &w, i)) q[nq++] = i;
+      if (s->st[i] == UNKNOWN && ready(s, &w, i)) w.q[nq++] = i;
     }
-  if (!rc) rc = drain(x, s, &w, q, nq, rd);
-  round_end(&w);
-  free(q);
+  if (!rc) rc = drain(x, s, &w, nq, rd);
+  tr_dag_round_end(&w);
   return rc;
 }
 
@@ -334,53 +274,34 @@ static int dd_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
                       const void *values, tr_aap_round *rd) {
   dd_ctx *x = user;
   dd_state *s = state;
-  dd_round w;
-  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
-  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  if (!q || round_begin(x, f, &w)) {
-    free(q);
-    round_end(&w);
-    return -1;
-  }
+  tr_dag_round w;
+  if (round_begin(x, f, &w)) return -1;
   int64_t nq = 0;
   for (int64_t m = 0; m < n; m++) {
     dd_msg v;
     memcpy(&v, (const unsigned char *)values + (size_t)m * sizeof v, sizeof v);
-    const int64_t i = index_of(&w.g, x->env->cols, cells[m]);
+    const int64_t i = tr_dag_index(&w.g, x->env->cols, cells[m]);
     if (s->st[i] != UNKNOWN) continue; /* a copy of a value already applied */
     s->st[i] = v.st == FINAL ? FINAL : NONE;
     s->val[i] = v.st == FINAL ? v.v : 0.0f;
-    nq = wake_donors(s, &w, i, q, nq);
+    nq = wake_donors(s, &w, i, w.q, nq);
   }
-  const int rc = drain(x, s, &w, q, nq, rd);
-  round_end(&w);
-  free(q);
+  const int rc = drain(x, s, &w, nq, rd);
+  tr_dag_round_end(&w);
   return rc;
+}
+
+static int dd_cell(void *u, int64_t i, void *out) {
+  const dd_state *s = u;
+  const float y = s->st[i] == FINAL ? s->val[i] : (float)TR_DOWN_NODATA;
+  memcpy(out, &y, sizeof y);
+  return 0;
 }
 
 static int dd_assemble(void *user, const tr_aap_frag *f, void *state) {
   dd_ctx *x = user;
-  dd_state *s = state;
-  if (!s) return -1;
-  const int64_t h = f->rows, wd = f->cols, pw = wd + 2;
-  float *tile = malloc((size_t)(h * wd) * sizeof *tile);
-  if (!tile) return -1;
-  for (int64_t r = 1; r <= h; r++)
-    for (int64_t c = 1; c <= wd; c++) {
-      const int64_t i = r * pw + c;
-      tile[(r - 1) * wd + (c - 1)] = s->st[i] == FINAL ? s->val[i] : (float)TR_DOWN_NODATA;
-    }
-  const int rc = x->env->put(x->env, f, tile);
-  free(tile);
-  return rc;
-}
-
-/* Copies of one final value: the first is kept. */
-static int dd_first(void *user, void *acc, const void *value) {
-  (void)user;
-  (void)acc;
-  (void)value;
-  return 0;
+  if (!state) return -1;
+  return tr_dag_put(x->env, f, sizeof(float), state, dd_cell);
 }
 
 static int dd_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
@@ -396,7 +317,7 @@ static int dd_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   p->inceval = dd_inceval;
   p->assemble = dd_assemble;
   p->destroy = dd_destroy;
-  p->aggr = dd_first;
+  p->aggr = tr_dag_keep_first; /* copies of one final value */
   return 0;
 }
 

@@ -40,11 +40,16 @@
  *
  * State of a fragment over its padded window: z and the angle (Float32),
  * 1 / C and the value (double, NaN while unknown): 24 bytes a cell.
+ *
+ * The window, a round's queue and row sizes, the state's arrays, f_aggr and
+ * Assemble's put are dag_round.h's, the skeleton of the programs that compute
+ * a cell once from final inputs.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dag_round.h"
 #include "dinf.h"
 #include "flowdir.h"
 #include "graph.h"
@@ -64,30 +69,15 @@ typedef struct {
   double *inv, *val;
 } mu_state;
 
-typedef struct {
-  const tr_aap_frag *f;
-  int64_t h, w, pw;
-  int64_t off[9]; /* neighbour k (1..8, dinf.h's numbering) */
-  double *dx, *dy;
-} mu_round;
+/* the state's arrays, each a value per padded cell */
+static const tr_dag_array mu_arrays[] = {TR_DAG_ARRAY(mu_state, z), TR_DAG_ARRAY(mu_state, ang),
+                                         TR_DAG_ARRAY(mu_state, inv), TR_DAG_ARRAY(mu_state, val)};
+#define MU_NARRAYS ((int)(sizeof mu_arrays / sizeof mu_arrays[0]))
 
 /* RichDEM's neighbour order (W, NW, N, NE, E, SE, S, SW) in dinf.h's k */
 static const int rd_order[8] = {5, 4, 3, 2, 1, 8, 7, 6};
 
-#define BACK(k) ((k) + 4 > 8 ? (k) - 4 : (k) + 4)
-
-static inline int in_tile(const mu_round *g, int64_t i) {
-  const int64_t r = i / g->pw, c = i % g->pw;
-  return r >= 1 && r <= g->h && c >= 1 && c <= g->w;
-}
-
-static inline int64_t cell_of(const mu_round *g, int64_t cols, int64_t i) {
-  return (i / g->pw - 1 + g->f->row0) * cols + (i % g->pw - 1 + g->f->col0);
-}
-
-static inline int64_t index_of(const mu_round *g, int64_t cols, int64_t cell) {
-  return (cell / cols - g->f->row0 + 1) * g->pw + (cell % cols - g->f->col0 + 1);
-}
+#define BACK(k) TR_DAG_BACK(k)
 
 /* RichDEM's weight of the flow from elevation zc to zn, k's way, before
  * it is stored as Float32 (0: none). */
@@ -102,12 +92,12 @@ static inline double weight(const tr_mfd_up_params *p, float zc, float zn, int k
 
 /* 1 / C of tile cell i (all its neighbours in the window), 0 when it drains
  * by its angle, -1 when it gives nothing. */
-static double descriptor(const mu_ctx *x, const mu_state *s, const mu_round *w, int64_t i) {
-  const int64_t gr = i / w->pw - 1 + w->f->row0, gc = i % w->pw - 1 + w->f->col0;
+static double descriptor(const mu_ctx *x, const mu_state *s, const tr_dag_round *w, int64_t i) {
+  const int64_t gr = i / w->g.pw - 1 + w->g.f->row0, gc = i % w->g.pw - 1 + w->g.f->col0;
   if (gr == 0 || gc == 0 || gr == x->env->rows - 1 || gc == x->env->cols - 1) return -1.0;
   double c = 0.0;
   for (int m = 0; m < 8; m++) {
-    const float zn = s->z[i + w->off[rd_order[m]]];
+    const float zn = s->z[i + w->g.off[rd_order[m]]];
     if (isnan(zn)) continue;
     /* C sums the stored Float32 weights (Holmgren1994.hpp), Freeman's the
      * doubles before storing (Freeman1991.hpp) */
@@ -120,24 +110,24 @@ static double descriptor(const mu_ctx *x, const mu_state *s, const mu_round *w, 
 
 /* The share of padded cell n's flow that reaches its neighbour k (> 0), or
  * 0; n's descriptor known. */
-static inline double share(const mu_ctx *x, const mu_state *s, const mu_round *w, int64_t n, int k) {
+static inline double share(const mu_ctx *x, const mu_state *s, const tr_dag_round *w, int64_t n, int k) {
   const double inv = s->inv[n];
   if (inv < 0.0) return 0.0;
   if (inv == 0.0) {
-    const int64_t r = n / w->pw;
+    const int64_t r = n / w->g.pw;
     const double p = tr_dinf_prop(s->ang[n], k, w->dx[r], w->dy[r]);
     return p > 0.0 ? p : 0.0;
   }
-  const float zd = s->z[n + w->off[k]];
+  const float zd = s->z[n + w->g.off[k]];
   if (isnan(zd)) return 0.0;
   const float wk = (float)weight(&x->prm, s->z[n], zd, k);
   return wk > 0.0f ? (double)(float)((double)wk * inv) : 0.0;
 }
 
 /* Are all the donors of tile cell d known and final? */
-static int ready(const mu_ctx *x, const mu_state *s, const mu_round *w, int64_t d) {
+static int ready(const mu_ctx *x, const mu_state *s, const tr_dag_round *w, int64_t d) {
   for (int k = 1; k <= 8; k++) {
-    const int64_t n = d + w->off[k];
+    const int64_t n = d + w->g.off[k];
     if (isnan(s->z[n])) continue;
     if (isnan(s->inv[n])) return 0;
     if (isnan(s->val[n]) && share(x, s, w, n, BACK(k)) > 0.0) return 0;
@@ -145,10 +135,10 @@ static int ready(const mu_ctx *x, const mu_state *s, const mu_round *w, int64_t 
   return 1;
 }
 
-static void finish(const mu_ctx *x, mu_state *s, const mu_round *w, int64_t i) {
+static void finish(const mu_ctx *x, mu_state *s, const tr_dag_round *w, int64_t i) {
   double acc = 1.0;
   for (int k = 1; k <= 8; k++) {
-    const int64_t n = i + w->off[k];
+    const int64_t n = i + w->g.off[k];
     if (isnan(s->z[n])) continue;
     const double p = share(x, s, w, n, BACK(k));
     if (p > 0.0) acc += p * s->val[n];
@@ -156,15 +146,14 @@ static void finish(const mu_ctx *x, mu_state *s, const mu_round *w, int64_t i) {
   s->val[i] = acc;
 }
 
-static inline int waiting(const mu_state *s, const mu_round *w, int64_t d) {
-  return in_tile(w, d) && !isnan(s->z[d]) && isnan(s->val[d]);
+static inline int waiting(const mu_state *s, const tr_dag_round *w, int64_t d) {
+  return tr_dag_in_tile(&w->g, d) && !isnan(s->z[d]) && isnan(s->val[d]);
 }
 
 /* Finishes queued cells, queues those they make ready; with emit, a final
  * cell that gives flow out of the tile is emitted. */
-static int drain(const mu_ctx *x, mu_state *s, const mu_round *w, int64_t *q, int64_t nq, int emit,
-                 tr_aap_round *rd) {
-  int64_t work = 0;
+static int drain(const mu_ctx *x, mu_state *s, const tr_dag_round *w, int64_t nq, int emit, tr_aap_round *rd) {
+  int64_t *q = w->q, work = 0;
   while (nq > 0) {
     const int64_t i = q[--nq];
     finish(x, s, w, i);
@@ -172,54 +161,34 @@ static int drain(const mu_ctx *x, mu_state *s, const mu_round *w, int64_t *q, in
     int out = 0;
     for (int k = 1; k <= 8; k++) {
       if (!(share(x, s, w, i, k) > 0.0)) continue;
-      const int64_t d = i + w->off[k];
-      if (!in_tile(w, d)) out = 1;
+      const int64_t d = i + w->g.off[k];
+      if (!tr_dag_in_tile(&w->g, d)) out = 1;
       else if (waiting(s, w, d) && ready(x, s, w, d)) q[nq++] = d; /* its last donor */
     }
     if (out && emit) {
       const mu_msg m = {s->val[i], s->inv[i]};
-      if (tr_aap_emit(rd, cell_of(w, x->env->cols, i), &m)) return -1;
+      if (tr_aap_emit(rd, tr_dag_cell(&w->g, x->env->cols, i), &m)) return -1;
     }
   }
   tr_aap_add_work(rd, work);
   return 0;
 }
 
-static int round_begin(const mu_ctx *x, const tr_aap_frag *f, mu_round *w) {
-  memset(w, 0, sizeof *w);
-  w->f = f;
-  w->h = f->rows;
-  w->w = f->cols;
-  w->pw = f->cols + 2;
-  for (int k = 1; k <= 8; k++) w->off[k] = tr_dinf_nrow[k] * w->pw + tr_dinf_ncol[k];
-  const int64_t nr = f->rows + 2;
-  w->dx = malloc((size_t)nr * sizeof *w->dx);
-  w->dy = malloc((size_t)nr * sizeof *w->dy);
-  if (!w->dx || !w->dy) return -1;
-  for (int64_t r = 0; r < nr; r++) tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &w->dx[r], &w->dy[r]);
-  return 0;
-}
-
-static void round_end(mu_round *w) {
-  free(w->dx);
-  free(w->dy);
+static int round_begin(const mu_ctx *x, const tr_aap_frag *f, tr_dag_round *w) {
+  return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, 0);
 }
 
 static void mu_destroy(void *user, void *state) {
   (void)user;
-  mu_state *s = state;
-  if (!s) return;
-  free(s->z);
-  free(s->ang);
-  free(s->inv);
-  free(s->val);
-  free(s);
+  if (!state) return;
+  tr_dag_arrays_free(state, mu_arrays, MU_NARRAYS);
+  free(state);
 }
 
 /* Does perimeter cell i have a valid neighbour outside the tile? */
-static int faces_out(const mu_state *s, const mu_round *w, int64_t i) {
+static int faces_out(const mu_state *s, const tr_dag_round *w, int64_t i) {
   for (int k = 1; k <= 8; k++)
-    if (!in_tile(w, i + w->off[k]) && !isnan(s->z[i + w->off[k]])) return 1;
+    if (!tr_dag_in_tile(&w->g, i + w->g.off[k]) && !isnan(s->z[i + w->g.off[k]])) return 1;
   return 0;
 }
 
@@ -229,11 +198,7 @@ static int mu_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   mu_state *s = calloc(1, sizeof *s);
   *state = s;
   if (!s) return -1;
-  s->z = malloc((size_t)n * sizeof *s->z);
-  s->ang = malloc((size_t)n * sizeof *s->ang);
-  s->inv = malloc((size_t)n * sizeof *s->inv);
-  s->val = malloc((size_t)n * sizeof *s->val);
-  if (!s->z || !s->ang || !s->inv || !s->val) return -1;
+  if (tr_dag_arrays_alloc(x->env, f, s, mu_arrays, MU_NARRAYS, n)) return -1;
   float *z = tr_graph_window(x->env, f);
   if (!z) return -1;
   memcpy(s->z, z, (size_t)n * sizeof *z);
@@ -242,46 +207,34 @@ static int mu_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   if (!a) return -1;
   memcpy(s->ang, a, (size_t)n * sizeof *a);
   tr_graph_window_in_done(x->env, 1, f, a);
-  if (tr_graph_keep(x->env, f, &s->z, (size_t)n * sizeof *s->z, NULL) ||
-      tr_graph_keep(x->env, f, &s->ang, (size_t)n * sizeof *s->ang, NULL) ||
-      tr_graph_keep(x->env, f, &s->inv, (size_t)n * sizeof *s->inv, NULL) ||
-      tr_graph_keep(x->env, f, &s->val, (size_t)n * sizeof *s->val, NULL))
-    return -1;
-  mu_round w;
-  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
-  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  if (!q || round_begin(x, f, &w)) {
-    free(q);
-    round_end(&w);
-    return -1;
-  }
+  tr_dag_round w;
+  if (round_begin(x, f, &w)) return -1;
   for (int64_t i = 0; i < n; i++) {
     s->val[i] = NAN;
     s->inv[i] = NAN;
   }
   for (int64_t r = 1; r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {
-      const int64_t i = r * w.pw + c;
+      const int64_t i = r * w.g.pw + c;
       if (!isnan(s->z[i])) s->inv[i] = descriptor(x, s, &w, i);
     }
   int64_t nq = 0;
   for (int64_t r = 1; r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {
-      const int64_t i = r * w.pw + c;
-      if (!isnan(s->z[i]) && ready(x, s, &w, i)) q[nq++] = i;
+      const int64_t i = r * w.g.pw + c;
+      if (!isnan(s->z[i]) && ready(x, s, &w, i)) w.q[nq++] = i;
     }
-  int rc = drain(x, s, &w, q, nq, 0, rd);
+  int rc = drain(x, s, &w, nq, 0, rd);
   /* every perimeter cell facing another tile: its descriptor (and value) */
   for (int64_t r = 1; !rc && r <= f->rows; r++)
     for (int64_t c = 1; !rc && c <= f->cols; c++) {
       if (r != 1 && r != f->rows && c != 1 && c != f->cols) continue;
-      const int64_t i = r * w.pw + c;
+      const int64_t i = r * w.g.pw + c;
       if (isnan(s->z[i]) || !faces_out(s, &w, i)) continue;
       const mu_msg m = {s->val[i], s->inv[i]};
-      rc = tr_aap_emit(rd, cell_of(&w, x->env->cols, i), &m);
+      rc = tr_aap_emit(rd, tr_dag_cell(&w.g, x->env->cols, i), &m);
     }
-  round_end(&w);
-  free(q);
+  tr_dag_round_end(&w);
   return rc;
 }
 
@@ -289,19 +242,13 @@ static int mu_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
                       const void *values, tr_aap_round *rd) {
   mu_ctx *x = user;
   mu_state *s = state;
-  mu_round w;
-  memset(&w, 0, sizeof w); /* round_end after a failure before round_begin */
-  int64_t *q = malloc((size_t)(f->rows * f->cols) * sizeof *q);
-  if (!q || round_begin(x, f, &w)) {
-    free(q);
-    round_end(&w);
-    return -1;
-  }
+  tr_dag_round w;
+  if (round_begin(x, f, &w)) return -1;
   int64_t nq = 0;
   for (int64_t m = 0; m < n; m++) {
     mu_msg v;
     memcpy(&v, (const unsigned char *)values + (size_t)m * sizeof v, sizeof v);
-    const int64_t i = index_of(&w, x->env->cols, cells[m]);
+    const int64_t i = tr_dag_index(&w.g, x->env->cols, cells[m]);
     if (isnan(s->z[i])) continue;
     const int new_desc = isnan(s->inv[i]);
     const int new_val = !isnan(v.v) && isnan(s->val[i]);
@@ -309,33 +256,30 @@ static int mu_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
     if (new_val) s->val[i] = v.v;
     if (!new_desc && !new_val) continue; /* a copy of what is known */
     for (int k = 1; k <= 8; k++) {
-      const int64_t d = i + w.off[k];
+      const int64_t d = i + w.g.off[k];
+      /* only a tile cell waits; and share() of halo cell i towards the
+       * outside would read z beyond the window */
+      if (!tr_dag_in_tile(&w.g, d)) continue;
       /* a new descriptor may free any neighbour; a new value those it feeds */
       if (!new_desc && !(share(x, s, &w, i, k) > 0.0)) continue;
-      if (waiting(s, &w, d) && ready(x, s, &w, d)) q[nq++] = d;
+      if (waiting(s, &w, d) && ready(x, s, &w, d)) w.q[nq++] = d;
     }
   }
-  const int rc = drain(x, s, &w, q, nq, 1, rd);
-  round_end(&w);
-  free(q);
+  const int rc = drain(x, s, &w, nq, 1, rd);
+  tr_dag_round_end(&w);
   return rc;
+}
+
+static int mu_cell(void *u, int64_t i, void *out) {
+  const double v = ((const mu_state *)u)->val[i], y = isnan(v) ? TR_MFD_UP_NODATA : v;
+  memcpy(out, &y, sizeof y);
+  return 0;
 }
 
 static int mu_assemble(void *user, const tr_aap_frag *f, void *state) {
   mu_ctx *x = user;
-  mu_state *s = state;
-  if (!s) return -1;
-  const int64_t h = f->rows, wd = f->cols, pw = wd + 2;
-  double *tile = malloc((size_t)(h * wd) * sizeof *tile);
-  if (!tile) return -1;
-  for (int64_t r = 1; r <= h; r++)
-    for (int64_t c = 1; c <= wd; c++) {
-      const double v = s->val[r * pw + c];
-      tile[(r - 1) * wd + (c - 1)] = isnan(v) ? TR_MFD_UP_NODATA : v;
-    }
-  const int rc = x->env->put(x->env, f, tile);
-  free(tile);
-  return rc;
+  if (!state) return -1;
+  return tr_dag_put(x->env, f, sizeof(double), state, mu_cell);
 }
 
 /* Copies of one cell's message: the one with a value wins. */
