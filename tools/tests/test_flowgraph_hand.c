@@ -53,51 +53,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flow_kit.h"
 #include "raster_check.h"
 #include "tr_test.h"
 
-static const char *tf, *shared, *testdata;
-static char outdir[512];
+static const char *shared, *testdata;
 
-static const char *opath(const char *name) {
-  static char p[8][1024];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(p[k], sizeof p[k], "%s/%s", outdir, name);
-  return p[k];
-}
-
-static int exists(const char *p) {
-  struct stat sb;
-  return stat(p, &sb) == 0;
-}
-
-/* A Float32 GeoTIFF of rows x cols cells of size cell (projected, UTM 12N). */
-static int write_dem(const char *path, int rows, int cols, double cell, const float *z, int has_nd, float nd) {
-  GDALDriverH d = GDALGetDriverByName("GTiff");
-  GDALDatasetH ds = GDALCreate(d, path, cols, rows, 1, GDT_Float32, NULL);
-  if (!ds) return -1;
-  double gt[6] = {400000, cell, 0, 4600000, 0, -cell};
-  GDALSetGeoTransform(ds, gt);
-  OGRSpatialReferenceH srs = OSRNewSpatialReference(NULL);
-  OSRImportFromEPSG(srs, 32612);
-  char *wkt = NULL;
-  OSRExportToWkt(srs, &wkt);
-  GDALSetProjection(ds, wkt);
-  CPLFree(wkt);
-  OSRDestroySpatialReference(srs);
-  GDALRasterBandH b = GDALGetRasterBand(ds, 1);
-  if (has_nd) GDALSetRasterNoDataValue(b, nd);
-  CPLErr e = GDALRasterIO(b, GF_Write, 0, 0, cols, rows, (void *)z, cols, rows, GDT_Float32, 0, 0);
-  GDALClose(ds);
-  return e == CE_None ? 0 : -1;
-}
-
-static int run(const char *args) {
-  char c[8192];
-  snprintf(c, sizeof c, "'%s' flowgraph -q %s 2>%s/err.txt", tf, args, outdir);
-  return rc_run(c, NULL);
-}
 
 /* ---- the independent reference: HAND on a plane, in double ------------------------- */
 
