@@ -1138,9 +1138,17 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->network) st = stage_done(&o->run, stage, err);
   if (!st && want_seeds) {
-    tr_seed_src ss = {&o->run, dir, acc, o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL, (int)o->encoding,
-                      o->threshold, o->snap, o->snap_distance, o->id_field,
-                      o->moved_outlets || o->outlet_table ? &moves : NULL, &nmoves};
+    tr_seed_src ss = {.run = &o->run,
+                      .dir = dir,
+                      .acc = acc,
+                      .points = o->basins_by == TR_BASINS_OUTLETS ? o->outlets : NULL,
+                      .encoding = (int)o->encoding,
+                      .threshold = o->threshold,
+                      .snap = o->snap,
+                      .snap_distance = o->snap_distance,
+                      .id_field = o->id_field,
+                      .moves = o->moved_outlets || o->outlet_table ? &moves : NULL,
+                      .nmoves = &nmoves};
     st = tr_seeds_build(&ss, &seeds, &nseeds, err);
     if (!st && o->moved_outlets) st = tr_outlets_write(&o->run, dir, moves, nmoves, o->moved_outlets, NULL, err);
     if (!st && o->moved_outlets) st = stage_done(&o->run, stage, err);

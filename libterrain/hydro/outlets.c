@@ -262,7 +262,7 @@ static int point_seeds(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout,
                        (long long)fid, gx, gy, s->dir, s->snap_distance > 0 ? " with none within --snap-distance" : "");
         if (!st && push(out, &n, &cap, (tr_basin_seed){cell, label}))
           st = tr_fail(err, TR_ENOMEM, "out of memory for the outlets");
-        if (!st && s->moves && push_move(&moves, &nm, &capm, (tr_outlet_move){label, cell, moved, x, y, fid}))
+        if (!st && s->moves && push_move(&moves, &nm, &capm, (tr_outlet_move){.label = label, .cell = cell, .moved = moved, .x = x, .y = y, .feature = fid}))
           st = tr_fail(err, TR_ENOMEM, "out of memory for the outlets");
       }
     }

@@ -244,9 +244,15 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
   }
   if (!st) st = br_breach(dem, in.rows, in.cols, o->epsilon, err);
   if (!st) {
-    br_params p = {in.has_nodata, (float)in.nodata};
-    br_src s = {dem, in.rows, in.cols};
-    tr_source source = {&in, &p, {GDT_Float32, 1, in.has_nodata, in.nodata, GDT_Float32}, &s, br_tile_input, need};
+    br_params p = {.has_nodata = in.has_nodata, .nodata = (float)in.nodata};
+    br_src s = {.dem = dem, .rows = in.rows, .cols = in.cols};
+    tr_source source = {.grid = &in,
+                        .params = &p,
+                        .prod = {.type = GDT_Float32, .bands = 1, .has_nodata = in.has_nodata, .nodata = in.nodata,
+                                 .file_type = GDT_Float32},
+                        .ctx = &s,
+                        .tile_input = br_tile_input,
+                        .held = need};
     st = tr_run_kernel_source(&o->run, "breach", &source, dst, err);
   }
   free(dem);
