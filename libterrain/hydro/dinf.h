@@ -18,7 +18,7 @@
  *
  * Proportions. Flow leaving at angle a is split between the two neighbours
  * bounding the facet it points into, in proportion to the angular
- * distance (tr_dinf_prop, TauDEM's prop): a neighbour of direction k (1 = E,
+ * distance (tr_dinf_prop_at, TauDEM's prop): a neighbour of direction k (1 = E,
  * 2 = NE, ... 8 = SE, the reference angles 0, atan2(dy, dx), pi/2, ...)
  * receives p in (0, 1]; p < 1e-5 counts as none.
  */
@@ -68,26 +68,60 @@ static inline float tr_dinf_angle(int k, double a) {
   return (float)(tr_dinf_angc[k] * (TR_DINF_PI / 2) + tr_dinf_angf[k] * a);
 }
 
+/* Where the angle atan2(s2, s1) of a facet with legs d1, d2 falls, decided
+ * without the atan2 wherever that is certain: 0 below the facet (a < 0), 1
+ * inside, 2 past its diagonal (a > atan2(d2, d1)), -1 too close to call
+ * (the caller then computes the angle as tr_dinf_vslope does). Inside the
+ * facet with s1 > 0 the angle grows with s2 / s1, so s2 d1 against d2 s1
+ * decides it; a margin of 1e-9 (relative) is far wider than atan2's last-bit
+ * error, and legs more than 1000 times apart are always computed. */
+static inline int tr_dinf_side(double s1, double s2, double d1, double d2) {
+  if (!(d2 < 1e3 * d1 && d1 < 1e3 * d2)) return -1;
+  if (s2 < 0.) return (s1 <= 0. || -s2 > 1e-250 * s1) ? 0 : -1;
+  if (s2 == 0.) return signbit(s2) ? -1 : s1 < 0. ? 2 : 1;
+  if (s1 <= 0.) return 2;
+  const double u = s2 * d1, v = d2 * s1;
+  if (!(u > 1e-250 && v > 1e-250 && u < 1e250 && v < 1e250)) return -1;
+  return u > v * (1. + 1e-9) ? 2 : u < v * (1. - 1e-9) ? 1 : -1;
+}
+
 /* A cell's angle and slope from the elevations of its window (z: the cell,
  * rows `stride` apart, all eight neighbours valid): 1 with *ang and *slp, or
- * 0 when no facet slopes strictly down (a flat: *slp = 0). */
+ * 0 when no facet slopes strictly down (a flat: *slp = 0). The values of
+ * tr_dinf_vslope over the eight facets, the steepest first in K order, with
+ * one atan2 for the winning facet instead of two for each. */
 static inline int tr_dinf_cell(const float *z, int64_t stride, double dx, double dy, float *ang, float *slp) {
   const double dxx[3] = {0, dx, dy}, dd = sqrt(dx * dx + dy * dy);
-  double smax = 0., amax = 0.;
-  int kd = 0;
+  const double e0 = (double)z[0];
+  double smax = 0., s1max = 0., s2max = 0.;
+  int kd = 0, side_max = 0;
   for (int k = 1; k <= 8; k++) {
-    double s, a;
-    tr_dinf_vslope((double)z[0], (double)z[tr_dinf_e1_row[k] * stride + tr_dinf_e1_col[k]],
-                   (double)z[tr_dinf_e2_row[k] * stride + tr_dinf_e2_col[k]], dxx[tr_dinf_leg1[k]],
-                   dxx[tr_dinf_leg2[k]], dd, &s, &a);
+    const double e1 = (double)z[tr_dinf_e1_row[k] * stride + tr_dinf_e1_col[k]],
+                 e2 = (double)z[tr_dinf_e2_row[k] * stride + tr_dinf_e2_col[k]];
+    const double d1 = dxx[tr_dinf_leg1[k]], d2 = dxx[tr_dinf_leg2[k]];
+    const double s1 = (e0 - e1) / d1, s2 = (e1 - e2) / d2;
+    int side = tr_dinf_side(s1, s2, d1, d2);
+    if (side < 0) {
+      const double a = (s2 == 0 && s1 == 0) ? 0 : atan2(s2, s1);
+      side = a < 0. ? 0 : a > atan2(d2, d1) ? 2 : 1;
+    }
+    const double s = side == 0 ? s1 : side == 2 ? (e0 - e2) / dd : sqrt(s1 * s1 + s2 * s2);
     if (s > smax) {
       smax = s;
-      amax = a;
       kd = k;
+      side_max = side;
+      s1max = s1;
+      s2max = s2;
     }
   }
   *slp = (float)smax;
-  if (kd) *ang = tr_dinf_angle(kd, amax);
+  if (kd) {
+    const double a = side_max == 0   ? 0.
+                     : side_max == 2 ? atan2(dxx[tr_dinf_leg2[kd]], dxx[tr_dinf_leg1[kd]])
+                     : (s2max == 0 && s1max == 0) ? 0
+                                                   : atan2(s2max, s1max);
+    *ang = tr_dinf_angle(kd, a);
+  }
   return kd != 0;
 }
 
@@ -116,13 +150,6 @@ static inline double tr_dinf_prop_at(float a, int k, const double aref[10]) {
     else p = (a - aref[k - 1]) / (aref[k] - aref[k - 1]);
   }
   return p < 1e-5 ? -1. : p;
-}
-
-/* The same for a cell of a row with cell size dx x dy. */
-static inline double tr_dinf_prop(float a, int k, double dx, double dy) {
-  double aref[10];
-  tr_dinf_aref(dx, dy, aref);
-  return tr_dinf_prop_at(a, k, aref);
 }
 
 #endif

@@ -6,7 +6,7 @@
  * A cell with a valid angle has
  *   sca(c) = dx(c) + sum over k = 1..8 (E, NE, N ... SE) of p_k sca(n_k)
  * where n_k is neighbour k and p_k > 0 the share of n_k's flow that reaches
- * c (hydro/dinf.h, tr_dinf_prop, with n_k's row's cell size). The sum is
+ * c (hydro/dinf.h, tr_dinf_prop_at, with n_k's row's cell size). The sum is
  * TauDEM's: a Float32 accumulator, each step (float)(acc + p_k * sca(n_k))
  * in double, the donors in that fixed k order, then + dx. Because a cell
  * is computed once, when every donor is final, and always sums them in that
@@ -78,7 +78,7 @@ static void du_destroy(void *user, void *state) {
 }
 
 static int round_begin(const du_ctx *x, const tr_aap_frag *f, tr_dag_round *w) {
-  return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, 0);
+  return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, TR_DAG_AREF);
 }
 
 /* The share of padded cell n's flow that reaches its neighbour in direction
@@ -87,7 +87,7 @@ static inline double share(const du_state *s, const tr_dag_round *w, int64_t n, 
   const float a = s->ang[n];
   if (isnan(a)) return -1.0;
   const int64_t r = n / w->g.pw;
-  return tr_dinf_prop(a, k, w->dx[r], w->dy[r]);
+  return tr_dinf_prop_at(a, k, w->aref + 10 * r);
 }
 
 #define BACK(k) TR_DAG_BACK(k)

@@ -9,7 +9,7 @@
  * a direction is final once every cell it drains to (its receivers) is:
  *   HAND    h(c) = sum_k p_k (z(c) - z(n_k) + h(n_k)) / sum_k p_k
  *           over the receivers n_k of c's D-infinity angle with their shares
- *           p_k (hydro/dinf.h, tr_dinf_prop; k = 1..8, E, NE, N ... SE),
+ *           p_k (hydro/dinf.h, tr_dinf_prop_at; k = 1..8, E, NE, N ... SE),
  *           in TauDEM's arithmetic: the drop z(c) - z(n_k) + h(n_k) in
  *           Float32, the running sums Float32 updated in double, a Float32
  *           quotient;

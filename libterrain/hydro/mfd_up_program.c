@@ -115,7 +115,7 @@ static inline double share(const mu_ctx *x, const mu_state *s, const tr_dag_roun
   if (inv < 0.0) return 0.0;
   if (inv == 0.0) {
     const int64_t r = n / w->g.pw;
-    const double p = tr_dinf_prop(s->ang[n], k, w->dx[r], w->dy[r]);
+    const double p = tr_dinf_prop_at(s->ang[n], k, w->aref + 10 * r);
     return p > 0.0 ? p : 0.0;
   }
   const float zd = s->z[n + w->g.off[k]];
@@ -175,7 +175,7 @@ static int drain(const mu_ctx *x, mu_state *s, const tr_dag_round *w, int64_t nq
 }
 
 static int round_begin(const mu_ctx *x, const tr_aap_frag *f, tr_dag_round *w) {
-  return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, 0);
+  return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, TR_DAG_AREF);
 }
 
 static void mu_destroy(void *user, void *state) {
