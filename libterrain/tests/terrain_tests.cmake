@@ -26,3 +26,6 @@ if(NOT TERRAFORT_SANITIZE)
                    ${CMAKE_BINARY_DIR}/testdata)
   set_tests_properties(terrain_installed_tree PROPERTIES FIXTURES_REQUIRED testdata LABELS "unit;terrain" TIMEOUT 300)
 endif()
+# hydro/dinf.h's cell rule against the plain rule written in the test (internal header).
+terrafort_add_test(terrain_dinf_cell SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dinf_cell.c LIBS terrain LABELS terrain)
+target_include_directories(terrain_dinf_cell PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
