@@ -12,13 +12,13 @@
  * plus one band of rows of each raster.
  *
  * A link runs from its head (a source: no stream cell drains into it; or a
- * junction: two or more do) down to the cell before the next head. Link
- * numbers follow the head's position in the raster (row-major), from 0.
+ * junction: two or more do) down to the cell before the next head. Links
+ * are numbered as TauDEM streamnet numbers them (tree() says how), so that
+ * LINKNO, the basins' labels and the link tree are TauDEM's own numbers.
  * As TauDEM writes them, a line's points go from the downstream end up to
  * the head and a link that ends in a junction carries the junction's point
  * first; Length sums the steps between points, StraightL is first to last.
- * Strahler order and Shreve magnitude come from the link tree (Kahn's order
- * over links).
+ * Strahler order and Shreve magnitude come from the same walk.
  */
 #include <gdal.h>
 #include <math.h>
@@ -41,8 +41,9 @@
 #define BAND_ROWS 64
 /* What a stream cell costs while the links are built: its record (32
  * bytes), build()'s downstream index, inflow count and link (16), its place
- * in the links' cells and seeds (24), and a share of the links (8). */
-#define STREAM_CELL_BYTES 80
+ * in the links' cells and seeds (24), a share of the links (8), and
+ * tree()'s queue and inflows left (12). */
+#define STREAM_CELL_BYTES 92
 
 typedef struct {
   int64_t cell;
@@ -122,100 +123,104 @@ static int64_t downstream(const cell_list *l, int64_t rows, int64_t cols, int64_
   return find_cell(l, r * cols + col);
 }
 
-/* Accumulation at cell (a stream cell). */
-static double acc_at(const cell_list *l, int64_t cell) {
-  const int64_t i = find_cell(l, cell);
-  return i >= 0 ? l->v[i].acc : 0.0;
-}
-
-/* Upstream links in TauDEM's order: the larger magnitude first, then the
- * larger accumulation at the link's bottom, then the lower link number. */
-typedef struct {
-  int32_t link, magnitude;
-  double acc;
-} up_ref;
-
-static int up_cmp(const void *pa, const void *pb) {
-  const up_ref *a = pa, *b = pb;
-  if (a->magnitude != b->magnitude) return a->magnitude > b->magnitude ? -1 : 1;
-  if (a->acc != b->acc) return a->acc > b->acc ? -1 : 1;
-  return (a->link > b->link) - (a->link < b->link);
-}
-
-/* Order and magnitude of link k from its (at most two) upstream links. */
-static void strahler(tr_link *links, tr_link *k) {
-  const int o1 = k->us1 >= 0 ? links[k->us1].order : 0, o2 = k->us2 >= 0 ? links[k->us2].order : 0;
-  k->order = o1 == 0 && o2 == 0 ? 1 : o1 == o2 ? o1 + 1 : (o1 > o2 ? o1 : o2);
-  k->magnitude = k->us1 < 0 && k->us2 < 0
-                     ? 1
-                     : (k->us1 >= 0 ? links[k->us1].magnitude : 0) + (k->us2 >= 0 ? links[k->us2].magnitude : 0);
-}
-
-/* The link tree, in Kahn's order over links: where more than two links
- * meet, TauDEM joins them two at a time through zero-length links at the
- * junction (the two of largest magnitude first), so every link has at most
- * two upstream links (USLINKNO1/2); Shreve magnitude and Strahler order
- * follow from them. */
-static int tree(const cell_list *l, tr_links *out, tr_error *err) {
-  const int64_t nreal = out->nlinks;
-  int64_t *start = calloc((size_t)nreal + 1, sizeof *start), *fill = calloc((size_t)nreal + 1, sizeof *fill);
-  int32_t *ups = malloc((size_t)(nreal ? nreal : 1) * sizeof *ups);
-  int32_t *nup = calloc((size_t)nreal + 1, sizeof *nup), *queue = malloc(((size_t)nreal + 1) * sizeof *queue);
-  up_ref *sorted = malloc(((size_t)nreal + 1) * sizeof *sorted);
-  int st = !start || !fill || !ups || !nup || !queue || !sorted ? tr_fail(err, TR_ENOMEM, "out of memory for links")
-                                                                : TR_OK;
+/* The link tree and TauDEM streamnet's link numbers. TauDEM numbers links
+ * as it makes them, walking the stream cells in a first-in first-out queue
+ * seeded with the sources in row-major order, a cell entering the queue
+ * once every stream cell draining into it has left it: a source makes a
+ * link, a junction of k inflows makes k - 1 (the first joins the two of
+ * highest Strahler order, each next one joins the link before and the next
+ * inflow, so that no link has more than two upstream links; all but the
+ * last are zero-length links at the junction, the last goes on down).
+ * Which inflows come first follows TauDEM's ordering: the inflows in
+ * neighbour order (E, NE, N, ... SE), then two passes of exchanging
+ * neighbours whose orders are out of ascending order, and the last two
+ * join first. The links walked by build() (old numbers, by head cell) are
+ * renumbered so; their cells stay as they are. `linkof` (old numbers on
+ * entry) holds the new ones on return. Memory: the queue, one int64_t per
+ * stream cell. */
+static int tree(const cell_list *l, int64_t rows, int64_t cols, const int64_t *ds, const int32_t *nin,
+                int32_t *linkof, tr_links *out, tr_error *err) {
+  const int64_t n = l->n, nreal = out->nlinks;
   int64_t nvirtual = 0;
-  for (int64_t j = 0; j < nreal && !st; j++)
-    if (out->links[j].ds >= 0) start[out->links[j].ds + 1]++;
-  for (int64_t j = 0; j < nreal && !st; j++) {
-    nup[j] = (int32_t)start[j + 1];
-    if (start[j + 1] > 2) nvirtual += start[j + 1] - 2;
-    start[j + 1] += start[j];
+  for (int64_t i = 0; i < n; i++)
+    if (nin[i] > 2) nvirtual += nin[i] - 2;
+  const int64_t total = nreal + nvirtual;
+  if (total > INT32_MAX) return tr_fail(err, TR_ENOMEM, "more than 2^31 stream links");
+  tr_link *nl = calloc((size_t)(total ? total : 1), sizeof *nl);
+  int32_t *newid = malloc((size_t)(nreal ? nreal : 1) * sizeof *newid);
+  int32_t *left = malloc((size_t)(n ? n : 1) * sizeof *left); /* inflows not yet out of the queue */
+  int64_t *queue = malloc((size_t)(n ? n : 1) * sizeof *queue);
+  if (!nl || !newid || !left || !queue) {
+    free(nl);
+    free(newid);
+    free(left);
+    free(queue);
+    return tr_fail(err, TR_ENOMEM, "out of memory for the stream links");
   }
-  for (int64_t j = 0; j < nreal && !st; j++) {
-    const int32_t d = out->links[j].ds;
-    if (d >= 0) ups[start[d] + fill[d]++] = (int32_t)j;
+  int64_t qt = 0, made = 0;
+  for (int64_t i = 0; i < n; i++) {
+    left[i] = nin[i];
+    if (!nin[i]) queue[qt++] = i;
   }
-  tr_link *links = st ? NULL : realloc(out->links, (size_t)(nreal + nvirtual + 1) * sizeof *links);
-  if (!st && !links) st = tr_fail(err, TR_ENOMEM, "out of memory for links");
-  if (links) out->links = links;
-  int64_t nl = nreal, qt = 0;
-  for (int64_t j = 0; j < nreal && !st; j++)
-    if (!nup[j]) queue[qt++] = (int32_t)j;
-  for (int64_t qh = 0; qh < qt && !st; qh++) {
-    const int32_t j = queue[qh];
-    const int64_t k = start[j + 1] - start[j];
-    for (int64_t i = 0; i < k; i++) {
-      const int32_t u = ups[start[j] + i];
-      sorted[i] = (up_ref){u, links[u].magnitude, acc_at(l, links[u].last)};
+  for (int64_t qh = 0; qh < qt; qh++) {
+    const int64_t i = queue[qh], r = l->v[i].cell / cols, c = l->v[i].cell % cols;
+    int32_t up[8], ord[8];
+    int k = 0;
+    for (int m = 1; m <= 8 && nin[i]; m++) {
+      const int64_t rr = r + tr_d8_drow[m], cc = c + tr_d8_dcol[m];
+      if (rr < 0 || rr >= rows || cc < 0 || cc >= cols) continue;
+      const int64_t j = find_cell(l, rr * cols + cc);
+      if (j < 0 || ds[j] != i) continue;
+      up[k] = newid[linkof[j]];
+      ord[k] = nl[up[k]].order;
+      k++;
     }
-    qsort(sorted, (size_t)k, sizeof *sorted, up_cmp);
-    int32_t cur = k ? sorted[0].link : -1;
-    for (int64_t i = 1; i + 1 < k; i++) { /* a zero-length link joins cur and sorted[i] */
-      tr_link *v = &links[nl];
-      memset(v, 0, sizeof *v);
-      v->head = v->last = v->next = links[j].head;
-      v->us1 = cur;
-      v->us2 = sorted[i].link;
-      v->ds = j;
-      links[cur].ds = links[sorted[i].link].ds = (int32_t)nl;
-      strahler(links, v);
-      cur = (int32_t)nl++;
+    if (k == 0 || k >= 2) {
+      const tr_link *walked = &out->links[linkof[i]];
+      int32_t oout = 1, u1 = -1;
+      if (k >= 2) {
+        for (int pass = 0; pass < 2; pass++)
+          for (int b = 0; b + 1 < k; b++)
+            if (ord[b] > ord[b + 1]) {
+              const int32_t to = ord[b], tu = up[b];
+              ord[b] = ord[b + 1], up[b] = up[b + 1];
+              ord[b + 1] = to, up[b + 1] = tu;
+            }
+        oout = ord[k - 2] == ord[k - 1] ? ord[k - 1] + 1 : ord[k - 1];
+        u1 = up[k - 1];
+      }
+      for (int m = 1; m < (k ? k : 2); m++) {
+        const int32_t id = (int32_t)made++, u2 = k ? up[k - 1 - m] : -1;
+        tr_link *v = &nl[id];
+        const int last = m + 1 >= (k ? k : 2);
+        if (last) { /* the link that goes on down from the junction or source */
+          *v = *walked;
+          newid[linkof[i]] = id;
+        } else { /* a zero-length link at the junction */
+          v->head = v->last = v->next = walked->head;
+        }
+        v->ds = -1;
+        v->us1 = u1;
+        v->us2 = u2;
+        v->order = oout;
+        v->magnitude = k ? nl[u1].magnitude + nl[u2].magnitude : 1;
+        if (u1 >= 0) nl[u1].ds = id;
+        if (u2 >= 0) nl[u2].ds = id;
+        u1 = id;
+      }
     }
-    links[j].us1 = cur;
-    links[j].us2 = k >= 2 ? sorted[k - 1].link : -1;
-    strahler(links, &links[j]);
-    const int32_t d = links[j].ds;
-    if (d >= 0 && --nup[d] == 0) queue[qt++] = d;
+    if (ds[i] >= 0 && --left[ds[i]] == 0) queue[qt++] = ds[i];
   }
-  out->nlinks = nl;
-  free(nup);
+  /* every walked link numbered (a cycle of stream cells has been refused) */
+  for (int64_t i = 0; i < n; i++)
+    if (linkof[i] >= 0) linkof[i] = newid[linkof[i]];
+  free(out->links);
+  out->links = nl;
+  out->nlinks = made;
+  free(newid);
+  free(left);
   free(queue);
-  free(start);
-  free(fill);
-  free(ups);
-  free(sorted);
-  return st;
+  return TR_OK;
 }
 
 static int build(const cell_list *l, int64_t rows, int64_t cols, tr_links *out, tr_error *err) {
@@ -264,7 +269,7 @@ static int build(const cell_list *l, int64_t rows, int64_t cols, tr_links *out, 
     k->next = x >= 0 ? l->v[x].cell : -1;
     k->ds = x >= 0 ? linkof[x] : -1;
   }
-  if (!st) st = tree(l, out, err);
+  if (!st) st = tree(l, rows, cols, ds, nin, linkof, out, err);
   for (int64_t i = 0; i < n && !st; i++) out->seeds[i] = (tr_basin_seed){l->v[i].cell, linkof[i]};
   out->nseeds = st ? 0 : n;
   free(ds);
