@@ -36,6 +36,7 @@
 #include "mem_limit.h"
 #include "path_max.h"
 #include "raster.h"
+#include "side_file.h"
 #include "vector_out.h"
 
 #define BAND_ROWS 64
@@ -84,23 +85,29 @@ static int64_t find_cell(const cell_list *l, int64_t cell) {
  * bands, is refused as soon as the reading passes that many. */
 static int read_streams(const tr_links_src *s, tr_input *in, int nin, cell_list *out, tr_error *err) {
   const int64_t rows = in[0].rows, cols = in[0].cols;
-  const int64_t bands = (int64_t)BAND_ROWS * cols * 3 * (int64_t)sizeof(float);
+  const int64_t bands = (int64_t)BAND_ROWS * cols * 4 * (int64_t)sizeof(float);
   int64_t room = tr_mem_room(s->run ? s->run->mem : 0, bands);
   if (room < STREAM_CELL_BYTES * 4096) room = STREAM_CELL_BYTES * 4096;
   const int64_t most = room / STREAM_CELL_BYTES;
-  float *buf = malloc((size_t)(BAND_ROWS * cols) * 3 * sizeof *buf);
+  /* the bands of rows: directions, accumulation, elevations, streams */
+  float *buf = malloc((size_t)(BAND_ROWS * cols) * 4 * sizeof *buf);
   if (!buf) return tr_fail(err, TR_ENOMEM, "out of memory reading the stream cells");
   int st = TR_OK;
   for (int64_t r0 = 0; r0 < rows && !st; r0 += BAND_ROWS) {
     const int64_t nr = rows - r0 < BAND_ROWS ? rows - r0 : BAND_ROWS;
     for (int k = 0; k < nin && !st; k++)
-      st = tr_input_read_f32(&in[k], r0, 0, nr, cols, buf + (size_t)k * BAND_ROWS * cols, cols, err);
+      if (in[k].ds) st = tr_input_read_f32(&in[k], r0, 0, nr, cols, buf + (size_t)k * BAND_ROWS * cols, cols, err);
+    const float *src = s->streams ? buf + 3 * BAND_ROWS * cols : NULL;
     for (int64_t i = 0; i < nr * cols && !st; i++) {
       const float a = buf[BAND_ROWS * cols + i];
-      if (isnan(a) || (double)a < s->threshold) continue;
+      /* TauDEM reads src as 16-bit integers and takes those above 0 */
+      if (src ? isnan(src[i]) || (in[3].has_nodata && src[i] == (float)in[3].nodata) || src[i] < 1.0f
+              : isnan(a) || (double)a < s->threshold)
+        continue;
       const int d = tr_d8_decode_value(s->encoding, buf[i]);
       if (d == TR_D8_NODATA || d == TR_D8_BAD) continue;
-      stream_cell c = {(r0 + i / cols) * cols + i % cols, (int8_t)d, a, nin > 2 ? buf[2 * BAND_ROWS * cols + i] : NAN};
+      stream_cell c = {(r0 + i / cols) * cols + i % cols, (int8_t)d, isnan(a) ? 0.0 : a,
+                       in[2].ds ? buf[2 * BAND_ROWS * cols + i] : NAN};
       if (out->n >= most)
         st = tr_fail(err, TR_ENOMEM,
                      "the stream network: more than %lld stream cells (accumulation >= %g), at about %d bytes each, "
@@ -280,21 +287,21 @@ static int build(const cell_list *l, int64_t rows, int64_t cols, tr_links *out, 
 
 int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
   memset(out, 0, sizeof *out);
-  tr_input in[3];
+  tr_input in[4];
   memset(in, 0, sizeof in);
-  const char *paths[3] = {s->dir, s->acc, s->elev};
-  const int nin = s->elev ? 3 : 2;
-  int st = TR_OK, opened = 0;
-  for (; opened < nin && !st; opened++) {
-    st = tr_input_open(&in[opened], paths[opened], opened == 2 && s->elev_band > 0 ? s->elev_band : 1, err);
-    if (st) break;
-    if (opened) st = tr_input_same_size(&in[opened], paths[opened], &in[0], "", paths[0], err);
+  const char *paths[4] = {s->dir, s->acc, s->elev, s->streams};
+  int st = TR_OK;
+  for (int k = 0; k < 4 && !st; k++) {
+    if (!paths[k]) continue;
+    st = tr_input_open(&in[k], paths[k], k == 2 && s->elev_band > 0 ? s->elev_band : 1, err);
+    if (!st && k) st = tr_input_same_size(&in[k], paths[k], &in[0], "", paths[0], err);
   }
   cell_list l = {NULL, 0, 0};
-  if (!st) st = read_streams(s, in, nin, &l, err);
+  if (!st) st = read_streams(s, in, 4, &l, err);
   if (!st) st = build(&l, in[0].rows, in[0].cols, out, err);
   free(l.v);
-  for (int k = 0; k < opened && k < nin; k++) tr_input_close(&in[k]);
+  for (int k = 0; k < 4; k++)
+    if (in[k].ds) tr_input_close(&in[k]);
   st = tr_dist_agree(s->run, st, err);
   if (st) tr_links_free(out);
   return st;
@@ -372,6 +379,19 @@ static double area_of(const tr_links_src *s, const tr_gradient_params *geo, int6
   return fabs(1.0 / (iew * ins));
 }
 
+/* Metres per cell on a geographic grid, per row, as slope computes them;
+ * else the geotransform's units. */
+static void geo_of(const tr_input *in, tr_gradient_params *geo) {
+  memset(geo, 0, sizeof *geo);
+  memcpy(geo->gt, in->gt, sizeof geo->gt);
+  if (in->geographic) {
+    const double fl = in->inv_flattening > 0 ? 1.0 / in->inv_flattening : 0.0;
+    geo->geographic = 1;
+    geo->semi_major = in->semi_major;
+    geo->e2 = fl * (2.0 - fl);
+  }
+}
+
 int tr_links_check(const char *dst, const char *driver, tr_error *err) {
   return tr_vector_check(dst, driver, "-nf", err);
 }
@@ -410,16 +430,8 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
   }
   const double *gt = dir.in.gt;
   const int64_t cols = dir.in.cols;
-  /* metres per cell on a geographic grid, per row, as slope computes them */
   tr_gradient_params geo;
-  memset(&geo, 0, sizeof geo);
-  memcpy(geo.gt, gt, sizeof geo.gt);
-  if (dir.in.geographic) {
-    const double fl = dir.in.inv_flattening > 0 ? 1.0 / dir.in.inv_flattening : 0.0;
-    geo.geographic = 1;
-    geo.semi_major = dir.in.semi_major;
-    geo.e2 = fl * (2.0 - fl);
-  }
+  geo_of(&dir.in, &geo);
   const int tx = !st && GDALDatasetTestCapability(ds, ODsCTransactions);
   if (tx) GDALDatasetStartTransaction(ds, 0);
   for (int64_t j = 0; j < l->nlinks && !st; j++) {
@@ -495,4 +507,115 @@ static int links_to(const char *path, const char *drv, void *user, tr_error *err
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err) {
   links_out o = {s, l, dst};
   return tr_vector_write(s->run, dst, driver, links_to, &o, err);
+}
+
+/* ------------------------------------------------------ the text files */
+
+/* The points of link k as TauDEM lists them in coord.txt: its cells from
+ * the head down, then the junction it flows into; a link of one point
+ * (a zero-length link at a junction, or a one-cell link that ends the
+ * network) has it twice. `pts` holds ncells + 2. */
+static int64_t points_of(const tr_link *k, const tr_links *l, int64_t *pts) {
+  int64_t n = 0;
+  for (int64_t p = 0; p < k->ncells; p++) pts[n++] = l->cells[k->first_cell + p];
+  if (k->next >= 0) pts[n++] = k->next;
+  if (n == 1) pts[n++] = pts[0];
+  return n;
+}
+
+/* One step's length down from cell a to its neighbour b, as TauDEM adds it
+ * to the distance to the outlet: the cell width at a's row across, its
+ * height up or down, the diagonal of both otherwise. */
+static double step_down(const tr_gradient_params *geo, int64_t a, int64_t b, int64_t cols) {
+  double iew = 1.0 / fabs(geo->gt[1]), ins = 1.0 / fabs(geo->gt[5]);
+  if (geo->geographic) tr_gradient_inv_res(geo, a / cols, &iew, &ins);
+  const int across = a % cols != b % cols, updown = a / cols != b / cols;
+  const double dx = fabs(1.0 / iew), dy = fabs(1.0 / ins);
+  return across && updown ? sqrt(dx * dx + dy * dy) : across ? dx : updown ? dy : 0.0;
+}
+
+typedef struct {
+  const tr_links_src *s;
+  const tr_links *l;
+} text_job;
+
+/* Writes tree.txt and coord.txt (either may be NULL) into f_tree, f_coord:
+ * the links from the highest number down, as TauDEM lists them (its list of
+ * links is built by putting each new one first). The distance to the
+ * outlet is summed as TauDEM does, in single precision from the outlet up,
+ * and a link's downstream link has a higher number, so its first point's
+ * distance is known when the link is written. Nonzero when a write failed. */
+static int write_text(const text_job *j, FILE *f_tree, FILE *f_coord, tr_error *err, int *st) {
+  const tr_links_src *s = j->s;
+  const tr_links *l = j->l;
+  point_reader dir = {{0}, 0}, acc = {{0}, 0}, elev = {{0}, 0};
+  *st = tr_input_open(&dir.in, s->dir, 1, err);
+  dir.open = !*st;
+  if (!*st && f_coord) *st = tr_input_open(&acc.in, s->acc, 1, err), acc.open = !*st;
+  if (!*st && f_coord && s->elev)
+    *st = tr_input_open(&elev.in, s->elev, s->elev_band > 0 ? s->elev_band : 1, err), elev.open = !*st;
+  int64_t most = 0;
+  for (int64_t i = 0; i < l->nlinks; i++)
+    if (l->links[i].ncells > most) most = l->links[i].ncells;
+  int64_t *pts = malloc((size_t)(most + 2) * sizeof *pts);
+  float *len = malloc((size_t)(most + 2) * sizeof *len), *head_len = malloc((size_t)(l->nlinks + 1) * sizeof *head_len);
+  if (!*st && (!pts || !len || !head_len)) *st = tr_fail(err, TR_ENOMEM, "out of memory writing the link tree");
+  int bad = 0;
+  tr_gradient_params geo;
+  if (dir.open) geo_of(&dir.in, &geo);
+  const double *gt = geo.gt;
+  const int64_t cols = dir.in.cols;
+  int64_t first = 0;
+  for (int64_t id = l->nlinks - 1; id >= 0 && !*st && !bad; id--) {
+    const tr_link *k = &l->links[id];
+    const int64_t n = points_of(k, l, pts);
+    len[n - 1] = k->next >= 0 && k->ds >= 0 ? head_len[k->ds] : 0.0f;
+    for (int64_t p = n - 2; p >= 0; p--) {
+      float d = len[p + 1];
+      d = (float)((double)d + step_down(&geo, pts[p], pts[p + 1], cols));
+      len[p] = d;
+    }
+    head_len[id] = len[0];
+    if (f_tree)
+      bad = fprintf(f_tree, "\t%lld\t%lld\t%lld\t%ld\t%ld\t%ld\t%ld\t-1\t%ld\n", (long long)id, (long long)first,
+                    (long long)(first + n - 1), (long)k->ds, (long)k->us1, (long)k->us2, (long)k->order,
+                    (long)k->magnitude) < 0;
+    first += n;
+    for (int64_t p = 0; p < n && f_coord && !bad && !*st; p++) {
+      const int64_t cell = pts[p], r = cell / cols, c = cell % cols;
+      const double x = gt[0] + gt[1] / 2.0 + (double)c * gt[1] + ((double)r + 0.5) * gt[2];
+      const double y = gt[3] + gt[5] / 2.0 + (double)r * gt[5] + ((double)c + 0.5) * gt[4];
+      const float z = elev.open ? (float)value_at(&elev, cell, err, st) : 0.0f;
+      const float a = (float)(value_at(&acc, cell, err, st) * area_of(s, &geo, r));
+      bad = fprintf(f_coord, "\t%f\t%f\t%f\t%f\t%f\n", x, y, (double)len[p], (double)z, (double)a) < 0;
+    }
+  }
+  free(pts);
+  free(len);
+  free(head_len);
+  if (dir.open) tr_input_close(&dir.in);
+  if (acc.open) tr_input_close(&acc.in);
+  if (elev.open) tr_input_close(&elev.in);
+  return bad;
+}
+
+int tr_links_text_write(const tr_links_src *s, const tr_links *l, const char *tree, const char *coord, tr_error *err) {
+  int st = TR_OK;
+  if (tr_rank() == 0) {
+    tr_side_file *ts = NULL, *cs = NULL;
+    FILE *ft = NULL, *fc = NULL;
+    if (tree) st = tr_side_open(tree, "link tree", &ts, &ft, err);
+    if (!st && coord) st = tr_side_open(coord, "link coordinates", &cs, &fc, err);
+    const text_job j = {s, l};
+    int bad = 0;
+    if (!st) bad = write_text(&j, ft, fc, err, &st);
+    if (!st && bad) st = tr_fail(err, TR_EOUTPUT, "cannot write '%s'", tree && (!coord || ferror(ft)) ? tree : coord);
+    for (int k = 0; k < 2; k++) {
+      tr_side_file *side = k ? cs : ts;
+      if (!side) continue;
+      if (st) tr_side_abort(side);
+      else st = tr_side_close(side, err);
+    }
+  }
+  return tr_dist_agree(s->run, st, err);
 }
