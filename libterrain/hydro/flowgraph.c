@@ -1206,6 +1206,15 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   tr_basin_seed *seeds = NULL;
   int64_t nseeds = 0;
   if (need_links) st = tr_links_build(&ls, &links, err);
+  /* TauDEM writes empty files then; an empty tree is more likely a wrong
+   * --streams-in or --threshold than what was meant */
+  if (!st && (o->tree || o->coord) && links.nlinks == 0) {
+    const char *what = o->tree ? "--tree" : "--coord";
+    st = o->streams_in ? tr_fail(err, TR_EINPUT, "%s: no stream link: no cell of '%s' is 1 or more where a flow "
+                                                 "direction is", what, o->streams_in)
+                       : tr_fail(err, TR_EINPUT, "%s: no stream link: no accumulation reaches --threshold %g", what,
+                                 o->threshold);
+  }
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->network) st = stage_done(&o->run, stage, err);
   if (!st && (o->tree || o->coord)) st = tr_links_text_write(&ls, &links, o->tree, o->coord, err);
