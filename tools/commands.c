@@ -67,7 +67,10 @@ static const tf_command commands[] = {
                        "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --moved-outlets -om --outlet-table -id -gw "
                        "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord -p?",
             .last_positional = 0,
-            .graph = TF_GRAPH_IO}},
+            .graph = TF_GRAPH_IO,
+            .form_all = "-p -src -ad8",
+            .form_any = "-ord -tree -coord -net -w",
+            .form_reads = "-src -ad8"}},
     {.name = "interpolate",
      .main = tf_interpolate_main,
      .summary = "scattered points to a grid (gdal_grid)",
