@@ -148,11 +148,31 @@ static int is_number(const char *s) {
   return !*end;
 }
 
+/* Whether the job's words take the row's input form (tf_io's form_*):
+ * every flag of form_all and one of form_any given. The form needs no DEM
+ * too, which the caller learns while it reads the words: its form_reads
+ * are then outputs only when a DEM is given, as NAME? outputs. */
+static int in_form(const tf_job *j, const tf_io *io) {
+  if (!io->form_all) return 0;
+  int all = 0, want = 0, any = 0;
+  for (const char *p = io->form_all; *p;) {
+    while (*p == ' ') p++;
+    if (*p) want++;
+    while (*p && *p != ' ') p++;
+  }
+  for (int i = 1; i < j->argc; i++) {
+    all += listed(io->form_all, j->argv[i], NULL, NULL);
+    any |= listed(io->form_any, j->argv[i], NULL, NULL);
+  }
+  return all >= want && any;
+}
+
 /* Fills j->out from j->argv with the command's row io. */
 static int find_outputs(tf_job *j, const tf_io *io) {
   words out = {0};
   const char *pos[64];
   int npos = 0, dem = 0;
+  const int form = in_form(j, io);
   const char *cond[8];
   int ncond = 0;
   for (int i = 1; i < j->argc; i++) {
@@ -176,7 +196,7 @@ static int find_outputs(tf_job *j, const tf_io *io) {
         (io->graph && listed(tf_graph_outputs, name, NULL, NULL))) {
       const char *v = inline_v ? inline_v : (i + 1 < j->argc ? j->argv[++i] : NULL);
       if (!v) continue;
-      if (c) {
+      if (c || (form && listed(io->form_reads, own, NULL, NULL))) {
         if (ncond < 8) cond[ncond++] = v;
       } else if (words_add(&out, v, strlen(v))) {
         words_free(&out);

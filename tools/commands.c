@@ -61,12 +61,16 @@ static const tf_command commands[] = {
      .main = tf_flowgraph_main,
      .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, HAND (TauDEM)",
      .io = {.values = "--dir-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
-                      "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field --holmgren-x --freeman-p",
+                      "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field --holmgren-x --freeman-p "
+                      "--streams-in --acc-in",
             .outputs = "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 "
                        "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --moved-outlets -om --outlet-table -id -gw "
-                       "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord -p?",
+                       "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord -p?",
             .last_positional = 0,
-            .graph = TF_GRAPH_IO}},
+            .graph = TF_GRAPH_IO,
+            .form_all = "-p -src -ad8",
+            .form_any = "-ord -tree -coord -net -w",
+            .form_reads = "-src -ad8"}},
     {.name = "interpolate",
      .main = tf_interpolate_main,
      .summary = "scattered points to a grid (gdal_grid)",

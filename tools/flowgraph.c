@@ -16,6 +16,8 @@
 static const char *usage =
     "Usage: terrafort flowgraph [options] [DEM] PRODUCTS...\n"
     "       terrafort flowgraph --dir-in p.tif --acc ad8.tif --streams src.tif --order ord.tif ...\n"
+    "       terrafort flowgraph -p p.tif -fel fel.tif -ad8 ad8.tif -src src.tif -ord ord.tif\n"
+    "                           -tree tree.txt -coord coord.txt -net net.shp -w w.tif   (streamnet)\n"
     "Computes, in one run, only the products asked for: D8 flow directions from a DEM (filled\n"
     "first, flats drained by Barnes et al. 2014; TauDEM d8flowdir), contributing area (TauDEM\n"
     "aread8), stream cells, Strahler order, one basin per stream link and the stream network\n"
@@ -82,6 +84,14 @@ static const char *usage_more =
     "  --threshold N, -thresh N    stream cells: no-edge-check accumulation >= N (default 100)\n"
     "  --filled-in FILE, -fel FILE elevations for strmDrop and Slope (else the DEM, if given)\n"
     "  -nf DRIVER             OGR driver of --network\n"
+    "  --tree FILE, -tree FILE     the link tree as TauDEM streamnet writes tree.txt (text)\n"
+    "  --coord FILE, -coord FILE   the links' points as TauDEM's coord.txt: x y distance to the\n"
+    "                         outlet, elevation (needs -fel or a DEM), area (text)\n"
+    "  --streams-in FILE      stream cells given (>= 1; e.g. TauDEM threshold's src) instead of\n"
+    "                         --threshold: --order, --basins, --network, --tree, --coord follow them\n"
+    "  --acc-in FILE          the accumulation given (with --streams-in): the network's areas\n"
+    "  (streamnet's form: -p, -src and -ad8 with no DEM, and one of -ord -tree -coord -net -w:\n"
+    "  -src is --streams-in and -ad8 --acc-in)\n"
     "Engine (as fill): --schedule, --staleness, --ds-max, --l-bottom, --l-up,\n"
     "  --straggler-ratio, --cache-mb, --aap-stats FILE\n"
     "Memory (as fill): --mem SIZE (each stage, each rank; tile state beyond it is spilled\n"
@@ -91,6 +101,7 @@ typedef struct {
   tr_flowgraph_opts o;
   const char *p;   /* -p: directions in or out, by whether a DEM is given */
   const char *dem; /* -z */
+  const char *ad8, *src; /* -ad8, -src: outputs (--acc, --streams), or streamnet's inputs */
   int method_given; /* --method; else D-infinity's products choose dinf */
 } flow_args;
 
@@ -102,8 +113,9 @@ typedef struct {
 
 #define FF(l, t, field) {l, t, offsetof(flow_args, field)}
 static const file_flag file_flags[] = {
-    FF("--dir-in", NULL, o.dir_in),    FF("--dir", NULL, o.dir_out),        FF("--acc", "-ad8", o.acc),
-    FF("--streams", "-src", o.streams), FF("--order", "-ord", o.order),     FF("--basins", "-w", o.basins),
+    FF("--dir-in", NULL, o.dir_in),    FF("--dir", NULL, o.dir_out),        FF("--acc", NULL, o.acc),
+    FF("--streams", NULL, o.streams),  FF(NULL, "-ad8", ad8),               FF(NULL, "-src", src),
+    FF("--order", "-ord", o.order),    FF("--basins", "-w", o.basins),
     FF("--network", "-net", o.network), FF("--weights", "-wg", o.weights),  FF("--filled-in", "-fel", o.filled_in),
     FF(NULL, "-nf", o.network_format), FF(NULL, "-p", p),                   FF(NULL, "-z", dem),
     FF("--outlets", "-o", o.outlets),  FF("--slope", "-sd8", o.slope),        FF("--basin-stats", NULL, o.basin_stats),
@@ -111,7 +123,8 @@ static const file_flag file_flags[] = {
     FF("--twi", "-twi", o.twi),        FF("--moved-outlets", "-om", o.moved_outlets),
     FF("--outlet-table", "-id", o.outlet_table), FF(NULL, "-gw", o.basins),
     FF("--hand", "-dd", o.hand),       FF("--d8-dist", "-dist", o.d8_dist),  FF("--plen", "-plen", o.plen),
-    FF("--tlen", "-tlen", o.tlen),     FF("--gord", "-gord", o.gord),
+    FF("--tlen", "-tlen", o.tlen),     FF("--gord", "-gord", o.gord),       FF("--tree", "-tree", o.tree),
+    FF("--coord", "-coord", o.coord),  FF("--streams-in", NULL, o.streams_in), FF("--acc-in", NULL, o.acc_in),
 };
 #undef FF
 
@@ -230,7 +243,7 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
 }
 
 int tf_flowgraph_main(int argc, char **argv) {
-  static char help[8192];
+  static char help[12288];
   snprintf(help, sizeof help, "%s%s", usage, usage_more);
   tf_cli cli = {.cmd = "flowgraph", .usage = help};
   flow_args fa = {.p = NULL, .dem = NULL};
@@ -240,6 +253,22 @@ int tf_flowgraph_main(int argc, char **argv) {
   if (cli.npositional > 1) return tf_usage_error(&cli, "expected at most one DEM file name, got %d", cli.npositional);
   if (cli.npositional && fa.dem) return tf_usage_error(&cli, "give the DEM either as -z or by position, not both");
   const char *dem = cli.npositional ? cli.positional[0] : fa.dem;
+  /* TauDEM streamnet's form, -p P -src SRC -ad8 AD8 and no DEM, with one of
+   * its outputs: -src and -ad8 are its inputs (the streams, the area);
+   * anywhere else they are aread8's and threshold's outputs */
+  tr_flowgraph_opts *q0 = &fa.o;
+  const int streamnet = !dem && fa.p && fa.src && fa.ad8 &&
+                        (q0->order || q0->tree || q0->coord || q0->network || q0->basins);
+  const char *const given[2] = {fa.ad8, fa.src};
+  const char **slots[2] = {streamnet ? &q0->acc_in : &q0->acc, streamnet ? &q0->streams_in : &q0->streams};
+  static const char *const spelled[2][2] = {{"--acc", "--acc-in"}, {"--streams", "--streams-in"}};
+  for (int k = 0; k < 2; k++) {
+    if (!given[k]) continue;
+    if (*slots[k])
+      return tf_usage_error(&cli, "%s and %s both name the %s", k ? "-src" : "-ad8", spelled[k][streamnet],
+                            k ? "streams" : "accumulation");
+    *slots[k] = given[k];
+  }
   /* TauDEM d8flowdir's form, -fel FILLED -p P [-sd8 SD8]: nothing else
    * asked, so -fel is the (filled) DEM and -p the directions made from it
    * (with other products, -fel is streamnet's elevations and -p its input) */

@@ -33,6 +33,12 @@ typedef struct {
   const char *outputs; /* "NAME ..."; "NAME?": an output only when a DEM is given */
   int last_positional; /* the last of two or more file names is the output */
   int graph;           /* the AAP engine's options (tf_graph_flag) apply */
+  /* A form of the command line in which some output options are inputs:
+   * with no DEM, every flag of form_all and one of form_any given, the
+   * flags of form_reads are read, not written (flowgraph: TauDEM
+   * streamnet's -p -src -ad8 with -ord, -tree, -coord, -net or -w reads
+   * -src and -ad8). NULL: no such form. */
+  const char *form_all, *form_any, *form_reads;
 } tf_io;
 /* A row of the command table (commands.c). */
 typedef struct {

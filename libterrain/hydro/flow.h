@@ -162,10 +162,13 @@ typedef struct {
   int encoding;
   double threshold;     /* on the accumulation raster's values */
   double area_factor;   /* DSContArea/USContArea = accumulation x this (the cell area when in cells) */
+  const char *streams;  /* the stream cells given (value >= 1, as TauDEM reads its src), or NULL:
+                           accumulation >= threshold */
 } tr_links_src;
 
 /* Builds the links on every rank (agreed): reads the direction and
- * accumulation rasters tile by tile, keeps the stream cells. */
+ * accumulation rasters (and the streams given) a band of rows at a time,
+ * keeps the stream cells. */
 int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err);
 void tr_links_free(tr_links *l);
 
@@ -251,5 +254,18 @@ int tr_links_check(const char *dst, const char *driver, tr_error *err);
  * (dst's name; the layer is named after it, less its extension), or with
  * s->run->held handed to that list (held.h); agreed. */
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err);
+
+/* TauDEM streamnet's -tree and -coord files of the links (either path may
+ * be NULL), side files (side_file.h) written by rank 0; agreed.
+ * tree: a line per link, from the highest number down, of nine
+ * tab-led integers: the link, its first and last line in coord, its
+ * downstream link, its two upstream links (-1: none), Strahler order, -1
+ * (TauDEM's outlet shape id, which links of no outlet have) and Shreve
+ * magnitude. coord: a line per point of each link in that order, head
+ * first, ending at the junction it flows into: x, y of the cell's centre,
+ * the distance along the streams to the network's outlet, the elevation
+ * (0 without elevations) and the contributing area (accumulation x
+ * area_factor), five tab-led numbers with six decimals. */
+int tr_links_text_write(const tr_links_src *s, const tr_links *l, const char *tree, const char *coord, tr_error *err);
 
 #endif

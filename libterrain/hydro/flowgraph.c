@@ -195,9 +195,18 @@ typedef struct {
   weights_sums ws;
 } fg_inputs;
 
+/* The same georeferencing within a millionth of a cell (rasters written by
+ * tools that print the geotransform in decimal). */
+static int same_grid(const tr_input *a, const tr_input *b) {
+  const double cell = fmax(fabs(b->gt[1]), fabs(b->gt[5]));
+  for (int i = 0; i < 6; i++)
+    if (fabs(a->gt[i] - b->gt[i]) > 1e-6 * cell) return 0;
+  return 1;
+}
+
 static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_error *err) {
   const char *ref = o->dir_in ? o->dir_in : dem;
-  const char *others[] = {o->weights, o->filled_in};
+  const char *others[] = {o->weights, o->filled_in, o->streams_in, o->acc_in};
   const char *what = o->dir_in ? "the directions " : "the DEM ";
   s->ws = (weights_sums){TR_SUMS_ROUND, 0};
   tr_input in0, in;
@@ -210,6 +219,10 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
     if ((st = tr_input_open(&in, others[k], 1, err))) break;
     st = tr_input_same_size(&in, others[k], &in0, what, ref, err);
     if (!st && others[k] == o->weights) st = sums_of(o, &in, &s->ws, err);
+    /* the given streams and area are cells of the directions: on their grid */
+    if (!st && (others[k] == o->streams_in || others[k] == o->acc_in) && !same_grid(&in, &in0))
+      st = tr_fail(err, TR_EINPUT, "'%s' (%s) is not on the grid of %s'%s': its origin or cell size differs", others[k],
+                   others[k] == o->streams_in ? "--streams-in" : "--acc-in", what, ref);
     tr_input_close(&in);
   }
   /* a DEM is read for this only when the directions made from it have no
@@ -246,6 +259,12 @@ static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCT
   memcpy(outs, p, sizeof p);
 }
 
+/* The first side file a run writes, where no raster or vector product
+ * names a folder for its scratch files. */
+static const char *side_first(const tr_flowgraph_opts *o) {
+  return o->basin_stats ? o->basin_stats : o->outlet_table ? o->outlet_table : o->tree ? o->tree : o->coord;
+}
+
 /* The method's own usage errors: D-infinity's products go with --method
  * dinf, D8's with d8, and D-infinity angles come from a DEM. --hand and
  * --d8-dist go with either (their streams are D8's, HAND's paths D-infinity's,
@@ -270,7 +289,8 @@ static int check_mfd(const tr_flowgraph_opts *o, const char *dem, tr_error *err)
                     : o->slp ? "--slp" : o->sca ? "--sca" : o->twi ? "--twi" : o->hand ? "--hand"
                     : o->d8_dist ? "--d8-dist" : o->units == TR_ACC_AREA ? "--units area"
                     : o->no_edge_check ? "--no-edge-check" : o->acc_float32 ? "--acc-type Float32"
-                    : o->dir_in ? "--dir-in" : NULL;
+                    : o->dir_in ? "--dir-in" : o->tree ? "--tree" : o->coord ? "--coord"
+                    : o->streams_in ? "--streams-in" : o->acc_in ? "--acc-in" : NULL;
   if (other)
     return tr_fail(err, TR_EUSAGE, "%s does not go with --method %s: it makes --acc alone (Float64, in cells)", other,
                    m);
@@ -296,6 +316,7 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
                  : o->basins ? "--basins" : o->network ? "--network" : o->slope ? "--slope"
                  : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets"
                  : o->outlet_table ? "--outlet-table" : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord"
+                 : o->tree ? "--tree" : o->coord ? "--coord" : o->streams_in ? "--streams-in" : o->acc_in ? "--acc-in"
                                    : NULL;
   if (d8)
     return tr_fail(err, TR_EUSAGE,
@@ -309,6 +330,29 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
   return TR_OK;
 }
 
+/* --streams-in and --acc-in (TauDEM streamnet's -src and -ad8): the
+ * products that follow the given streams (order, basins per link, the
+ * network and its text files); those that make their streams from
+ * --threshold (--hand, --d8-dist, outlets moved to a stream) do not go with
+ * them, nor a product of the same name. */
+static int check_given(const tr_flowgraph_opts *o, tr_error *err) {
+  if (o->acc_in && !o->streams_in)
+    return tr_fail(err, TR_EUSAGE, "--acc-in (-ad8 in streamnet's form) goes with --streams-in (-src), the streams made from it");
+  if (!o->streams_in) return TR_OK;
+  const char *clash = o->streams ? "--streams" : o->acc && o->acc_in ? "--acc" : o->hand ? "--hand"
+                    : o->d8_dist ? "--d8-dist" : o->outlets ? "--outlets" : o->weights && o->acc_in ? "--weights"
+                                                                           : NULL;
+  if (clash)
+    return tr_fail(err, TR_EUSAGE, "%s does not go with --streams-in%s: %s", clash, o->acc_in ? " and --acc-in" : "",
+                   !strcmp(clash, "--streams") || !strcmp(clash, "--acc") ? "the file is given, not made"
+                   : !strcmp(clash, "--weights")                          ? "the accumulation is given"
+                                                                          : "its streams come from --threshold");
+  if (!o->order && !o->basins && !o->network && !o->tree && !o->coord && !o->basin_stats)
+    return tr_fail(err, TR_EUSAGE,
+                   "--streams-in is read by --order, --basins, --network, --tree and --coord: give one of them");
+  return TR_OK;
+}
+
 static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
   const char *outs[FG_NPRODUCTS];
   products_of(o, outs);
@@ -317,10 +361,10 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   int st = check_method(o, dem, err);
   if (st) return st;
   for (int i = 0; i < nouts; i++) any |= outs[i] != NULL;
-  if (!any && !o->basin_stats && !o->outlet_table)
+  if (!any && !o->basin_stats && !o->outlet_table && !o->tree && !o->coord)
     return tr_fail(err, TR_EUSAGE,
                    "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network, "
-                   "--basin-stats, --hand, --d8-dist, --plen, --tlen, --gord");
+                   "--tree, --coord, --basin-stats, --hand, --d8-dist, --plen, --tlen, --gord");
   if (!o->dir_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if (o->dir_in && (o->slope || o->filled))
@@ -347,6 +391,9 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if (o->hand && o->filled && !o->filled_in && o->run.band != 1)
     return tr_fail(err, TR_EUSAGE, "--hand reads the filled DEM at band 1: -b %d with --filled is not supported",
                    o->run.band);
+  if (o->coord && !dem && !o->filled_in)
+    return tr_fail(err, TR_EUSAGE, "--coord lists each point's elevation: give the filled DEM (--filled-in, -fel) or a DEM");
+  if ((st = check_given(o, err))) return st;
   if (o->network && (st = tr_links_check(o->network, o->network_format, err))) return st;
   if (o->moved_outlets && (st = tr_vector_check(o->moved_outlets, NULL, "--moved-outlets", err))) return st;
   for (int i = 0; i < nouts; i++)
@@ -360,11 +407,13 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
    * the network, the DEM by the directions) would feed that stage its own
    * output; one onto a FIFO or device would be replaced by OGR; a missing
    * folder found at the network would leave the products before it. */
-  tr_file_role files[FG_NPRODUCTS + 5] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
+  tr_file_role files[FG_NPRODUCTS + 7] = {[FG_NPRODUCTS] = {o->run.stats_json, TR_ROLE_STATS_JSON},
                                          [FG_NPRODUCTS + 1] = {o->graph.aap_stats, TR_ROLE_AAP_STATS},
                                          [FG_NPRODUCTS + 2] = {o->run.ft_report, TR_ROLE_FT_REPORT},
                                          [FG_NPRODUCTS + 3] = {o->basin_stats, "--basin-stats"},
-                                         [FG_NPRODUCTS + 4] = {o->outlet_table, "--outlet-table"}};
+                                         [FG_NPRODUCTS + 4] = {o->outlet_table, "--outlet-table"},
+                                         [FG_NPRODUCTS + 5] = {o->tree, "--tree"},
+                                         [FG_NPRODUCTS + 6] = {o->coord, "--coord"}};
   /* each product named by its option: "output" alone would not say which */
   static const char *const names[FG_NPRODUCTS] = {"--dir",   "--acc", "--streams", "--order", "--basins", "--network",
                                                   "--slope", "--ang", "--slp",     "--sca",   "--twi",
@@ -375,7 +424,9 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
                               {o->dir_in, "--dir-in"},
                               {o->weights, "--weights"},
                               {o->filled_in, "--filled-in"},
-                              {o->outlets, "--outlets"}};
+                              {o->outlets, "--outlets"},
+                              {o->streams_in, "--streams-in"},
+                              {o->acc_in, "--acc-in"}};
   st = tr_outputs_refuse(files, (int)(sizeof files / sizeof files[0]), ins, (int)(sizeof ins / sizeof ins[0]), NULL, err);
   /* its form after where it goes: onto the DEM says that, not "name it .csv" */
   if (!st && o->basin_stats) st = tr_basin_stats_check(o->basin_stats, err);
@@ -571,6 +622,17 @@ static int order_prepare(const tr_input *in, const void *opts, void *params, tr_
  * holds then end the run with that error. */
 static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_sums *ws, tr_error *err) {
   int fits = 1, st = TR_OK;
+  if (o->streams_in) { /* the streams given: their cells' order, whatever --mem (d8_up knows only --threshold) */
+    tr_order_params p;
+    memset(&p, 0, sizeof p);
+    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, o->streams_in, (int)o->encoding, &p, err), err);
+    const tr_graph_opts g0 = graph_of(o, 0);
+    if (!st)
+      st = tr_dist_agree(&o->run, tr_run_graph(&o->run, &g0, "d8_order_cells", order_prepare, &p, dir, o->order, err),
+                         err);
+    tr_order_cells_free(&p);
+    return st;
+  }
   const int wide = o->weights && ws->sums == TR_SUMS_WIDE;
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
   if (!wide) {
@@ -674,7 +736,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   const char *outs[FG_NPRODUCTS], *first = NULL;
   products_of(opts, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
-  if (!first) first = opts->basin_stats; /* the scratch files' folder */
+  if (!first) first = side_first(opts); /* the scratch files' folder */
   char aap_tmp[TR_PATH_MAX] = "", json_tmp[TR_PATH_MAX] = "", ftr_tmp[TR_PATH_MAX] = "";
   fg_stats fs;
   stats_plan(opts, &fs);
@@ -1004,11 +1066,11 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   const char *outs[FG_NPRODUCTS], *first = NULL;
   products_of(o, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
-  if (!first) first = o->basin_stats;
+  if (!first) first = side_first(o);
   char dir_tmp[TR_PATH_MAX] = "", fel_tmp[TR_PATH_MAX] = "", dir_at[TR_PATH_MAX] = "", sd8_tmp[TR_PATH_MAX] = "",
        sd8_at[TR_PATH_MAX] = "";
   /* the network's elevations, and --hand's */
-  const int need_fel = (o->network || o->hand) && !o->filled_in && !o->filled;
+  const int need_fel = (o->network || o->coord || o->hand) && !o->filled_in && !o->filled;
   /* the basin statistics' mean slope is sd8's: the user's --slope, else a
    * scratch raster made beside the directions */
   const int need_sd8 = o->basin_stats && !o->slope;
@@ -1032,6 +1094,7 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   if (!st && o->dir_out) st = held_at(&o->run, dir_at, o->dir_out, err);
   if (!st && o->basin_stats && o->slope) st = held_at(&o->run, sd8_at, o->slope, err);
   const int only_dir = !o->acc && !o->streams && !o->order && !o->basins && !o->network && !o->basin_stats &&
+                       !o->tree && !o->coord &&
                        !o->moved_outlets && !o->hand && !o->d8_dist && !o->plen && !o->tlen && !o->gord;
   const char *elev = o->filled_in ? o->filled_in : need_fel ? fel_tmp : dem;
   if (!st && !only_dir)
@@ -1094,7 +1157,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   /* --basin-stats needs basins: without --basins they go to a scratch raster */
   const int want_basins = o->basins || o->basin_stats || o->outlet_table;
   const int by_links = want_basins && o->basins_by == TR_BASINS_LINKS;
-  const int need_links = o->network || by_links;
+  const int need_links = o->network || by_links || o->tree || o->coord;
   /* the outlets' seeds: for their basins, or only where they went (-om) */
   const int want_seeds = (want_basins && !by_links) || o->moved_outlets;
   tr_outlet_move *moves = NULL; /* every outlet point's, for -om and the outlet table */
@@ -1104,8 +1167,8 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
 
   /* the no-edge-check accumulation the links (and snapping) read */
   char tmp[TR_PATH_MAX] = "", acc_at[TR_PATH_MAX] = "";
-  const char *acc = NULL;
-  if (need_acc && o->acc && o->no_edge_check) {
+  const char *acc = need_acc ? o->acc_in : NULL; /* given (streamnet's -ad8) */
+  if (need_acc && !acc && o->acc && o->no_edge_check) {
     /* the user's --acc, held */
     if ((st = held_at(&o->run, acc_at, o->acc, err))) return st;
     acc = acc_at;
@@ -1115,7 +1178,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
                          : o->basins       ? o->basins
                          : o->basin_stats  ? o->basin_stats
                          : o->moved_outlets ? o->moved_outlets
-                                            : o->outlet_table;
+                                            : side_first(o);
     if ((st = scratch_name(&o->run, tmp, beside, "acc", err)))
       return st;
     if (!tmp[0]) return tr_fail(err, TR_ENOMEM, "out of memory");
@@ -1129,14 +1192,33 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     }
   }
   const double area = o->units == TR_ACC_AREA ? 1.0 : s->cell_area;
-  tr_links_src ls = {&o->run, dir, acc, elev, elev_band, (int)o->encoding, o->threshold, area};
+  tr_links_src ls = {.run = &o->run,
+                     .dir = dir,
+                     .acc = acc,
+                     .elev = elev,
+                     .elev_band = elev_band,
+                     .encoding = (int)o->encoding,
+                     .threshold = o->threshold,
+                     .area_factor = area,
+                     .streams = o->streams_in};
   tr_links links;
   memset(&links, 0, sizeof links);
   tr_basin_seed *seeds = NULL;
   int64_t nseeds = 0;
   if (need_links) st = tr_links_build(&ls, &links, err);
+  /* TauDEM writes empty files then; an empty tree is more likely a wrong
+   * --streams-in or --threshold than what was meant */
+  if (!st && (o->tree || o->coord) && links.nlinks == 0) {
+    const char *what = o->tree ? "--tree" : "--coord";
+    st = o->streams_in ? tr_fail(err, TR_EINPUT, "%s: no stream link: no cell of '%s' is 1 or more where a flow "
+                                                 "direction is", what, o->streams_in)
+                       : tr_fail(err, TR_EINPUT, "%s: no stream link: no accumulation reaches --threshold %g", what,
+                                 o->threshold);
+  }
   if (!st && o->network) st = tr_links_write(&ls, &links, o->network, o->network_format, err);
   if (!st && o->network) st = stage_done(&o->run, stage, err);
+  if (!st && (o->tree || o->coord)) st = tr_links_text_write(&ls, &links, o->tree, o->coord, err);
+  if (!st && (o->tree || o->coord)) st = stage_done(&o->run, stage, err);
   if (!st && want_seeds) {
     tr_seed_src ss = {.run = &o->run,
                       .dir = dir,

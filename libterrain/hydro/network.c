@@ -12,13 +12,13 @@
  * plus one band of rows of each raster.
  *
  * A link runs from its head (a source: no stream cell drains into it; or a
- * junction: two or more do) down to the cell before the next head. Link
- * numbers follow the head's position in the raster (row-major), from 0.
+ * junction: two or more do) down to the cell before the next head. Links
+ * are numbered as TauDEM streamnet numbers them (tree() says how), so that
+ * LINKNO, the basins' labels and the link tree are TauDEM's own numbers.
  * As TauDEM writes them, a line's points go from the downstream end up to
  * the head and a link that ends in a junction carries the junction's point
  * first; Length sums the steps between points, StraightL is first to last.
- * Strahler order and Shreve magnitude come from the link tree (Kahn's order
- * over links).
+ * Strahler order and Shreve magnitude come from the same walk.
  */
 #include <gdal.h>
 #include <math.h>
@@ -36,13 +36,15 @@
 #include "mem_limit.h"
 #include "path_max.h"
 #include "raster.h"
+#include "side_file.h"
 #include "vector_out.h"
 
 #define BAND_ROWS 64
 /* What a stream cell costs while the links are built: its record (32
  * bytes), build()'s downstream index, inflow count and link (16), its place
- * in the links' cells and seeds (24), and a share of the links (8). */
-#define STREAM_CELL_BYTES 80
+ * in the links' cells and seeds (24), a share of the links (8), and
+ * tree()'s queue and inflows left (12). */
+#define STREAM_CELL_BYTES 92
 
 typedef struct {
   int64_t cell;
@@ -83,23 +85,29 @@ static int64_t find_cell(const cell_list *l, int64_t cell) {
  * bands, is refused as soon as the reading passes that many. */
 static int read_streams(const tr_links_src *s, tr_input *in, int nin, cell_list *out, tr_error *err) {
   const int64_t rows = in[0].rows, cols = in[0].cols;
-  const int64_t bands = (int64_t)BAND_ROWS * cols * 3 * (int64_t)sizeof(float);
+  const int64_t bands = (int64_t)BAND_ROWS * cols * 4 * (int64_t)sizeof(float);
   int64_t room = tr_mem_room(s->run ? s->run->mem : 0, bands);
   if (room < STREAM_CELL_BYTES * 4096) room = STREAM_CELL_BYTES * 4096;
   const int64_t most = room / STREAM_CELL_BYTES;
-  float *buf = malloc((size_t)(BAND_ROWS * cols) * 3 * sizeof *buf);
+  /* the bands of rows: directions, accumulation, elevations, streams */
+  float *buf = malloc((size_t)(BAND_ROWS * cols) * 4 * sizeof *buf);
   if (!buf) return tr_fail(err, TR_ENOMEM, "out of memory reading the stream cells");
   int st = TR_OK;
   for (int64_t r0 = 0; r0 < rows && !st; r0 += BAND_ROWS) {
     const int64_t nr = rows - r0 < BAND_ROWS ? rows - r0 : BAND_ROWS;
     for (int k = 0; k < nin && !st; k++)
-      st = tr_input_read_f32(&in[k], r0, 0, nr, cols, buf + (size_t)k * BAND_ROWS * cols, cols, err);
+      if (in[k].ds) st = tr_input_read_f32(&in[k], r0, 0, nr, cols, buf + (size_t)k * BAND_ROWS * cols, cols, err);
+    const float *src = s->streams ? buf + 3 * BAND_ROWS * cols : NULL;
     for (int64_t i = 0; i < nr * cols && !st; i++) {
       const float a = buf[BAND_ROWS * cols + i];
-      if (isnan(a) || (double)a < s->threshold) continue;
+      /* TauDEM reads src as 16-bit integers and takes those above 0 */
+      if (src ? isnan(src[i]) || (in[3].has_nodata && src[i] == (float)in[3].nodata) || src[i] < 1.0f
+              : isnan(a) || (double)a < s->threshold)
+        continue;
       const int d = tr_d8_decode_value(s->encoding, buf[i]);
       if (d == TR_D8_NODATA || d == TR_D8_BAD) continue;
-      stream_cell c = {(r0 + i / cols) * cols + i % cols, (int8_t)d, a, nin > 2 ? buf[2 * BAND_ROWS * cols + i] : NAN};
+      stream_cell c = {(r0 + i / cols) * cols + i % cols, (int8_t)d, isnan(a) ? 0.0 : a,
+                       in[2].ds ? buf[2 * BAND_ROWS * cols + i] : NAN};
       if (out->n >= most)
         st = tr_fail(err, TR_ENOMEM,
                      "the stream network: more than %lld stream cells (accumulation >= %g), at about %d bytes each, "
@@ -122,100 +130,104 @@ static int64_t downstream(const cell_list *l, int64_t rows, int64_t cols, int64_
   return find_cell(l, r * cols + col);
 }
 
-/* Accumulation at cell (a stream cell). */
-static double acc_at(const cell_list *l, int64_t cell) {
-  const int64_t i = find_cell(l, cell);
-  return i >= 0 ? l->v[i].acc : 0.0;
-}
-
-/* Upstream links in TauDEM's order: the larger magnitude first, then the
- * larger accumulation at the link's bottom, then the lower link number. */
-typedef struct {
-  int32_t link, magnitude;
-  double acc;
-} up_ref;
-
-static int up_cmp(const void *pa, const void *pb) {
-  const up_ref *a = pa, *b = pb;
-  if (a->magnitude != b->magnitude) return a->magnitude > b->magnitude ? -1 : 1;
-  if (a->acc != b->acc) return a->acc > b->acc ? -1 : 1;
-  return (a->link > b->link) - (a->link < b->link);
-}
-
-/* Order and magnitude of link k from its (at most two) upstream links. */
-static void strahler(tr_link *links, tr_link *k) {
-  const int o1 = k->us1 >= 0 ? links[k->us1].order : 0, o2 = k->us2 >= 0 ? links[k->us2].order : 0;
-  k->order = o1 == 0 && o2 == 0 ? 1 : o1 == o2 ? o1 + 1 : (o1 > o2 ? o1 : o2);
-  k->magnitude = k->us1 < 0 && k->us2 < 0
-                     ? 1
-                     : (k->us1 >= 0 ? links[k->us1].magnitude : 0) + (k->us2 >= 0 ? links[k->us2].magnitude : 0);
-}
-
-/* The link tree, in Kahn's order over links: where more than two links
- * meet, TauDEM joins them two at a time through zero-length links at the
- * junction (the two of largest magnitude first), so every link has at most
- * two upstream links (USLINKNO1/2); Shreve magnitude and Strahler order
- * follow from them. */
-static int tree(const cell_list *l, tr_links *out, tr_error *err) {
-  const int64_t nreal = out->nlinks;
-  int64_t *start = calloc((size_t)nreal + 1, sizeof *start), *fill = calloc((size_t)nreal + 1, sizeof *fill);
-  int32_t *ups = malloc((size_t)(nreal ? nreal : 1) * sizeof *ups);
-  int32_t *nup = calloc((size_t)nreal + 1, sizeof *nup), *queue = malloc(((size_t)nreal + 1) * sizeof *queue);
-  up_ref *sorted = malloc(((size_t)nreal + 1) * sizeof *sorted);
-  int st = !start || !fill || !ups || !nup || !queue || !sorted ? tr_fail(err, TR_ENOMEM, "out of memory for links")
-                                                                : TR_OK;
+/* The link tree and TauDEM streamnet's link numbers. TauDEM numbers links
+ * as it makes them, walking the stream cells in a first-in first-out queue
+ * seeded with the sources in row-major order, a cell entering the queue
+ * once every stream cell draining into it has left it: a source makes a
+ * link, a junction of k inflows makes k - 1 (the first joins the two of
+ * highest Strahler order, each next one joins the link before and the next
+ * inflow, so that no link has more than two upstream links; all but the
+ * last are zero-length links at the junction, the last goes on down).
+ * Which inflows come first follows TauDEM's ordering: the inflows in
+ * neighbour order (E, NE, N, ... SE), then two passes of exchanging
+ * neighbours whose orders are out of ascending order, and the last two
+ * join first. The links walked by build() (old numbers, by head cell) are
+ * renumbered so; their cells stay as they are. `linkof` (old numbers on
+ * entry) holds the new ones on return. Memory: the queue, one int64_t per
+ * stream cell. */
+static int tree(const cell_list *l, int64_t rows, int64_t cols, const int64_t *ds, const int32_t *nin,
+                int32_t *linkof, tr_links *out, tr_error *err) {
+  const int64_t n = l->n, nreal = out->nlinks;
   int64_t nvirtual = 0;
-  for (int64_t j = 0; j < nreal && !st; j++)
-    if (out->links[j].ds >= 0) start[out->links[j].ds + 1]++;
-  for (int64_t j = 0; j < nreal && !st; j++) {
-    nup[j] = (int32_t)start[j + 1];
-    if (start[j + 1] > 2) nvirtual += start[j + 1] - 2;
-    start[j + 1] += start[j];
+  for (int64_t i = 0; i < n; i++)
+    if (nin[i] > 2) nvirtual += nin[i] - 2;
+  const int64_t total = nreal + nvirtual;
+  if (total > INT32_MAX) return tr_fail(err, TR_ENOMEM, "more than 2^31 stream links");
+  tr_link *nl = calloc((size_t)(total ? total : 1), sizeof *nl);
+  int32_t *newid = malloc((size_t)(nreal ? nreal : 1) * sizeof *newid);
+  int32_t *left = malloc((size_t)(n ? n : 1) * sizeof *left); /* inflows not yet out of the queue */
+  int64_t *queue = malloc((size_t)(n ? n : 1) * sizeof *queue);
+  if (!nl || !newid || !left || !queue) {
+    free(nl);
+    free(newid);
+    free(left);
+    free(queue);
+    return tr_fail(err, TR_ENOMEM, "out of memory for the stream links");
   }
-  for (int64_t j = 0; j < nreal && !st; j++) {
-    const int32_t d = out->links[j].ds;
-    if (d >= 0) ups[start[d] + fill[d]++] = (int32_t)j;
+  int64_t qt = 0, made = 0;
+  for (int64_t i = 0; i < n; i++) {
+    left[i] = nin[i];
+    if (!nin[i]) queue[qt++] = i;
   }
-  tr_link *links = st ? NULL : realloc(out->links, (size_t)(nreal + nvirtual + 1) * sizeof *links);
-  if (!st && !links) st = tr_fail(err, TR_ENOMEM, "out of memory for links");
-  if (links) out->links = links;
-  int64_t nl = nreal, qt = 0;
-  for (int64_t j = 0; j < nreal && !st; j++)
-    if (!nup[j]) queue[qt++] = (int32_t)j;
-  for (int64_t qh = 0; qh < qt && !st; qh++) {
-    const int32_t j = queue[qh];
-    const int64_t k = start[j + 1] - start[j];
-    for (int64_t i = 0; i < k; i++) {
-      const int32_t u = ups[start[j] + i];
-      sorted[i] = (up_ref){u, links[u].magnitude, acc_at(l, links[u].last)};
+  for (int64_t qh = 0; qh < qt; qh++) {
+    const int64_t i = queue[qh], r = l->v[i].cell / cols, c = l->v[i].cell % cols;
+    int32_t up[8], ord[8];
+    int k = 0;
+    for (int m = 1; m <= 8 && nin[i]; m++) {
+      const int64_t rr = r + tr_d8_drow[m], cc = c + tr_d8_dcol[m];
+      if (rr < 0 || rr >= rows || cc < 0 || cc >= cols) continue;
+      const int64_t j = find_cell(l, rr * cols + cc);
+      if (j < 0 || ds[j] != i) continue;
+      up[k] = newid[linkof[j]];
+      ord[k] = nl[up[k]].order;
+      k++;
     }
-    qsort(sorted, (size_t)k, sizeof *sorted, up_cmp);
-    int32_t cur = k ? sorted[0].link : -1;
-    for (int64_t i = 1; i + 1 < k; i++) { /* a zero-length link joins cur and sorted[i] */
-      tr_link *v = &links[nl];
-      memset(v, 0, sizeof *v);
-      v->head = v->last = v->next = links[j].head;
-      v->us1 = cur;
-      v->us2 = sorted[i].link;
-      v->ds = j;
-      links[cur].ds = links[sorted[i].link].ds = (int32_t)nl;
-      strahler(links, v);
-      cur = (int32_t)nl++;
+    if (k == 0 || k >= 2) {
+      const tr_link *walked = &out->links[linkof[i]];
+      int32_t oout = 1, u1 = -1;
+      if (k >= 2) {
+        for (int pass = 0; pass < 2; pass++)
+          for (int b = 0; b + 1 < k; b++)
+            if (ord[b] > ord[b + 1]) {
+              const int32_t to = ord[b], tu = up[b];
+              ord[b] = ord[b + 1], up[b] = up[b + 1];
+              ord[b + 1] = to, up[b + 1] = tu;
+            }
+        oout = ord[k - 2] == ord[k - 1] ? ord[k - 1] + 1 : ord[k - 1];
+        u1 = up[k - 1];
+      }
+      for (int m = 1; m < (k ? k : 2); m++) {
+        const int32_t id = (int32_t)made++, u2 = k ? up[k - 1 - m] : -1;
+        tr_link *v = &nl[id];
+        const int last = m + 1 >= (k ? k : 2);
+        if (last) { /* the link that goes on down from the junction or source */
+          *v = *walked;
+          newid[linkof[i]] = id;
+        } else { /* a zero-length link at the junction */
+          v->head = v->last = v->next = walked->head;
+        }
+        v->ds = -1;
+        v->us1 = u1;
+        v->us2 = u2;
+        v->order = oout;
+        v->magnitude = k ? nl[u1].magnitude + nl[u2].magnitude : 1;
+        if (u1 >= 0) nl[u1].ds = id;
+        if (u2 >= 0) nl[u2].ds = id;
+        u1 = id;
+      }
     }
-    links[j].us1 = cur;
-    links[j].us2 = k >= 2 ? sorted[k - 1].link : -1;
-    strahler(links, &links[j]);
-    const int32_t d = links[j].ds;
-    if (d >= 0 && --nup[d] == 0) queue[qt++] = d;
+    if (ds[i] >= 0 && --left[ds[i]] == 0) queue[qt++] = ds[i];
   }
-  out->nlinks = nl;
-  free(nup);
+  /* every walked link numbered (a cycle of stream cells has been refused) */
+  for (int64_t i = 0; i < n; i++)
+    if (linkof[i] >= 0) linkof[i] = newid[linkof[i]];
+  free(out->links);
+  out->links = nl;
+  out->nlinks = made;
+  free(newid);
+  free(left);
   free(queue);
-  free(start);
-  free(fill);
-  free(ups);
-  free(sorted);
-  return st;
+  return TR_OK;
 }
 
 static int build(const cell_list *l, int64_t rows, int64_t cols, tr_links *out, tr_error *err) {
@@ -264,7 +276,7 @@ static int build(const cell_list *l, int64_t rows, int64_t cols, tr_links *out, 
     k->next = x >= 0 ? l->v[x].cell : -1;
     k->ds = x >= 0 ? linkof[x] : -1;
   }
-  if (!st) st = tree(l, out, err);
+  if (!st) st = tree(l, rows, cols, ds, nin, linkof, out, err);
   for (int64_t i = 0; i < n && !st; i++) out->seeds[i] = (tr_basin_seed){l->v[i].cell, linkof[i]};
   out->nseeds = st ? 0 : n;
   free(ds);
@@ -275,21 +287,21 @@ static int build(const cell_list *l, int64_t rows, int64_t cols, tr_links *out, 
 
 int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
   memset(out, 0, sizeof *out);
-  tr_input in[3];
+  tr_input in[4];
   memset(in, 0, sizeof in);
-  const char *paths[3] = {s->dir, s->acc, s->elev};
-  const int nin = s->elev ? 3 : 2;
-  int st = TR_OK, opened = 0;
-  for (; opened < nin && !st; opened++) {
-    st = tr_input_open(&in[opened], paths[opened], opened == 2 && s->elev_band > 0 ? s->elev_band : 1, err);
-    if (st) break;
-    if (opened) st = tr_input_same_size(&in[opened], paths[opened], &in[0], "", paths[0], err);
+  const char *paths[4] = {s->dir, s->acc, s->elev, s->streams};
+  int st = TR_OK;
+  for (int k = 0; k < 4 && !st; k++) {
+    if (!paths[k]) continue;
+    st = tr_input_open(&in[k], paths[k], k == 2 && s->elev_band > 0 ? s->elev_band : 1, err);
+    if (!st && k) st = tr_input_same_size(&in[k], paths[k], &in[0], "", paths[0], err);
   }
   cell_list l = {NULL, 0, 0};
-  if (!st) st = read_streams(s, in, nin, &l, err);
+  if (!st) st = read_streams(s, in, 4, &l, err);
   if (!st) st = build(&l, in[0].rows, in[0].cols, out, err);
   free(l.v);
-  for (int k = 0; k < opened && k < nin; k++) tr_input_close(&in[k]);
+  for (int k = 0; k < 4; k++)
+    if (in[k].ds) tr_input_close(&in[k]);
   st = tr_dist_agree(s->run, st, err);
   if (st) tr_links_free(out);
   return st;
@@ -367,6 +379,19 @@ static double area_of(const tr_links_src *s, const tr_gradient_params *geo, int6
   return fabs(1.0 / (iew * ins));
 }
 
+/* Metres per cell on a geographic grid, per row, as slope computes them;
+ * else the geotransform's units. */
+static void geo_of(const tr_input *in, tr_gradient_params *geo) {
+  memset(geo, 0, sizeof *geo);
+  memcpy(geo->gt, in->gt, sizeof geo->gt);
+  if (in->geographic) {
+    const double fl = in->inv_flattening > 0 ? 1.0 / in->inv_flattening : 0.0;
+    geo->geographic = 1;
+    geo->semi_major = in->semi_major;
+    geo->e2 = fl * (2.0 - fl);
+  }
+}
+
 int tr_links_check(const char *dst, const char *driver, tr_error *err) {
   return tr_vector_check(dst, driver, "-nf", err);
 }
@@ -405,16 +430,8 @@ static int write_links(const tr_links_src *s, const tr_links *l, const char *pat
   }
   const double *gt = dir.in.gt;
   const int64_t cols = dir.in.cols;
-  /* metres per cell on a geographic grid, per row, as slope computes them */
   tr_gradient_params geo;
-  memset(&geo, 0, sizeof geo);
-  memcpy(geo.gt, gt, sizeof geo.gt);
-  if (dir.in.geographic) {
-    const double fl = dir.in.inv_flattening > 0 ? 1.0 / dir.in.inv_flattening : 0.0;
-    geo.geographic = 1;
-    geo.semi_major = dir.in.semi_major;
-    geo.e2 = fl * (2.0 - fl);
-  }
+  geo_of(&dir.in, &geo);
   const int tx = !st && GDALDatasetTestCapability(ds, ODsCTransactions);
   if (tx) GDALDatasetStartTransaction(ds, 0);
   for (int64_t j = 0; j < l->nlinks && !st; j++) {
@@ -490,4 +507,115 @@ static int links_to(const char *path, const char *drv, void *user, tr_error *err
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err) {
   links_out o = {s, l, dst};
   return tr_vector_write(s->run, dst, driver, links_to, &o, err);
+}
+
+/* ------------------------------------------------------ the text files */
+
+/* The points of link k as TauDEM lists them in coord.txt: its cells from
+ * the head down, then the junction it flows into; a link of one point
+ * (a zero-length link at a junction, or a one-cell link that ends the
+ * network) has it twice. `pts` holds ncells + 2. */
+static int64_t points_of(const tr_link *k, const tr_links *l, int64_t *pts) {
+  int64_t n = 0;
+  for (int64_t p = 0; p < k->ncells; p++) pts[n++] = l->cells[k->first_cell + p];
+  if (k->next >= 0) pts[n++] = k->next;
+  if (n == 1) pts[n++] = pts[0];
+  return n;
+}
+
+/* One step's length down from cell a to its neighbour b, as TauDEM adds it
+ * to the distance to the outlet: the cell width at a's row across, its
+ * height up or down, the diagonal of both otherwise. */
+static double step_down(const tr_gradient_params *geo, int64_t a, int64_t b, int64_t cols) {
+  double iew = 1.0 / fabs(geo->gt[1]), ins = 1.0 / fabs(geo->gt[5]);
+  if (geo->geographic) tr_gradient_inv_res(geo, a / cols, &iew, &ins);
+  const int across = a % cols != b % cols, updown = a / cols != b / cols;
+  const double dx = fabs(1.0 / iew), dy = fabs(1.0 / ins);
+  return across && updown ? sqrt(dx * dx + dy * dy) : across ? dx : updown ? dy : 0.0;
+}
+
+typedef struct {
+  const tr_links_src *s;
+  const tr_links *l;
+} text_job;
+
+/* Writes tree.txt and coord.txt (either may be NULL) into f_tree, f_coord:
+ * the links from the highest number down, as TauDEM lists them (its list of
+ * links is built by putting each new one first). The distance to the
+ * outlet is summed as TauDEM does, in single precision from the outlet up,
+ * and a link's downstream link has a higher number, so its first point's
+ * distance is known when the link is written. Nonzero when a write failed. */
+static int write_text(const text_job *j, FILE *f_tree, FILE *f_coord, tr_error *err, int *st) {
+  const tr_links_src *s = j->s;
+  const tr_links *l = j->l;
+  point_reader dir = {{0}, 0}, acc = {{0}, 0}, elev = {{0}, 0};
+  *st = tr_input_open(&dir.in, s->dir, 1, err);
+  dir.open = !*st;
+  if (!*st && f_coord) *st = tr_input_open(&acc.in, s->acc, 1, err), acc.open = !*st;
+  if (!*st && f_coord && s->elev)
+    *st = tr_input_open(&elev.in, s->elev, s->elev_band > 0 ? s->elev_band : 1, err), elev.open = !*st;
+  int64_t most = 0;
+  for (int64_t i = 0; i < l->nlinks; i++)
+    if (l->links[i].ncells > most) most = l->links[i].ncells;
+  int64_t *pts = malloc((size_t)(most + 2) * sizeof *pts);
+  float *len = malloc((size_t)(most + 2) * sizeof *len), *head_len = malloc((size_t)(l->nlinks + 1) * sizeof *head_len);
+  if (!*st && (!pts || !len || !head_len)) *st = tr_fail(err, TR_ENOMEM, "out of memory writing the link tree");
+  int bad = 0;
+  tr_gradient_params geo;
+  if (dir.open) geo_of(&dir.in, &geo);
+  const double *gt = geo.gt;
+  const int64_t cols = dir.in.cols;
+  int64_t first = 0;
+  for (int64_t id = l->nlinks - 1; id >= 0 && !*st && !bad; id--) {
+    const tr_link *k = &l->links[id];
+    const int64_t n = points_of(k, l, pts);
+    len[n - 1] = k->next >= 0 && k->ds >= 0 ? head_len[k->ds] : 0.0f;
+    for (int64_t p = n - 2; p >= 0; p--) {
+      float d = len[p + 1];
+      d = (float)((double)d + step_down(&geo, pts[p], pts[p + 1], cols));
+      len[p] = d;
+    }
+    head_len[id] = len[0];
+    if (f_tree)
+      bad = fprintf(f_tree, "\t%lld\t%lld\t%lld\t%ld\t%ld\t%ld\t%ld\t-1\t%ld\n", (long long)id, (long long)first,
+                    (long long)(first + n - 1), (long)k->ds, (long)k->us1, (long)k->us2, (long)k->order,
+                    (long)k->magnitude) < 0;
+    first += n;
+    for (int64_t p = 0; p < n && f_coord && !bad && !*st; p++) {
+      const int64_t cell = pts[p], r = cell / cols, c = cell % cols;
+      const double x = gt[0] + gt[1] / 2.0 + (double)c * gt[1] + ((double)r + 0.5) * gt[2];
+      const double y = gt[3] + gt[5] / 2.0 + (double)r * gt[5] + ((double)c + 0.5) * gt[4];
+      const float z = elev.open ? (float)value_at(&elev, cell, err, st) : 0.0f;
+      const float a = (float)(value_at(&acc, cell, err, st) * area_of(s, &geo, r));
+      bad = fprintf(f_coord, "\t%f\t%f\t%f\t%f\t%f\n", x, y, (double)len[p], (double)z, (double)a) < 0;
+    }
+  }
+  free(pts);
+  free(len);
+  free(head_len);
+  if (dir.open) tr_input_close(&dir.in);
+  if (acc.open) tr_input_close(&acc.in);
+  if (elev.open) tr_input_close(&elev.in);
+  return bad;
+}
+
+int tr_links_text_write(const tr_links_src *s, const tr_links *l, const char *tree, const char *coord, tr_error *err) {
+  int st = TR_OK;
+  if (tr_rank() == 0) {
+    tr_side_file *ts = NULL, *cs = NULL;
+    FILE *ft = NULL, *fc = NULL;
+    if (tree) st = tr_side_open(tree, "link tree", &ts, &ft, err);
+    if (!st && coord) st = tr_side_open(coord, "link coordinates", &cs, &fc, err);
+    const text_job j = {s, l};
+    int bad = 0;
+    if (!st) bad = write_text(&j, ft, fc, err, &st);
+    if (!st && bad) st = tr_fail(err, TR_EOUTPUT, "cannot write '%s'", tree && (!coord || ferror(ft)) ? tree : coord);
+    for (int k = 0; k < 2; k++) {
+      tr_side_file *side = k ? cs : ts;
+      if (!side) continue;
+      if (st) tr_side_abort(side);
+      else st = tr_side_close(side, err);
+    }
+  }
+  return tr_dist_agree(s->run, st, err);
 }

@@ -100,7 +100,10 @@ int tr_order_cells_build(const tr_run_opts *run, const char *dir, const char *st
     for (int k = 0; k < 2 && !st; k++)
       st = tr_input_read_f32(&in[k], r0, 0, nr, cols, buf + (size_t)k * BAND_ROWS * cols, cols, err);
     for (int64_t i = 0; i < nr * cols && !st; i++) {
-      if (buf[BAND_ROWS * cols + i] != 1.0f) continue; /* the streams product: 1, 0 or NoData */
+      /* the streams product: 1, 0 or NoData; a src given (--streams-in):
+       * TauDEM reads it as 16-bit integers and takes those above 0 */
+      const float v = buf[BAND_ROWS * cols + i];
+      if (isnan(v) || (in[1].has_nodata && v == (float)in[1].nodata) || v < 1.0f) continue;
       const int d = tr_d8_decode_value(encoding, buf[i]);
       if (d == TR_D8_NODATA || d == TR_D8_BAD) continue;
       if (n >= most)

@@ -558,6 +558,16 @@ typedef struct {
    * cells, Float64, nodata -1; RichDEM's weights, flats drained as dinf): */
   double holmgren_x;        /* --holmgren-x: Holmgren's exponent, in [1, 100] (default 4) */
   double freeman_p;         /* --freeman-p: Freeman's exponent, in (0, 100] (default 1.1) */
+  /* TauDEM streamnet's text files of the stream links (the links of
+   * --network; every rank builds them, rank 0 writes): */
+  const char *tree;         /* --tree: one line per link, TauDEM's tree.txt */
+  const char *coord;        /* --coord: one line per point of each link, TauDEM's coord.txt */
+  /* streamnet's inputs, on the directions' grid: */
+  const char *streams_in;   /* --streams-in: the stream cells (value >= 1) instead of the
+                               no-edge-check accumulation >= threshold */
+  const char *acc_in;       /* --acc-in: the contributing area (in cells, or in area with
+                               units TR_ACC_AREA) instead of computing it: the network's
+                               areas, and the streams (>= threshold) without streams_in */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

@@ -35,7 +35,7 @@ check "Horn ZevenbergenThorne " slope -alg ""
 check "dual off replay " aspect --ft ""
 check "auto cpu gpu " hillshade --device ""
 check "-multidirectional " hillshade -mu
-check "--acc --acc-type " flowgraph --ac
+check "--acc --acc-in --acc-type " flowgraph --ac
 check "-ad8 " flowgraph -ad
 check "Float32 Float64 " flowgraph --acc-type F
 check "links " flowgraph --basins-by li

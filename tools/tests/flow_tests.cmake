@@ -4,7 +4,7 @@ set(_flow_env "${TERRAFORT_MPI_TEST_ENV}")
 terrafort_add_test(flowgraph_taudem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph_taudem.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                    LABELS "cli;aap")
-set_tests_properties(flowgraph_taudem PROPERTIES FIXTURES_REQUIRED testdata)
+set_tests_properties(flowgraph_taudem PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}") # mpirun: streamnet's bytes
 set_property(TEST flowgraph_taudem APPEND PROPERTY LABELS peer) # Release tree only, see cli_tests.cmake
 # D-infinity: analytic planes, the same bytes across settings and bad options
 # (flowgraph_dinf); TauDEM's dinfflowdir/areadinf/twi files (flowgraph_dinf_taudem,

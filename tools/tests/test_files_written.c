@@ -435,17 +435,24 @@ static const walk_run walk_runs[] = {
     /* (--moved-outlets needs --outlets, which both D8 runs give) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif -wg w.tif -fel f.tif -w b.tif -o o.gpkg", .reads = "p.tif",
      .skip = "--dir -p --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi"},
+    /* TauDEM streamnet's inputs, the streams and the area given (w.tif,
+     * f.tif: on the directions' grid); the products made from --threshold
+     * and the given ones' names are refused with them (exit 2) */
+    {.cmd = "flowgraph", .line = "--dir-in p.tif --streams-in w.tif --acc-in f.tif -fel f.tif -w b.tif",
+     .reads = "p.tif w.tif f.tif",
+     .skip = "--dir -p --acc -ad8 --streams -src --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi "
+             "--moved-outlets -om --outlet-table -id --hand -dd --d8-dist -dist"},
     /* D-infinity's products (--method dinf refuses D8's, --plen, --tlen and
      * --gord among them, and takes --hand and --d8-dist; the side files are
      * the first run's), each run with one product of its own */
     {.cmd = "flowgraph", .line = "%s --method dinf --ang a.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
              "--ang -ang --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id -gw --plen -plen "
-             "--tlen -tlen --gord -gord"},
+             "--tlen -tlen --gord -gord --tree -tree --coord -coord"},
     {.cmd = "flowgraph", .line = "%s --method dinf --slp s.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
              "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
-             "-gw --plen -plen --tlen -tlen --gord -gord"},
+             "-gw --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
     {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
     {.cmd = "interpolate", .line = "--fill-voids %s"},

@@ -11,7 +11,13 @@
  * TauDEM's two decimals), read with OGR; outlets moved down the flow path
  * are moveoutletstostreams' moved.shp and their watersheds gagewatershed's
  * gw.tif exactly (also given in another CRS); --snap-distance against a
- * search in the test.
+ * search in the test. The links carry TauDEM's numbers (w.tif's labels
+ * exactly, LINKNO, DSLINKNO, USLINKNO1/2). TauDEM streamnet's own command
+ * line (-p -fel -ad8 -src -ord -tree -coord -net -w) writes TauDEM's
+ * tree.txt byte for byte and its coord.txt (same_coord says within what),
+ * the same bytes for any thread count, tile size, schedule and rank count;
+ * streams given at another threshold are followed cell for cell; bad
+ * streamnet inputs are refused with one line and nothing left.
  */
 #include <gdal.h>
 #include <math.h>
@@ -154,6 +160,7 @@ typedef struct {
   double hx, hy; /* the head cell: the last point */
   double fx, fy; /* the first (downstream) point */
   int order, mag;
+  int linkno, ds, us1, us2;
   double len, dsarea, usarea, drop;
 } link_rec;
 
@@ -179,6 +186,10 @@ static int read_links(const char *path, link_rec **out) {
     v[k].dsarea = OGR_F_GetFieldAsDouble(f, OGR_F_GetFieldIndex(f, "DSContArea"));
     v[k].usarea = OGR_F_GetFieldAsDouble(f, OGR_F_GetFieldIndex(f, "USContArea"));
     v[k].drop = OGR_F_GetFieldAsDouble(f, OGR_F_GetFieldIndex(f, "strmDrop"));
+    v[k].linkno = OGR_F_GetFieldAsInteger(f, OGR_F_GetFieldIndex(f, "LINKNO"));
+    v[k].ds = OGR_F_GetFieldAsInteger(f, OGR_F_GetFieldIndex(f, "DSLINKNO"));
+    v[k].us1 = OGR_F_GetFieldAsInteger(f, OGR_F_GetFieldIndex(f, "USLINKNO1"));
+    v[k].us2 = OGR_F_GetFieldAsInteger(f, OGR_F_GetFieldIndex(f, "USLINKNO2"));
     k++;
     OGR_F_Destroy(f);
   }
@@ -199,21 +210,17 @@ static int same_length(double mine, double taudem) {
   return near_rel(mine, taudem, 1e-3) || fabs(mine - taudem) <= 0.05 + 1e-9;
 }
 
-static int test_basins_network(void) {
-  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs\n"), 0;
-  for (int d = 0; d < 2; d++) {
-    char f[2048];
-    snprintf(f, sizeof f, "--threshold 100 --basins '%s' --network '%s' --filled-in '%s' --tile-size 90",
-             opath("w.tif"), opath("net.gpkg"), tpath(dems[d], "fel.tif"));
-    unlink(opath("net.gpkg"));
-    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
-    ASSERT(same_partition(opath("w.tif"), tpath(dems[d], "w.tif")));
+/* The network at `mine` has TauDEM's links (net.shp of dems[d]): matched by
+ * their end points, the same numbers (LINKNO, DSLINKNO, USLINKNO1/2),
+ * order, magnitude, Length, areas and drop. */
+static int same_network(const char *mine, int d) {
+  {
     link_rec *a = NULL, *b = NULL;
-    const int na = read_links(opath("net.gpkg"), &a), nb = read_links(tpath(dems[d], "net.shp"), &b);
+    const int na = read_links(mine, &a), nb = read_links(tpath(dems[d], "net.shp"), &b);
     fprintf(stderr, "%s: %d links, TauDEM %d\n", dems[d], na, nb);
     ASSERT(na > 0);
     ASSERT_EQ_INT(na, nb);
-    int matched = 0, same_order = 0, same_mag = 0, same_len = 0, same_ds = 0, same_us = 0, same_drop = 0;
+    int matched = 0, same_order = 0, same_mag = 0, same_len = 0, same_ds = 0, same_us = 0, same_drop = 0, same_ids = 0;
     char *used = calloc((size_t)nb + 1, 1);
     for (int i = 0; i < na; i++)
       for (int j = 0; j < nb; j++) {
@@ -225,6 +232,7 @@ static int test_basins_network(void) {
         used[j] = 1;
         matched++;
         same_order += a[i].order == b[j].order;
+        same_ids += a[i].linkno == b[j].linkno && a[i].ds == b[j].ds && a[i].us1 == b[j].us1 && a[i].us2 == b[j].us2;
         same_mag += a[i].mag == b[j].mag;
         same_len += same_length(a[i].len, b[j].len);
         same_ds += near_rel(a[i].dsarea, b[j].dsarea, 1e-3);
@@ -242,8 +250,9 @@ static int test_basins_network(void) {
       if (!used[j])
         fprintf(stderr, "  TauDEM link not matched: (%.6f, %.6f)-(%.6f, %.6f) order %d magnitude %d length %.1f\n", b[j].fx,
                 b[j].fy, b[j].hx, b[j].hy, b[j].order, b[j].mag, b[j].len);
-    fprintf(stderr, "%s: matched %d, order %d, magnitude %d, length %d, DSContArea %d, USContArea %d, drop %d\n",
-            dems[d], matched, same_order, same_mag, same_len, same_ds, same_us, same_drop);
+    fprintf(stderr,
+            "%s: matched %d, numbers %d, order %d, magnitude %d, length %d, DSContArea %d, USContArea %d, drop %d\n",
+            dems[d], matched, same_ids, same_order, same_mag, same_len, same_ds, same_us, same_drop);
     ASSERT_EQ_INT(matched, nb);
     ASSERT_EQ_INT(same_order, nb);
     ASSERT_EQ_INT(same_mag, nb);
@@ -251,9 +260,26 @@ static int test_basins_network(void) {
     ASSERT_EQ_INT(same_ds, nb);
     ASSERT_EQ_INT(same_us, nb);
     ASSERT_EQ_INT(same_drop, nb);
+    ASSERT_EQ_INT(same_ids, nb);
     free(used);
     free(a);
     free(b);
+  }
+  return 0;
+}
+
+static int test_basins_network(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs\n"), 0;
+  for (int d = 0; d < 2; d++) {
+    char f[2048];
+    snprintf(f, sizeof f, "--threshold 100 --basins '%s' --network '%s' --filled-in '%s' --tile-size 90",
+             opath("w.tif"), opath("net.gpkg"), tpath(dems[d], "fel.tif"));
+    unlink(opath("net.gpkg"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    /* TauDEM's link numbers: the same labels, not only the same cells */
+    ASSERT(same_cells(opath("w.tif"), tpath(dems[d], "w.tif")));
+    ASSERT(same_partition(opath("w.tif"), tpath(dems[d], "w.tif")));
+    ASSERT_EQ_INT(same_network(opath("net.gpkg"), d), 0);
   }
   return 0;
 }
@@ -499,6 +525,326 @@ static int test_outlets_bad(void) {
   return 0;
 }
 
+/* ------------------------------------------------ TauDEM streamnet's form */
+
+/* The files of one streamnet run, in folder `dir`. */
+static const char *const sn_files[] = {"tree.txt", "coord.txt", "ord.tif", "w.tif", "net.shp", "net.shx", "net.dbf"};
+#define SN_NFILES (sizeof sn_files / sizeof sn_files[0])
+
+static const char *in_dir(const char *dir, const char *name) {
+  static char p[4][1200];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+  return p[k];
+}
+
+/* A fresh folder under the output folder. */
+static const char *fresh(const char *name) {
+  static char d[4][1024];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(d[k], sizeof d[k], "%s/%s", outdir, name);
+  char c[2200];
+  snprintf(c, sizeof c, "rm -rf '%s' && mkdir -p '%s'", d[k], d[k]);
+  return rc_run(c, NULL) == 0 ? d[k] : NULL;
+}
+
+/* TauDEM streamnet's command line, word for word, on dems[d] with `src`
+ * and `ad8` (NULL: TauDEM's src.tif and ad8nc.tif), its outputs in `dir`;
+ * `pre` goes before the program (mpirun ...), `more` after the options. */
+static int run_streamnet(int d, const char *dir, const char *src, const char *ad8, const char *pre, const char *more,
+                         const char *errf) {
+  char c[6000];
+  snprintf(c, sizeof c,
+           "%s '%s' flowgraph -q -fel '%s' -p '%s' -ad8 '%s' -src '%s' -ord '%s/ord.tif' -tree '%s/tree.txt' "
+           "-coord '%s/coord.txt' -net '%s/net.shp' -w '%s/w.tif' %s",
+           pre ? pre : "", tf, tpath(dems[d], "fel.tif"), tpath(dems[d], "p.tif"), ad8 ? ad8 : tpath(dems[d], "ad8nc.tif"),
+           src ? src : tpath(dems[d], "src.tif"), dir, dir, dir, dir, dir, more ? more : "");
+  return rc_run(c, errf);
+}
+
+typedef struct {
+  double v[5]; /* x, y, distance to the outlet, elevation, area */
+} coord_row;
+
+static int read_coord(const char *path, coord_row **out) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  int n = 0, cap = 1024;
+  coord_row *v = malloc(sizeof *v * (size_t)cap);
+  coord_row r;
+  while (fscanf(f, "%lf %lf %lf %lf %lf", &r.v[0], &r.v[1], &r.v[2], &r.v[3], &r.v[4]) == 5) {
+    if (n == cap) v = realloc(v, sizeof *v * (size_t)(cap *= 2));
+    v[n++] = r;
+  }
+  fclose(f);
+  *out = v;
+  return n;
+}
+
+/* coord.txt against TauDEM's, line by line. TauDEM prints six decimals of
+ * single-precision values: x, y and the elevation are compared exactly (the
+ * same printed digits); so are the distance and the area on the projected
+ * DEM (the same float sums). On the geographic DEM TauDEM's metric cell
+ * sizes come from its own ellipsoid formula at a latitude one row off
+ * (distances: within 3e-6 relative), and it multiplies every cell by the
+ * middle row's cell area where ours uses each row's own, as the network
+ * does (areas: within 1e-3 relative, the network's DSContArea tolerance). */
+static int same_coord(const char *mine, int d) {
+  coord_row *a = NULL, *b = NULL;
+  const int na = read_coord(mine, &a), nb = read_coord(tpath(dems[d], "coord.txt"), &b);
+  ASSERT(na > 0);
+  ASSERT_EQ_INT(na, nb);
+  const double tol_len = d ? 3e-6 : 0.0, tol_area = d ? 1e-3 : 0.0;
+  double worst[5] = {0};
+  int bad = 0;
+  for (int i = 0; i < na; i++)
+    for (int c = 0; c < 5; c++) {
+      const double diff = fabs(a[i].v[c] - b[i].v[c]), rel = diff / fmax(fabs(b[i].v[c]), 1e-300);
+      if (diff > 0 && rel > worst[c]) worst[c] = rel;
+      const double tol = c == 2 ? tol_len : c == 4 ? tol_area : 0.0;
+      if (diff > 0 && rel > tol && !bad++)
+        fprintf(stderr, "%s line %d column %d: %f, TauDEM %f\n", mine, i + 1, c + 1, a[i].v[c], b[i].v[c]);
+    }
+  fprintf(stderr, "%s: coord.txt %d points, largest relative difference x %g y %g distance %g elevation %g area %g\n",
+          dems[d], na, worst[0], worst[1], worst[2], worst[3], worst[4]);
+  free(a);
+  free(b);
+  ASSERT_EQ_INT(bad, 0);
+  return 0;
+}
+
+/* TauDEM's exact streamnet command line on both DEMs: tree.txt is TauDEM's
+ * byte for byte, coord.txt TauDEM's (same_coord: byte for byte on the
+ * projected DEM), ord and w TauDEM's cells and labels, the network
+ * TauDEM's links with their numbers. */
+static int test_streamnet_form(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  for (int d = 0; d < 2; d++) {
+    const char *dir = fresh(d ? "sn_enogeo" : "sn_loganvrt");
+    ASSERT(dir != NULL);
+    ASSERT_EQ_INT(run_streamnet(d, dir, NULL, NULL, NULL, NULL, NULL), 0);
+    ASSERT(rc_same_file(in_dir(dir, "tree.txt"), tpath(dems[d], "tree.txt")));
+    if (d == 0) ASSERT(rc_same_file(in_dir(dir, "coord.txt"), tpath(dems[d], "coord.txt")));
+    ASSERT_EQ_INT(same_coord(in_dir(dir, "coord.txt"), d), 0);
+    ASSERT(same_cells_dirs(in_dir(dir, "ord.tif"), tpath(dems[d], "ord.tif"), tpath(dems[d], "p.tif")));
+    ASSERT(same_cells(in_dir(dir, "w.tif"), tpath(dems[d], "w.tif")));
+    ASSERT_EQ_INT(same_network(in_dir(dir, "net.shp"), d), 0);
+  }
+  return 0;
+}
+
+/* The same bytes of every streamnet file for one or two threads, other
+ * tile sizes and (when mpirun is there) two and three ranks. */
+static int test_streamnet_same_bytes(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  const int mpi = rc_run("command -v mpirun >/dev/null", NULL) == 0;
+  static const struct {
+    const char *pre, *more;
+  } runs[] = {{NULL, "--threads 1"},
+              {NULL, "--threads 2 --tile-size 64"},
+              {NULL, "--threads 2 --tile-size 100 --schedule bsp"},
+              {"mpirun --allow-run-as-root --oversubscribe -n 2", "--threads 1"},
+              {"mpirun --allow-run-as-root --oversubscribe -n 3", "--tile-size 90"}};
+  const int d = 1; /* the geographic DEM, the larger */
+  const char *base = fresh("sn_same0");
+  ASSERT(base != NULL);
+  for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+    if (runs[k].pre && !mpi) {
+      fprintf(stderr, "(no mpirun: the rank counts are not run)\n");
+      continue;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "sn_same%zu", k);
+    const char *dir = k ? fresh(name) : base;
+    ASSERT(dir != NULL);
+    if (run_streamnet(d, dir, NULL, NULL, runs[k].pre, runs[k].more, NULL) != 0) {
+      fprintf(stderr, "streamnet run %s %s failed\n", runs[k].pre ? runs[k].pre : "", runs[k].more);
+      return 1;
+    }
+    for (size_t f = 0; f < SN_NFILES && k; f++)
+      if (!rc_same_file(in_dir(dir, sn_files[f]), in_dir(base, sn_files[f]))) {
+        fprintf(stderr, "%s differs with %s %s\n", sn_files[f], runs[k].pre ? runs[k].pre : "", runs[k].more);
+        return 1;
+      }
+  }
+  return 0;
+}
+
+/* A Byte raster on r's grid: 1 where keep(value) holds, else 0. */
+static int write_mask(const char *path, const rc_raster *r, double at_least) {
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GTiff"), path, r->cols, r->rows, 1, GDT_Byte, NULL);
+  if (!ds) return -1;
+  GDALSetGeoTransform(ds, (double *)r->gt);
+  GDALSetProjection(ds, r->wkt);
+  unsigned char *m = malloc((size_t)r->rows * (size_t)r->cols);
+  for (long i = 0; i < (long)r->rows * r->cols; i++) m[i] = !rc_is_nodata(r, r->v[i]) && r->v[i] >= at_least;
+  const CPLErr e = GDALRasterIO(GDALGetRasterBand(ds, 1), GF_Write, 0, 0, r->cols, r->rows, m, r->cols, r->rows,
+                                GDT_Byte, 0, 0);
+  free(m);
+  GDALClose(ds);
+  return e == CE_None ? 0 : -1;
+}
+
+/* Streams given that are not the threshold streamnet's area would give
+ * (ad8nc >= 500, made here, with ad8nc as -ad8): the stream cells of the
+ * network are exactly that src's (every point of coord.txt is one of its
+ * cells and every one of its cells with a direction is a point; ord is
+ * nonzero exactly there), and the files are those of --threshold 500 from
+ * the directions alone. */
+static int test_streams_in_other(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  for (int d = 0; d < 2; d++) {
+    rc_raster ad8, p, ord;
+    ASSERT(rc_load(tpath(dems[d], "ad8nc.tif"), &ad8) == 0);
+    ASSERT(rc_load(tpath(dems[d], "p.tif"), &p) == 0);
+    const char *dir = fresh("sn_500"), *dir2 = fresh("sn_500t");
+    ASSERT(dir && dir2);
+    char src[1200];
+    snprintf(src, sizeof src, "%s/src500.tif", outdir);
+    ASSERT_EQ_INT(write_mask(src, &ad8, 500), 0);
+    ASSERT_EQ_INT(run_streamnet(d, dir, src, NULL, NULL, NULL, NULL), 0);
+    ASSERT(rc_load(in_dir(dir, "ord.tif"), &ord) == 0);
+    const long n = (long)ad8.rows * ad8.cols;
+    char *stream = calloc((size_t)n, 1), *seen = calloc((size_t)n, 1);
+    long nstream = 0, bad_ord = 0;
+    for (long i = 0; i < n; i++) {
+      stream[i] = !rc_is_nodata(&ad8, ad8.v[i]) && ad8.v[i] >= 500 && !rc_is_nodata(&p, p.v[i]);
+      nstream += stream[i];
+      bad_ord += stream[i] != (!rc_is_nodata(&ord, ord.v[i]) && ord.v[i] > 0);
+    }
+    coord_row *c = NULL;
+    const int nc = read_coord(in_dir(dir, "coord.txt"), &c);
+    long off_src = 0;
+    for (int i = 0; i < nc; i++) {
+      const long col = (long)floor((c[i].v[0] - ad8.gt[0]) / ad8.gt[1]), row = (long)floor((c[i].v[1] - ad8.gt[3]) / ad8.gt[5]);
+      if (row < 0 || row >= ad8.rows || col < 0 || col >= ad8.cols || !stream[row * ad8.cols + col]) off_src++;
+      else seen[row * ad8.cols + col] = 1;
+    }
+    long missed = 0;
+    for (long i = 0; i < n; i++) missed += stream[i] && !seen[i];
+    fprintf(stderr, "%s: src >= 500: %ld stream cells, %d points, %ld off the src, %ld not a point, order off %ld\n",
+            dems[d], nstream, nc, off_src, missed, bad_ord);
+    free(c);
+    free(stream);
+    free(seen);
+    rc_free(&ord);
+    rc_free(&ad8);
+    rc_free(&p);
+    ASSERT(nstream > 0);
+    ASSERT_EQ_INT(off_src, 0);
+    ASSERT_EQ_INT(missed, 0);
+    ASSERT_EQ_INT(bad_ord, 0);
+    /* fewer links than TauDEM's src (threshold 100) */
+    long na = 0, nb = 0;
+    unsigned char *ta = rc_file_bytes(in_dir(dir, "tree.txt"), &na), *tb = rc_file_bytes(tpath(dems[d], "tree.txt"), &nb);
+    ASSERT(ta && tb && na < nb);
+    free(ta);
+    free(tb);
+    /* the same files as the threshold from the directions (whose area is ad8nc) */
+    char f[4096];
+    snprintf(f, sizeof f, "--threshold 500 -fel '%s' --order '%s' --tree '%s' --coord '%s' --basins '%s'",
+             tpath(dems[d], "fel.tif"), in_dir(dir2, "ord.tif"), in_dir(dir2, "tree.txt"), in_dir(dir2, "coord.txt"),
+             in_dir(dir2, "w.tif"));
+    ASSERT_EQ_INT(run_flow(dems[d], f), 0);
+    for (int k = 0; k < 4; k++) {
+      static const char *const same[] = {"tree.txt", "coord.txt", "ord.tif", "w.tif"};
+      if (!rc_same_file(in_dir(dir, same[k]), in_dir(dir2, same[k]))) {
+        fprintf(stderr, "%s: %s of --streams-in differs from --threshold 500's\n", dems[d], same[k]);
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* A raster like r (values, nodata, CRS) with its origin moved by dx cells,
+ * or its first `rows` rows only. */
+static int write_like(const char *path, const rc_raster *r, double dx, int rows) {
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GTiff"), path, r->cols, rows, 1, GDT_Float32, NULL);
+  if (!ds) return -1;
+  double gt[6];
+  memcpy(gt, r->gt, sizeof gt);
+  gt[0] += dx * gt[1];
+  GDALSetGeoTransform(ds, gt);
+  GDALSetProjection(ds, r->wkt);
+  if (r->has_nodata) GDALSetRasterNoDataValue(GDALGetRasterBand(ds, 1), r->nodata);
+  const CPLErr e = GDALRasterIO(GDALGetRasterBand(ds, 1), GF_Write, 0, 0, r->cols, rows, r->v, r->cols, rows,
+                                GDT_Float64, 0, 0);
+  GDALClose(ds);
+  return e == CE_None ? 0 : -1;
+}
+
+/* Bad streamnet inputs: each one line, its exit code (2 usage, 3 input),
+ * and nothing left in the output folder (no product, no temporary). */
+static int test_streamnet_bad(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  const int d = 0;
+  rc_raster src, ad8;
+  ASSERT(rc_load(tpath(dems[d], "src.tif"), &src) == 0);
+  ASSERT(rc_load(tpath(dems[d], "ad8nc.tif"), &ad8) == 0);
+  char shifted[1200], small[1200], none[1200], errf[1200];
+  snprintf(shifted, sizeof shifted, "%s/src_shifted.tif", outdir);
+  snprintf(small, sizeof small, "%s/ad8_small.tif", outdir);
+  snprintf(none, sizeof none, "%s/src_none.tif", outdir);
+  snprintf(errf, sizeof errf, "%s/sn_bad.stderr", outdir);
+  ASSERT_EQ_INT(write_like(shifted, &src, 1.0, src.rows), 0);
+  ASSERT_EQ_INT(write_like(small, &ad8, 0.0, ad8.rows - 3), 0);
+  ASSERT_EQ_INT(write_mask(none, &ad8, 1e300), 0); /* no stream cell */
+  rc_free(&src);
+  rc_free(&ad8);
+  const struct {
+    const char *src, *ad8, *more;
+    int code;
+    const char *says;
+  } cases[] = {
+      {shifted, NULL, "", 3, "is not on the grid of the directions"},
+      {NULL, small, "", 3, "cells but the directions"},
+      {none, NULL, "", 3, "--tree: no stream link"},
+      {NULL, NULL, "--hand h.tif", 2, "--hand does not go with --streams-in"},
+      {NULL, NULL, "--weights w.tif", 2, "--weights does not go with --streams-in"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const char *dir = fresh("sn_bad");
+    ASSERT(dir != NULL);
+    char more[1500];
+    snprintf(more, sizeof more, "%s", cases[k].more);
+    if (strstr(more, ".tif")) { /* the option's file in the folder */
+      char *sp = strchr(more, ' ');
+      snprintf(sp + 1, sizeof more - (size_t)(sp + 1 - more), "%s/%s", dir, strchr(cases[k].more, ' ') + 1);
+    }
+    const int rc = run_streamnet(d, dir, cases[k].src, cases[k].ad8, NULL, more, errf);
+    const char *msg = rc_slurp(errf);
+    int lines = 0;
+    for (const char *q = msg; *q; q++) lines += *q == '\n';
+    if (rc != cases[k].code || !strstr(msg, cases[k].says) || lines != 1 || rc_count_entries(dir) != 0) {
+      fprintf(stderr, "case %zu: exit %d (want %d), %d entries left, said: %s(want '%s')\n", k, rc, cases[k].code,
+              rc_count_entries(dir), msg, cases[k].says);
+      return 1;
+    }
+  }
+  /* usage: the area given alone, --coord without elevations */
+  const struct {
+    const char *flags, *says;
+  } usage[] = {{"--acc-in '%s' --tree '%s/t.txt'", "--acc-in (-ad8 in streamnet's form) goes with --streams-in"},
+               {"--streams-in '%s' --coord '%s/c.txt'", "--coord lists each point's elevation"}};
+  for (size_t k = 0; k < sizeof usage / sizeof usage[0]; k++) {
+    const char *dir = fresh("sn_bad");
+    ASSERT(dir != NULL);
+    char fl[3000], c[4096];
+    snprintf(fl, sizeof fl, usage[k].flags, tpath(dems[d], k ? "src.tif" : "ad8nc.tif"), dir);
+    snprintf(c, sizeof c, "'%s' flowgraph -q --dir-in '%s' %s", tf, tpath(dems[d], "p.tif"), fl);
+    const int rc = rc_run(c, errf);
+    const char *msg = rc_slurp(errf);
+    if (rc != 2 || !strstr(msg, usage[k].says) || rc_count_entries(dir) != 0) {
+      fprintf(stderr, "%s: exit %d (want 2), said: %s(want '%s')\n", fl, rc, msg, usage[k].says);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: %s TESTDATA TERRAFORT SHARED_DATA [test]\n", argv[0]);
@@ -512,6 +858,8 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_accumulation), TR_TEST(test_streams_order),
                                        TR_TEST(test_basins_network), TR_TEST(test_outlets_moved),
                                        TR_TEST(test_outlets_snap_distance), TR_TEST(test_outlets_bad),
-                                       TR_TEST(test_d8flowdir_form), TR_TEST(test_outlet_on_nodata)};
+                                       TR_TEST(test_d8flowdir_form), TR_TEST(test_outlet_on_nodata),
+                                       TR_TEST(test_streamnet_form), TR_TEST(test_streamnet_same_bytes),
+                                       TR_TEST(test_streams_in_other), TR_TEST(test_streamnet_bad)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -346,7 +346,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               no_edge_check=False, acc_type=None, threshold=None, basins_by=None, outlets=None, snap=None,
               network_format=None, basin_stats=None, method=None, ang=None, slp=None, sca=None, twi=None,
               moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, hand=None, d8_dist=None,
-              plen=None, tlen=None, gord=None, holmgren_x=None, freeman_p=None, **run):
+              plen=None, tlen=None, gord=None, holmgren_x=None, freeman_p=None, tree=None, coord=None,
+              streams_in=None, acc_in=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
@@ -354,7 +355,9 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
     and twi; hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
     the streams of threshold, with either method; plen, tlen and gord (TauDEM
-    gridnet) - all written or none. With method "quinn", "holmgren" (exponent
+    gridnet); tree and coord, TauDEM streamnet's text files of the links -
+    all written or none. streams_in (and acc_in), the stream cells (and the
+    area) given as streamnet's -src (and -ad8), replace the threshold. With method "quinn", "holmgren" (exponent
     holmgren_x, default 4) or "freeman" (freeman_p, default 1.1): acc alone,
     multiple-flow-direction accumulation in cells as RichDEM computes it.
     Keyword names are the command's long options; acc_type "Float32" or
@@ -367,7 +370,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
                      ("order", order), ("basins", basins), ("network", network), ("network_format", network_format),
                      ("basin_stats", basin_stats), ("ang", ang), ("slp", slp), ("sca", sca), ("twi", twi),
                      ("moved_outlets", moved_outlets), ("id_field", id_field), ("outlet_table", outlet_table),
-                     ("hand", hand), ("d8_dist", d8_dist), ("plen", plen), ("tlen", tlen), ("gord", gord)):
+                     ("hand", hand), ("d8_dist", d8_dist), ("plen", plen), ("tlen", tlen), ("gord", gord),
+                     ("tree", tree), ("coord", coord), ("streams_in", streams_in), ("acc_in", acc_in)):
             if v is not None:
                 keep.append(_b(os.fspath(v)) if k not in ("network_format", "id_field") else _b(v))
                 setattr(o, k, keep[-1])

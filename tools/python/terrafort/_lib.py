@@ -105,7 +105,8 @@ class FlowgraphOpts(ctypes.Structure):
         ("method", c_int), ("ang", c_char_p), ("slp", c_char_p), ("sca", c_char_p), ("twi", c_char_p),
         ("moved_outlets", c_char_p), ("snap_distance", c_double), ("id_field", c_char_p), ("outlet_table", c_char_p),
         ("hand", c_char_p), ("d8_dist", c_char_p), ("plen", c_char_p), ("tlen", c_char_p), ("gord", c_char_p),
-        ("holmgren_x", c_double), ("freeman_p", c_double),
+        ("holmgren_x", c_double), ("freeman_p", c_double), ("tree", c_char_p), ("coord", c_char_p),
+        ("streams_in", c_char_p), ("acc_in", c_char_p),
     ]
 
 

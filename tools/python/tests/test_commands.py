@@ -174,6 +174,15 @@ def test_flowgraph_same_bytes(cli, tf, data, tmp_path):
                         plen=tmp_path / "py_plen.tif", tlen=tmp_path / "py_tlen.tif", gord=tmp_path / "py_gord.tif")
     for n in ("hand.tif", "dist.tif", "plen.tif", "tlen.tif", "gord.tif"):
         assert filecmp.cmp(tmp_path / ("c_" + n), tmp_path / ("py_" + n), shallow=False), n
+    # TauDEM streamnet's form and its text files (the struct's last fields):
+    # the command line and the keywords write the same tree and coordinates
+    subprocess.run([tf, "flowgraph", dem, "--acc", "c_ad8nc.tif", "-nc", "-q"], check=True, cwd=tmp_path)
+    subprocess.run([tf, "flowgraph", "-p", "py_p.tif", "-fel", dem, "-ad8", "c_ad8nc.tif", "-src", "c_src.tif",
+                    "-tree", "c_tree.txt", "-coord", "c_coord.txt", "-q"], check=True, cwd=tmp_path)
+    terrafort.flowgraph(dir_in=tmp_path / "py_p.tif", filled_in=dem, acc_in=tmp_path / "c_ad8nc.tif",
+                        streams_in=tmp_path / "c_src.tif", tree=tmp_path / "py_tree.txt", coord=tmp_path / "py_coord.txt")
+    for n in ("tree.txt", "coord.txt"):
+        assert filecmp.cmp(tmp_path / ("c_" + n), tmp_path / ("py_" + n), shallow=False), n
     # nothing asked, or a product onto the DEM: an error, nothing written
     with pytest.raises(terrafort.TerrafortError):
         terrafort.flowgraph(dem)
