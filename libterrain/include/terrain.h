@@ -395,6 +395,26 @@ typedef struct {
 void tr_smooth_opts_init(tr_smooth_opts *o);
 int tr_smooth(const tr_smooth_opts *opts, const char *src, const char *dst, tr_error *err);
 
+/* Stream burning (terrafort-fill(1), BURNING; fill, breach and flowgraph
+ * from a DEM): before the DEM is conditioned, every cell a line of an OGR
+ * vector touches is lowered by `depth` (in the DEM's elevation units), so
+ * filling, directions and everything after them follow the mapped streams
+ * through embankments and bridges. Cells are chosen by GDAL's rasterizer:
+ * its line rule (Bresenham between the cells holding a segment's ends; the
+ * whole grid's cells whatever the tiles, ranks or memory cap), or with
+ * all_touched every cell a segment passes through. Lines in another CRS are
+ * transformed into the DEM's; lines without one are taken in the DEM's (a
+ * warning says so). Only lines are burnt: a point or polygon is refused.
+ * A burnt cell is z - depth in double, rounded to Float32 (the precision of
+ * every hydrology stage); nodata cells stay nodata. */
+typedef struct {
+  const char *file;   /* --burn: the lines (any OGR source); NULL: no burning */
+  const char *layer;  /* --burn-layer: NULL: the source's first layer */
+  double depth;       /* --burn-depth: > 0, required with file (no default: it depends on the
+                         DEM's units and on the embankments the streams must cut through) */
+  int all_touched;    /* --burn-all-touched: every cell a line touches (GDAL's ALL_TOUCHED) */
+} tr_burn_opts;
+
 /* Complete depression breaching (terrafort-breach(1)): Lindsay (2016) as
  * RichDEM's rd_depressions_breach COMPLETE computes it - every pit's path to
  * the lowest outlet of its depression cut down to the pit, pits strictly
@@ -406,6 +426,7 @@ typedef struct {
   int epsilon;        /* 1: RichDEM's EPS: each cell of a cut path one float below the one
                          upstream of it, raised pits one float below their lowest neighbour,
                          so every cut drains */
+  tr_burn_opts burn;  /* lines burnt into the DEM before breaching */
 } tr_breach_opts;
 
 void tr_breach_opts_init(tr_breach_opts *o);
@@ -438,6 +459,7 @@ typedef struct {
   int out_type;             /* a GDALDataType; 0: Float32 */
   int epsilon;              /* 1: no flats, every cell drains strictly downhill */
   double epsilon_step;      /* the epsilon variant's increment; 0: one ulp */
+  tr_burn_opts burn;        /* lines burnt into the DEM before filling */
 } tr_fill_dem_opts;
 
 void tr_fill_dem_opts_init(tr_fill_dem_opts *o);
@@ -481,6 +503,7 @@ typedef struct {
   tr_flow_method method;    /* TR_FLOW_D8 (default) or TR_FLOW_DINF: dir_dst is then TauDEM
                                dinfflowdir's angle (-ang, Float32, nodata -FLT_MAX) and slope
                                its slope (-slp, Float32, nodata -1) */
+  tr_burn_opts burn;        /* lines burnt into the DEM before filling (not with filled) */
 } tr_flowdir_opts;
 
 void tr_flowdir_opts_init(tr_flowdir_opts *o);
@@ -558,6 +581,10 @@ typedef struct {
    * cells, Float64, nodata -1; RichDEM's weights, flats drained as dinf): */
   double holmgren_x;        /* --holmgren-x: Holmgren's exponent, in [1, 100] (default 4) */
   double freeman_p;         /* --freeman-p: Freeman's exponent, in (0, 100] (default 1.1) */
+  /* Stream burning (with a DEM, not with --filled or --dir-in): the DEM's
+   * fill sees the burnt cells, and so every product made from it;
+   * --basin-stats' elevations are the DEM as given. */
+  tr_burn_opts burn;
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);
