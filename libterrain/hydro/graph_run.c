@@ -326,7 +326,7 @@ static int aap_stats_lines(FILE *f, void *user) {
   const aap_stats_out *o = user;
   const graph_run *r = o->r;
   const tr_state_store_stats *s = &r->sstats;
-  char burn[2600] = "";
+  char burn[3 * TR_PATH_MAX] = "";
   if (r->burn) tr_burn_json(r->burn, (int64_t)r->burnt, burn, sizeof burn);
   return tr_aap_stats_json(o->astats, f) != 0 ||
          fprintf(f,

@@ -509,7 +509,8 @@ typedef struct {
 void tr_flowdir_opts_init(tr_flowdir_opts *o);
 
 /* D8 directions of DEM src into dir_dst, TauDEM d8flowdir's conventions:
- * - the DEM is filled first (tr_fill_dem) unless o->filled;
+ * - the DEM is filled first (tr_fill_dem) unless o->filled, with o->burn's
+ *   lines burnt into it first when given (refused with o->filled);
  * - a cell drains to its steepest lower neighbour, drop / distance with the
  *   true distance (diagonal sqrt(dx^2 + dy^2); geographic DEMs: metric cell
  *   sizes per row, as tr_slope), compared as Float32; ties go to the first in
