@@ -113,7 +113,7 @@ typedef struct {
   tr_input *in;
   unsigned char *seen;         /* NULL: an extra input, no progress */
   int64_t mine, started;
-  const tr_burn *burn;         /* NULL: none */
+  tr_burn *burn;               /* NULL: none */
   int rank, nranks;
   int64_t burnt;
   int status;

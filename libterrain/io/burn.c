@@ -9,7 +9,11 @@
  * by block over the fixed grid of TR_BURN_BLOCK-cell blocks: each segment
  * is listed under every block its bounding box (one cell wider) meets, so a
  * block's rasterisation sees every segment that may touch it and only a few
- * others. A segment that cannot touch the grid is dropped when read.
+ * others. A segment that cannot touch the grid is dropped when read. A
+ * block's cells are rasterised the first time a window needs them and kept
+ * (the offsets of its burnt cells, 2 bytes each): a tile's window is read
+ * more than once (the tile store's cache evicts, out of core reads each tile
+ * twice), and the blocks of a window's halo are its neighbours' too.
  *
  * Why segments: GDAL walks a line segment by segment (llrasterize.cpp), each
  * on its own, so a segment alone burns the cells it burns in its line; and
@@ -27,6 +31,7 @@
 #include <gdal_alg.h>
 #include <math.h>
 #include <ogr_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,15 @@ typedef struct {
   int64_t block, seg;
 } burn_entry;
 
+/* A block that holds segments: its index entries and, once rasterised,
+ * the offsets (row * TR_BURN_BLOCK + column) of the cells they touch. */
+typedef struct {
+  int64_t block, e0, e1;
+  int done;
+  int32_t ncells;
+  uint16_t *cells;
+} burn_block;
+
 struct tr_burn {
   char *file, *layer;
   double depth;
@@ -52,6 +66,10 @@ struct tr_burn {
   double *seg;             /* 4 per segment */
   int64_t nidx;
   burn_entry *idx;         /* sorted by block, then segment */
+  int64_t nblk;
+  burn_block *blk;         /* the blocks of idx, in its order */
+  pthread_mutex_t lock;    /* over blk's done, ncells and cells */
+  int locked_init;
 };
 
 int tr_burn_usage(const tr_burn_opts *o, tr_error *err) {
@@ -71,6 +89,9 @@ int tr_burn_usage(const tr_burn_opts *o, tr_error *err) {
 
 void tr_burn_close(tr_burn *b) {
   if (!b) return;
+  for (int64_t i = 0; i < b->nblk; i++) free(b->blk[i].cells);
+  free(b->blk);
+  if (b->locked_init) pthread_mutex_destroy(&b->lock);
   free(b->file);
   free(b->layer);
   free(b->seg);
@@ -245,6 +266,16 @@ int tr_burn_open(tr_burn **out, const tr_burn_opts *o, const tr_input *grid, con
     return st;
   }
   qsort(b->idx, (size_t)b->nidx, sizeof *b->idx, entry_cmp);
+  for (int64_t e = 0; e < b->nidx; e++) b->nblk += !e || b->idx[e].block != b->idx[e - 1].block;
+  if (!(b->blk = calloc((size_t)b->nblk, sizeof *b->blk)) || pthread_mutex_init(&b->lock, NULL)) {
+    tr_burn_close(b);
+    return tr_fail(err, TR_ENOMEM, "out of memory for the burn lines");
+  }
+  b->locked_init = 1;
+  for (int64_t e = 0, u = -1; e < b->nidx; e++) {
+    if (!e || b->idx[e].block != b->idx[e - 1].block) b->blk[++u] = (burn_block){.block = b->idx[e].block, .e0 = e};
+    b->blk[u].e1 = e + 1;
+  }
   if (assumed && run && run->warning && tr_rank() == 0) {
     char msg[700];
     snprintf(msg, sizeof msg, "the burn lines '%s' have no CRS: their coordinates are taken as the CRS of '%s'",
@@ -269,15 +300,15 @@ static int block_shift(void *arg, int inverse, int n, double *x, double *y, doub
   return TRUE;
 }
 
-/* The first index entry of block blk (== nidx when none). */
-static int64_t first_entry(const tr_burn *b, int64_t blk) {
-  int64_t lo = 0, hi = b->nidx;
+/* Block blk among those that hold segments, or NULL. */
+static burn_block *block_of(const tr_burn *b, int64_t blk) {
+  int64_t lo = 0, hi = b->nblk;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (b->idx[mid].block < blk) lo = mid + 1;
+    if (b->blk[mid].block < blk) lo = mid + 1;
     else hi = mid;
   }
-  return lo;
+  return lo < b->nblk && b->blk[lo].block == blk ? &b->blk[lo] : NULL;
 }
 
 /* Block blk's cells the segments from index entry e0 to e1 touch, into
@@ -319,40 +350,52 @@ static int rasterize_block(const tr_burn *b, int64_t blk, int64_t e0, int64_t e1
   return st;
 }
 
-int tr_burn_window(const tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *z, int64_t stride,
+/* The cells of block k, rasterised on its first use (under b's lock: a
+ * block is rasterised once, by whichever thread needs it first). */
+static int block_cells(tr_burn *b, burn_block *k, tr_error *err) {
+  pthread_mutex_lock(&b->lock);
+  int st = TR_OK;
+  if (!k->done) {
+    const int B = TR_BURN_BLOCK;
+    unsigned char *mask = malloc((size_t)B * B);
+    if (!mask) st = tr_fail(err, TR_ENOMEM, "out of memory for a burn block");
+    if (!st) st = rasterize_block(b, k->block, k->e0, k->e1, mask, err);
+    int32_t n = 0;
+    for (int i = 0; !st && i < B * B; i++) n += mask[i] != 0;
+    if (!st && n && !(k->cells = malloc((size_t)n * sizeof *k->cells)))
+      st = tr_fail(err, TR_ENOMEM, "out of memory for a burn block");
+    for (int i = 0, j = 0; !st && i < B * B; i++)
+      if (mask[i]) k->cells[j++] = (uint16_t)i;
+    free(mask);
+    if (!st) k->ncells = n, k->done = 1;
+  }
+  pthread_mutex_unlock(&b->lock);
+  return st;
+}
+
+int tr_burn_window(tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *z, int64_t stride,
                    int has_nodata, float nodata, const int64_t rect[4], int64_t *count, tr_error *err) {
   if (count) *count = 0;
   if (!b || rows <= 0 || cols <= 0) return TR_OK;
   const int64_t B = TR_BURN_BLOCK;
-  unsigned char *mask = NULL;
   int64_t n = 0;
   int st = TR_OK;
   for (int64_t br = row0 / B; br <= (row0 + rows - 1) / B && !st; br++)
     for (int64_t bc = col0 / B; bc <= (col0 + cols - 1) / B && !st; bc++) {
-      const int64_t blk = br * b->nbc + bc, e0 = first_entry(b, blk);
-      int64_t e1 = e0;
-      while (e1 < b->nidx && b->idx[e1].block == blk) e1++;
-      if (e1 == e0) continue;
-      if (!mask && !(mask = malloc((size_t)(B * B)))) {
-        st = tr_fail(err, TR_ENOMEM, "out of memory for a burn block");
-        break;
+      burn_block *k = block_of(b, br * b->nbc + bc);
+      if (!k || (st = block_cells(b, k, err))) continue;
+      for (int32_t i = 0; i < k->ncells; i++) {
+        const int64_t r = br * B + k->cells[i] / B, c = bc * B + k->cells[i] % B;
+        if (r < row0 || r >= row0 + rows || c < col0 || c >= col0 + cols) continue;
+        float *v = &z[(r - row0) * stride + (c - col0)];
+        if (isnan(*v) || (has_nodata && *v == nodata)) continue;
+        float w = (float)((double)*v - b->depth);
+        if (!isfinite(w)) w = -FLT_MAX;
+        if (has_nodata && w == nodata) w = nextafterf(w, -INFINITY);
+        *v = w;
+        if (rect && r >= rect[0] && r < rect[0] + rect[2] && c >= rect[1] && c < rect[1] + rect[3]) n++;
       }
-      if ((st = rasterize_block(b, blk, e0, e1, mask, err))) break;
-      const int64_t r0 = row0 > br * B ? row0 : br * B, r1 = row0 + rows < (br + 1) * B ? row0 + rows : (br + 1) * B;
-      const int64_t c0 = col0 > bc * B ? col0 : bc * B, c1 = col0 + cols < (bc + 1) * B ? col0 + cols : (bc + 1) * B;
-      for (int64_t r = r0; r < r1; r++)
-        for (int64_t c = c0; c < c1; c++) {
-          if (!mask[(r - br * B) * B + (c - bc * B)]) continue;
-          float *v = &z[(r - row0) * stride + (c - col0)];
-          if (isnan(*v) || (has_nodata && *v == nodata)) continue;
-          float w = (float)((double)*v - b->depth);
-          if (!isfinite(w)) w = -FLT_MAX;
-          if (has_nodata && w == nodata) w = nextafterf(w, -INFINITY);
-          *v = w;
-          if (rect && r >= rect[0] && r < rect[0] + rect[2] && c >= rect[1] && c < rect[1] + rect[3]) n++;
-        }
     }
-  free(mask);
   if (count) *count = n;
   return st;
 }

@@ -19,11 +19,12 @@
  * guaranteed).
  *
  * Memory: 32 bytes a segment and 16 bytes per block a segment's box meets,
- * on every rank; a window's burning rasterises the blocks it overlaps that
- * hold a segment (64 KiB each, one at a time).
+ * on every rank, and 2 bytes per burnt cell of the blocks this rank's
+ * windows have met: a block is rasterised once (64 KiB while it is), the
+ * first time a window needs it, and its burnt cells kept.
  *
- * Thread safety: a tr_burn is read-only after tr_burn_open; tr_burn_window
- * may run on several threads at once.
+ * Thread safety: tr_burn_window may run on several threads at once (a
+ * block's first rasterisation holds the tr_burn's lock).
  */
 #ifndef TR_BURN_H
 #define TR_BURN_H
@@ -55,7 +56,7 @@ void tr_burn_close(tr_burn *b);
  * left; a burnt value that lands on nodata moves one float lower. count
  * (may be NULL) receives how many cells were lowered inside the rectangle
  * rect = {row0, col0, rows, cols} of the grid (may be NULL: none). */
-int tr_burn_window(const tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *z, int64_t stride,
+int tr_burn_window(tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *z, int64_t stride,
                    int has_nodata, float nodata, const int64_t rect[4], int64_t *count, tr_error *err);
 
 /* The JSON object of the burn for a run's report (--aap-stats):
