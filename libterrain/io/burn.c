@@ -63,18 +63,21 @@ struct tr_burn {
   int all_touched;
   int64_t rows, cols, nbc; /* the grid, and its blocks per row */
   int64_t nseg, capseg;
-  double *seg;             /* 4 per segment */
+  double *seg; /* 4 per segment */
   int64_t nidx;
-  burn_entry *idx;         /* sorted by block, then segment */
+  burn_entry *idx; /* sorted by block, then segment */
   int64_t nblk;
-  burn_block *blk;         /* the blocks of idx, in its order */
-  pthread_mutex_t lock;    /* over blk's done, ncells and cells */
+  burn_block *blk;      /* the blocks of idx, in its order */
+  pthread_mutex_t lock; /* over blk's done, ncells and cells */
   int locked_init;
 };
 
 int tr_burn_usage(const tr_burn_opts *o, tr_error *err) {
   if (!o->file) {
-    const char *given = o->depth != 0 ? "--burn-depth" : o->layer ? "--burn-layer" : o->all_touched ? "--burn-all-touched" : NULL;
+    const char *given = o->depth != 0    ? "--burn-depth"
+                        : o->layer       ? "--burn-layer"
+                        : o->all_touched ? "--burn-all-touched"
+                                         : NULL;
     return given ? tr_fail(err, TR_EUSAGE, "%s needs --burn FILE (the lines to burn)", given) : TR_OK;
   }
   if (o->depth == 0)
@@ -129,16 +132,15 @@ static int push_entry(burn_read *r, int64_t block, int64_t seg) {
 
 /* One segment from (gx0, gy0) to (gx1, gy1), map coordinates in the grid's
  * CRS: kept in cell coordinates when it may touch the grid. */
-static int add_segment(burn_read *r, double gx0, double gy0, double gx1, double gy1, const char *file,
-                       tr_error *err) {
+static int add_segment(burn_read *r, double gx0, double gy0, double gx1, double gy1, const char *file, tr_error *err) {
   tr_burn *b = r->b;
   double p[4];
   GDALApplyGeoTransform(r->inv, gx0, gy0, &p[0], &p[1]);
   GDALApplyGeoTransform(r->inv, gx1, gy1, &p[2], &p[3]);
   for (int k = 0; k < 4; k++) {
     if (!isfinite(p[k]))
-      return tr_fail(err, TR_EINPUT, "the burn lines '%s': feature %lld has a vertex that is not a finite point",
-                     file, (long long)r->fid);
+      return tr_fail(err, TR_EINPUT, "the burn lines '%s': feature %lld has a vertex that is not a finite point", file,
+                     (long long)r->fid);
     if (!b->all_touched) p[k] = floor(p[k]) + 0.5;
   }
   const double x0 = fmin(p[0], p[2]), x1 = fmax(p[0], p[2]), y0 = fmin(p[1], p[3]), y1 = fmax(p[1], p[3]);
@@ -180,8 +182,8 @@ static int add_line(burn_read *r, OGRGeometryH g, const char *file, tr_error *er
   }
   const int n = OGR_G_GetPointCount(g);
   for (int j = 1; j < n; j++) {
-    const int st = add_segment(r, OGR_G_GetX(g, j - 1), OGR_G_GetY(g, j - 1), OGR_G_GetX(g, j), OGR_G_GetY(g, j), file,
-                               err);
+    const int st =
+        add_segment(r, OGR_G_GetX(g, j - 1), OGR_G_GetY(g, j - 1), OGR_G_GetX(g, j), OGR_G_GetY(g, j), file, err);
     if (st) return st;
   }
   return TR_OK;
@@ -194,11 +196,14 @@ static int add_feature(burn_read *r, OGRFeatureH f, OGRCoordinateTransformationH
   if (!g || OGR_G_IsEmpty(g)) return TR_OK; /* nothing to burn */
   const OGRwkbGeometryType t = wkbFlatten(OGR_G_GetGeometryType(g));
   OGRGeometryH line = NULL;
-  if (t == wkbLineString || t == wkbMultiLineString) line = OGR_G_Clone(g);
-  else if (t == wkbCircularString || t == wkbCompoundCurve || t == wkbMultiCurve) line = OGR_G_GetLinearGeometry(g, 0, NULL);
+  if (t == wkbLineString || t == wkbMultiLineString)
+    line = OGR_G_Clone(g);
+  else if (t == wkbCircularString || t == wkbCompoundCurve || t == wkbMultiCurve)
+    line = OGR_G_GetLinearGeometry(g, 0, NULL);
   else
-    return tr_fail(err, TR_EINPUT, "the burn lines '%s': feature %lld is a %s; --burn takes lines (LineString, "
-                                   "MultiLineString)",
+    return tr_fail(err, TR_EINPUT,
+                   "the burn lines '%s': feature %lld is a %s; --burn takes lines (LineString, "
+                   "MultiLineString)",
                    file, (long long)r->fid, OGRGeometryTypeToName(t));
   if (!line) return tr_fail(err, TR_ENOMEM, "out of memory for the burn lines");
   int st = TR_OK;
@@ -235,14 +240,17 @@ int tr_burn_open(tr_burn **out, const tr_burn_opts *o, const tr_input *grid, con
                  CPLGetLastErrorMsg()[0] ? CPLGetLastErrorMsg() : "not a vector GDAL reads");
   if (!st) {
     lay = o->layer ? GDALDatasetGetLayerByName(ds, o->layer) : GDALDatasetGetLayer(ds, 0);
-    if (!lay && o->layer) st = tr_fail(err, TR_EUSAGE, "--burn-layer: '%s' has no layer '%s'", o->file, o->layer);
-    else if (!lay) st = tr_fail(err, TR_EINPUT, "the burn lines '%s' have no layer", o->file);
+    if (!lay && o->layer)
+      st = tr_fail(err, TR_EUSAGE, "--burn-layer: '%s' has no layer '%s'", o->file, o->layer);
+    else if (!lay)
+      st = tr_fail(err, TR_EINPUT, "the burn lines '%s' have no layer", o->file);
   }
   if (!st && !(b->layer = strdup(OGR_L_GetName(lay)))) st = tr_fail(err, TR_ENOMEM, "out of memory");
   int assumed = 0;
   if (!st) st = tr_vector_crs(lay, grid, o->file, "the burn lines", &ct, &assumed, err);
   if (!st && !GDALInvGeoTransform((double *)grid->gt, r.inv))
-    st = tr_fail(err, TR_EINPUT, "'%s' has a degenerate geotransform: the burn lines cannot be placed on it", grid->path);
+    st = tr_fail(err, TR_EINPUT, "'%s' has a degenerate geotransform: the burn lines cannot be placed on it",
+                 grid->path);
   int lines = 0;
   if (!st) {
     OGR_L_ResetReading(lay);
@@ -259,8 +267,8 @@ int tr_burn_open(tr_burn **out, const tr_burn_opts *o, const tr_input *grid, con
   /* a run that burns nothing is a mistake more likely than a wish */
   if (!st && !lines) st = tr_fail(err, TR_EINPUT, "the burn lines '%s' have no line features", o->file);
   if (!st && !b->nseg)
-    st = tr_fail(err, TR_EINPUT, "none of the burn lines '%s' crosses '%s' (are they in its CRS?)", o->file,
-                 grid->path);
+    st =
+        tr_fail(err, TR_EINPUT, "none of the burn lines '%s' crosses '%s' (are they in its CRS?)", o->file, grid->path);
   if (st) {
     tr_burn_close(b);
     return st;
@@ -305,8 +313,10 @@ static burn_block *block_of(const tr_burn *b, int64_t blk) {
   int64_t lo = 0, hi = b->nblk;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
-    if (b->blk[mid].block < blk) lo = mid + 1;
-    else hi = mid;
+    if (b->blk[mid].block < blk)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo < b->nblk && b->blk[lo].block == blk ? &b->blk[lo] : NULL;
 }
@@ -328,7 +338,8 @@ static int rasterize_block(const tr_burn *b, int64_t blk, int64_t e0, int64_t e1
     }
     OGR_G_AddPoint_2D(l, s[0], s[1]);
     OGR_G_AddPoint_2D(l, s[2], s[3]);
-    if (OGR_G_AddGeometryDirectly(ml, l) != OGRERR_NONE) st = tr_fail(err, TR_ENOMEM, "out of memory for the burn lines");
+    if (OGR_G_AddGeometryDirectly(ml, l) != OGRERR_NONE)
+      st = tr_fail(err, TR_ENOMEM, "out of memory for the burn lines");
   }
   CPLPushErrorHandler(CPLQuietErrorHandler);
   CPLErrorReset();
@@ -402,8 +413,9 @@ int tr_burn_window(tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t
 
 void tr_burn_json(const tr_burn *b, int64_t count, char *buf, size_t len) {
   char *file = tr_json_string(b->file), *layer = tr_json_string(b->layer);
-  snprintf(buf, len, "{\"burn\":{\"file\":%s,\"layer\":%s,\"depth\":%.17g,\"all_touched\":%s,\"segments\":%lld,"
-                     "\"cells\":%lld}}",
+  snprintf(buf, len,
+           "{\"burn\":{\"file\":%s,\"layer\":%s,\"depth\":%.17g,\"all_touched\":%s,\"segments\":%lld,"
+           "\"cells\":%lld}}",
            file ? file : "\"\"", layer ? layer : "\"\"", b->depth, b->all_touched ? "true" : "false",
            (long long)b->nseg, (long long)count);
   free(file);

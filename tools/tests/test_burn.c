@@ -53,8 +53,8 @@ enum { ROWS = 300, COLS = 280, DAM = 150, VALLEY = 140 };
 
 /* x, y of cell coordinates (column, row; fractions inside the cell) on the
  * grid of flow_kit.h's write_dem */
-#define MX(c) (400000.0 + (c) * CELL)
-#define MY(r) (4600000.0 - (r) * CELL)
+#define MX(c) (400000.0 + (c)*CELL)
+#define MY(r) (4600000.0 - (r)*CELL)
 
 /* `terrafort ARGS -q` (the folder's names through opath), stderr in err.txt:
  * the exit status. */
@@ -267,8 +267,9 @@ static int test_same_bytes(void) {
     for (int n = 2; n <= 3; n++) {
       if (k == 2 && n == 2) continue;
       char c[2000];
-      snprintf(c, sizeof c, "mpirun --allow-run-as-root --oversubscribe -n %d '%s' %s %s %s --tile-size 40 -q "
-                            "--aap-stats mp.json",
+      snprintf(c, sizeof c,
+               "mpirun --allow-run-as-root --oversubscribe -n %d '%s' %s %s %s --tile-size 40 -q "
+               "--aap-stats mp.json",
                n, tf, line, BURN, rule);
       ASSERT_EQ_INT(sh("%s 2>err.txt", c), 0);
       if (!same("o0.tif", "o1.tif")) return fprintf(stderr, "`%s`: other bytes\n", c), 1;
@@ -277,9 +278,8 @@ static int test_same_bytes(void) {
   }
   if (mpi) { /* breach: every rank burns and breaches the whole DEM */
     ASSERT_EQ_INT(tfr("breach dam.tif o0.tif %s", BURN), 0);
-    ASSERT_EQ_INT(sh("mpirun --allow-run-as-root --oversubscribe -n 2 '%s' breach -q dam.tif o1.tif %s 2>err.txt", tf,
-                     BURN),
-                  0);
+    ASSERT_EQ_INT(
+        sh("mpirun --allow-run-as-root --oversubscribe -n 2 '%s' breach -q dam.tif o1.tif %s 2>err.txt", tf, BURN), 0);
     ASSERT(same("o0.tif", "o1.tif"));
   }
   return 0;
@@ -298,8 +298,8 @@ static int test_embankment(void) {
   const int below = (DAM + 5) * COLS + VALLEY;
   double above0 = 0;
   for (int i = 0; i < DAM * COLS; i++) above0 = fmax(above0, A0.v[i]); /* unburnt, the lake's way out */
-  fprintf(stderr, "below the embankment: %.0f cells unburnt, %.0f burnt; above it unburnt: %.0f at most\n",
-          A0.v[below], A1.v[below], above0);
+  fprintf(stderr, "below the embankment: %.0f cells unburnt, %.0f burnt; above it unburnt: %.0f at most\n", A0.v[below],
+          A1.v[below], above0);
   ASSERT(A0.v[below] < 100);   /* the dam holds: only the few cells just below it */
   ASSERT(above0 > 30000);      /* the valley's water left the DEM above the embankment */
   ASSERT(A1.v[below] > 30000); /* burnt, the valley above it (150 rows x 280, less a rim) passes */
@@ -365,12 +365,15 @@ static int test_bad_input(void) {
   ASSERT(!bad(2, "fill dam.tif out.tif --burn-all-touched", "--burn-all-touched needs --burn FILE"));
   ASSERT(!bad(2, "fill dam.tif out.tif --burn lines.gpkg --burn-depth 0", "--burn-depth must be positive"));
   ASSERT(!bad(2, "fill dam.tif out.tif --burn lines.gpkg --burn-depth -3", "--burn-depth must be positive"));
-  ASSERT(!bad(2, "fill dam.tif out.tif --burn lines.gpkg --burn-depth nan", "--burn-depth: 'nan' is not a finite number"));
+  ASSERT(
+      !bad(2, "fill dam.tif out.tif --burn lines.gpkg --burn-depth nan", "--burn-depth: 'nan' is not a finite number"));
   ASSERT(!bad(2, "breach dam.tif out.tif --burn lines.gpkg --burn-depth inf", "--burn-depth: 'inf' is not a finite"));
-  ASSERT(!bad(2, "fill dam.tif out.tif " BURN " --burn-layer roads", "--burn-layer: 'lines.gpkg' has no layer 'roads'"));
+  ASSERT(
+      !bad(2, "fill dam.tif out.tif " BURN " --burn-layer roads", "--burn-layer: 'lines.gpkg' has no layer 'roads'"));
   ASSERT(!bad(2, "flowgraph dam.tif --acc out.tif " BURN " --filled", "--burn does not go with --filled"));
   ASSERT(!bad(2, "flowgraph --dir-in dam.tif --acc out.tif " BURN, "--burn lowers the cells of a DEM"));
-  ASSERT(!bad(3, "fill dam.tif out.tif --burn missing.gpkg --burn-depth 1", "cannot open the burn lines 'missing.gpkg'"));
+  ASSERT(
+      !bad(3, "fill dam.tif out.tif --burn missing.gpkg --burn-depth 1", "cannot open the burn lines 'missing.gpkg'"));
   ASSERT(!bad(3, "fill dam.tif out.tif --burn junk.gpkg --burn-depth 1", "cannot open the burn lines 'junk.gpkg'"));
   ASSERT(!bad(3, "fill dam.tif out.tif --burn pts.gpkg --burn-depth 1", "feature 1 is a Point; --burn takes lines"));
   ASSERT(!bad(3, "breach dam.tif out.tif --burn poly.gpkg --burn-depth 1", "feature 1 is a Polygon"));
