@@ -1,5 +1,6 @@
 /*
- * breach.c - `terrafort breach`: --epsilon over tr_breach().
+ * breach.c - `terrafort breach`: --epsilon and stream burning over
+ * tr_breach().
  */
 #include <string.h>
 
@@ -13,12 +14,10 @@ static const char *usage =
     "low enough, instead of filling the depression. Float32, the DEM's nodata. The whole DEM\n"
     "is held in memory (up to 26 bytes a cell).\n\n"
     "  --epsilon           cut paths fall by one float step a cell, raised pits sit one step\n"
-    "                      below their lowest neighbour (RichDEM's EPS), so every cut drains\n";
+    "                      below their lowest neighbour (RichDEM's EPS), so every cut drains\n" TF_BURN_HELP;
 
 static int breach_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
-  (void)cli;
-  (void)argc;
-  if (strcmp(argv[*i], "--epsilon") != 0) return TF_ARG_UNKNOWN;
+  if (strcmp(argv[*i], "--epsilon") != 0) return tf_burn_flag(cli, &((tr_breach_opts *)opts)->burn, argc, argv, i);
   ((tr_breach_opts *)opts)->epsilon = 1;
   return TF_ARG_TAKEN;
 }

@@ -533,6 +533,26 @@ int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient
   return TF_ARG_TAKEN;
 }
 
+int tf_burn_flag(tf_cli *cli, tr_burn_opts *b, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v;
+  if (!strcmp(a, "--burn") || !strcmp(a, "--burn-layer")) {
+    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (a[6]) b->layer = v;
+    else b->file = v;
+  } else if (!strcmp(a, "--burn-depth")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &b->depth)) return TF_ARG_ERROR;
+    if (!(b->depth > 0)) {
+      tf_usage_error(cli, "--burn-depth must be positive (the DEM's elevation units), got %s", v);
+      return TF_ARG_ERROR;
+    }
+  } else if (!strcmp(a, "--burn-all-touched")) {
+    b->all_touched = 1;
+  } else {
+    return TF_ARG_UNKNOWN;
+  }
+  return TF_ARG_TAKEN;
+}
+
 int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i) {
   const char *a = argv[*i], *v;
   long n;

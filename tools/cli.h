@@ -62,6 +62,21 @@ int tf_report(tf_cli *cli, int status, const tr_error *err);
  * --cache-mb (fill: --z-cache-mb), --aap-stats): a TF_ARG_* code. */
 int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i);
 
+/* Stream burning's options (tr_burn_opts), shared by the commands that take
+ * a DEM into hydrology (fill, breach, flowgraph): --burn FILE, --burn-depth
+ * D (a positive finite number), --burn-layer NAME, --burn-all-touched. A
+ * TF_ARG_* code. TF_BURN_HELP is their lines of --help. */
+int tf_burn_flag(tf_cli *cli, tr_burn_opts *b, int argc, char **argv, int *i);
+#define TF_BURN_HELP                                                                                   \
+  "Stream burning (before the DEM is conditioned; terrafort-fill(1), BURNING):\n"                     \
+  "  --burn FILE            lines (any OGR vector; another CRS is reprojected) whose cells are\n"   \
+  "                         lowered by --burn-depth first, so the flow follows them through\n"      \
+  "                         embankments; points and polygons are refused\n"                         \
+  "  --burn-depth D         how far, in the DEM's elevation units (> 0; required with --burn)\n"    \
+  "  --burn-layer NAME      the layer of FILE (default: its first)\n"                               \
+  "  --burn-all-touched     every cell a line passes through (GDAL's ALL_TOUCHED), not\n"           \
+  "                         GDAL's line rule (one cell per step)\n"
+
 /* -alg Horn|ZevenbergenThorne (gdaldem's names, any case): reads the
  * value after argv[*i]; returns a TF_ARG_* code. */
 int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg);

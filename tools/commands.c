@@ -52,17 +52,21 @@ static const tf_command commands[] = {
     {.name = "fill",
      .main = tf_fill_main,
      .summary = "fill depressions (TauDEM pitremove)",
-     .io = {.values = "-z -ot --epsilon-step", .outputs = "-fel", .last_positional = 1, .graph = TF_GRAPH_IO}},
+     .io = {.values = "-z -ot --epsilon-step --burn --burn-depth --burn-layer",
+            .outputs = "-fel",
+            .last_positional = 1,
+            .graph = TF_GRAPH_IO}},
     {.name = "breach",
      .main = tf_breach_main,
      .summary = "breach depressions (Lindsay 2016, RichDEM)",
-     .io = {.values = "", .outputs = "", .last_positional = 1, .graph = 0}},
+     .io = {.values = "--burn --burn-depth --burn-layer", .outputs = "", .last_positional = 1, .graph = 0}},
     {.name = "flowgraph",
      .main = tf_flowgraph_main,
      .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, HAND (TauDEM)",
      .io = {.values = "--dir-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
                       "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field --holmgren-x --freeman-p "
-                      "--streams-in --acc-in",
+                      "--streams-in --acc-in "
+                      "--burn --burn-depth --burn-layer",
             .outputs = "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 "
                        "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --moved-outlets -om --outlet-table -id -gw "
                        "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord -p?",

@@ -30,7 +30,7 @@ static const char *usage =
     "                         3/4 of what it may have); beyond it, flat fill keeps only\n"
     "                         the tiles' perimeters and reads each tile twice\n"
     "  --tmp DIR              folder for the spilled state (default: the output's)\n"
-    "  --aap-stats FILE       per-worker engine statistics as JSON (-: stdout)\n";
+    "  --aap-stats FILE       per-worker engine statistics as JSON (-: stdout)\n" TF_BURN_HELP;
 
 /* What fill parses besides the common options; -z and -fel land here too. */
 typedef struct {
@@ -64,7 +64,8 @@ static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     }
     o->epsilon = 1;
   } else {
-    return tf_graph_flag(cli, &o->graph, argc, argv, i);
+    const int r = tf_burn_flag(cli, &o->burn, argc, argv, i);
+    return r != TF_ARG_UNKNOWN ? r : tf_graph_flag(cli, &o->graph, argc, argv, i);
   }
   return TF_ARG_TAKEN;
 }

@@ -95,7 +95,7 @@ static const char *usage_more =
     "Engine (as fill): --schedule, --staleness, --ds-max, --l-bottom, --l-up,\n"
     "  --straggler-ratio, --cache-mb, --aap-stats FILE\n"
     "Memory (as fill): --mem SIZE (each stage, each rank; tile state beyond it is spilled\n"
-    "  to disk), --tmp DIR (the spill folder; default: the output's)\n";
+    "  to disk), --tmp DIR (the spill folder; default: the output's)\n" TF_BURN_HELP;
 
 typedef struct {
   tr_flowgraph_opts o;
@@ -239,7 +239,8 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     }
     return TF_ARG_TAKEN;
   }
-  return tf_graph_flag(cli, &o->graph, argc, argv, i);
+  const int r = tf_burn_flag(cli, &o->burn, argc, argv, i);
+  return r != TF_ARG_UNKNOWN ? r : tf_graph_flag(cli, &o->graph, argc, argv, i);
 }
 
 int tf_flowgraph_main(int argc, char **argv) {

@@ -1,6 +1,8 @@
 /*
  * fill_dem.c - `terrafort fill` as a library call: the "fill" graph program
- * (fill_program.c) over a DEM file, through the graph runner (graph.h).
+ * (fill_program.c) over a DEM file, through the graph runner (graph.h);
+ * with --burn, over the DEM with its stream lines burnt in (io/burn.h) as
+ * the runner reads it.
  *
  * Memory: the engine keeps W (one float per cell) while the tile store holds
  * elevation windows in a cache of --z-cache-mb (16 MB by default), the GDAL
@@ -15,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "burn.h"
 #include "fill.h"
 #include "graph.h"
 
@@ -70,6 +73,9 @@ int tr_fill_dem(const tr_fill_dem_opts *opts, const char *src, const char *dst, 
     return tr_fail(err, TR_EUSAGE, "--epsilon needs a floating-point output type (-ot Float32 or Float64)");
   if (opts->epsilon_step < 0 || isnan(opts->epsilon_step))
     return tr_fail(err, TR_EUSAGE, "--epsilon-step must be 0 (one ulp) or positive");
-  /* the planner takes fill_perimeter when W does not fit --mem (flat fill) */
-  return tr_run_graph(&opts->run, &opts->graph, "fill", fill_prepare, opts, src, dst, err);
+  const int st = tr_burn_usage(&opts->burn, err);
+  if (st) return st;
+  /* the planner takes fill_perimeter when W does not fit --mem (flat fill);
+   * with --burn every window the fill reads is burnt first */
+  return tr_run_graph_burnt(&opts->run, &opts->graph, "fill", fill_prepare, opts, src, &opts->burn, dst, err);
 }

@@ -1,7 +1,8 @@
 /*
  * flowdir_dem.c - tr_flowdir: D8 directions of a DEM file in up to three
  * stages over the shared run path, one after the other:
- *   1. fill (unless o->filled): the "fill" graph program into the filled
+ *   1. fill (unless o->filled): the "fill" graph program (over the DEM burnt
+ *      with o->burn's lines, when given) into the filled
  *      output, or into a scratch GeoTIFF beside the destination (named by
  *      rank 0 for every rank, removed at the end, and after a crash by the
  *      next run's stale-temporary clean-up);
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "burn.h"
 #include "d8.h"
 #include "dist.h"
 #include "executor.h"
@@ -118,6 +120,12 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     return tr_fail(err, TR_EUSAGE, "unknown direction encoding %d (taudem, esri or grass)", (int)o->encoding);
   if (o->filled && o->filled_out)
     return tr_fail(err, TR_EUSAGE, "a filled DEM output makes no sense with an input said to be filled");
+  int st = tr_burn_usage(&o->burn, err);
+  if (st) return st;
+  if (o->filled && o->burn.file)
+    return tr_fail(err, TR_EUSAGE,
+                   "--burn does not go with --filled: burning comes before the fill (its channels would end in pits "
+                   "nothing fills)");
   if (same_path(dir_dst, o->slope) || same_path(dir_dst, o->filled_out) || same_path(o->slope, o->filled_out))
     return tr_fail(err, TR_EUSAGE, "two outputs of flowdir name the same file '%s'",
                    same_path(dir_dst, o->slope) || same_path(dir_dst, o->filled_out) ? dir_dst : o->slope);
@@ -125,7 +133,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
   /* the D8 rule's geometry, checked on src itself: found at the direction
    * stage it named the filled DEM's scratch raster, after a whole fill */
   tr_input in;
-  int st = tr_input_open(&in, src, run->band, err);
+  st = tr_input_open(&in, src, run->band, err);
   if (!st) {
     tr_d8_geom geom;
     st = tr_d8_geom_init(&in, &geom, err);
@@ -166,6 +174,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
       fo.run.creation_options = scratch_co;
     }
     fo.graph = *g;
+    fo.burn = o->burn;
     /* the elevation cache (fill's --z-cache-mb) is 4 MB here unless given: the
      * fill is the pipeline's largest stage, and at 8000² the default 16 MB
      * cost 25 MB of peak for no measurable time */

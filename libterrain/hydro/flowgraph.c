@@ -5,7 +5,8 @@
  * name, agreement over ranks, rename or delete).
  *
  * Order of the steps, each only when a product needs it:
- *   1. directions: --dir-in, or from the DEM (the flow-direction step);
+ *   1. directions: --dir-in, or from the DEM (the flow-direction step; with
+ *      --burn, its fill reads the DEM burnt, io/burn.h);
  *   2. accumulation (d8_up), streams (d8_up), Strahler order (d8_up; or,
  *      when its state does not fit --mem, the streams into a scratch raster
  *      and the order from the stream cells: order_cells.c); --plen, --tlen,
@@ -32,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "burn.h"
 #include "d8_codes.h"
 #include "dist.h"
 #include "flow.h"
@@ -360,6 +362,13 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   int any = 0;
   int st = check_method(o, dem, err);
   if (st) return st;
+  if ((st = tr_burn_usage(&o->burn, err))) return st;
+  if (o->burn.file && (o->dir_in || !dem))
+    return tr_fail(err, TR_EUSAGE, "--burn lowers the cells of a DEM before its fill: give the DEM, not --dir-in");
+  if (o->burn.file && o->filled)
+    return tr_fail(err, TR_EUSAGE,
+                   "--burn does not go with --filled (nor dinfflowdir's -fel): burning comes before the fill, and its "
+                   "channels would end in pits nothing fills");
   for (int i = 0; i < nouts; i++) any |= outs[i] != NULL;
   if (!any && !o->basin_stats && !o->outlet_table && !o->tree && !o->coord)
     return tr_fail(err, TR_EUSAGE,
@@ -426,7 +435,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
                               {o->filled_in, "--filled-in"},
                               {o->outlets, "--outlets"},
                               {o->streams_in, "--streams-in"},
-                              {o->acc_in, "--acc-in"}};
+                              {o->acc_in, "--acc-in"},
+                              {o->burn.file, "--burn"}};
   st = tr_outputs_refuse(files, (int)(sizeof files / sizeof files[0]), ins, (int)(sizeof ins / sizeof ins[0]), NULL, err);
   /* its form after where it goes: onto the DEM says that, not "name it .csv" */
   if (!st && o->basin_stats) st = tr_basin_stats_check(o->basin_stats, err);
@@ -959,6 +969,7 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
   tr_flowdir_opts fo;
   tr_flowdir_opts_init(&fo);
   fo.filled = o->filled;
+  fo.burn = o->burn;
   fo.method = TR_FLOW_DINF;
   fo.slope = need_slp_tmp ? slp_tmp : o->slp;
   fo.filled_out = need_fel ? fel_tmp : NULL;
@@ -1020,6 +1031,7 @@ static int mfd_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs,
   tr_flowdir_opts fo;
   tr_flowdir_opts_init(&fo);
   fo.filled = o->filled;
+  fo.burn = o->burn;
   fo.method = TR_FLOW_DINF;
   fo.filled_out = need_fel ? fel_tmp : NULL;
   const tr_run_opts r = scratch_run(&o->run);
@@ -1083,6 +1095,7 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
   tr_flowdir_opts fo;
   tr_flowdir_opts_init(&fo);
   fo.filled = o->filled;
+  fo.burn = o->burn;
   fo.encoding = o->encoding;
   fo.slope = need_sd8 ? sd8_tmp : o->slope;
   fo.filled_out = need_fel ? fel_tmp : NULL;

@@ -214,6 +214,14 @@ typedef int (*tr_graph_prepare_fn)(const tr_input *in, const void *opts, void *p
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                  const void *opts, const char *src, const char *dst, tr_error *err);
 
+/* tr_run_graph over a DEM burnt as it is read (io/burn.h): burn's lines
+ * (none when burn or its file is NULL) are read on every rank (agreed, a
+ * failure before any output), src's windows are lowered where they touch
+ * them as the tile store loads them, the output may not be the lines' file,
+ * and --aap-stats gets a line {"burn":{...,"cells":N}}: the cells lowered. */
+int tr_run_graph_burnt(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
+                       const void *opts, const char *src, const tr_burn_opts *burn, const char *dst, tr_error *err);
+
 /* The same over nsrc input rasters (srcs[0] is the one prepare sees and the
  * output is made like; the others must have its size, and are read band 1
  * through a tile store each, sharing the cache budget). */

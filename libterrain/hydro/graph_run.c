@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "burn.h"
 #include "dist.h"
 #include "graph.h"
 #include "graph_ft.h"
@@ -103,12 +104,18 @@ static tr_graph_space job_space(const tr_job *job, const tr_graph_opts *g, int t
 
 /* What the store's loader over the GDAL input keeps: progress of the first
  * half of a run is the share of this rank's fragments whose first round
- * (PEval) has loaded its window. */
+ * (PEval) has loaded its window. With burn lines (the DEM, input 0), each
+ * window is burnt as it is read, and the cells lowered in the tiles this
+ * rank owns are counted at each one's first load (a tile's window may be
+ * read again, and a helper rank may read another's). */
 typedef struct {
   const tr_run_opts *run;
   tr_input *in;
   unsigned char *seen;         /* NULL: an extra input, no progress */
   int64_t mine, started;
+  tr_burn *burn;               /* NULL: none */
+  int rank, nranks;
+  int64_t burnt;
   int status;
   tr_error first;
 } dem_loader;
@@ -117,8 +124,16 @@ static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, in
                     float *dst) {
   dem_loader *d = user;
   tr_error e;
+  const int first = d->seen && !d->seen[t->index];
   int st = tr_input_read_f32(d->in, row0, col0, rows, cols, dst, cols, &e);
-  if (!st && d->seen && !d->seen[t->index]) {
+  if (!st && d->burn) {
+    const int64_t tile[4] = {t->row0, t->col0, t->rows, t->cols};
+    int64_t n = 0;
+    st = tr_burn_window(d->burn, row0, col0, rows, cols, dst, cols, d->in->has_nodata, (float)d->in->nodata,
+                        first && t->index % d->nranks == d->rank ? tile : NULL, &n, &e);
+    d->burnt += n;
+  }
+  if (!st && first) {
     d->seen[t->index] = 1;
     d->started++;
     if (d->run->progress && !d->run->progress(0.5 * (double)d->started / (double)d->mine, NULL, d->run->progress_user))
@@ -149,6 +164,9 @@ typedef struct {
   const char *const *srcs;
   int nsrc;
   const char *dst;
+  const tr_burn_opts *burn_opts; /* NULL: no burning */
+  tr_burn *burn;
+  uint64_t burnt;                /* cells lowered, all ranks (with --aap-stats) */
   tr_graph_engine eng;
   tr_job job;
   tr_input extra[TR_GRAPH_MAX_INPUTS]; /* [1..nsrc) */
@@ -197,9 +215,15 @@ static int run_open(graph_run *r, tr_error *err) {
                                  TR_MIN_GRAPH_TILE),
                          err);
   if ((st = open_extra(r, err))) return tr_job_finish(&r->job, st, err);
-  /* --aap-stats and the extra inputs join the files tr_job_create checks */
+  /* the burn lines, laid on the DEM's grid on every rank */
+  if (r->burn_opts && (st = tr_dist_agree(r->run, tr_burn_open(&r->burn, r->burn_opts, &r->job.in, r->run, err), err))) {
+    close_extra(r, r->nsrc);
+    return tr_job_finish(&r->job, st, err);
+  }
+  /* --aap-stats, the extra inputs and the burn lines join the files tr_job_create checks */
   r->job.extra_outs[0] = (tr_file_role){r->g->aap_stats, TR_ROLE_AAP_STATS};
   for (int k = 1; k < r->nsrc; k++) r->job.extra_reads[k - 1] = (tr_file_role){r->srcs[k], "an input of this stage"};
+  if (r->burn) r->job.extra_reads[r->nsrc - 1] = (tr_file_role){r->burn_opts->file, "--burn"};
   r->eng.aap.inject = r->job.inject.aap;
   r->eng.spill_fail = r->job.inject.spill_fail;
   /* --ft: each round of the program computed twice, or tracked (graph_ft.h) */
@@ -297,11 +321,13 @@ typedef struct {
   const tr_aap_stats *astats;
 } aap_stats_out;
 
-/* The engine's line and the state store's. */
+/* The engine's line and the state store's; and the burn's. */
 static int aap_stats_lines(FILE *f, void *user) {
   const aap_stats_out *o = user;
   const graph_run *r = o->r;
   const tr_state_store_stats *s = &r->sstats;
+  char burn[3 * TR_PATH_MAX] = "";
+  if (r->burn) tr_burn_json(r->burn, (int64_t)r->burnt, burn, sizeof burn);
   return tr_aap_stats_json(o->astats, f) != 0 ||
          fprintf(f,
                  "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
@@ -309,7 +335,8 @@ static int aap_stats_lines(FILE *f, void *user) {
                  r->body->name, (long long)r->need.state, (long long)r->need.fixed, (long long)r->need.frag_max,
                  (long long)r->eng.state_budget, (long long)s->peak_resident, (long long)s->spills,
                  (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
-                 (long long)s->raw_written) < 0;
+                 (long long)s->raw_written) < 0 ||
+         (burn[0] && fprintf(f, "%s\n", burn) < 0);
 }
 
 static int write_aap_stats(const graph_run *r, const tr_aap_stats *astats, tr_error *e) {
@@ -352,7 +379,10 @@ static int run_engine(graph_run *r, tr_error *e) {
   r->d[0] = (dem_loader){.run = r->run,
                          .in = &job->in,
                          .seen = calloc((size_t)job->ntiles, 1),
-                         .mine = tr_grid_owned(job->ntiles, job->rank, job->nranks)};
+                         .mine = tr_grid_owned(job->ntiles, job->rank, job->nranks),
+                         .burn = r->burn,
+                         .rank = job->rank,
+                         .nranks = job->nranks};
   int stores_ok = 1;
   for (int k = 0; k < r->nsrc; k++) {
     tr_input *ink = k ? &r->extra[k] : &job->in;
@@ -406,6 +436,13 @@ static int run_engine(graph_run *r, tr_error *e) {
   else if (rc)
     status = tr_fail(e, rc == TR_AAP_ENOMEM ? TR_ENOMEM : TR_EINTERNAL, "%s of '%s' failed: %s", r->prog->name,
                      r->srcs[0], msg[0] ? msg : tr_aap_strerror(rc));
+  if (r->burn && r->g->aap_stats) {
+    /* the cells each rank lowered in its own tiles, summed for the report */
+    r->burnt = (uint64_t)r->d[0].burnt;
+    tr_error be = {{0}};
+    const int bst = job->nranks > 1 ? tr_dist_sum_u64(r->run, &r->burnt, 1, &be) : TR_OK;
+    if (!status && bst) status = bst, *e = be;
+  }
   if (!status && job->rank == 0 && r->g->aap_stats) status = write_aap_stats(r, &astats, e);
   tr_aap_stats_free(&astats);
   if (r->run->ft != TR_FT_OFF) {
@@ -446,13 +483,21 @@ static int graph_ft_usage(const tr_run_opts *run, const char *name, tr_error *er
   return TR_OK;
 }
 
-int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const char *name,
-                        tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
-                        const char *dst, tr_error *err) {
+/* Both runners of a command below: the program over srcs, input 0 burnt
+ * with burn's lines when given. */
+static int run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
+                     const void *opts, const char *const *srcs, int nsrc, const tr_burn_opts *burn, const char *dst,
+                     tr_error *err) {
   if (nsrc < 1 || nsrc > TR_GRAPH_MAX_INPUTS) return tr_fail(err, TR_EINTERNAL, "graph: %d inputs", nsrc);
   graph_run *r = calloc(1, sizeof *r);
   if (!r) return tr_fail(err, TR_ENOMEM, "out of memory");
-  *r = (graph_run){.run = run, .g = g, .prog = tr_graph_program_find(name), .srcs = srcs, .nsrc = nsrc, .dst = dst};
+  *r = (graph_run){.run = run,
+                   .g = g,
+                   .prog = tr_graph_program_find(name),
+                   .srcs = srcs,
+                   .nsrc = nsrc,
+                   .dst = dst,
+                   .burn_opts = burn && burn->file ? burn : NULL};
   snprintf(r->spill_dir, sizeof r->spill_dir, ".");
   int st;
   if (!r->prog) st = tr_fail(err, TR_EINTERNAL, "no graph program named '%s'", name);
@@ -469,13 +514,25 @@ int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const ch
       st = run_finish(r, status, &e, err);
     }
   }
+  tr_burn_close(r->burn);
   free(r);
   return st;
 }
 
+int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const char *name,
+                        tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
+                        const char *dst, tr_error *err) {
+  return run_graph(run, g, name, prepare, opts, srcs, nsrc, NULL, dst, err);
+}
+
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                  const void *opts, const char *src, const char *dst, tr_error *err) {
-  return tr_run_graph_inputs(run, g, name, prepare, opts, &src, 1, dst, err);
+  return run_graph(run, g, name, prepare, opts, &src, 1, NULL, dst, err);
+}
+
+int tr_run_graph_burnt(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
+                       const void *opts, const char *src, const tr_burn_opts *burn, const char *dst, tr_error *err) {
+  return run_graph(run, g, name, prepare, opts, &src, 1, burn, dst, err);
 }
 
 int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *name, const void *params,

@@ -21,6 +21,7 @@
 #include "flow.h"
 #include "raster.h"
 #include "side_file.h"
+#include "vector_crs.h"
 #include "vector_out.h"
 
 #define BAND_ROWS 256
@@ -88,37 +89,6 @@ static float cell_value(tr_input *in, int64_t cell, int *st, tr_error *err) {
   if (!*st) *st = tr_input_read_f32(in, cell / in->cols, cell % in->cols, 1, 1, &v, 1, err);
   if (in->has_nodata && v == (float)in->nodata) v = NAN;
   return v;
-}
-
-/* The transformation of the outlets' points into the directions' CRS, or
- * NULL when none is needed (the same CRS, or a layer without one: its
- * coordinates are taken as the directions'). */
-static int points_crs(OGRLayerH lay, const tr_input *dir, const char *points, OGRCoordinateTransformationH *ct,
-                      tr_error *err) {
-  *ct = NULL;
-  OGRSpatialReferenceH given = OGR_L_GetSpatialRef(lay);
-  /* none, a local one, or a GeoPackage's placeholder for none (a layer
-   * made without a CRS gets its "Undefined geographic SRS" or "Undefined
-   * cartesian SRS"): the directions' */
-  const char *name = given ? OSRGetName(given) : NULL;
-  if (!given || OSRIsLocal(given) || (name && !strncmp(name, "Undefined ", 10))) return TR_OK;
-  if (!dir->wkt)
-    return tr_fail(err, TR_EINPUT, "'%s' has a CRS and '%s' has none: the outlets cannot be placed on its grid", points,
-                   dir->path);
-  OGRSpatialReferenceH from = OSRClone(given), to = OSRNewSpatialReference(dir->wkt);
-  int st = TR_OK;
-  if (!from || !to) st = tr_fail(err, TR_EINPUT, "cannot read the CRS of '%s' or '%s'", points, dir->path);
-  if (!st) {
-    OSRSetAxisMappingStrategy(from, OAMS_TRADITIONAL_GIS_ORDER);
-    OSRSetAxisMappingStrategy(to, OAMS_TRADITIONAL_GIS_ORDER);
-    if (!OSRIsSame(from, to) && !(*ct = OCTNewCoordinateTransformation(from, to)))
-      st = tr_fail(err, TR_EINPUT, "the outlets '%s' are in %s, which cannot be transformed into the CRS of '%s' (%s)",
-                   points, OSRGetName(from) ? OSRGetName(from) : "an unnamed CRS", dir->path,
-                   OSRGetName(to) ? OSRGetName(to) : "unnamed");
-  }
-  if (from) OSRDestroySpatialReference(from);
-  if (to) OSRDestroySpatialReference(to);
-  return st;
 }
 
 /* The cell of largest accumulation among those whose centres lie within
@@ -197,7 +167,7 @@ static int point_seeds(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout,
   OGRLayerH lay = ds ? GDALDatasetGetLayer(ds, 0) : NULL;
   if (!st && !lay) st = tr_fail(err, TR_EINPUT, "'%s' has no layer", s->points);
   OGRCoordinateTransformationH ct = NULL;
-  if (!st) st = points_crs(lay, &dir, s->points, &ct, err);
+  if (!st) st = tr_vector_crs(lay, &dir, s->points, "the outlets", &ct, NULL, err);
   int field = -1;
   if (!st && s->id_field) {
     OGRFeatureDefnH defn = OGR_L_GetLayerDefn(lay);

@@ -395,6 +395,26 @@ typedef struct {
 void tr_smooth_opts_init(tr_smooth_opts *o);
 int tr_smooth(const tr_smooth_opts *opts, const char *src, const char *dst, tr_error *err);
 
+/* Stream burning (terrafort-fill(1), BURNING; fill, breach and flowgraph
+ * from a DEM): before the DEM is conditioned, every cell a line of an OGR
+ * vector touches is lowered by `depth` (in the DEM's elevation units), so
+ * filling, directions and everything after them follow the mapped streams
+ * through embankments and bridges. Cells are chosen by GDAL's rasterizer:
+ * its line rule (Bresenham between the cells holding a segment's ends; the
+ * whole grid's cells whatever the tiles, ranks or memory cap), or with
+ * all_touched every cell a segment passes through. Lines in another CRS are
+ * transformed into the DEM's; lines without one are taken in the DEM's (a
+ * warning says so). Only lines are burnt: a point or polygon is refused.
+ * A burnt cell is z - depth in double, rounded to Float32 (the precision of
+ * every hydrology stage); nodata cells stay nodata. */
+typedef struct {
+  const char *file;   /* --burn: the lines (any OGR source); NULL: no burning */
+  const char *layer;  /* --burn-layer: NULL: the source's first layer */
+  double depth;       /* --burn-depth: > 0, required with file (no default: it depends on the
+                         DEM's units and on the embankments the streams must cut through) */
+  int all_touched;    /* --burn-all-touched: every cell a line touches (GDAL's ALL_TOUCHED) */
+} tr_burn_opts;
+
 /* Complete depression breaching (terrafort-breach(1)): Lindsay (2016) as
  * RichDEM's rd_depressions_breach COMPLETE computes it - every pit's path to
  * the lowest outlet of its depression cut down to the pit, pits strictly
@@ -406,6 +426,7 @@ typedef struct {
   int epsilon;        /* 1: RichDEM's EPS: each cell of a cut path one float below the one
                          upstream of it, raised pits one float below their lowest neighbour,
                          so every cut drains */
+  tr_burn_opts burn;  /* lines burnt into the DEM before breaching */
 } tr_breach_opts;
 
 void tr_breach_opts_init(tr_breach_opts *o);
@@ -438,6 +459,7 @@ typedef struct {
   int out_type;             /* a GDALDataType; 0: Float32 */
   int epsilon;              /* 1: no flats, every cell drains strictly downhill */
   double epsilon_step;      /* the epsilon variant's increment; 0: one ulp */
+  tr_burn_opts burn;        /* lines burnt into the DEM before filling */
 } tr_fill_dem_opts;
 
 void tr_fill_dem_opts_init(tr_fill_dem_opts *o);
@@ -481,12 +503,14 @@ typedef struct {
   tr_flow_method method;    /* TR_FLOW_D8 (default) or TR_FLOW_DINF: dir_dst is then TauDEM
                                dinfflowdir's angle (-ang, Float32, nodata -FLT_MAX) and slope
                                its slope (-slp, Float32, nodata -1) */
+  tr_burn_opts burn;        /* lines burnt into the DEM before filling (not with filled) */
 } tr_flowdir_opts;
 
 void tr_flowdir_opts_init(tr_flowdir_opts *o);
 
 /* D8 directions of DEM src into dir_dst, TauDEM d8flowdir's conventions:
- * - the DEM is filled first (tr_fill_dem) unless o->filled;
+ * - the DEM is filled first (tr_fill_dem) unless o->filled, with o->burn's
+ *   lines burnt into it first when given (refused with o->filled);
  * - a cell drains to its steepest lower neighbour, drop / distance with the
  *   true distance (diagonal sqrt(dx^2 + dy^2); geographic DEMs: metric cell
  *   sizes per row, as tr_slope), compared as Float32; ties go to the first in
@@ -568,6 +592,10 @@ typedef struct {
   const char *acc_in;       /* --acc-in: the contributing area (in cells, or in area with
                                units TR_ACC_AREA) instead of computing it: the network's
                                areas, and the streams (>= threshold) without streams_in */
+  /* Stream burning (with a DEM, not with --filled or --dir-in): the DEM's
+   * fill sees the burnt cells, and so every product made from it;
+   * --basin-stats' elevations are the DEM as given. */
+  tr_burn_opts burn;
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

@@ -25,13 +25,15 @@
  * mpirun job computes it (the same bytes) before the executor writes the
  * result through its usual path (a source run, executor.h) - so the output's
  * handling, statistics and formats are every command's. It is not (yet) a
- * graph program: no out-of-core run, no speed-up from ranks.
+ * graph program: no out-of-core run, no speed-up from ranks. With --burn,
+ * the lines are burnt into each band of rows as it is read (io/burn.h).
  */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "burn.h"
 #include "executor.h"
 #include "kernel.h"
 #include "mem_limit.h"
@@ -215,12 +217,16 @@ void tr_breach_opts_init(tr_breach_opts *o) {
 }
 
 int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_error *err) {
-  tr_input in;
-  int st = tr_input_open(&in, src, o->run.band, err);
+  int st = tr_burn_usage(&o->burn, err);
   if (st) return st;
+  tr_input in;
+  if ((st = tr_input_open(&in, src, o->run.band, err))) return st;
   const tr_file_role outs[] = {
       {dst, "output"}, {o->run.stats_json, TR_ROLE_STATS_JSON}, {o->run.ft_report, TR_ROLE_FT_REPORT}};
-  st = tr_outputs_refuse(outs, 3, NULL, 0, &in, err);
+  const tr_file_role reads[] = {{o->burn.file, "--burn"}};
+  st = tr_outputs_refuse(outs, 3, reads, 1, &in, err);
+  tr_burn *burn = NULL;
+  if (!st) st = tr_burn_open(&burn, &o->burn, &in, &o->run, err);
   const int64_t n = in.rows * in.cols;
   /* the raster, its back links and two flags a cell, and the queue at most
    * every cell (16 bytes each) */
@@ -241,7 +247,11 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
     st = tr_input_read_f32(&in, r0, 0, nr, in.cols, dem + r0 * in.cols, in.cols, err);
     for (int64_t i = r0 * in.cols; i < (r0 + nr) * in.cols && !st; i++)
       if (!isfinite(dem[i]) || (in.has_nodata && dem[i] == (float)in.nodata)) dem[i] = NAN; /* +-Inf too */
+    if (!st && burn)
+      st = tr_burn_window(burn, r0, 0, nr, in.cols, dem + r0 * in.cols, in.cols, in.has_nodata, (float)in.nodata, NULL,
+                          NULL, err);
   }
+  tr_burn_close(burn);
   if (!st) st = br_breach(dem, in.rows, in.cols, o->epsilon, err);
   if (!st) {
     br_params p = {.has_nodata = in.has_nodata, .nodata = (float)in.nodata};

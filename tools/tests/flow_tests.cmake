@@ -47,3 +47,12 @@ if(TERRAFORT_SANITIZE)
   set_property(TEST flow_cli flowgraph_dinf flowgraph_hand flowgraph_mfd APPEND PROPERTY ENVIRONMENT
                "ASAN_OPTIONS=detect_leaks=0")
 endif()
+# Stream burning (--burn, --burn-depth) in fill, breach and flowgraph: against
+# gdal_rasterize's cells, the same bytes across settings and ranks, an
+# embankment crossed, bad input, lines in another CRS.
+terrafort_add_test(cli_burn SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_burn.c LIBS terrain
+                   ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap;mpi")
+set_tests_properties(cli_burn PROPERTIES ENVIRONMENT "${_flow_env}")
+if(TERRAFORT_SANITIZE)
+  set_property(TEST cli_burn APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0") # mpirun's runs
+endif()

@@ -429,9 +429,12 @@ typedef struct {
 static const walk_run walk_runs[] = {
     {.cmd = NULL, .line = "%s"},
     {.cmd = "color-relief", .line = "%s ramp.txt", .reads = "ramp.txt"},
-    {.cmd = "fill", .line = "%s", .alias_line = "-z %s"},
-    {.cmd = "flowgraph", .line = "%s --basins b.tif --weights w.tif --filled-in f.tif --outlets o.gpkg",
-     .reads = "w.tif f.tif o.gpkg", .skip = "--ang -ang --slp -slp --sca -sca --twi -twi"},
+    {.cmd = "fill", .line = "%s --burn l.gpkg --burn-depth 1", .alias_line = "-z %s --burn l.gpkg --burn-depth 1",
+     .reads = "l.gpkg"},
+    {.cmd = "breach", .line = "%s --burn l.gpkg --burn-depth 1", .reads = "l.gpkg"},
+    {.cmd = "flowgraph",
+     .line = "%s --basins b.tif --weights w.tif --filled-in f.tif --outlets o.gpkg --burn l.gpkg --burn-depth 1",
+     .reads = "w.tif f.tif o.gpkg l.gpkg", .skip = "--ang -ang --slp -slp --sca -sca --twi -twi"},
     /* (--moved-outlets needs --outlets, which both D8 runs give) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif -wg w.tif -fel f.tif -w b.tif -o o.gpkg", .reads = "p.tif",
      .skip = "--dir -p --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi"},
@@ -465,8 +468,9 @@ static const struct {
 } dem_forms[] = {{"d.tif", "d.tif"}, {"m.vrt", "d.tif"}, {"GPKG:dem.gpkg:elev", "dem.gpkg"}, {"/vsizip/a.zip/z.tif", "a.zip"}};
 
 /* Every file a run of the walk reads, kept byte for byte in orig/. */
-static const char *const walk_inputs[] = {"d.tif", "m.vrt",   "dem.gpkg", "a.zip",   "ramp.txt", "w.tif", "f.tif",
-                                          "o.gpkg", "p.tif", "pts.shp", "pts.shx",  "pts.dbf", "p.xyz",    "clip.gpkg"};
+static const char *const walk_inputs[] = {"d.tif",   "m.vrt",   "dem.gpkg", "a.zip", "ramp.txt", "w.tif",
+                                          "f.tif",   "o.gpkg",  "p.tif",    "pts.shp", "pts.shx", "pts.dbf",
+                                          "p.xyz",   "clip.gpkg", "l.gpkg"};
 #define WALK_NINPUTS (sizeof walk_inputs / sizeof walk_inputs[0])
 
 /* Is w a word of the blank-separated list? */
@@ -501,7 +505,9 @@ static int walk_setup(void) {
            "-oo Z_POSSIBLE_NAMES=z && ogr2ogr -q -f GPKG o.gpkg pts.shp && "
            "printf '500300 4499700 1\\n501000 4499200 2\\n501700 4498800 3\\n' > p.xyz && "
            "printf 'id,WKT\\n1,\"POLYGON((500000 4498500,502000 4498500,502000 4500000,500000 4500000,500000 4498500))\"\\n'"
-           " > clip.csv && ogr2ogr -q -f GPKG clip.gpkg clip.csv && rm p.csv clip.csv && "
+           " > clip.csv && ogr2ogr -q -f GPKG clip.gpkg clip.csv && "
+           "printf 'id,WKT\\n1,\"LINESTRING(500300 4499700,501700 4498800)\"\\n' > l.csv && "
+           "ogr2ogr -q -f GPKG -a_srs EPSG:32612 l.gpkg l.csv && rm p.csv clip.csv l.csv && "
            "'%s' flowgraph -q d.tif --dir p.tif",
            outdir, in("fractal.tif"), tf);
   if (rc_run(c, NULL) != 0) return 1;

@@ -252,17 +252,37 @@ def smooth(src, dst, passes=None, **run):
     _call("smooth", _lib.SmoothOpts, src, dst, own, run)
 
 
-def breach(src, dst, epsilon=False, **run):
+def _burn(o, keep, burn, burn_depth, burn_layer, burn_all_touched):
+    """Stream burning's keywords into a tr_burn_opts (terrafort-fill(1), BURNING)."""
+    if burn is not None:
+        keep.append(_b(os.fspath(burn)))
+        o.file = keep[-1]
+    if burn_depth is not None:
+        o.depth = float(burn_depth)
+    if burn_layer is not None:
+        keep.append(_b(burn_layer))
+        o.layer = keep[-1]
+    o.all_touched = int(bool(burn_all_touched))
+
+
+def breach(src, dst, epsilon=False, burn=None, burn_depth=None, burn_layer=None, burn_all_touched=False, **run):
     """Complete depression breaching (Lindsay 2016, as RichDEM's rd_depressions_breach
-    COMPLETE): epsilon=True makes every cut path fall by one float step a cell."""
+    COMPLETE): epsilon=True makes every cut path fall by one float step a cell; burn (lines,
+    any OGR vector) lowers the cells they touch by burn_depth first."""
+    keep = []
+
     def own(o):
         o.epsilon = int(bool(epsilon))
+        _burn(o.burn, keep, burn, burn_depth, burn_layer, burn_all_touched)
     _call("breach", _lib.BreachOpts, src, dst, own, run)
 
 
-def fill(src, dst, epsilon=False, out_type=None, tmp_dir=None, **run):
+def fill(src, dst, epsilon=False, out_type=None, tmp_dir=None, burn=None, burn_depth=None, burn_layer=None,
+         burn_all_touched=False, **run):
     """Depression filling (TauDEM pitremove): epsilon=True drains every cell strictly
-    downhill; out_type a GDAL type name ("Float32" default, "Float64", "Int32", ...)."""
+    downhill; out_type a GDAL type name ("Float32" default, "Float64", "Int32", ...);
+    burn (stream lines, any OGR vector) lowers the cells they touch by burn_depth (the
+    DEM's elevation units) before the fill."""
     keep = []
 
     def own(o):
@@ -272,6 +292,7 @@ def fill(src, dst, epsilon=False, out_type=None, tmp_dir=None, **run):
         if tmp_dir is not None:
             keep.append(_b(tmp_dir))
             o.graph.tmp_dir = keep[-1]
+        _burn(o.burn, keep, burn, burn_depth, burn_layer, burn_all_touched)
     _call("fill_dem", _lib.FillDemOpts, src, dst, own, run)
 
 
@@ -347,7 +368,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               network_format=None, basin_stats=None, method=None, ang=None, slp=None, sca=None, twi=None,
               moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, hand=None, d8_dist=None,
               plen=None, tlen=None, gord=None, holmgren_x=None, freeman_p=None, tree=None, coord=None,
-              streams_in=None, acc_in=None, **run):
+              streams_in=None, acc_in=None, burn=None, burn_depth=None, burn_layer=None, burn_all_touched=False,
+              **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
@@ -361,7 +383,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
     holmgren_x, default 4) or "freeman" (freeman_p, default 1.1): acc alone,
     multiple-flow-direction accumulation in cells as RichDEM computes it.
     Keyword names are the command's long options; acc_type "Float32" or
-    "Float64" (the default)."""
+    "Float64" (the default). burn (stream lines, any OGR vector) lowers the
+    DEM's cells they touch by burn_depth before its fill."""
     keep = []
 
     def own(o):
@@ -399,6 +422,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
             o.snap = int(snap)
         if snap_distance is not None:
             o.snap_distance = float(snap_distance)
+        _burn(o.burn, keep, burn, burn_depth, burn_layer, burn_all_touched)
 
     _invoke("flowgraph", _lib.FlowgraphOpts, own, run, lambda c: [None if dem is None else c.path(dem)])
 

@@ -74,13 +74,17 @@ class SmoothOpts(ctypes.Structure):
     _fields_ = [("run", RunOpts), ("passes", c_int)]
 
 
+class BurnOpts(ctypes.Structure):
+    _fields_ = [("file", c_char_p), ("layer", c_char_p), ("depth", c_double), ("all_touched", c_int)]
+
+
 class BreachOpts(ctypes.Structure):
-    _fields_ = [("run", RunOpts), ("epsilon", c_int)]
+    _fields_ = [("run", RunOpts), ("epsilon", c_int), ("burn", BurnOpts)]
 
 
 class FillDemOpts(ctypes.Structure):
     _fields_ = [("run", RunOpts), ("graph", GraphOpts), ("out_type", c_int), ("epsilon", c_int),
-                ("epsilon_step", c_double)]
+                ("epsilon_step", c_double), ("burn", BurnOpts)]
 
 
 class InterpolateOpts(ctypes.Structure):
@@ -107,6 +111,7 @@ class FlowgraphOpts(ctypes.Structure):
         ("hand", c_char_p), ("d8_dist", c_char_p), ("plen", c_char_p), ("tlen", c_char_p), ("gord", c_char_p),
         ("holmgren_x", c_double), ("freeman_p", c_double), ("tree", c_char_p), ("coord", c_char_p),
         ("streams_in", c_char_p), ("acc_in", c_char_p),
+        ("burn", BurnOpts),
     ]
 
 
@@ -119,7 +124,7 @@ STRUCTS = {
     "tr_file_role": FileRole, "tr_run_opts": RunOpts, "tr_graph_opts": GraphOpts, "tr_slope_opts": SlopeOpts,
     "tr_aspect_opts": AspectOpts, "tr_hillshade_opts": HillshadeOpts, "tr_tri_opts": TriOpts,
     "tr_tpi_opts": TpiOpts, "tr_roughness_opts": RoughnessOpts, "tr_color_relief_opts": ColorReliefOpts,
-    "tr_smooth_opts": SmoothOpts, "tr_breach_opts": BreachOpts, "tr_fill_dem_opts": FillDemOpts, "tr_interpolate_opts": InterpolateOpts,
+    "tr_smooth_opts": SmoothOpts, "tr_burn_opts": BurnOpts, "tr_breach_opts": BreachOpts, "tr_fill_dem_opts": FillDemOpts, "tr_interpolate_opts": InterpolateOpts,
     "tr_flowgraph_opts": FlowgraphOpts,
     "tr_error": Error,
 }

@@ -43,6 +43,16 @@ _SCALE = P("scale", "number", "-s",
            "vertical / horizontal units (without it a geographic DEM gets metric cell sizes)")
 
 
+# Stream burning (terrafort-fill(1), BURNING): fill, breach and flowgraph from a DEM
+_BURN = [P("burn", "vector", "--burn", "Stream lines burnt into the DEM first (GRASS r.carve, WhiteboxTools FillBurn)",
+           optional=True),
+         P("burn_depth", "number", "--burn-depth",
+           "how far the lines' cells are lowered, in the DEM's elevation units (required with burn)"),
+         P("burn_layer", "string", "--burn-layer", "the layer of the burn lines (default: the first)"),
+         P("burn_all_touched", "bool", "--burn-all-touched",
+           "burn every cell a line passes through, not GDAL's line rule")]
+
+
 def _local(name, doc):
     return [P("src", "raster", doc="DEM"), P("dst", "raster_out", doc=doc)]
 
@@ -87,12 +97,12 @@ COMMANDS = [
             _local("smooth", "Smoothed") + [P("passes", "int", "--passes", "passes of the filter (1..8, default 2)")]),
     Command("breach", "breach", "Breach depressions", "complete breaching (Lindsay 2016, as RichDEM)",
             _local("breach", "Breached DEM") + [
-                P("epsilon", "bool", "--epsilon", "cut paths fall by one float step a cell")]),
+                P("epsilon", "bool", "--epsilon", "cut paths fall by one float step a cell")] + _BURN),
     Command("fill", "fill", "Fill depressions", "fill depressions (TauDEM pitremove)",
             [P("src", "raster", "-z", "DEM"), P("dst", "raster_out", "-fel", "Filled DEM"),
              P("epsilon", "bool", "--epsilon", "no flats: every cell drains strictly downhill"),
              P("out_type", "choice", "-ot", "output data type (default Float32)", _GDT),
-             P("tmp_dir", "string", "--tmp", "folder for spilled state (default: the output's)")]),
+             P("tmp_dir", "string", "--tmp", "folder for spilled state (default: the output's)")] + _BURN),
     Command("flowgraph", "flowgraph", "Flow graph (D8 / D-infinity)",
             "D8 and D-infinity directions, accumulation, streams, order, basins and network (TauDEM); "
             "only the products given are computed",
@@ -143,7 +153,7 @@ COMMANDS = [
              P("coord", "file_out", "--coord -coord", "Link points (TauDEM streamnet's coord.txt)", optional=True),
              P("streams_in", "raster", "--streams-in", "Stream cells given (>= 1) instead of the threshold",
                optional=True),
-             P("acc_in", "raster", "--acc-in", "Accumulation given, with the stream cells given", optional=True)]),
+             P("acc_in", "raster", "--acc-in", "Accumulation given, with the stream cells given", optional=True)] + _BURN),
     Command("interpolate", "interpolate", "Interpolate points (gdal_grid)", "scattered points to a grid (gdal_grid)",
             [P("src", "vector", "", "Points"), P("dst", "raster_out", "", "Grid"),
              P("algorithm", "string", "-a", "gdal_grid's -a, e.g. invdist:power=2 (default invdist)"),

@@ -189,3 +189,35 @@ def test_flowgraph_same_bytes(cli, tf, data, tmp_path):
     with pytest.raises(terrafort.TerrafortError) as e:
         terrafort.flowgraph(dem, acc=dem)
     assert e.value.exit_code == 4
+
+
+def test_burn_same_bytes(cli, tf, data, tmp_path):
+    """fill, breach and flowgraph with stream burning (burn, burn_depth,
+    burn_layer, burn_all_touched: the last fields of their structs) write the
+    command's bytes; burn without burn_depth is the command's usage error."""
+    import subprocess
+    from osgeo import ogr, osr
+    dem = os.path.join(data, "demo.tif")
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32612)
+    src = ogr.GetDriverByName("GPKG").CreateDataSource(str(tmp_path / "l.gpkg"))
+    lay = src.CreateLayer("streams", srs, ogr.wkbLineString)
+    f = ogr.Feature(lay.GetLayerDefn())
+    f.SetGeometry(ogr.CreateGeometryFromWkt("LINESTRING(500103.7 4499893.2,501207.4 4499011.9,501990.3 4498203.1)"))
+    lay.CreateFeature(f)
+    src = lay = f = None
+    lines = str(tmp_path / "l.gpkg")
+    ref = cli("fill", "--burn", lines, "--burn-depth", "7.5", "--burn-layer", "streams", dem, "c_fill.tif")
+    terrafort.fill(dem, str(tmp_path / "py_fill.tif"), burn=lines, burn_depth=7.5, burn_layer="streams")
+    assert filecmp.cmp(ref, str(tmp_path / "py_fill.tif"), shallow=False)
+    ref = cli("breach", "--burn", lines, "--burn-depth", "3", "--burn-all-touched", dem, "c_br.tif")
+    terrafort.breach(dem, str(tmp_path / "py_br.tif"), burn=lines, burn_depth=3, burn_all_touched=True)
+    assert filecmp.cmp(ref, str(tmp_path / "py_br.tif"), shallow=False)
+    subprocess.run([tf, "flowgraph", dem, "--acc", "c_acc.tif", "--burn", lines, "--burn-depth", "7.5", "-q"],
+                   check=True, cwd=tmp_path)
+    terrafort.flowgraph(dem, acc=tmp_path / "py_acc.tif", burn=lines, burn_depth=7.5)
+    assert filecmp.cmp(tmp_path / "c_acc.tif", tmp_path / "py_acc.tif", shallow=False)
+    with pytest.raises(terrafort.TerrafortError) as e:
+        terrafort.fill(dem, str(tmp_path / "no.tif"), burn=lines)
+    assert e.value.exit_code == 2 and "--burn-depth" in str(e.value)
+    assert not os.path.exists(tmp_path / "no.tif")

@@ -164,6 +164,8 @@ class TerrafortAlgorithm(QgsProcessingAlgorithm):
                 v, layer = v
                 if layer and p.name == "src" and self.command.name == "interpolate" and "layers" not in kw:
                     kw["layers"] = [layer]
+                if layer and p.name == "burn" and not kw.get("burn_layer"):
+                    kw["burn_layer"] = layer
             kw[p.name] = v
             if p.kind in _OUTPUTS:
                 results[qgis_name(p)] = v
