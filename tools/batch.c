@@ -114,7 +114,9 @@ bad:
 
 /* a file name or a message as a JSON string (valid whatever its bytes) */
 static void jstr(FILE *f, const char *s) {
-  char *q = tr_json_string(s);
+  tr_json *j = tr_json_str(s);
+  char *q = tr_json_text(j);
+  tr_json_free(j);
   fputs(q ? q : "null", f);
   free(q);
 }

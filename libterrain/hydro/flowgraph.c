@@ -476,7 +476,9 @@ static void stats_take(const tr_flowgraph_opts *o, fg_stats *fs, const char *nam
 
 /* a product's name or file as a JSON string (valid whatever its bytes) */
 static void json_string(FILE *f, const char *s) {
-  char *q = tr_json_string(s);
+  tr_json *j = tr_json_str(s);
+  char *q = tr_json_text(j);
+  tr_json_free(j);
   fputs(q ? q : "null", f);
   free(q);
 }
