@@ -5,8 +5,10 @@
  * UTF-8 one \udcXX per byte that begins no valid sequence, distinct names
  * distinct), numbers (a double read back is the same double, even one that
  * needs 17 digits; not finite is null), key order, the one-element-a-line
- * array, parsed and verbatim texts, and a value lost to a failed allocation
- * leaving no text at all.
+ * array, parsed and verbatim texts, a value lost to a failed allocation
+ * leaving no text at all; and the reports libft and the AAP engine fill
+ * (core/report_json.c) and the EDAC counters, key for key and byte for byte
+ * what the report files held before the writer.
  */
 #include <float.h>
 #include <math.h>
@@ -16,6 +18,10 @@
 
 #include <json-c/json.h>
 
+#include "aap.h"
+#include "edac.h"
+#include "ft.h"
+#include "report_json.h"
 #include "terrain.h"
 #include "tr_test.h"
 
@@ -220,5 +226,64 @@ static int test_parse_and_verbatim(void) {
   return 0;
 }
 
+/* o's members set by fill(o), as text */
+static int report_is(tr_json *o, int rc, const char *want) {
+  ASSERT_EQ_INT(rc, 0);
+  return text_is(o, want);
+}
+
+static int test_reports(void) {
+  ft_report r;
+  memset(&r, 0, sizeof r);
+  r.blocks = 7;
+  r.redispatches = 2;
+  r.detect_s = 0.5;
+  tr_json *o = tr_json_object();
+  ASSERT(!report_is(o, tr_json_ft_report(o, &r),
+                    "{\"blocks\":7,\"sub_blocks\":0,\"injected\":0,\"detected\":0,\"corrected\":0,\"tolerated\":0,"
+                    "\"fatal\":0,\"mismatches\":0,\"tolerated_sub_blocks\":0,\"failed_sub_blocks\":0,\"recomputes\":0,"
+                    "\"votes\":0,\"timeouts\":0,\"redispatches\":2,\"compute_s\":0.000000,\"detect_s\":0.500000,"
+                    "\"recompute_s\":0.000000}"));
+  ft_track_report t;
+  memset(&t, 0, sizeof t);
+  t.launches = 10;
+  t.idempotent = 8;
+  t.relaunch_max = 3;
+  t.sample_mismatches = 1;
+  o = tr_json_object();
+  ASSERT(!report_is(o, tr_json_ft_track(o, &t),
+                    "{\"launches\":10,\"idempotent\":8,\"idempotent_share\":0.800000,\"regions\":0,\"outside_writes\":0,"
+                    "\"errors\":0,\"reruns\":0,\"relaunch_sets\":0,\"relaunch_launches\":0,\"relaunch_max\":3,"
+                    "\"searches_failed\":0,\"checkpoints\":0,\"checkpoint_restores\":0,\"checkpoint_launches\":0,"
+                    "\"unrepaired\":0,\"limit_aborts\":0,\"sampled\":0,\"sample_mismatches\":1,\"replay_s\":0.000000}"));
+  tr_aap_worker_stats w[2] = {{.rounds = 3, .busy_s = 0.25, .msgs_sent = 4, .work = 9},
+                              {.rounds = 1, .idle_s = 1.5, .ds_s = 0.125, .msgs_recv = 4, .batches_sent = 2}};
+  tr_aap_stats a = {.backend = "threads", .schedule = TR_AAP_SCHED_AAP, .nworkers = 2, .w = w, .makespan_s = 2,
+                    .waves = 5, .max_round = 6};
+  o = tr_json_object();
+  ASSERT(!report_is(o, tr_json_aap_stats(o, &a),
+                    "{\"backend\":\"threads\",\"schedule\":\"aap\",\"makespan_s\":2.000000,\"waves\":5,\"max_round\":6,"
+                    "\"totals\":{\"rounds\":4,\"work\":9,\"msgs_sent\":4,\"msgs_recv\":4,\"batches_sent\":2,"
+                    "\"batches_recv\":0,\"busy_s\":0.250000,\"idle_s\":1.500000,\"ds_s\":0.125000},\"workers\":["
+                    "{\"worker\":0,\"rounds\":3,\"busy_s\":0.250000,\"idle_s\":0.000000,\"ds_s\":0.000000,\"msgs_sent\":4,"
+                    "\"msgs_recv\":0,\"batches_sent\":0,\"batches_recv\":0,\"work\":9},"
+                    "{\"worker\":1,\"rounds\":1,\"busy_s\":0.000000,\"idle_s\":1.500000,\"ds_s\":0.125000,\"msgs_sent\":0,"
+                    "\"msgs_recv\":4,\"batches_sent\":2,\"batches_recv\":0,\"work\":0}]}"));
+  a.backend = NULL;
+  a.nworkers = 0;
+  o = tr_json_object();
+  ASSERT(!report_is(o, tr_json_aap_stats(o, &a),
+                    "{\"backend\":\"?\",\"schedule\":\"aap\",\"makespan_s\":2.000000,\"waves\":5,\"max_round\":6,"
+                    "\"totals\":{\"rounds\":0,\"work\":0,\"msgs_sent\":0,\"msgs_recv\":0,\"batches_sent\":0,"
+                    "\"batches_recv\":0,\"busy_s\":0.000000,\"idle_s\":0.000000,\"ds_s\":0.000000},\"workers\":[]}"));
+  tr_edac e0 = {.ok = 1, .controllers = 2, .ce = 3, .ue = 0}, e1 = {.ok = 1, .controllers = 2, .ce = 5, .ue = 1},
+          none = {0};
+  ASSERT(!text_is(tr_edac_json(&e0, &e1),
+                  "{\"controllers\":2,\"ce_start\":3,\"ce_end\":5,\"ue_start\":0,\"ue_end\":1}"));
+  ASSERT(!text_is(tr_edac_json(&none, &e1), "null"));
+  return 0;
+}
+
 TR_MAIN(TR_TEST(test_escapes), TR_TEST(test_valid_utf8_kept), TR_TEST(test_invalid_escaped), TR_TEST(test_numbers),
-        TR_TEST(test_objects_arrays), TR_TEST(test_lost_value_no_text), TR_TEST(test_parse_and_verbatim))
+        TR_TEST(test_objects_arrays), TR_TEST(test_lost_value_no_text), TR_TEST(test_parse_and_verbatim),
+        TR_TEST(test_reports))

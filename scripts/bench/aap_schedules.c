@@ -15,7 +15,7 @@
  * idle time (the slow one in the straggler setting), worker 0's time outside rounds and
  * waits (w0_other_s: the makespan less its busy and idle time), worker 1's idle time, and every
  * repeat's makespan in run order (makespans_s, which the script pairs across schedules).
- * --stats-json FILE writes each run's engine statistics (tr_aap_stats_json) as well.
+ * --stats-json FILE writes each run's engine statistics (core/report_json.c) as well.
  * --sim 1 runs the same cases on the engine's virtual-clock simulator instead (rounds cost
  * 0.2 ms + 0.1 us per cell popped, worker w owns fragments f % threads in every setting,
  * messages take 10 us; one run each, deterministic): the schedules compared without the
@@ -38,6 +38,7 @@
 #include <time.h>
 
 #include "fill_io.h"
+#include "report_json.h"
 
 static double now_s(void) {
   struct timespec t;
@@ -118,18 +119,15 @@ static int run_once(const char *setting, const char *sched_name, int rep, fill_o
      batches under the engine's lock, waking the other worker */
   out->w0_other = out->makespan - out->w0_busy - out->w0_idle;
   if (stats_out) {
-    char *js = NULL;
-    size_t jn = 0;
-    FILE *mem = open_memstream(&js, &jn);
-    int ok = mem && tr_aap_stats_json(&st, mem) == 0;
-    if (mem && fclose(mem) != 0) ok = 0;
-    if (ok && jn > 0) {
-      js[jn - 1] = 0; /* drop its newline: the object goes inside ours */
-      fprintf(stats_out, "{\"setting\":\"%s\",\"schedule\":\"%s\",\"rep\":%d,\"stats\":%s}\n",
-              setting, sched_name, rep, js);
-      fflush(stats_out);
-    }
-    free(js);
+    tr_json *o = tr_json_object(), *js = tr_json_object();
+    tr_json_set(o, "setting", tr_json_str(setting));
+    tr_json_set(o, "schedule", tr_json_str(sched_name));
+    tr_json_set(o, "rep", tr_json_int(rep));
+    if (js) tr_json_aap_stats(js, &st);
+    tr_json_set(o, "stats", js);
+    tr_json_write(o, stats_out);
+    tr_json_free(o);
+    fflush(stats_out);
   }
   tr_aap_stats_free(&st);
   return 0;

@@ -56,6 +56,8 @@
 #include <unistd.h>
 
 #include "ft.h"
+#include "report_json.h"
+#include "terrain.h"
 
 typedef struct {
   double cellsize;
@@ -494,7 +496,6 @@ int main(int argc, char **argv) {
     }
   size_t bytes = (size_t)(R.n * R.n) * 4;
   float *ref = malloc(bytes), *out = malloc(bytes);
-  char js[1024];
 
   /* warm-up, then off */
   run_raster(&R, NULL, callers, ref);
@@ -507,11 +508,18 @@ int main(int argc, char **argv) {
     ft_report rep;
     double t = run_case(&R, &CASES[i], workers, callers, out, &rep);
     if (i == 0) clean = t;
-    ft_report_format_json(&rep, js, sizeof js);
-    printf("{\"phase\":\"throughput\",\"case\":\"%s\",\"workers\":%d,\"seconds\":%.4f,"
-           "\"ratio_to_off\":%.3f,\"ratio_to_clean_dual\":%.3f,\"identical\":%s,\"report\":%s}\n",
-           CASES[i].name, workers, t, t / off, t / clean,
-           t > 0 && memcmp(ref, out, bytes) == 0 ? "true" : "false", js);
+    tr_json *o = tr_json_object(), *js = tr_json_object();
+    tr_json_set(o, "phase", tr_json_str("throughput"));
+    tr_json_set(o, "case", tr_json_str(CASES[i].name));
+    tr_json_set(o, "workers", tr_json_int(workers));
+    tr_json_set(o, "seconds", tr_json_fixed(t, 4));
+    tr_json_set(o, "ratio_to_off", tr_json_fixed(t / off, 3));
+    tr_json_set(o, "ratio_to_clean_dual", tr_json_fixed(t / clean, 3));
+    tr_json_set(o, "identical", tr_json_bool(t > 0 && memcmp(ref, out, bytes) == 0));
+    if (js) tr_json_ft_report(js, &rep); /* as --ft-report writes it */
+    tr_json_set(o, "report", js);
+    tr_json_write(o, stdout);
+    tr_json_free(o);
     fflush(stdout);
   }
 
