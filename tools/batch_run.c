@@ -123,7 +123,9 @@ static int take_next(dispatcher *d) {
   return j;
 }
 
-/* Reads a finished job's --stats-json into the summary's record. */
+/* Reads a finished job's --stats-json into the summary's record: as it is,
+ * once it is found to be a JSON object (the file names in it keep their
+ * escapes: terrain.h). */
 static void read_stats(tf_job *j) {
   if (!j->stats_json) return;
   FILE *f = fopen(j->stats_json, "rb");
@@ -131,13 +133,14 @@ static void read_stats(tf_job *j) {
   char *s = malloc(TF_BATCH_STATS_MAX + 1);
   size_t n = s ? fread(s, 1, TF_BATCH_STATS_MAX + 1, f) : 0;
   fclose(f);
-  while (n && (s[n - 1] == '\n' || s[n - 1] == ' ')) n--;
-  if (!s || n == 0 || n > TF_BATCH_STATS_MAX || s[0] != '{' || s[n - 1] != '}') {
-    free(s); /* too big or not an object: the summary names the file instead */
-    return;
+  tr_json *v = NULL;
+  if (s && n > 0 && n <= TF_BATCH_STATS_MAX) {
+    s[n] = 0;
+    if (s[strspn(s, " \t\r\n")] == '{') v = tr_json_verbatim(s);
   }
-  s[n] = 0;
-  j->stats = s;
+  if (v) j->stats = s;
+  else free(s); /* too big, not JSON or not an object: the summary names the file instead */
+  tr_json_free(v);
 }
 
 static void record(dispatcher *d, int job, int rank, const tf_job_result *res) {

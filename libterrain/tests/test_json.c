@@ -79,7 +79,10 @@ static int test_invalid_escaped(void) {
   ASSERT(!str_is("ab\xE2\x82", "\"ab\\udce2\\udc82\""));                       /* cut short at the end */
   ASSERT(!str_is("\xE2\x82x\xC3\xA9", "\"\\udce2\\udc82x\xC3\xA9\""));         /* cut short, then valid */
   /* U+FFFD would make these one name; the rule keeps them two */
-  char *a = tr_json_text(tr_json_str("s_\xE9.tif")), *b = tr_json_text(tr_json_str("s_\xE8.tif"));
+  tr_json *ja = tr_json_str("s_\xE9.tif"), *jb = tr_json_str("s_\xE8.tif");
+  char *a = tr_json_text(ja), *b = tr_json_text(jb);
+  tr_json_free(ja);
+  tr_json_free(jb);
   ASSERT(a && b && strcmp(a, b) != 0);
   ASSERT(parses(a) && parses(b));
   free(a);
