@@ -52,7 +52,7 @@ extern "C" {
  *   (PEP 383's surrogateescape), which no valid UTF-8 holds. So the text is
  *   valid UTF-8 and valid JSON whatever a name holds, two names that differ
  *   stay different, and os.fsencode(name) gives the file's bytes back. A
- *   reader that takes no lone surrogate (json-c's own, jq) shows U+FFFD there.
+ *   reader that takes no lone surrogate (json-c's own parser) reads U+FFFD.
  * - tr_json_num writes a double as %.17g, which reads back as the same
  *   double; tr_json_fixed with a fixed number of decimals (timings). A value
  *   that is not finite is null (JSON has no inf or nan).
