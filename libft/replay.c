@@ -26,7 +26,6 @@
  * restore or an earlier re-run touched; the nearest checkpoint before the
  * launch whose forward run includes the launch is used.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,20 +319,4 @@ int ft_track_error(ft_tracker *t, int64_t seq, ft_repair *out) {
   free(buf);
   if (out) *out = rep;
   return rc;
-}
-
-int ft_track_report_format_json(const ft_track_report *r, char *buf, size_t len) {
-  const double share = r->launches ? (double)r->idempotent / (double)r->launches : 0.0;
-  return snprintf(buf, len,
-                  "{\"launches\":%" PRId64 ",\"idempotent\":%" PRId64 ",\"idempotent_share\":%.6f"
-                  ",\"regions\":%" PRId64 ",\"outside_writes\":%" PRId64 ",\"errors\":%" PRId64
-                  ",\"reruns\":%" PRId64 ",\"relaunch_sets\":%" PRId64 ",\"relaunch_launches\":%" PRId64
-                  ",\"relaunch_max\":%" PRId64 ",\"searches_failed\":%" PRId64 ",\"checkpoints\":%" PRId64
-                  ",\"checkpoint_restores\":%" PRId64 ",\"checkpoint_launches\":%" PRId64
-                  ",\"unrepaired\":%" PRId64 ",\"limit_aborts\":%" PRId64 ",\"sampled\":%" PRId64
-                  ",\"sample_mismatches\":%" PRId64 ",\"replay_s\":%.6f}",
-                  r->launches, r->idempotent, share, r->regions, r->outside_writes, r->errors, r->reruns,
-                  r->relaunch_sets, r->relaunch_launches, r->relaunch_max, r->searches_failed, r->checkpoints,
-                  r->checkpoint_restores, r->checkpoint_launches, r->unrepaired, r->limit_aborts, r->sampled,
-                  r->sample_mismatches, r->replay_s);
 }

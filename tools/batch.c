@@ -112,100 +112,116 @@ bad:
 
 /* ---- the summary ---------------------------------------------------------------------------- */
 
-/* a file name or a message as a JSON string (valid whatever its bytes) */
-static void jstr(FILE *f, const char *s) {
-  char *q = tr_json_string(s);
-  fputs(q ? q : "null", f);
-  free(q);
-}
-
 static const char *state_name(tf_job_state s) {
   static const char *const names[] = {"pending", "skipped", "running", "done", "failed", "not_done"};
   return names[s];
 }
 
-static void write_summary(FILE *f, const batch_args *a, const tf_jobs *jobs, const tf_batch_outcome *o, int exit_code) {
-  int count[TF_JOB_NOT_DONE + 1] = {0};
-  for (int i = 0; i < jobs->n; i++) count[jobs->v[i].state]++;
-  fprintf(f, "{\"terrafort_batch\":1,\"exit\":%d,\"total\":%d,\"done\":%d,\"failed\":%d,\"skipped\":%d,\"not_done\":%d,",
-          exit_code, jobs->n, count[TF_JOB_DONE], count[TF_JOB_FAILED], count[TF_JOB_SKIPPED],
-          count[TF_JOB_NOT_DONE] + count[TF_JOB_PENDING] + count[TF_JOB_RUNNING]);
-  if (a->file) {
-    fprintf(f, "\"jobs_file\":");
-    jstr(f, a->file);
-  } else {
-    fprintf(f, "\"dir\":");
-    jstr(f, a->dir);
-    fprintf(f, ",\"glob\":");
-    jstr(f, a->glob);
-    fprintf(f, ",\"cmd\":");
-    jstr(f, a->cmd);
+/* One job's record. */
+static tr_json *job_json(int i, const tf_job *j) {
+  tr_json *o = tr_json_object(), *argv = tr_json_array(), *outs = tr_json_array();
+  tr_json_set(o, "index", tr_json_int(i));
+  tr_json_set(o, "line", tr_json_int(j->line));
+  tr_json_set(o, "command", tr_json_str(j->text));
+  for (int w = 0; w < j->argc; w++) tr_json_push(argv, tr_json_str(j->argv[w]));
+  tr_json_set(o, "argv", argv);
+  for (int m = 0; m < j->nwrote; m++) tr_json_push(outs, tr_json_str(j->wrote[m]));
+  tr_json_set(o, "outputs", outs);
+  tr_json_set(o, "state", tr_json_str(state_name(j->state)));
+  if (j->state != TF_JOB_SKIPPED && j->state != TF_JOB_PENDING) {
+    tr_json_set(o, "rank", tr_json_int(j->rank));
+    tr_json_set(o, "exit", tr_json_int(j->state == TF_JOB_NOT_DONE ? -1 : j->res.exit));
+    tr_json_set(o, "start_s", tr_json_fixed(j->t_start, 6));
+    tr_json_set(o, "end_s", tr_json_fixed(j->t_end, 6));
+    tr_json_set(o, "wall_s", tr_json_fixed(j->res.wall_s, 6));
+    tr_json_set(o, "cpu_s", tr_json_fixed(j->res.cpu_s, 6));
+    tr_json_set(o, "max_rss_kb", tr_json_int(j->res.max_rss_kb));
   }
-  fprintf(f, ",\"ranks\":%d,\"jobs_per_rank\":%d,\"force\":%s,\"wall_s\":%.6f,\"lost_rank\":%d,\n", o->nranks,
-          a->run.jobs_per_rank, a->force ? "true" : "false", o->wall_s, o->lost_rank);
-  double busy = 0;
-  for (int r = 0; o->per_rank && r < o->nranks; r++) busy += o->per_rank[(size_t)r * TF_BATCH_RANK_FIELDS + TF_RANK_BUSY_S];
-  fprintf(f, "\"busy_s\":%.6f,\"per_rank\":[", busy);
-  for (int r = 0; o->per_rank && r < o->nranks; r++) {
-    const double *p = o->per_rank + (size_t)r * TF_BATCH_RANK_FIELDS;
-    fprintf(f, "%s{\"rank\":%d,\"jobs\":%.0f,\"failed\":%.0f,\"busy_s\":%.6f,\"cpu_s\":%.6f,\"wall_s\":%.6f}",
-            r ? ",\n  " : "\n  ", r, p[TF_RANK_JOBS], p[TF_RANK_FAILED], p[TF_RANK_BUSY_S], p[TF_RANK_CPU_S],
-            p[TF_RANK_WALL_S]);
-  }
-  fprintf(f, "],\n\"gather\":{\"method\":\"libcoll timeout aggregation, reduce to rank 0\",\"gathered\":%s,"
-             "\"waited_ms\":%.3f},\n\"jobs\":[",
-          o->per_rank ? "true" : "false", o->reduce_waited_ms);
-  for (int i = 0; i < jobs->n; i++) {
-    const tf_job *j = &jobs->v[i];
-    fprintf(f, "%s{\"index\":%d,\"line\":%d,\"command\":", i ? ",\n  " : "\n  ", i, j->line);
-    jstr(f, j->text);
-    fprintf(f, ",\"argv\":[");
-    for (int w = 0; w < j->argc; w++) {
-      if (w) fputc(',', f);
-      jstr(f, j->argv[w]);
-    }
-    fprintf(f, "],\"outputs\":[");
-    for (int m = 0; m < j->nwrote; m++) {
-      if (m) fputc(',', f);
-      jstr(f, j->wrote[m]);
-    }
-    fprintf(f, "],\"state\":\"%s\"", state_name(j->state));
-    if (j->state != TF_JOB_SKIPPED && j->state != TF_JOB_PENDING)
-      fprintf(f, ",\"rank\":%d,\"exit\":%d,\"start_s\":%.6f,\"end_s\":%.6f,\"wall_s\":%.6f,\"cpu_s\":%.6f,\"max_rss_kb\":%lld",
-              j->rank, j->state == TF_JOB_NOT_DONE ? -1 : j->res.exit, j->t_start, j->t_end, j->res.wall_s,
-              j->res.cpu_s, j->res.max_rss_kb);
-    if (j->res.error[0]) {
-      fprintf(f, ",\"error\":");
-      jstr(f, j->res.error);
-    }
-    if (j->stats) fprintf(f, ",\"stats\":%s", j->stats);
-    else if (j->stats_json && j->state == TF_JOB_DONE) {
-      fprintf(f, ",\"stats_file\":");
-      jstr(f, j->stats_json);
-    }
-    fputc('}', f);
-  }
-  fprintf(f, "]}\n");
+  if (j->res.error[0]) tr_json_set(o, "error", tr_json_str(j->res.error));
+  if (j->stats) tr_json_set(o, "stats", tr_json_verbatim(j->stats)); /* checked as it was read */
+  else if (j->stats_json && j->state == TF_JOB_DONE) tr_json_set(o, "stats_file", tr_json_str(j->stats_json));
+  return o;
 }
 
-/* The summary, written under a temporary name beside it and renamed, as
- * every terrafort output: a reader never sees half of one. */
+/* The summary: the counts, what the batch was given, the per-rank figures,
+ * then one record per job, each on a line of its own. */
+static tr_json *summary_json(const batch_args *a, const tf_jobs *jobs, const tf_batch_outcome *o, int exit_code) {
+  int count[TF_JOB_NOT_DONE + 1] = {0};
+  for (int i = 0; i < jobs->n; i++) count[jobs->v[i].state]++;
+  tr_json *s = tr_json_object();
+  tr_json_set(s, "terrafort_batch", tr_json_int(1));
+  tr_json_set(s, "exit", tr_json_int(exit_code));
+  tr_json_set(s, "total", tr_json_int(jobs->n));
+  tr_json_set(s, "done", tr_json_int(count[TF_JOB_DONE]));
+  tr_json_set(s, "failed", tr_json_int(count[TF_JOB_FAILED]));
+  tr_json_set(s, "skipped", tr_json_int(count[TF_JOB_SKIPPED]));
+  tr_json_set(s, "not_done", tr_json_int(count[TF_JOB_NOT_DONE] + count[TF_JOB_PENDING] + count[TF_JOB_RUNNING]));
+  if (a->file) {
+    tr_json_set(s, "jobs_file", tr_json_str(a->file));
+  } else {
+    tr_json_set(s, "dir", tr_json_str(a->dir));
+    tr_json_set(s, "glob", tr_json_str(a->glob));
+    tr_json_set(s, "cmd", tr_json_str(a->cmd));
+  }
+  tr_json_set(s, "ranks", tr_json_int(o->nranks));
+  tr_json_set(s, "jobs_per_rank", tr_json_int(a->run.jobs_per_rank));
+  tr_json_set(s, "force", tr_json_bool(a->force));
+  tr_json_set(s, "wall_s", tr_json_fixed(o->wall_s, 6));
+  tr_json_set(s, "lost_rank", tr_json_int(o->lost_rank));
+  double busy = 0;
+  tr_json *ranks = tr_json_lines();
+  for (int r = 0; o->per_rank && r < o->nranks; r++) {
+    const double *p = o->per_rank + (size_t)r * TF_BATCH_RANK_FIELDS;
+    busy += p[TF_RANK_BUSY_S];
+    tr_json *one = tr_json_object();
+    tr_json_set(one, "rank", tr_json_int(r));
+    tr_json_set(one, "jobs", tr_json_fixed(p[TF_RANK_JOBS], 0));
+    tr_json_set(one, "failed", tr_json_fixed(p[TF_RANK_FAILED], 0));
+    tr_json_set(one, "busy_s", tr_json_fixed(p[TF_RANK_BUSY_S], 6));
+    tr_json_set(one, "cpu_s", tr_json_fixed(p[TF_RANK_CPU_S], 6));
+    tr_json_set(one, "wall_s", tr_json_fixed(p[TF_RANK_WALL_S], 6));
+    tr_json_push(ranks, one);
+  }
+  tr_json_set(s, "busy_s", tr_json_fixed(busy, 6));
+  tr_json_set(s, "per_rank", ranks);
+  tr_json *g = tr_json_object(), *all = tr_json_lines();
+  tr_json_set(g, "method", tr_json_str("libcoll timeout aggregation, reduce to rank 0"));
+  tr_json_set(g, "gathered", tr_json_bool(o->per_rank != NULL));
+  tr_json_set(g, "waited_ms", tr_json_fixed(o->reduce_waited_ms, 3));
+  tr_json_set(s, "gather", g);
+  for (int i = 0; i < jobs->n; i++) tr_json_push(all, job_json(i, &jobs->v[i]));
+  tr_json_set(s, "jobs", all);
+  return s;
+}
+
+/* The summary to `path`, or to standard output for "-"; a file is written
+ * under a temporary name beside it and renamed, as every terrafort output:
+ * a reader never sees half of one. 0, or -1 (out of memory, or it could not
+ * be written). */
 static int save_summary(const char *path, const batch_args *a, const tf_jobs *jobs, const tf_batch_outcome *o,
                         int exit_code) {
+  tr_json *s = summary_json(a, jobs, o, exit_code);
+  char *text = tr_json_text(s);
+  tr_json_free(s);
+  if (!text) return -1;
+  int rc = 0;
   if (!strcmp(path, "-")) {
-    write_summary(stdout, a, jobs, o, exit_code);
-    return fflush(stdout) == 0 ? 0 : -1;
+    rc = printf("%s\n", text) < 0 || fflush(stdout) != 0 ? -1 : 0;
+  } else {
+    char tmp[PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s.terrafort-%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) rc = -1;
+    else {
+      const int bad = fprintf(f, "%s\n", text) < 0;
+      if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        rc = -1;
+      }
+    }
   }
-  char tmp[PATH_MAX + 64];
-  snprintf(tmp, sizeof tmp, "%s.terrafort-%ld.tmp", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) return -1;
-  write_summary(f, a, jobs, o, exit_code);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    remove(tmp);
-    return -1;
-  }
-  return 0;
+  free(text);
+  return rc;
 }
 
 int tf_batch_main(int argc, char **argv) {

@@ -68,7 +68,7 @@ typedef struct {
   int rank;          /* who ran it, -1: nobody */
   double t_start, t_end; /* seconds from the batch's start, on rank 0's clock */
   tf_job_result res;
-  char *stats;       /* its --stats-json file's text, read by rank 0 once it is done */
+  char *stats;       /* its --stats-json file's text (a JSON object), read by rank 0 once it is done */
 } tf_job;
 
 typedef struct {

@@ -28,8 +28,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cpl_progress.h>
-
 #include "coll.h"
 #include "cli.h"
 #include "coll_live.h"
@@ -123,7 +121,9 @@ static int take_next(dispatcher *d) {
   return j;
 }
 
-/* Reads a finished job's --stats-json into the summary's record. */
+/* Reads a finished job's --stats-json into the summary's record: as it is,
+ * once it is found to be a JSON object (the file names in it keep their
+ * escapes: terrain.h). */
 static void read_stats(tf_job *j) {
   if (!j->stats_json) return;
   FILE *f = fopen(j->stats_json, "rb");
@@ -131,13 +131,14 @@ static void read_stats(tf_job *j) {
   char *s = malloc(TF_BATCH_STATS_MAX + 1);
   size_t n = s ? fread(s, 1, TF_BATCH_STATS_MAX + 1, f) : 0;
   fclose(f);
-  while (n && (s[n - 1] == '\n' || s[n - 1] == ' ')) n--;
-  if (!s || n == 0 || n > TF_BATCH_STATS_MAX || s[0] != '{' || s[n - 1] != '}') {
-    free(s); /* too big or not an object: the summary names the file instead */
-    return;
+  tr_json *v = NULL;
+  if (s && n > 0 && n <= TF_BATCH_STATS_MAX) {
+    s[n] = 0;
+    if (s[strspn(s, " \t\r\n")] == '{') v = tr_json_verbatim(s);
   }
-  s[n] = 0;
-  j->stats = s;
+  if (v) j->stats = s;
+  else free(s); /* too big, not JSON or not an object: the summary names the file instead */
+  tr_json_free(v);
 }
 
 static void record(dispatcher *d, int job, int rank, const tf_job_result *res) {
@@ -156,7 +157,7 @@ static void record(dispatcher *d, int job, int rank, const tf_job_result *res) {
   if (j->state == TF_JOB_DONE && done && tf_done_append(done, j))
     fprintf(stderr, "terrafort batch: cannot add line %d to the done list '%s': %s\n", j->line, done,
             strerror(errno));
-  if (d->progress) GDALTermProgress(d->total ? (double)d->ended / d->total : 1.0, NULL, NULL);
+  if (d->progress) tf_progress_line(d->total ? (double)d->ended / d->total : 1.0, NULL, NULL);
   if (j->state == TF_JOB_FAILED)
     fprintf(stderr, "terrafort batch: line %d failed (exit %d on rank %d): %s\n", j->line, res->exit, rank,
             res->error[0] ? res->error : "no message");
@@ -261,7 +262,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
   d.jobs = jobs;
   for (int i = 0; i < jobs->n; i++) d.total += jobs->v[i].state == TF_JOB_PENDING;
   d.progress = !b->r.o->quiet && isatty(STDERR_FILENO);
-  if (d.progress) GDALTermProgress(0.0, NULL, NULL);
+  if (d.progress) tf_progress_line(0.0, NULL, NULL);
   const int n = b->nranks; /* 1 without MPI */
   (void)n;
 #ifdef TERRAFORT_HAVE_MPI
@@ -348,7 +349,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
       snprintf(jobs->v[i].res.error, sizeof jobs->v[i].res.error, "%s",
                rc == TR_EXIT_INTERRUPTED ? "interrupted" : "not started");
     }
-  if (d.progress && !rc) GDALTermProgress(1.0, NULL, NULL);
+  if (d.progress && !rc) tf_progress_line(1.0, NULL, NULL);
 #ifdef TERRAFORT_HAVE_MPI
   if (n > 1) {
     if (!rc) {

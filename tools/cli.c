@@ -13,7 +13,6 @@
 #include "ft.h"
 
 #include <cpl_conv.h>
-#include <cpl_progress.h>
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -471,9 +470,26 @@ static int cancelled(void *user) {
   return tf_stop_asked();
 }
 
+int tf_progress_line(double frac, const char *msg, void *user) {
+  (void)msg;
+  (void)user;
+  static int shown = -1; /* the last tick on the line: 40 of them, a number every fourth */
+  const int tick = frac >= 1 ? 40 : frac > 0 ? (int)(frac * 40) : 0;
+  if (tick < shown && shown >= 39) shown = -1; /* the last line ended: a new one */
+  if (tick <= shown) return 1;
+  for (int t = shown + 1; t <= tick; t++) {
+    if (t % 4) fputc('.', stderr);
+    else fprintf(stderr, "%d", t / 4 * 10);
+  }
+  shown = tick;
+  fputs(tick == 40 ? " - done.\n" : "", stderr);
+  fflush(stderr);
+  return 1;
+}
+
 static int progress_term(double frac, const char *msg, void *user) {
   if (tf_stop_asked()) return 0;
-  return GDALTermProgress(frac, msg, user);
+  return tf_progress_line(frac, msg, user);
 }
 
 /* A warning of the run (tr_run_opts.warning): one line, the run goes on. */

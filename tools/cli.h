@@ -50,6 +50,12 @@ typedef int (*tf_flag_fn)(tf_cli *cli, void *opts, int argc, char **argv, int *i
  * to go on, or 1 with *exit_code set (--help: 0; a usage error: 2). */
 int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int argc, char **argv, int *exit_code);
 
+/* GDAL's progress line ("0...10...20...100 - done.") on stderr: GDAL's own
+ * GDALTermProgress prints it on stdout, where a report to "-" goes
+ * (--stats-json -, batch --summary -). A fraction lower than the last one
+ * starts a new line. Always 1 (go on). */
+int tf_progress_line(double frac, const char *msg, void *user);
+
 /* Installs progress (GDAL style on a terminal unless -q) and Ctrl-C
  * cancellation; finishes the run options before the library call. */
 void tf_cli_finish(tf_cli *cli, tr_run_opts *run);

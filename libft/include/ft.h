@@ -334,12 +334,9 @@ typedef struct ft_report {
   double recompute_s;            /* worker time computing recompute results */
 } ft_report;
 
+/* (libft writes no JSON: libterrain names the fields in its report files,
+ * core/report_json.c.) */
 void ft_report_get(ft_ctx *ctx, ft_report *r);
-/* Writes the report as one JSON object (no newline) into buf; returns the
- * length it needs, like snprintf. */
-int ft_report_format_json(const ft_report *r, char *buf, size_t len);
-/* Same, written to f with a newline; returns 0 or -1 on a write error. */
-int ft_report_json(const ft_report *r, FILE *f);
 
 /* ---- trace ------------------------------------------------------------------ */
 typedef enum {
@@ -552,7 +549,6 @@ typedef struct ft_track_report {
 void ft_track_report_get(ft_tracker *t, ft_track_report *r);
 /* A sampled re-execution compared its checksum: mismatch 1 counts it. */
 void ft_track_count_sample(ft_tracker *t, int mismatch);
-int ft_track_report_format_json(const ft_track_report *r, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,6 @@
 #include "edac.h"
 
 #include <dirent.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +41,13 @@ void tr_edac_read(tr_edac *e) {
   e->ok = e->controllers > 0;
 }
 
-int tr_edac_format_json(const tr_edac *start, const tr_edac *end, char *buf, size_t len) {
-  if (!start->ok || !end->ok) return snprintf(buf, len, "\"edac\":null");
-  return snprintf(buf, len,
-                  "\"edac\":{\"controllers\":%d,\"ce_start\":%" PRId64 ",\"ce_end\":%" PRId64 ",\"ue_start\":%" PRId64
-                  ",\"ue_end\":%" PRId64 "}",
-                  end->controllers, start->ce, end->ce, start->ue, end->ue);
+tr_json *tr_edac_json(const tr_edac *start, const tr_edac *end) {
+  if (!start->ok || !end->ok) return tr_json_null();
+  tr_json *o = tr_json_object();
+  tr_json_set(o, "controllers", tr_json_int(end->controllers));
+  tr_json_set(o, "ce_start", tr_json_int(start->ce));
+  tr_json_set(o, "ce_end", tr_json_int(end->ce));
+  tr_json_set(o, "ue_start", tr_json_int(start->ue));
+  tr_json_set(o, "ue_end", tr_json_int(end->ue));
+  return o;
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "terrain.h"
+
 typedef struct {
   int ok;          /* 0: no EDAC counters on this machine */
   int controllers; /* memory controllers read */
@@ -26,8 +28,8 @@ typedef struct {
 /* Reads the counters now into *e (e->ok 0 when there are none). */
 void tr_edac_read(tr_edac *e);
 
-/* `"edac":null` or `"edac":{"controllers":N,"ce_start":..,"ce_end":..,
- * "ue_start":..,"ue_end":..}` into buf, like snprintf. */
-int tr_edac_format_json(const tr_edac *start, const tr_edac *end, char *buf, size_t len);
+/* A report's "edac" value: null, or {"controllers":N,"ce_start":..,
+ * "ce_end":..,"ue_start":..,"ue_end":..} (NULL out of memory). */
+tr_json *tr_edac_json(const tr_edac *start, const tr_edac *end);
 
 #endif

@@ -107,13 +107,6 @@ typedef struct {
   int interior, late_forwarded;
 } rank_timing;
 
-/* A JSON number, or null where the value is not finite (JSON has no
- * inf or nan: +-Inf output cells, or a sum that overflowed). */
-static void json_num(FILE *f, const char *key, double v) {
-  if (isfinite(v)) fprintf(f, "\"%s\":%.17g", key, v);
-  else fprintf(f, "\"%s\":null", key);
-}
-
 /* The shortest %g form of v that reads back as v (no exponent below 1e17:
  * "50", not "5e+01"). */
 static void shortest(char *buf, size_t n, double v) {
@@ -126,82 +119,91 @@ static void shortest(char *buf, size_t n, double v) {
   }
 }
 
-/* ,"histogram":{...},"percentiles":{...} of one band (null when not made). */
-static void hist_fields(FILE *f, const tr_run_opts *run, const tr_band_hist *h) {
+/* The statistics file (--stats-json): band 1's fields at the top, every
+ * band's under "bands" when there are several, then the collective's
+ * report. Numbers are %.17g (they read back as the same doubles), null when
+ * not finite (JSON has no inf or nan: +-Inf output cells, or a sum that
+ * overflowed); times are milliseconds with 3 decimals. */
+
+/* "histogram":{...},"percentiles":{...} of one band into o (null when not
+ * made). */
+static void hist_fields(tr_json *o, const tr_run_opts *run, const tr_band_hist *h) {
   if (!h) return;
   if (run->stats) {
-    if (!h->nbuckets) fprintf(f, ",\"histogram\":null");
-    else {
-      fprintf(f, ",\"histogram\":{");
-      json_num(f, "min", h->lo);
-      fputc(',', f);
-      json_num(f, "max", h->hi);
-      fprintf(f, ",\"buckets\":%d,\"counts\":[", h->nbuckets);
-      for (int k = 0; k < h->nbuckets; k++) fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)h->bins[k]);
-      fprintf(f, "]}");
+    tr_json *v = h->nbuckets ? tr_json_object() : tr_json_null(), *counts = h->nbuckets ? tr_json_array() : NULL;
+    if (h->nbuckets) {
+      tr_json_set(v, "min", tr_json_num(h->lo));
+      tr_json_set(v, "max", tr_json_num(h->hi));
+      tr_json_set(v, "buckets", tr_json_int(h->nbuckets));
+      for (int k = 0; k < h->nbuckets; k++) tr_json_push(counts, tr_json_uint(h->bins[k]));
+      tr_json_set(v, "counts", counts);
     }
+    tr_json_set(o, "histogram", v);
   }
   if (run->npercentiles) {
-    if (!h->pct) fprintf(f, ",\"percentiles\":null");
-    else {
-      fprintf(f, ",\"percentiles\":{");
-      for (int k = 0; k < run->npercentiles; k++) {
-        char p[40];
-        shortest(p, sizeof p, run->percentiles[k]);
-        char key[64];
-        snprintf(key, sizeof key, "%s", p);
-        fprintf(f, "%s", k ? "," : "");
-        json_num(f, key, h->pct[k]);
-      }
-      fprintf(f, "}");
+    tr_json *v = h->pct ? tr_json_object() : tr_json_null();
+    for (int k = 0; h->pct && k < run->npercentiles; k++) {
+      char p[40];
+      shortest(p, sizeof p, run->percentiles[k]);
+      tr_json_set(v, p, tr_json_num(h->pct[k]));
     }
+    tr_json_set(o, "percentiles", v);
   }
 }
 
-static void stats_fields(FILE *f, const coll_stats *t, int e) {
-  fprintf(f, "\"valid_count\":%lld,", (long long)t->count);
-  json_num(f, "min", t->count ? t->min : 0.0);
-  fputc(',', f);
-  json_num(f, "max", t->count ? t->max : 0.0);
-  fputc(',', f);
-  json_num(f, "mean", t->count ? band_mean(t, e) : 0.0);
-  fputc(',', f);
-  json_num(f, "stddev", t->count ? band_stddev(t, e) : 0.0);
+static void stats_fields(tr_json *o, const coll_stats *t, int e) {
+  tr_json_set(o, "valid_count", tr_json_int(t->count));
+  tr_json_set(o, "min", tr_json_num(t->count ? t->min : 0.0));
+  tr_json_set(o, "max", tr_json_num(t->count ? t->max : 0.0));
+  tr_json_set(o, "mean", tr_json_num(t->count ? band_mean(t, e) : 0.0));
+  tr_json_set(o, "stddev", tr_json_num(t->count ? band_stddev(t, e) : 0.0));
 }
 
-static void write_json(FILE *f, const tr_run_opts *run, const coll_stats *t, const int *e, const tr_band_hist *hist,
-                       int bands, int64_t cells, const coll_ta_report *rep, const coll_counters *cc,
-                       const rank_timing *per, int nranks) {
-  fprintf(f, "{");
-  stats_fields(f, &t[0], e[0]);
-  fprintf(f, ",\"cells\":%lld", (long long)cells);
+static tr_json *stats_json(const tr_run_opts *run, const coll_stats *t, const int *e, const tr_band_hist *hist,
+                           int bands, int64_t cells, const coll_ta_report *rep, const coll_counters *cc,
+                           const rank_timing *per, int nranks) {
+  tr_json *o = tr_json_object();
+  stats_fields(o, &t[0], e[0]);
+  tr_json_set(o, "cells", tr_json_int(cells));
   /* after the fields a report without them has (readers compare that prefix) */
-  hist_fields(f, run, hist ? &hist[0] : NULL);
-  fputc(',', f);
+  hist_fields(o, run, hist ? &hist[0] : NULL);
   if (bands > 1) {
-    fprintf(f, "\"bands\":[");
+    tr_json *all = tr_json_array();
     for (int b = 0; b < bands; b++) {
-      fprintf(f, "%s{\"band\":%d,", b ? "," : "", b + 1);
-      stats_fields(f, &t[b], e[b]);
-      hist_fields(f, run, hist ? &hist[b] : NULL);
-      fprintf(f, "}");
+      tr_json *one = tr_json_object();
+      tr_json_set(one, "band", tr_json_int(b + 1));
+      stats_fields(one, &t[b], e[b]);
+      hist_fields(one, run, hist ? &hist[b] : NULL);
+      tr_json_push(all, one);
     }
-    fprintf(f, "],");
+    tr_json_set(o, "bands", all);
   }
-  fprintf(f, "\"collective\":{\"algorithm\":\"%s\",\"ranks\":%d,\"tan_rank\":%d,\"arity\":%d,\"late_ranks\":[",
-          rep->algorithm ? rep->algorithm : "local", rep->nranks, rep->tan_rank, rep->arity);
-  for (int i = 0; i < rep->nlate && i < COLL_REPORT_MAX_LATE; i++) fprintf(f, "%s%d", i ? "," : "", rep->late_ranks[i]);
-  fprintf(f, "],\"late_msgs_at_tan\":%d,\"waited_ms\":%.3f,", rep->late_msgs_at_tan, rep->waited_ms);
+  tr_json *c = tr_json_object(), *late = tr_json_array(), *ranks = tr_json_array();
+  tr_json_set(c, "algorithm", tr_json_str(rep->algorithm ? rep->algorithm : "local"));
+  tr_json_set(c, "ranks", tr_json_int(rep->nranks));
+  tr_json_set(c, "tan_rank", tr_json_int(rep->tan_rank));
+  tr_json_set(c, "arity", tr_json_int(rep->arity));
+  for (int i = 0; i < rep->nlate && i < COLL_REPORT_MAX_LATE; i++) tr_json_push(late, tr_json_int(rep->late_ranks[i]));
+  tr_json_set(c, "late_ranks", late);
+  tr_json_set(c, "late_msgs_at_tan", tr_json_int(rep->late_msgs_at_tan));
+  tr_json_set(c, "waited_ms", tr_json_fixed(rep->waited_ms, 3));
   /* rank 0's libcoll allreduce calls for the histogram and percentiles, and
    * how many of them took the pipelined recursive-halving path */
-  fprintf(f, "\"allreduce_calls\":%llu,\"halving_calls\":%llu,\"per_rank\":[", (unsigned long long)cc->calls,
-          (unsigned long long)cc->halving_calls);
-  for (int r = 0; r < nranks; r++)
-    fprintf(f,
-            "%s{\"rank\":%d,\"interior\":%d,\"waited_ms\":%.3f,\"release_ms\":%.3f,\"wall_ms\":%.3f,"
-            "\"late_forwarded\":%d}",
-            r ? "," : "", r, per[r].interior, per[r].waited_ms, per[r].release_ms, per[r].wall_ms, per[r].late_forwarded);
-  fprintf(f, "]}}\n");
+  tr_json_set(c, "allreduce_calls", tr_json_uint(cc->calls));
+  tr_json_set(c, "halving_calls", tr_json_uint(cc->halving_calls));
+  for (int r = 0; r < nranks; r++) {
+    tr_json *one = tr_json_object();
+    tr_json_set(one, "rank", tr_json_int(r));
+    tr_json_set(one, "interior", tr_json_int(per[r].interior));
+    tr_json_set(one, "waited_ms", tr_json_fixed(per[r].waited_ms, 3));
+    tr_json_set(one, "release_ms", tr_json_fixed(per[r].release_ms, 3));
+    tr_json_set(one, "wall_ms", tr_json_fixed(per[r].wall_ms, 3));
+    tr_json_set(one, "late_forwarded", tr_json_int(per[r].late_forwarded));
+    tr_json_push(ranks, one);
+  }
+  tr_json_set(c, "per_rank", ranks);
+  tr_json_set(o, "collective", c);
+  return o;
 }
 
 int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH ds, FILE *json, int bands,
@@ -350,7 +352,15 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
         GDALSetMetadataItem(band, key, v, NULL);
       }
     }
-    if (json) write_json(json, run, total, texp, hist, bands, cells, &rep, &cc, per, nranks);
+    if (json && !st) {
+      /* a write that fails is the side file's to report (io/side_file.h) */
+      tr_json *o = stats_json(run, total, texp, hist, bands, cells, &rep, &cc, per, nranks);
+      char *text = tr_json_text(o);
+      tr_json_free(o);
+      if (!text) st = tr_fail(err, TR_ENOMEM, "statistics file: out of memory");
+      else fprintf(json, "%s\n", text);
+      free(text);
+    }
   }
   free(total);
   free(texp);

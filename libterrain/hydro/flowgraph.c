@@ -505,7 +505,7 @@ typedef struct {
   int on;
   int n;
   const char *name[FG_STATS_MAX], *file[FG_STATS_MAX];
-  char *obj[FG_STATS_MAX]; /* the stage's object without its braces */
+  tr_json *obj[FG_STATS_MAX]; /* the stage's object (no file names in it: parsed whole) */
 } fg_stats;
 
 static void stats_plan(const tr_flowgraph_opts *o, fg_stats *fs) {
@@ -525,21 +525,12 @@ static void stats_take(const tr_flowgraph_opts *o, fg_stats *fs, const char *nam
   fclose(f);
   if (!buf) return;
   buf[len] = 0;
-  char *a = strchr(buf, '{'), *b = strrchr(buf, '}');
-  if (a && b && b > a) {
-    *b = 0;
-    fs->name[fs->n] = name;
-    fs->file[fs->n] = file;
-    fs->obj[fs->n++] = strdup(a + 1);
-  }
+  tr_json *obj = tr_json_parse(buf);
   free(buf);
-}
-
-/* a product's name or file as a JSON string (valid whatever its bytes) */
-static void json_string(FILE *f, const char *s) {
-  char *q = tr_json_string(s);
-  fputs(q ? q : "null", f);
-  free(q);
+  if (!obj) return;
+  fs->name[fs->n] = name;
+  fs->file[fs->n] = file;
+  fs->obj[fs->n++] = obj;
 }
 
 /* At the end of a run that succeeded: the products' objects, named, into
@@ -547,23 +538,28 @@ static void json_string(FILE *f, const char *s) {
  * it waits for the products (io/side_file.h). */
 static int stats_write(const char *path, fg_stats *fs, int st, tr_error *err) {
   if (fs->on && tr_rank() == 0 && !st && fs->n > 0) {
+    tr_json *root = tr_json_object(), *all = tr_json_array();
+    for (int i = 0; i < fs->n; i++) {
+      tr_json *p = tr_json_object();
+      tr_json_set(p, "product", tr_json_str(fs->name[i]));
+      tr_json_set(p, "file", tr_json_str(fs->file[i]));
+      tr_json_merge(p, fs->obj[i]);
+      tr_json_push(all, p);
+    }
+    tr_json_set(root, "products", all);
+    char *text = tr_json_text(root);
+    tr_json_free(root);
     tr_side_file *side;
     FILE *f;
-    st = tr_side_open(path, "statistics file", &side, &f, err);
+    st = text ? tr_side_open(path, "statistics file", &side, &f, err)
+              : tr_fail(err, TR_ENOMEM, "statistics file: out of memory");
     if (!st) {
-      fprintf(f, "{\"products\":[");
-      for (int i = 0; i < fs->n; i++) {
-        fprintf(f, "%s{\"product\":", i ? "," : "");
-        json_string(f, fs->name[i]);
-        fprintf(f, ",\"file\":");
-        json_string(f, fs->file[i]);
-        fprintf(f, "%s%s}", fs->obj[i][0] ? "," : "", fs->obj[i]);
-      }
-      fprintf(f, "]}\n");
+      fprintf(f, "%s\n", text);
       st = tr_side_close(side, err);
     }
+    free(text);
   }
-  for (int i = 0; i < fs->n; i++) free(fs->obj[i]);
+  for (int i = 0; i < fs->n; i++) tr_json_free(fs->obj[i]);
   fs->n = 0;
   return st;
 }

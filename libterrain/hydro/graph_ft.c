@@ -14,7 +14,6 @@
  */
 #include "graph_ft.h"
 
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <time.h>
 
 #include "draw.h"
+#include "report_json.h"
 #include "status.h"
 
 #define MAX_REG 16
@@ -1030,18 +1030,25 @@ void tr_graph_ft_close(tr_graph_ft *ft, tr_graph_ft_counts *counts) {
   free(ft);
 }
 
-int tr_graph_ft_format_json(tr_ft_mode mode, const char *program, const tr_graph_ft_counts *c, char *buf, size_t len) {
-  char inner[2048], edac[256];
-  tr_edac_format_json(&c->edac_start, &c->edac_end, edac, sizeof edac);
+tr_json *tr_graph_ft_json(tr_ft_mode mode, const char *program, const tr_graph_ft_counts *c) {
+  tr_json *o = tr_json_object(), *inner = tr_json_object();
+  tr_json_set(o, "mode", tr_json_str(mode == TR_FT_DUAL ? "dual" : "replay"));
+  tr_json_set(o, "program", tr_json_str(program));
+  tr_json_set(o, "unit", tr_json_str("round"));
   if (mode == TR_FT_DUAL) {
-    ft_report_format_json(&c->dual, inner, sizeof inner);
-    return snprintf(buf, len, "{\"mode\":\"dual\",\"program\":\"%s\",\"unit\":\"round\",\"report\":%s,%s}", program,
-                    inner, edac);
+    if (inner) tr_json_ft_report(inner, &c->dual);
+    tr_json_set(o, "report", inner);
+  } else {
+    tr_json *inv = tr_json_object();
+    tr_json_set(o, "injected", tr_json_int(c->injected));
+    tr_json_set(o, "reported", tr_json_int(c->reported));
+    tr_json_set(inv, "checked", tr_json_int(c->inv_checked));
+    tr_json_set(inv, "faults", tr_json_int(c->inv_faults));
+    tr_json_set(inv, "reproduced", tr_json_int(c->inv_reproduced));
+    tr_json_set(o, "invariant", inv);
+    if (inner) tr_json_ft_track(inner, &c->trk);
+    tr_json_set(o, "tracker", inner);
   }
-  ft_track_report_format_json(&c->trk, inner, sizeof inner);
-  return snprintf(buf, len,
-                  "{\"mode\":\"replay\",\"program\":\"%s\",\"unit\":\"round\",\"injected\":%" PRId64
-                  ",\"reported\":%" PRId64 ",\"invariant\":{\"checked\":%" PRId64 ",\"faults\":%" PRId64
-                  ",\"reproduced\":%" PRId64 "},\"tracker\":%s,%s}",
-                  program, c->injected, c->reported, c->inv_checked, c->inv_faults, c->inv_reproduced, inner, edac);
+  tr_json_set(o, "edac", tr_edac_json(&c->edac_start, &c->edac_end));
+  return o;
 }

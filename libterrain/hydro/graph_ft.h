@@ -89,8 +89,8 @@ float *tr_graph_ft_window(tr_graph_env *env, int k, const tr_aap_frag *f);
 int tr_graph_ft_window_done(float *z);
 int tr_graph_ft_put(const void *cells);
 
-/* The report's JSON line for one program's run ("mode", "program", "unit"
- * and the counts), like snprintf. */
-int tr_graph_ft_format_json(tr_ft_mode mode, const char *program, const tr_graph_ft_counts *c, char *buf, size_t len);
+/* The report's object for one program's run ("mode", "program", "unit"
+ * and the counts); NULL out of memory. */
+tr_json *tr_graph_ft_json(tr_ft_mode mode, const char *program, const tr_graph_ft_counts *c);
 
 #endif

@@ -32,6 +32,7 @@
 #include "graph_plan.h"
 #include "mem_limit.h"
 #include "path_max.h"
+#include "report_json.h"
 #include "run.h"
 #include "scratch_file.h"
 #include "side_file.h"
@@ -316,32 +317,29 @@ static int run_create(graph_run *r, int st, tr_error *err) {
  * is written whole under a temporary name and put in place with the output
  * (io/side_file.h); a stage of a run of several programs (flowgraph)
  * appends to the run's file instead, which its owner puts in place. */
-typedef struct {
-  const graph_run *r;
-  const tr_aap_stats *astats;
-} aap_stats_out;
-
-/* The engine's line and the state store's; and the burn's. */
-static int aap_stats_lines(FILE *f, void *user) {
-  const aap_stats_out *o = user;
-  const graph_run *r = o->r;
-  const tr_state_store_stats *s = &r->sstats;
-  char burn[3 * TR_PATH_MAX] = "";
-  if (r->burn) tr_burn_json(r->burn, (int64_t)r->burnt, burn, sizeof burn);
-  return tr_aap_stats_json(o->astats, f) != 0 ||
-         fprintf(f,
-                 "{\"state_store\":{\"program\":\"%s\",\"state_bytes\":%lld,\"fixed_bytes\":%lld,\"frag_max_bytes\":%lld,\"budget\":%lld,\"peak_resident\":%lld,\"spills\":%lld,\"restores\":%lld,"
-                 "\"bytes_written\":%lld,\"bytes_read\":%lld,\"raw_written\":%lld}}\n",
-                 r->body->name, (long long)r->need.state, (long long)r->need.fixed, (long long)r->need.frag_max,
-                 (long long)r->eng.state_budget, (long long)s->peak_resident, (long long)s->spills,
-                 (long long)s->restores, (long long)s->bytes_written, (long long)s->bytes_read,
-                 (long long)s->raw_written) < 0 ||
-         (burn[0] && fprintf(f, "%s\n", burn) < 0);
-}
-
 static int write_aap_stats(const graph_run *r, const tr_aap_stats *astats, tr_error *e) {
-  aap_stats_out o = {r, astats};
-  return tr_side_write(r->g->aap_stats, r->g->aap_stats_append, "engine statistics", aap_stats_lines, &o, e);
+  const tr_state_store_stats *s = &r->sstats;
+  tr_json *v[3] = {tr_json_object(), tr_json_object(), r->burn ? tr_burn_json(r->burn, (int64_t)r->burnt) : NULL},
+          *store = tr_json_object();
+  if (v[0]) tr_json_aap_stats(v[0], astats);
+  tr_json_set(store, "program", tr_json_str(r->body->name));
+  tr_json_set(store, "state_bytes", tr_json_int(r->need.state));
+  tr_json_set(store, "fixed_bytes", tr_json_int(r->need.fixed));
+  tr_json_set(store, "frag_max_bytes", tr_json_int(r->need.frag_max));
+  tr_json_set(store, "budget", tr_json_int(r->eng.state_budget));
+  tr_json_set(store, "peak_resident", tr_json_int(s->peak_resident));
+  tr_json_set(store, "spills", tr_json_int(s->spills));
+  tr_json_set(store, "restores", tr_json_int(s->restores));
+  tr_json_set(store, "bytes_written", tr_json_int(s->bytes_written));
+  tr_json_set(store, "bytes_read", tr_json_int(s->bytes_read));
+  tr_json_set(store, "raw_written", tr_json_int(s->raw_written));
+  tr_json_set(v[1], "state_store", store);
+  /* the burn's object (burn.h), when the run burnt lines into its DEM */
+  const int st = tr_side_write_json(r->g->aap_stats, r->g->aap_stats_append, "engine statistics", v, r->burn ? 3 : 2, e);
+  tr_json_free(v[0]);
+  tr_json_free(v[1]);
+  tr_json_free(v[2]);
+  return st;
 }
 
 /* --ft-report: the rounds' counts summed over the ranks (every rank calls
@@ -367,9 +365,10 @@ static int write_ft_report(graph_run *r, tr_error *e) {
   if (st || r->job.rank != 0 || !r->run->ft_report) return st;
   for (int i = 0; i < NV; i++) *v[i] = (int64_t)u[i];
   for (int i = 0; i < ND; i++) *d[i] = (double)u[NV + i] * 1e-9;
-  char line[4096];
-  tr_graph_ft_format_json(r->run->ft, r->prog->name, c, line, sizeof line);
-  return tr_side_write_line(r->run->ft_report, r->g->ft_report_append, "fault-tolerance report", line, e);
+  tr_json *o = tr_graph_ft_json(r->run->ft, r->prog->name, c);
+  st = tr_side_write_json(r->run->ft_report, r->g->ft_report_append, "fault-tolerance report", &o, 1, e);
+  tr_json_free(o);
+  return st;
 }
 
 static int run_engine(graph_run *r, tr_error *e) {

@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,12 +39,69 @@ extern "C" {
 
 #define TR_VERSION "0.1.0"
 
-/* `s` (NULL: "") as a JSON string, quotes included, in memory the caller
- * frees (NULL when out of memory): quotes, backslashes and control
- * characters escaped, and each byte that does not begin valid UTF-8 (a
- * file name's bytes in another encoding) replaced by U+FFFD, so the text is
- * valid JSON and valid UTF-8 whatever s holds. */
-char *tr_json_string(const char *s);
+/* ---- JSON -----------------------------------------------------------------
+ * Every JSON file terrafort writes (--stats-json, --ft-report, --aap-stats,
+ * batch's summary) is a tree of these values over json-c, written by
+ * tr_json_text or tr_json_write: one writer, so one rule for every string and
+ * number (core/json.c).
+ * - Strings are bytes, as file names and error lines are. Each valid UTF-8
+ *   sequence (RFC 3629) is kept as it is, '"', '\' and control characters
+ *   escaped (\", \\, \u00XX). Each byte that begins no valid sequence,
+ *   0xXX (only 0x80..0xFF can), is written as the escape \udcXX: the lone
+ *   surrogate U+DC80..U+DCFF that Python's os.fsdecode gives that byte
+ *   (PEP 383's surrogateescape), which no valid UTF-8 holds. So the text is
+ *   valid UTF-8 and valid JSON whatever a name holds, two names that differ
+ *   stay different, and os.fsencode(name) gives the file's bytes back. A
+ *   reader that takes no lone surrogate (json-c's own parser) reads U+FFFD.
+ * - tr_json_num writes a double as %.17g, which reads back as the same
+ *   double; tr_json_fixed with a fixed number of decimals (timings). A value
+ *   that is not finite is null (JSON has no inf or nan).
+ * - Objects keep their keys in the order they were set.
+ * Ownership: a value belongs to its maker until tr_json_set or tr_json_push
+ * gives it to a container (even when that fails: it is then freed); freeing
+ * a container frees what it holds. Out of memory a constructor returns NULL,
+ * and a container given NULL, or failing to grow, is marked: the text of it,
+ * or of anything holding it, is NULL, so no report is ever written short.
+ * Thread safety: one value is used by one thread at a time. */
+typedef struct json_object tr_json;
+
+tr_json *tr_json_object(void);
+tr_json *tr_json_array(void);
+/* An array written with each element on a line of its own (a batch
+ * summary's jobs: one line per job, for a reader with grep). */
+tr_json *tr_json_lines(void);
+/* s (NULL: "") as a string, by the rule above. */
+tr_json *tr_json_str(const char *s);
+tr_json *tr_json_int(int64_t v);
+tr_json *tr_json_uint(uint64_t v);
+tr_json *tr_json_num(double v);
+tr_json *tr_json_fixed(double v, int decimals);
+tr_json *tr_json_bool(int v);
+tr_json *tr_json_null(void);
+/* A JSON text (one value, nothing after it but blanks), parsed; NULL when it
+ * is not JSON (or out of memory). Numbers keep their text. Its strings are
+ * json-c's reading: an escaped lone surrogate (\udcXX) reads as U+FFFD, so a
+ * text naming a file by the rule above is embedded with tr_json_verbatim. */
+tr_json *tr_json_parse(const char *text);
+/* A JSON text embedded as it is, byte for byte, once checked to be one JSON
+ * value (tr_json_parse's test); NULL when it is not. */
+tr_json *tr_json_verbatim(const char *text);
+/* Sets obj's key to v (given to obj); 0, or -1 when obj is not an object or
+ * out of memory (obj is then marked, above). */
+int tr_json_set(tr_json *obj, const char *key, tr_json *v);
+/* Appends v (given to arr) to an array; 0 or -1 as tr_json_set. */
+int tr_json_push(tr_json *arr, tr_json *v);
+/* Sets each key of object `from` in obj, in from's order (shared, from is
+ * kept); 0 or -1 as tr_json_set. */
+int tr_json_merge(tr_json *obj, tr_json *from);
+/* v's text, one line without its newline, in memory the caller frees; NULL
+ * when v is NULL or marked, or out of memory. */
+char *tr_json_text(tr_json *v);
+/* v's text and a newline to f; 0, or -1 (v NULL or marked, out of memory, or
+ * a write error). */
+int tr_json_write(tr_json *v, FILE *f);
+/* Frees v and what it holds (NULL: nothing). */
+void tr_json_free(tr_json *v);
 
 /* The version of the libterrafort.so a program has loaded (TR_VERSION of
  * the header it was built with); in the shared library only. */

@@ -411,13 +411,14 @@ int tr_burn_window(tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t
   return st;
 }
 
-void tr_burn_json(const tr_burn *b, int64_t count, char *buf, size_t len) {
-  char *file = tr_json_string(b->file), *layer = tr_json_string(b->layer);
-  snprintf(buf, len,
-           "{\"burn\":{\"file\":%s,\"layer\":%s,\"depth\":%.17g,\"all_touched\":%s,\"segments\":%lld,"
-           "\"cells\":%lld}}",
-           file ? file : "\"\"", layer ? layer : "\"\"", b->depth, b->all_touched ? "true" : "false",
-           (long long)b->nseg, (long long)count);
-  free(file);
-  free(layer);
+tr_json *tr_burn_json(const tr_burn *b, int64_t count) {
+  tr_json *o = tr_json_object(), *v = tr_json_object();
+  tr_json_set(v, "file", tr_json_str(b->file ? b->file : ""));
+  tr_json_set(v, "layer", tr_json_str(b->layer ? b->layer : ""));
+  tr_json_set(v, "depth", tr_json_num(b->depth));
+  tr_json_set(v, "all_touched", tr_json_bool(b->all_touched));
+  tr_json_set(v, "segments", tr_json_int(b->nseg));
+  tr_json_set(v, "cells", tr_json_int(count));
+  tr_json_set(o, "burn", v);
+  return o;
 }

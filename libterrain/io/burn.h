@@ -61,7 +61,8 @@ int tr_burn_window(tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t
 
 /* The JSON object of the burn for a run's report (--aap-stats):
  * {"burn":{"file":...,"layer":...,"depth":...,"all_touched":...,
- * "segments":...,"cells":count}} into buf. */
-void tr_burn_json(const tr_burn *b, int64_t count, char *buf, size_t len);
+ * "segments":...,"cells":count}}, the caller's to free (tr_json_free); NULL
+ * when out of memory. */
+tr_json *tr_burn_json(const tr_burn *b, int64_t count);
 
 #endif

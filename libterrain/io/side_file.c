@@ -152,8 +152,10 @@ void tr_side_abort_waiting(void) {
   waiting_end = &waiting;
 }
 
-int tr_side_write(const char *path, int append, const char *what, int (*write)(FILE *f, void *user), void *user,
-                  tr_error *err) {
+/* What write(f, user) writes (nonzero when a write failed), as
+ * tr_side_write_json says. */
+static int side_write(const char *path, int append, const char *what, int (*write)(FILE *f, void *user), void *user,
+                      tr_error *err) {
   tr_side_file *side = NULL;
   FILE *f = NULL;
   if (!append) {
@@ -176,8 +178,26 @@ int tr_side_write(const char *path, int append, const char *what, int (*write)(F
                  strerror(errno ? errno : EIO));
 }
 
-static int write_line(FILE *f, void *line) { return fprintf(f, "%s\n", (const char *)line) < 0; }
+typedef struct {
+  char **text;
+  int n;
+} lines;
 
-int tr_side_write_line(const char *path, int append, const char *what, const char *line, tr_error *err) {
-  return tr_side_write(path, append, what, write_line, (void *)line, err);
+static int write_lines(FILE *f, void *user) {
+  const lines *l = user;
+  for (int i = 0; i < l->n; i++)
+    if (fputs(l->text[i], f) == EOF || fputc('\n', f) == EOF) return 1;
+  return 0;
+}
+
+int tr_side_write_json(const char *path, int append, const char *what, tr_json *const *v, int n, tr_error *err) {
+  char *text[8] = {0};
+  if (n < 0 || n > 8) return tr_fail(err, TR_EINTERNAL, "%s: %d JSON lines", what, n);
+  int st = TR_OK;
+  for (int i = 0; i < n && !st; i++)
+    if (!(text[i] = tr_json_text(v[i]))) st = tr_fail(err, TR_ENOMEM, "%s: out of memory", what);
+  lines l = {text, n};
+  if (!st) st = side_write(path, append, what, write_lines, &l, err);
+  for (int i = 0; i < n; i++) free(text[i]);
+  return st;
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "status.h"
+#include "terrain.h"
 
 typedef struct tr_side_file tr_side_file;
 
@@ -52,16 +53,13 @@ int tr_side_close(tr_side_file *s, tr_error *err);
 /* Deletes s's temporary, unwritten or written (s is given up). */
 void tr_side_abort(tr_side_file *s);
 
-/* What write(f, user) writes (nonzero when a write failed): the whole of
- * side file `path` (tr_side_open ... tr_side_close), or, with append, added
- * to the end of `path`, a scratch file a run of several stages fills and
- * puts in place itself (flowgraph's --ft-report, --aap-stats). `what` names
- * the file in errors. */
-int tr_side_write(const char *path, int append, const char *what, int (*write)(FILE *f, void *user), void *user,
-                  tr_error *err);
-
-/* tr_side_write of one line (a JSON report) and a newline. */
-int tr_side_write_line(const char *path, int append, const char *what, const char *line, tr_error *err);
+/* The lines of JSON values v[0..n) (terrain.h's writer, n <= 8), each with
+ * its newline: the whole of side file `path` (tr_side_open ...
+ * tr_side_close), or, with append, added to the end of `path`, a scratch
+ * file a run of several stages fills and puts in place itself (flowgraph's
+ * --ft-report, --aap-stats). `what` names the file in errors. TR_ENOMEM,
+ * nothing written, when a value has no text (out of memory). */
+int tr_side_write_json(const char *path, int append, const char *what, tr_json *const *v, int n, tr_error *err);
 
 /* Renames every waiting side file into place, in the order they were
  * closed (reported to TR_OUTPUTS_ENV). The first failure is returned; the

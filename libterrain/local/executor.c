@@ -46,6 +46,7 @@
 #include "launch.h"
 #include "mem_limit.h"
 #include "reorder.h"
+#include "report_json.h"
 #include "run.h"
 #include "side_file.h"
 
@@ -454,22 +455,24 @@ static int ft_finish(run_state *s, tr_error *err) {
   if (s->ft && ft_ctx_role(s->ft) == FT_ROLE_MASTER && s->run->ft_report) {
     ft_report r;
     ft_report_get(s->ft, &r);
-    /* libft's object, named, with the EDAC counters added before its end;
+    /* libft's counts after the run's own fields, the EDAC counters last;
      * whole under a temporary name, put in place with the output
      * (io/side_file.h), or a line of the run's (flowgraph) */
-    char buf[2048], edac[256], line[2560];
-    const int n = ft_report_format_json(&r, buf, sizeof buf);
     tr_edac end;
     tr_edac_read(&end);
-    tr_edac_format_json(&s->edac_start, &end, edac, sizeof edac);
+    tr_json *o = tr_json_object();
+    tr_json_set(o, "mode", tr_json_str("dual"));
+    tr_json_set(o, "kernel", tr_json_str(s->k->name));
+    tr_json_set(o, "unit", tr_json_str("tile"));
+    tr_json_set(o, "device", tr_json_str(s->gpu ? "gpu" : "cpu"));
     /* gpu_faults: this rank's replicas only (under mpirun the workers'
      * replicas run on their own ranks' GPUs) */
-    snprintf(line, sizeof line,
-             "{\"mode\":\"dual\",\"kernel\":\"%s\",\"unit\":\"tile\",\"device\":\"%s\",\"gpu_faults\":%lld,%.*s,%s}",
-             s->k->name, s->gpu ? "gpu" : "cpu",
-             (long long)(__atomic_load_n(&dual_gpu_faults, __ATOMIC_RELAXED) - s->gpu_faults_start),
-             n > 2 ? n - 2 : 0, buf + 1, edac);
-    st = tr_side_write_line(s->run->ft_report, s->run->ft_report_append, "fault-tolerance report", line, err);
+    tr_json_set(o, "gpu_faults",
+                tr_json_int(__atomic_load_n(&dual_gpu_faults, __ATOMIC_RELAXED) - s->gpu_faults_start));
+    tr_json_ft_report(o, &r);
+    tr_json_set(o, "edac", tr_edac_json(&s->edac_start, &end));
+    st = tr_side_write_json(s->run->ft_report, s->run->ft_report_append, "fault-tolerance report", &o, 1, err);
+    tr_json_free(o);
   }
   ft_ctx_destroy(s->ft);
   s->ft = NULL;

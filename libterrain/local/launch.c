@@ -57,6 +57,7 @@
 #include "ft.h"
 #include "memfail.h"
 #include "nvml.h"
+#include "report_json.h"
 #include "side_file.h"
 
 #ifdef TERRAFORT_HAVE_MPI
@@ -411,23 +412,31 @@ int tr_launcher_close(tr_launcher *L, int rank, int nranks, tr_error *err) {
     (void)nranks;
 #endif
     if (!st && rank == 0 && L->run->ft_report) {
-      char buf[2048], edac[256];
-      ft_track_report_format_json(&r, buf, sizeof buf);
       tr_edac end;
       tr_edac_read(&end);
-      tr_edac_format_json(&L->edac_start, &end, edac, sizeof edac);
       /* whole under a temporary name, put in place with the output
        * (io/side_file.h), or a line of the run's (flowgraph) */
-      char line[3072];
-      snprintf(line, sizeof line,
-               "{\"mode\":\"replay\",\"kernel\":\"%s\",\"unit\":\"launch\",\"injected\":%lld,\"reported\":%lld,"
-               "\"invariant\":{\"checked\":%lld,\"faults\":%lld,\"reproduced\":%lld},\"gpu_faults\":%lld,"
-               "\"ecc_faults\":%lld,\"nvml_ranks\":%lld,"
-               "\"memory_failures\":%lld,\"memory_corrected\":%lld,\"retired_bytes\":%lld,\"tracker\":%s,%s}",
-               L->k->name, (long long)injected, (long long)reported, (long long)inv[0], (long long)inv[1],
-               (long long)inv[2], (long long)gpu_faults, (long long)ecc_faults, (long long)nvml, (long long)mf[0], (long long)mf[1], (long long)mf[2], buf,
-               edac);
-      st = tr_side_write_line(L->run->ft_report, L->run->ft_report_append, "fault-tolerance report", line, err);
+      tr_json *o = tr_json_object(), *invariant = tr_json_object(), *tracker = tr_json_object();
+      tr_json_set(o, "mode", tr_json_str("replay"));
+      tr_json_set(o, "kernel", tr_json_str(L->k->name));
+      tr_json_set(o, "unit", tr_json_str("launch"));
+      tr_json_set(o, "injected", tr_json_int(injected));
+      tr_json_set(o, "reported", tr_json_int(reported));
+      tr_json_set(invariant, "checked", tr_json_int(inv[0]));
+      tr_json_set(invariant, "faults", tr_json_int(inv[1]));
+      tr_json_set(invariant, "reproduced", tr_json_int(inv[2]));
+      tr_json_set(o, "invariant", invariant);
+      tr_json_set(o, "gpu_faults", tr_json_int(gpu_faults));
+      tr_json_set(o, "ecc_faults", tr_json_int(ecc_faults));
+      tr_json_set(o, "nvml_ranks", tr_json_int(nvml));
+      tr_json_set(o, "memory_failures", tr_json_int(mf[0]));
+      tr_json_set(o, "memory_corrected", tr_json_int(mf[1]));
+      tr_json_set(o, "retired_bytes", tr_json_int(mf[2]));
+      if (tracker) tr_json_ft_track(tracker, &r);
+      tr_json_set(o, "tracker", tracker);
+      tr_json_set(o, "edac", tr_edac_json(&L->edac_start, &end));
+      st = tr_side_write_json(L->run->ft_report, L->run->ft_report_append, "fault-tolerance report", &o, 1, err);
+      tr_json_free(o);
     }
     ft_tracker_destroy(L->trk);
   }

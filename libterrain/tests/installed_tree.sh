@@ -28,8 +28,9 @@ hdr=$tmp/p/include/terrafort/terrain.h
 readelf -d "$so" > "$tmp/dyn"
 grep -q 'Library soname: \[libterrafort.so.0\]' "$tmp/dyn" || fail "SONAME is not libterrafort.so.0"
 grep NEEDED "$tmp/dyn" | grep -i -E 'cuda|mpi' && fail "the library needs CUDA or MPI"
-# the header's functions: every declaration of a tr_ function at the start of a line
-grep -o -E '^[a-z][a-z_ *]*[ *]tr_[a-z0-9_]+\(' "$hdr" | grep -o -E 'tr_[a-z0-9_]+' | sort > "$tmp/declared"
+# the header's functions: every declaration of a tr_ function at the start of a line (the
+# name is the one before '(': a return type may be a tr_ name too, tr_json *)
+grep -o -E '^[a-z][a-z_ *]*[ *]tr_[a-z0-9_]+\(' "$hdr" | grep -o -E 'tr_[a-z0-9_]+\(' | tr -d '(' | sort > "$tmp/declared"
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDRBVW]$/ {print $3}' | sort > "$tmp/exported"
 [ "$(wc -l < "$tmp/declared")" -gt 20 ] || fail "too few declarations found in terrain.h"
 diff "$tmp/declared" "$tmp/exported" > "$tmp/diff" || { cat "$tmp/diff" >&2; fail "exports differ from terrain.h (< declared only, > exported only)"; }

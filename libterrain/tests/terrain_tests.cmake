@@ -3,8 +3,12 @@
 add_test(NAME testdata_make COMMAND ${PROJECT_SOURCE_DIR}/scripts/make-testdata ${CMAKE_BINARY_DIR}/testdata)
 set_tests_properties(testdata_make PROPERTIES FIXTURES_SETUP testdata LABELS "unit")
 
-# JSON strings (core/json.c): escapes, UTF-8 kept, invalid bytes as U+FFFD
-terrafort_add_test(terrain_json SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json.c LIBS terrain LABELS terrain)
+# The JSON writer (core/json.c): strings (invalid UTF-8 as \udcXX), numbers read back by
+# json-c's parser, key order, parsed and verbatim texts, a lost value leaving no text; the
+# reports of libft and the AAP engine (core/report_json.c) byte for byte
+terrafort_add_test(terrain_json SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json.c LIBS terrain ft aap PkgConfig::JSONC
+                   LABELS terrain)
+target_include_directories(terrain_json PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
 
 foreach(t gradient_analytic local_determinism)
   terrafort_add_test(terrain_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain

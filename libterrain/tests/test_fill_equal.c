@@ -24,6 +24,7 @@
 
 #include "fill_io.h"
 #include "mem_limit.h"
+#include "report_json.h"
 #include "test_fill_ref.h"
 #include "tr_test.h"
 
@@ -479,12 +480,11 @@ static int test_stats_json(void) {
   ASSERT(work >= R * C); /* every cell popped at least once */
   ASSERT(sent > 0 && sent == recv);
   ASSERT(st.waves >= 2);
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  ASSERT(f);
-  ASSERT_EQ_INT(tr_aap_stats_json(&st, f), 0);
-  fclose(f);
+  tr_json *js = tr_json_object();
+  ASSERT_EQ_INT(tr_json_aap_stats(js, &st), 0);
+  char *buf = tr_json_text(js);
+  tr_json_free(js);
+  ASSERT(buf != NULL);
   ASSERT(strstr(buf, "\"workers\":[{\"worker\":0,"));
   ASSERT(strstr(buf, "\"schedule\":\"aap\""));
   ASSERT(strstr(buf, "\"idle_s\""));

@@ -15,7 +15,7 @@
  * idle time (the slow one in the straggler setting), worker 0's time outside rounds and
  * waits (w0_other_s: the makespan less its busy and idle time), worker 1's idle time, and every
  * repeat's makespan in run order (makespans_s, which the script pairs across schedules).
- * --stats-json FILE writes each run's engine statistics (tr_aap_stats_json) as well.
+ * --stats-json FILE writes each run's engine statistics (core/report_json.c) as well.
  * --sim 1 runs the same cases on the engine's virtual-clock simulator instead (rounds cost
  * 0.2 ms + 0.1 us per cell popped, worker w owns fragments f % threads in every setting,
  * messages take 10 us; one run each, deterministic): the schedules compared without the
@@ -38,6 +38,7 @@
 #include <time.h>
 
 #include "fill_io.h"
+#include "report_json.h"
 
 static double now_s(void) {
   struct timespec t;
@@ -118,18 +119,15 @@ static int run_once(const char *setting, const char *sched_name, int rep, fill_o
      batches under the engine's lock, waking the other worker */
   out->w0_other = out->makespan - out->w0_busy - out->w0_idle;
   if (stats_out) {
-    char *js = NULL;
-    size_t jn = 0;
-    FILE *mem = open_memstream(&js, &jn);
-    int ok = mem && tr_aap_stats_json(&st, mem) == 0;
-    if (mem && fclose(mem) != 0) ok = 0;
-    if (ok && jn > 0) {
-      js[jn - 1] = 0; /* drop its newline: the object goes inside ours */
-      fprintf(stats_out, "{\"setting\":\"%s\",\"schedule\":\"%s\",\"rep\":%d,\"stats\":%s}\n",
-              setting, sched_name, rep, js);
-      fflush(stats_out);
-    }
-    free(js);
+    tr_json *o = tr_json_object(), *js = tr_json_object();
+    tr_json_set(o, "setting", tr_json_str(setting));
+    tr_json_set(o, "schedule", tr_json_str(sched_name));
+    tr_json_set(o, "rep", tr_json_int(rep));
+    if (js) tr_json_aap_stats(js, &st);
+    tr_json_set(o, "stats", js);
+    tr_json_write(o, stats_out);
+    tr_json_free(o);
+    fflush(stats_out);
   }
   tr_aap_stats_free(&st);
   return 0;
@@ -159,18 +157,34 @@ static void print_case(const char *setting, const char *sched_name, fill_opts *o
     if (runs[r].makespan < lo) lo = runs[r].makespan;
     if (runs[r].makespan > hi) hi = runs[r].makespan;
   }
-  printf("{\"setting\":\"%s\",\"schedule\":\"%s\",\"backend\":\"%s\",\"rows\":%lld,\"threads\":%d,\"runs\":%d,"
-         "\"makespan_s\":%.4f,\"makespan_min_s\":%.4f,\"makespan_max_s\":%.4f,\"wall_s\":%.4f,"
-         "\"work\":%.0f,\"work_per_cell\":%.3f,\"rounds\":%.0f,\"max_round\":%.0f,\"ds_s\":%.4f,"
-         "\"w0_rounds\":%.0f,\"w0_work\":%.0f,\"w0_busy_s\":%.4f,\"w0_idle_s\":%.4f,\"w0_other_s\":%.4f,"
-         "\"w1_idle_s\":%.4f,\"makespans_s\":[",
-         setting, sched_name, o->backend == TR_GRAPH_SIM ? "sim" : "threads", (long long)o->rows, o->aap.threads, n, m.makespan, lo, hi, m.wall,
-         m.work, m.work / (double)(o->rows * o->cols), m.rounds, m.max_round, m.ds, m.w0_rounds,
-         m.w0_work, m.w0_busy, m.w0_idle, m.w0_other, m.w1_idle);
+  tr_json *j = tr_json_object(), *spans = tr_json_array();
+  tr_json_set(j, "setting", tr_json_str(setting));
+  tr_json_set(j, "schedule", tr_json_str(sched_name));
+  tr_json_set(j, "backend", tr_json_str(o->backend == TR_GRAPH_SIM ? "sim" : "threads"));
+  tr_json_set(j, "rows", tr_json_int(o->rows));
+  tr_json_set(j, "threads", tr_json_int(o->aap.threads));
+  tr_json_set(j, "runs", tr_json_int(n));
+  tr_json_set(j, "makespan_s", tr_json_fixed(m.makespan, 4));
+  tr_json_set(j, "makespan_min_s", tr_json_fixed(lo, 4));
+  tr_json_set(j, "makespan_max_s", tr_json_fixed(hi, 4));
+  tr_json_set(j, "wall_s", tr_json_fixed(m.wall, 4));
+  tr_json_set(j, "work", tr_json_fixed(m.work, 0));
+  tr_json_set(j, "work_per_cell", tr_json_fixed(m.work / (double)(o->rows * o->cols), 3));
+  tr_json_set(j, "rounds", tr_json_fixed(m.rounds, 0));
+  tr_json_set(j, "max_round", tr_json_fixed(m.max_round, 0));
+  tr_json_set(j, "ds_s", tr_json_fixed(m.ds, 4));
+  tr_json_set(j, "w0_rounds", tr_json_fixed(m.w0_rounds, 0));
+  tr_json_set(j, "w0_work", tr_json_fixed(m.w0_work, 0));
+  tr_json_set(j, "w0_busy_s", tr_json_fixed(m.w0_busy, 4));
+  tr_json_set(j, "w0_idle_s", tr_json_fixed(m.w0_idle, 4));
+  tr_json_set(j, "w0_other_s", tr_json_fixed(m.w0_other, 4));
+  tr_json_set(j, "w1_idle_s", tr_json_fixed(m.w1_idle, 4));
   /* every repeat's makespan in run order: repeat r of each schedule ran in the same round,
    * so the script pairs them to tell a difference from the machine's noise */
-  for (int r = 0; r < n; r++) printf("%s%.5f", r ? "," : "", runs[r].makespan);
-  printf("]}\n");
+  for (int r = 0; r < n; r++) tr_json_push(spans, tr_json_fixed(runs[r].makespan, 5));
+  tr_json_set(j, "makespans_s", spans);
+  tr_json_write(j, stdout);
+  tr_json_free(j);
   fflush(stdout);
 }
 
@@ -319,7 +333,10 @@ int main(int argc, char **argv) {
     print_case("full", tr_aap_schedule_name(o.aap.schedule), &o, &one, 1);
     int64_t raised = 0;
     for (int64_t i = 0; i < big * big; i++) raised += w[i] > z[i];
-    printf("{\"full_raised_cells\":%lld}\n", (long long)raised);
+    tr_json *j = tr_json_object();
+    tr_json_set(j, "full_raised_cells", tr_json_int(raised));
+    tr_json_write(j, stdout);
+    tr_json_free(j);
     free(z);
     free(w);
   }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "terrain.h"
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -68,8 +69,15 @@ int main(int argc, char **argv) {
     qsort(tm, (size_t)reps, sizeof *tm, cmp);
     double mc = tc[reps / 2], mm = tm[reps / 2];
     if (rank == 0) {
-      printf("{\"op\":\"allreduce\",\"ranks\":%d,\"bytes\":%zu,\"coll_s\":%.9f,\"mpi_s\":%.9f,"
-             "\"ratio\":%.3f}\n", size, bytes, mc, mm, mc / mm);
+      tr_json *o = tr_json_object();
+      tr_json_set(o, "op", tr_json_str("allreduce"));
+      tr_json_set(o, "ranks", tr_json_int(size));
+      tr_json_set(o, "bytes", tr_json_uint(bytes));
+      tr_json_set(o, "coll_s", tr_json_fixed(mc, 9));
+      tr_json_set(o, "mpi_s", tr_json_fixed(mm, 9));
+      tr_json_set(o, "ratio", tr_json_fixed(mc / mm, 3));
+      tr_json_write(o, stdout);
+      tr_json_free(o);
       fflush(stdout);
     }
     free(tc);

@@ -56,6 +56,8 @@
 #include <unistd.h>
 
 #include "ft.h"
+#include "report_json.h"
+#include "terrain.h"
 
 typedef struct {
   double cellsize;
@@ -352,8 +354,14 @@ static void trace_case(const tracer *T, const raster *R, const char *name, int b
   for (int64_t id = 0; id < R->nblocks; id++) {
     ft_block b = block_of(R, id);
     if (b.rows == R->tile && b.cols == R->tile) lat[nfull++] = T->bt[2 * id + 1] - T->bt[2 * id];
-    fprintf(T->f, "{\"case\":\"%s\",\"ev\":\"block\",\"block\":%ld,\"t0_ms\":%.4f,\"t1_ms\":%.4f}\n",
-            name, (long)id, 1e3 * (T->bt[2 * id] - base), 1e3 * (T->bt[2 * id + 1] - base));
+    tr_json *o = tr_json_object();
+    tr_json_set(o, "case", tr_json_str(name));
+    tr_json_set(o, "ev", tr_json_str("block"));
+    tr_json_set(o, "block", tr_json_int(id));
+    tr_json_set(o, "t0_ms", tr_json_fixed(1e3 * (T->bt[2 * id] - base), 4));
+    tr_json_set(o, "t1_ms", tr_json_fixed(1e3 * (T->bt[2 * id + 1] - base), 4));
+    tr_json_write(o, T->f);
+    tr_json_free(o);
     walk_block(&B[id], T->bt[2 * id], T->bt[2 * id + 1], basic, P);
     P->own_excess += own_excess(&B[id], T->cores);
     for (int sb = 0; sb < 4; sb++)
@@ -377,23 +385,45 @@ static void print_breakdown(const char *name, const path_sum *P, int64_t nblocks
   double worker_span = P->queue + P->compute_wall + P->handover;
   double other = worker_span - P->cpu - P->core_wait;
   double master = P->react + P->decide + P->dispatch + P->head + P->tail;
-  printf("{\"phase\":\"breakdown\",\"case\":\"%s\",\"per_block_ms\":{\"latency\":%.4f,"
-         "\"path_cpu\":%.4f,\"path_core_wait\":%.4f,\"path_worker_other\":%.4f,"
-         "\"path_queue\":%.4f,\"path_handover\":%.4f,\"path_react\":%.4f,"
-         "\"path_compare_vote\":%.4f,\"path_dispatch\":%.4f,\"head_tail\":%.4f,"
-         "\"recompute_queue\":%.4f,\"recompute_core_wait\":%.4f,\"recompute_wall\":%.4f,"
-         "\"replicas_core_wait\":%.4f,\"own_excess\":%.4f,\"p10\":%.4f,\"p50\":%.4f},\"p10_over_C_p10\":%.3f,\"replicas_same_cpu\":%.3f,\"path_blocks\":%.3f,\"in_C\":{\"latency\":%.3f,\"path_cpu\":%.3f,"
-         "\"path_core_wait\":%.3f,\"path_worker_other\":%.3f,\"path_master\":%.3f}}\n",
-         name, 1e3 * k * P->lat, 1e3 * k * P->cpu, 1e3 * k * P->core_wait, 1e3 * k * other,
-         1e3 * k * P->queue, 1e3 * k * P->handover, 1e3 * k * P->react, 1e3 * k * P->decide,
-         1e3 * k * P->dispatch, 1e3 * k * (P->head + P->tail),
-         P->n_rc ? 1e3 * P->rc_queue / (double)P->n_rc : 0.0,
-         P->n_rc ? 1e3 * P->rc_core_wait / (double)P->n_rc : 0.0,
-         P->n_rc ? 1e3 * P->rc_wall / (double)P->n_rc : 0.0, 1e3 * k * P->rep_core_wait, 1e3 * k * P->own_excess, 1e3 * P->lat_p10,
-         1e3 * P->lat_p50, P->lat_p10 / C_p10,
-         P->pairs ? (double)P->pairs_same_cpu / (double)P->pairs : -1.0,
-         (double)P->path_subs / (4.0 * (double)nblocks),
-         k * P->lat / C, k * P->cpu / C, k * P->core_wait / C, k * other / C, k * master / C);
+  /* name and value pairs, in the line's order */
+  const struct {
+    const char *key;
+    double v;
+  } per_block[] = {{"latency", 1e3 * k * P->lat},
+                   {"path_cpu", 1e3 * k * P->cpu},
+                   {"path_core_wait", 1e3 * k * P->core_wait},
+                   {"path_worker_other", 1e3 * k * other},
+                   {"path_queue", 1e3 * k * P->queue},
+                   {"path_handover", 1e3 * k * P->handover},
+                   {"path_react", 1e3 * k * P->react},
+                   {"path_compare_vote", 1e3 * k * P->decide},
+                   {"path_dispatch", 1e3 * k * P->dispatch},
+                   {"head_tail", 1e3 * k * (P->head + P->tail)},
+                   {"recompute_queue", P->n_rc ? 1e3 * P->rc_queue / (double)P->n_rc : 0.0},
+                   {"recompute_core_wait", P->n_rc ? 1e3 * P->rc_core_wait / (double)P->n_rc : 0.0},
+                   {"recompute_wall", P->n_rc ? 1e3 * P->rc_wall / (double)P->n_rc : 0.0},
+                   {"replicas_core_wait", 1e3 * k * P->rep_core_wait},
+                   {"own_excess", 1e3 * k * P->own_excess},
+                   {"p10", 1e3 * P->lat_p10},
+                   {"p50", 1e3 * P->lat_p50}},
+    in_c[] = {{"latency", k * P->lat / C},
+              {"path_cpu", k * P->cpu / C},
+              {"path_core_wait", k * P->core_wait / C},
+              {"path_worker_other", k * other / C},
+              {"path_master", k * master / C}};
+  tr_json *o = tr_json_object(), *pb = tr_json_object(), *ic = tr_json_object();
+  tr_json_set(o, "phase", tr_json_str("breakdown"));
+  tr_json_set(o, "case", tr_json_str(name));
+  for (size_t i = 0; i < sizeof per_block / sizeof per_block[0]; i++)
+    tr_json_set(pb, per_block[i].key, tr_json_fixed(per_block[i].v, 4));
+  tr_json_set(o, "per_block_ms", pb);
+  tr_json_set(o, "p10_over_C_p10", tr_json_fixed(P->lat_p10 / C_p10, 3));
+  tr_json_set(o, "replicas_same_cpu", tr_json_fixed(P->pairs ? (double)P->pairs_same_cpu / (double)P->pairs : -1.0, 3));
+  tr_json_set(o, "path_blocks", tr_json_fixed((double)P->path_subs / (4.0 * (double)nblocks), 3));
+  for (size_t i = 0; i < sizeof in_c / sizeof in_c[0]; i++) tr_json_set(ic, in_c[i].key, tr_json_fixed(in_c[i].v, 3));
+  tr_json_set(o, "in_C", ic);
+  tr_json_write(o, stdout);
+  tr_json_free(o);
 }
 
 /* --pin: the context's worker threads (every thread but this one, right
@@ -494,24 +524,37 @@ int main(int argc, char **argv) {
     }
   size_t bytes = (size_t)(R.n * R.n) * 4;
   float *ref = malloc(bytes), *out = malloc(bytes);
-  char js[1024];
 
   /* warm-up, then off */
   run_raster(&R, NULL, callers, ref);
   double off = run_raster(&R, NULL, callers, ref);
-  printf("{\"phase\":\"throughput\",\"case\":\"off\",\"size\":%ld,\"tile\":%ld,\"blocks\":%ld,"
-         "\"callers\":%d,\"seconds\":%.4f}\n",
-         (long)R.n, (long)R.tile, (long)R.nblocks, callers, off);
+  tr_json *o = tr_json_object();
+  tr_json_set(o, "phase", tr_json_str("throughput"));
+  tr_json_set(o, "case", tr_json_str("off"));
+  tr_json_set(o, "size", tr_json_int(R.n));
+  tr_json_set(o, "tile", tr_json_int(R.tile));
+  tr_json_set(o, "blocks", tr_json_int(R.nblocks));
+  tr_json_set(o, "callers", tr_json_int(callers));
+  tr_json_set(o, "seconds", tr_json_fixed(off, 4));
+  tr_json_write(o, stdout);
+  tr_json_free(o);
   double clean = 0;
   for (int i = 0; i < NCASES && !latency_only; i++) {
     ft_report rep;
     double t = run_case(&R, &CASES[i], workers, callers, out, &rep);
     if (i == 0) clean = t;
-    ft_report_format_json(&rep, js, sizeof js);
-    printf("{\"phase\":\"throughput\",\"case\":\"%s\",\"workers\":%d,\"seconds\":%.4f,"
-           "\"ratio_to_off\":%.3f,\"ratio_to_clean_dual\":%.3f,\"identical\":%s,\"report\":%s}\n",
-           CASES[i].name, workers, t, t / off, t / clean,
-           t > 0 && memcmp(ref, out, bytes) == 0 ? "true" : "false", js);
+    tr_json *c = tr_json_object(), *js = tr_json_object();
+    tr_json_set(c, "phase", tr_json_str("throughput"));
+    tr_json_set(c, "case", tr_json_str(CASES[i].name));
+    tr_json_set(c, "workers", tr_json_int(workers));
+    tr_json_set(c, "seconds", tr_json_fixed(t, 4));
+    tr_json_set(c, "ratio_to_off", tr_json_fixed(t / off, 3));
+    tr_json_set(c, "ratio_to_clean_dual", tr_json_fixed(t / clean, 3));
+    tr_json_set(c, "identical", tr_json_bool(t > 0 && memcmp(ref, out, bytes) == 0));
+    if (js) tr_json_ft_report(js, &rep); /* as --ft-report writes it */
+    tr_json_set(c, "report", js);
+    tr_json_write(c, stdout);
+    tr_json_free(c);
     fflush(stdout);
   }
 
@@ -559,9 +602,15 @@ int main(int argc, char **argv) {
     free(b2);
     if (k) return 1;
   }
-  printf("{\"phase\":\"model\",\"C_block_s\":%.6f,\"C_cpu_block_s\":%.6f,\"C_p10_block_s\":%.6f,"
-         "\"D_block_s\":%.6f,\"D_over_C\":%.4f}\n",
-         C, C_cpu, C_p10, D, D / C);
+  o = tr_json_object();
+  tr_json_set(o, "phase", tr_json_str("model"));
+  tr_json_set(o, "C_block_s", tr_json_fixed(C, 6));
+  tr_json_set(o, "C_cpu_block_s", tr_json_fixed(C_cpu, 6));
+  tr_json_set(o, "C_p10_block_s", tr_json_fixed(C_p10, 6));
+  tr_json_set(o, "D_block_s", tr_json_fixed(D, 6));
+  tr_json_set(o, "D_over_C", tr_json_fixed(D / C, 4));
+  tr_json_write(o, stdout);
+  tr_json_free(o);
   double model[NCASES] = {C + 0.25 * D, C, C + 0.25 * D, 1.25 * C + 0.25 * D, -1, C + D,
                           1.25 * C + D};
   tracer T = {NULL, NULL, 0, NULL, (int)sysconf(_SC_NPROCESSORS_ONLN)}, *Tp = NULL;
@@ -584,12 +633,21 @@ int main(int argc, char **argv) {
     double t = run_case_traced(&R, &CASES[i], lat_workers, 1, out, &rep, Tp, &P, pin) /
                (double)R.nblocks;
     if (i == 0) lclean = t;
-    printf("{\"phase\":\"latency\",\"case\":\"%s\",\"workers\":%d,\"block_s\":%.6f,"
-           "\"ratio_to_C\":%.3f,\"ratio_to_clean_dual\":%.3f,",
-           CASES[i].name, lat_workers, t, t / C, t / lclean);
-    if (model[i] > 0) printf("\"model_s\":%.6f,\"model_ratio_to_C\":%.3f,", model[i], model[i] / C);
-    printf("\"identical\":%s,\"recomputes\":%ld}\n",
-           memcmp(ref, out, bytes) == 0 ? "true" : "false", (long)rep.recomputes);
+    o = tr_json_object();
+    tr_json_set(o, "phase", tr_json_str("latency"));
+    tr_json_set(o, "case", tr_json_str(CASES[i].name));
+    tr_json_set(o, "workers", tr_json_int(lat_workers));
+    tr_json_set(o, "block_s", tr_json_fixed(t, 6));
+    tr_json_set(o, "ratio_to_C", tr_json_fixed(t / C, 3));
+    tr_json_set(o, "ratio_to_clean_dual", tr_json_fixed(t / lclean, 3));
+    if (model[i] > 0) {
+      tr_json_set(o, "model_s", tr_json_fixed(model[i], 6));
+      tr_json_set(o, "model_ratio_to_C", tr_json_fixed(model[i] / C, 3));
+    }
+    tr_json_set(o, "identical", tr_json_bool(memcmp(ref, out, bytes) == 0));
+    tr_json_set(o, "recomputes", tr_json_int(rep.recomputes));
+    tr_json_write(o, stdout);
+    tr_json_free(o);
     if (Tp) print_breakdown(CASES[i].name, &P, R.nblocks, C, C_p10);
     fflush(stdout);
   }

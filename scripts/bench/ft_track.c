@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "ft.h"
+#include "terrain.h"
 
 static int nothing(void *args) {
   (void)args;
@@ -78,11 +79,16 @@ int main(int argc, char **argv) {
     }
     ft_track_report r;
     ft_track_report_get(t, &r);
-    printf("{\"bench\":\"ft_track\",\"threads\":%d,\"launches\":%lld,\"track_us_per_launch\":%.3f,"
-           "\"repair_us\":%.3f,\"reruns\":%lld,\"errors\":%d}\n",
-           threads, (long long)r.launches, 1e6 * (t1 - t0) / (double)n,
-           1e6 * ((r1 - r0) / (double)(n / 100) - (t1 - t0) / (double)n),
-           (long long)r.reruns, bad);
+    tr_json *line = tr_json_object();
+    tr_json_set(line, "bench", tr_json_str("ft_track"));
+    tr_json_set(line, "threads", tr_json_int(threads));
+    tr_json_set(line, "launches", tr_json_int(r.launches));
+    tr_json_set(line, "track_us_per_launch", tr_json_fixed(1e6 * (t1 - t0) / (double)n, 3));
+    tr_json_set(line, "repair_us", tr_json_fixed(1e6 * ((r1 - r0) / (double)(n / 100) - (t1 - t0) / (double)n), 3));
+    tr_json_set(line, "reruns", tr_json_int(r.reruns));
+    tr_json_set(line, "errors", tr_json_int(bad));
+    tr_json_write(line, stdout);
+    tr_json_free(line);
     ft_tracker_destroy(t);
   }
   return 0;

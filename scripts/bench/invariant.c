@@ -17,6 +17,7 @@
 #include "gradient.h"
 #include "kernel.h"
 #include "rugged.h"
+#include "terrain.h"
 
 static double now(void) {
   struct timespec t;
@@ -63,9 +64,16 @@ int main(int argc, char **argv) {
       tk = t1 - t0 < tk ? t1 - t0 : tk;
       tc = t2 - t1 < tc ? t2 - t1 : tc;
     }
-    printf("{\"bench\":\"invariant\",\"kernel\":\"%s\",\"tile\":%lld,\"kernel_s\":%.6f,\"check_s\":%.6f,"
-           "\"check_over_kernel\":%.4f,\"cells_refused\":%lld}\n",
-           rows[k], (long long)tile, tk, tc, tc / tk, (long long)bad);
+    tr_json *o = tr_json_object();
+    tr_json_set(o, "bench", tr_json_str("invariant"));
+    tr_json_set(o, "kernel", tr_json_str(rows[k]));
+    tr_json_set(o, "tile", tr_json_int(tile));
+    tr_json_set(o, "kernel_s", tr_json_fixed(tk, 6));
+    tr_json_set(o, "check_s", tr_json_fixed(tc, 6));
+    tr_json_set(o, "check_over_kernel", tr_json_fixed(tc / tk, 4));
+    tr_json_set(o, "cells_refused", tr_json_int(bad));
+    tr_json_write(o, stdout);
+    tr_json_free(o);
   }
   free(win);
   free(out);

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "point_index.h"
+#include "terrain.h"
 
 #define LEAF 8
 
@@ -240,11 +241,22 @@ int main(int argc, char **argv) {
           for (int64_t j = 0; j < m && !bad; j++)
             if (ix.all.pt[ia[j]].id != ib[j] || da[j] != db[j]) bad = 1;
         }
-      printf("{\"bench\":\"point_index\",\"points\":%lld,\"dist\":\"%s\",\"query\":\"%s\",\"radius\":%.1f,"
-             "\"queries\":%lld,\"found\":%lld,\"grid_build_s\":%.4f,\"kdtree_build_s\":%.4f,"
-             "\"grid_query_s\":%.4f,\"kdtree_query_s\":%.4f,\"kdtree_over_grid\":%.2f,\"same_answers\":%s}\n",
-             (long long)n, dist ? "clustered" : "uniform", qk->name, radius, (long long)(grid * grid),
-             (long long)found, tb_grid, tb_kd, tq_grid, tq_kd, tq_kd / tq_grid, bad ? "false" : "true");
+      tr_json *o = tr_json_object();
+      tr_json_set(o, "bench", tr_json_str("point_index"));
+      tr_json_set(o, "points", tr_json_int(n));
+      tr_json_set(o, "dist", tr_json_str(dist ? "clustered" : "uniform"));
+      tr_json_set(o, "query", tr_json_str(qk->name));
+      tr_json_set(o, "radius", tr_json_fixed(radius, 1));
+      tr_json_set(o, "queries", tr_json_int(grid * grid));
+      tr_json_set(o, "found", tr_json_int(found));
+      tr_json_set(o, "grid_build_s", tr_json_fixed(tb_grid, 4));
+      tr_json_set(o, "kdtree_build_s", tr_json_fixed(tb_kd, 4));
+      tr_json_set(o, "grid_query_s", tr_json_fixed(tq_grid, 4));
+      tr_json_set(o, "kdtree_query_s", tr_json_fixed(tq_kd, 4));
+      tr_json_set(o, "kdtree_over_grid", tr_json_fixed(tq_kd / tq_grid, 2));
+      tr_json_set(o, "same_answers", tr_json_bool(!bad));
+      tr_json_write(o, stdout);
+      tr_json_free(o);
       fflush(stdout);
     }
     tr_pindex_free(&ix);

@@ -554,29 +554,71 @@ static int test_reported_outputs(void) {
   return 0;
 }
 
-/* File names that are not UTF-8 (Latin-1's e-acute, byte 0xE9): the
- * summary is still valid JSON (a strict parser reads it), the byte shows
- * as U+FFFD in the job's text and in a failed job's error, and the job
- * itself writes its file under its real name. */
+/* File names that are not UTF-8 (issue 30 item 6): a DEM named
+ * dem_\xff\xfe.tif, outputs s_\xe9.tif and s_\xe8.tif (one name each under
+ * U+FFFD, two under the rule), a flowgraph whose --stats-json names its
+ * products' files, and a failing job's missing_\xe9.tif. The summary and
+ * the flowgraph's report are valid UTF-8 and JSON, and name each file by
+ * the rule (terrain.h: a byte that is not UTF-8 is \udcXX): Python reads
+ * the names back, os.fsencode gives each file's bytes, and the files are
+ * there. */
 static int test_non_utf8_names(void) {
-  char d[P], jobs[P], sum[P], err[P], c[4 * P];
+  char d[P], jobs[P], sum[P], err[P], c[4 * P], py[P];
   FILE *f = case_dir("latin1", d, jobs, sum, err);
-  fprintf(f, "slope -q '%s/cone.tif' '%s/s_\xe9.tif'\n", dir, d);
+  fprintf(f, "slope -q '%s/dem_\xff\xfe.tif' '%s/s_\xe9.tif'\n", d, d);
+  fprintf(f, "slope -q '%s/dem_\xff\xfe.tif' '%s/s_\xe8.tif'\n", d, d);
   fprintf(f, "slope -q '%s/missing_\xe9.tif' '%s/x.tif'\n", d, d);
+  fprintf(f, "flowgraph -q '%s/dem_\xff\xfe.tif' --acc '%s/acc_\xff.tif' --streams '%s/st_\xfe.tif' --threshold 20 "
+             "--stats-json '%s/fg_\xe9.json'\n", d, d, d, d);
   fclose(f);
+  fmt(c, sizeof c, "cp '%s/cone.tif' '%s/dem_\xff\xfe.tif'", dir, d);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
   fmt(c, sizeof c, "'%s' batch -q --summary '%s' '%s'", tf, sum, jobs);
   ASSERT_EQ_INT(rc_run(c, err), 11);
   summary s;
   ASSERT(read_summary(sum, &s) == 0);
-  ASSERT_EQ_INT(s.done, 1);
+  ASSERT_EQ_INT(s.done, 3);
   ASSERT_EQ_INT(s.failed, 1);
-  ASSERT(strstr(s.error[1], "missing_\xef\xbf\xbd.tif") != NULL);
+  ASSERT_EQ_INT(s.stats[3], 1); /* the flowgraph's report, in its record */
+  fmt(py, sizeof py, "%s/names.py", d);
+  f = fopen(py, "w");
+  ASSERT(f != NULL);
+  fputs("import json, os, sys\n"
+        "summary, d = sys.argv[1], os.fsencode(sys.argv[2])\n"
+        "r = os.path.realpath(d)  # the outputs as reported\n"
+        "def load(path):\n"
+        "    text = open(path, 'rb').read()\n"
+        "    text.decode('utf-8')  # valid UTF-8, strictly\n"
+        "    return json.loads(text)\n"
+        "s = load(summary)\n"
+        "b = os.fsencode\n"
+        "j = s['jobs']\n"
+        "assert b(j[0]['argv'][2]) == d + b'/dem_\\xff\\xfe.tif', j[0]['argv']\n"
+        "assert [b(o) for o in j[0]['outputs']] == [r + b'/s_\\xe9.tif'], j[0]['outputs']\n"
+        "assert [b(o) for o in j[1]['outputs']] == [r + b'/s_\\xe8.tif'], j[1]['outputs']\n"
+        "assert b'/s_\\xe9.tif' in b(j[0]['command']) and b'/s_\\xe8.tif' in b(j[1]['command'])\n"
+        "assert b'missing_\\xe9.tif' in b(j[2]['error']), j[2]['error']\n"
+        "fg = r + b'/fg_\\xe9.json'\n"
+        "names = {b(p['product']): b(p['file']) for p in load(fg)['products']}\n"
+        "assert names == {b'acc': d + b'/acc_\\xff.tif', b'streams': d + b'/st_\\xfe.tif'}, names\n"
+        "assert [b(p['file']) for p in j[3]['stats']['products']] == [names[b'acc'], names[b'streams']]\n"
+        "outs = [b(o) for o in j[3]['outputs']]\n"
+        "rp = os.path.realpath\n"
+        "assert rp(names[b'acc']) in outs and rp(names[b'streams']) in outs and fg in outs, outs\n"
+        "for o in outs + [b(j[0]['outputs'][0]), b(j[1]['outputs'][0])]: assert os.path.isfile(o), o\n"
+        "print('names ok', file=sys.stderr)\n",
+        f);
+  fclose(f);
+  fmt(c, sizeof c, "/usr/bin/python3 '%s' '%s' '%s'", py, sum, d);
+  if (rc_run(c, err) != 0) {
+    fprintf(stderr, "%s", rc_slurp(err));
+    return 1;
+  }
+  ASSERT(strstr(rc_slurp(err), "names ok") != NULL);
+  /* the escape, not U+FFFD, in the file itself */
   const char *text = rc_slurp(sum);
-  ASSERT(strstr(text, "s_\xef\xbf\xbd.tif") != NULL);
-  ASSERT(strchr(text, 0xe9) == NULL);
-  char made[P];
-  fmt(made, sizeof made, "%s/s_\xe9.tif", d);
-  ASSERT(access(made, F_OK) == 0);
+  ASSERT(strstr(text, "s_\\udce9.tif") != NULL && strstr(text, "s_\\udce8.tif") != NULL);
+  ASSERT(strstr(text, "\xef\xbf\xbd") == NULL);
   return 0;
 }
 

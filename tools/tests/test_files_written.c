@@ -297,6 +297,79 @@ static int test_reports_to_stdout(void) {
   return 0;
 }
 
+/* Writes `text` into file `name` of the output folder. */
+static int put_file(const char *name, const char *text) {
+  FILE *f = fopen(out(name), "w");
+  if (!f) return 1;
+  const int bad = fputs(text, f) == EOF;
+  return fclose(f) != 0 || bad;
+}
+
+/* A report to "-" is all that standard output holds, even with a terminal
+ * on stderr, where the progress line is drawn (script(1) gives the run
+ * one): GDAL's own progress printer wrote on stdout, into the middle of a
+ * --stats-json - or a batch's --summary -. Each report read back with
+ * Python's json module as a stream of JSON values (nothing else between
+ * them), the progress line on the terminal, no file named "-". And a
+ * double that needs 17 significant digits comes back exact: --stats-json's
+ * "min" is the output's least cell, as GDAL reads it (0.19465751945972443
+ * for slope of fractal.tif; 16 digits would give another double). */
+static int test_stdout_only_json(void) {
+  if (rc_run("command -v script >/dev/null", NULL) != 0) {
+    printf("skip: no script(1)\n");
+    return 0;
+  }
+  reset(outdir);
+  ASSERT_EQ_INT(sh("cp '%s' d.tif && printf 'slope -q d.tif j1.tif\\naspect -q d.tif j2.tif\\n' > jobs.txt%s",
+                   in("fractal.tif"), ""),
+                0);
+  ASSERT_EQ_INT(put_file("stream.py", "import json, sys\n"
+                                      "t = open(sys.argv[1], encoding='utf-8').read()\n"
+                                      "d, i, n = json.JSONDecoder(), 0, 0\n"
+                                      "while True:\n"
+                                      "    while i < len(t) and t[i] in ' \\t\\r\\n': i += 1\n"
+                                      "    if i == len(t): break\n"
+                                      "    v, i = d.raw_decode(t, i)  # raises on anything that is not JSON\n"
+                                      "    n += 1\n"
+                                      "assert n >= 1, 'nothing on stdout'\n"),
+                0);
+  ASSERT_EQ_INT(put_file("min.py", "import json, sys\n"
+                                   "import numpy as np\n"
+                                   "from osgeo import gdal\n"
+                                   "d = json.load(open(sys.argv[1]))\n"
+                                   "ds = gdal.Open(sys.argv[2])  # kept: its band needs it\n"
+                                   "b = ds.GetRasterBand(1)\n"
+                                   "a, nd = b.ReadAsArray().ravel(), b.GetNoDataValue()\n"
+                                   "m = float(a[a != nd].min())\n"
+                                   "assert d['min'] == m, (d['min'], m)\n"
+                                   "assert float('%.16g' % m) != m, m  # it needs all 17 digits\n"),
+                0);
+  static const char *const cases[] = {"slope d.tif s.tif --stats-json -", "slope d.tif s2.tif --ft dual --ft-report -",
+                                      "fill d.tif f.tif --aap-stats -",
+                                      "flowgraph d.tif --acc a.tif --streams st.tif --stats-json -",
+                                      "batch --summary - jobs.txt"};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char c[4096];
+    snprintf(c, sizeof c, "cd '%s' && script -qec \"'%s' %s > out.txt\" /dev/null > tty.txt", outdir, tf, cases[i]);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    const int shown = strstr(rc_slurp(out("tty.txt")), "0...10...20...30") != NULL;
+    snprintf(c, sizeof c, "cd '%s' && /usr/bin/python3 stream.py out.txt", outdir);
+    if (!shown || rc_run(c, errfile) != 0 || exists("-")) {
+      fprintf(stderr, "`%s` with a terminal on stderr:%s stdout %.300s\n%s", cases[i],
+              shown ? "" : " no progress line;", rc_slurp(out("out.txt")), rc_slurp(errfile));
+      return 1;
+    }
+    if (i == 0) {
+      snprintf(c, sizeof c, "cd '%s' && /usr/bin/python3 min.py out.txt s.tif", outdir);
+      if (rc_run(c, errfile) != 0) {
+        fprintf(stderr, "%s", rc_slurp(errfile));
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 /* An output in a folder of about 2000 characters (under PATH_MAX, over the
  * 2048 bytes of GDAL's name buffers once the temporary's suffix is added):
  * refused before any work with a line that keeps its reason at the end
@@ -712,7 +785,7 @@ int main(int argc, char **argv) {
   static const tr_test_case cases[] = {TR_TEST(test_side_outputs_onto_inputs), TR_TEST(test_side_outputs_under_mpirun),
                                        TR_TEST(test_files_behind_the_input),
                                        TR_TEST(test_symlink_outputs), TR_TEST(test_long_names),
-                                       TR_TEST(test_side_files_full_disk), TR_TEST(test_reports_to_stdout),
+                                       TR_TEST(test_side_files_full_disk), TR_TEST(test_reports_to_stdout), TR_TEST(test_stdout_only_json),
                                        TR_TEST(test_output_options_agree), TR_TEST(test_walk_outputs_onto_inputs)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -221,8 +221,6 @@ typedef struct tr_aap_stats {
   int64_t max_round;      /* largest round count of any fragment */
 } tr_aap_stats;
 
-/* Writes one JSON object (per-worker stats and totals) and a newline. 0 or -1 on I/O error. */
-int tr_aap_stats_json(const tr_aap_stats *s, FILE *f);
 void tr_aap_stats_free(tr_aap_stats *s);
 
 /* ---- back-ends ---------------------------------------------------------------------- */
