@@ -75,7 +75,8 @@ class SmoothOpts(ctypes.Structure):
 
 
 class BreachOpts(ctypes.Structure):
-    _fields_ = [("run", RunOpts), ("epsilon", c_int)]
+    _fields_ = [("run", RunOpts), ("epsilon", c_int), ("mode", c_int), ("max_length", c_int64), ("max_depth", c_double),
+                ("fill", c_int)]
 
 
 class FillDemOpts(ctypes.Structure):
