@@ -405,7 +405,8 @@ int tr_smooth(const tr_smooth_opts *opts, const char *src, const char *dst, tr_e
  * and no cell more than max_depth below the DEM. fill: what is left is then
  * filled (each cell at least as high as the cell the flood reached it from).
  * Float32, the input's nodata, georeferencing and CRS. The whole raster is
- * held in memory (about 26 bytes a cell, 30 with fill, 34 constrained); not
+ * held in memory (about 26 bytes a cell; 4 more with fill, 4 more constrained
+ * with a depth); not
  * out of core. Bad combinations (a limit or fill in complete mode, no limit
  * in the others, a limit negative or not finite) fail with TR_EUSAGE before
  * anything is read. */

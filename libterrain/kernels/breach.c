@@ -36,7 +36,8 @@
  * This is a sequential algorithm over the whole raster (the queue's order is
  * global): the raster is held in memory, 10 bytes a cell plus the queue (up
  * to 16 bytes a queued cell), 4 more with fill (the queue's order) and 4
- * more in constrained mode (each cell's lowest allowed elevation), counted
+ * more in constrained mode with a depth (each cell's lowest allowed
+ * elevation), counted
  * against --mem, and every rank of an mpirun job computes it (the same
  * bytes) before the executor writes the result through its usual path (a
  * source run, executor.h) - so the output's handling, statistics and
@@ -190,6 +191,9 @@ static float br_least(float z, double depth) {
   return v;
 }
 
+/* Whether cuts have a lower bound: constrained mode with a depth. */
+static int br_bounded(const br_how *how) { return how->mode == TR_BREACH_CONSTRAINED && isfinite(how->depth); }
+
 /* Breaches dem (rows x cols, NaN for nodata) in place. */
 static int br_breach(float *dem, int64_t rows, int64_t cols, const br_how *how, tr_error *err) {
   const int64_t n = rows * cols;
@@ -198,11 +202,11 @@ static int br_breach(float *dem, int64_t rows, int64_t cols, const br_how *how, 
   /* fill: the cells in the order the flood queued them, each after the one
    * it came from; constrained: the lowest each cell may be cut to */
   uint32_t *order = how->fill ? malloc((size_t)n * sizeof *order) : NULL;
-  float *least = how->mode == TR_BREACH_CONSTRAINED ? malloc((size_t)n * sizeof *least) : NULL;
+  float *least = br_bounded(how) ? malloc((size_t)n * sizeof *least) : NULL;
   size_t norder = 0;
   br_heap h = {0};
   int st = TR_OK;
-  if (!link || !state || !pit || (how->fill && !order) || (how->mode == TR_BREACH_CONSTRAINED && !least))
+  if (!link || !state || !pit || (how->fill && !order) || (br_bounded(how) && !least))
     st = tr_fail(err, TR_ENOMEM, "out of memory for breaching (%lld cells)", (long long)n);
   for (int64_t i = 0; i < n && !st; i++) link[i] = NO_LINK;
   int64_t pits = 0;
@@ -347,9 +351,9 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
   const int64_t n = in.rows * in.cols;
   /* the raster, its back links and two flags a cell, and the queue at most
    * every cell (16 bytes each); with fill the queue's order, constrained
-   * the lowest each cell may go (4 bytes a cell each) */
+   * with a depth the lowest each cell may go (4 bytes a cell each) */
   const int64_t need =
-      n * (4 + 4 + 2) + n * 16 + (how.fill ? 4 * n : 0) + (how.mode == TR_BREACH_CONSTRAINED ? 4 * n : 0);
+      n * (4 + 4 + 2) + n * 16 + (how.fill ? 4 * n : 0) + (br_bounded(&how) ? 4 * n : 0);
   char have[32];
   if (!st && n >= (int64_t)NO_LINK)
     st = tr_fail(err, TR_EINPUT, "'%s' has %lld cells: breaching takes at most 4294967294", src, (long long)n);
