@@ -279,6 +279,47 @@ static int against_binary(const char *exe, const char *dem, const char *name, co
   return bad ? -1 : 0;
 }
 
+/* RichDEM's limits of 0: a length of 0 or 1 or a depth of 0 lets no path
+ * be cut, as terrafort's --max-length 1 (the pits raised, nothing else:
+ * 930 cells of LoganVRT); CONSTRAINED 0 0 is not complete breaching. */
+static int rd_zero_limits(const char *exe) {
+  char in[1024];
+  snprintf(in, sizeof in, "%s/LoganVRT/output.vrt", shared);
+  if (!exists(in)) return 0;
+  ASSERT_EQ_INT(br("", in, "len1.tif", "--mode selective --max-length 1"), 0);
+  ASSERT_EQ_INT(br("", in, "complete.tif", ""), 0);
+  int rows, cols, r2, c2;
+  float *z = load_f32(in, &rows, &cols), *one = load_f32(ck_out("len1.tif"), &r2, &c2);
+  ASSERT(z && one && r2 == rows && c2 == cols);
+  const long n = (long)rows * cols;
+  ASSERT_EQ_INT(changed(z, one, n), 930);
+  const struct {
+    cfg k;
+    const char *same_as;
+  } zeros[] = {{{.mode = BR_SELECTIVE, .len = 0, .depth = 0}, "len1.tif"},
+               {{.mode = BR_SELECTIVE, .len = 1, .depth = 1e30}, "len1.tif"},
+               {{.mode = BR_SELECTIVE, .len = 4294967295L, .depth = 0}, "len1.tif"},
+               {{.mode = BR_CONSTRAINED, .len = 0, .depth = 0}, "complete.tif"}};
+  for (size_t i = 0; i < sizeof zeros / sizeof *zeros; i++) {
+    char c[4096];
+    snprintf(c, sizeof c, "'%s' '%s' '%s' %s NOEPS NOFILL %ld %g >/dev/null 2>&1", exe, in, ck_out("zero.tif"),
+             zeros[i].k.mode == BR_SELECTIVE ? "SELECTIVE" : "CONSTRAINED", zeros[i].k.len, zeros[i].k.depth);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    float *rd = load_f32(ck_out("zero.tif"), &r2, &c2), *ours = load_f32(ck_out(zeros[i].same_as), &r2, &c2);
+    ASSERT(rd && ours);
+    const long d = differ(rd, ours, n);
+    printf("  loganvrt RichDEM %s NOEPS NOFILL %ld %g: %ld cells differ from terrafort's %s\n",
+           zeros[i].k.mode == BR_SELECTIVE ? "SELECTIVE" : "CONSTRAINED", zeros[i].k.len, zeros[i].k.depth, d,
+           zeros[i].same_as);
+    ASSERT(zeros[i].k.mode == BR_SELECTIVE ? d == 0 : d > 0);
+    free(rd);
+    free(ours);
+  }
+  free(z);
+  free(one);
+  return 0;
+}
+
 static int test_richdem_binary(void) {
   const char *dir = getenv("RICHDEM_BIN");
   if (!dir || !dir[0]) {
@@ -317,7 +358,7 @@ static int test_richdem_binary(void) {
     ASSERT_EQ_INT(against_binary(exe, in, dems[d][0], cfgs, RD_CONFIGS, diffs), 0);
     for (int i = 0; i < RD_CONFIGS; i++) ASSERT_EQ_INT(diffs[i], rd_differ_want[d][i]);
   }
-  return 0;
+  return rd_zero_limits(exe);
 }
 
 /* ------------------------------------------------------------ the reference */
