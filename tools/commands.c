@@ -59,7 +59,7 @@ static const tf_command commands[] = {
     {.name = "breach",
      .main = tf_breach_main,
      .summary = "breach depressions (Lindsay 2016, RichDEM)",
-     .io = {.values = "--burn --burn-depth --burn-layer", .outputs = "", .last_positional = 1, .graph = 0}},
+     .io = {.values = "--mode --max-length --max-depth --burn --burn-depth --burn-layer", .outputs = "", .last_positional = 1, .graph = 0}},
     {.name = "flowgraph",
      .main = tf_flowgraph_main,
      .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, HAND (TauDEM)",

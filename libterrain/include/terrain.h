@@ -473,18 +473,34 @@ typedef struct {
   int all_touched;    /* --burn-all-touched: every cell a line touches (GDAL's ALL_TOUCHED) */
 } tr_burn_opts;
 
-/* Complete depression breaching (terrafort-breach(1)): Lindsay (2016) as
- * RichDEM's rd_depressions_breach COMPLETE computes it - every pit's path to
- * the lowest outlet of its depression cut down to the pit, pits strictly
- * below all their neighbours raised to the lowest. Float32, the input's
- * nodata, georeferencing and CRS. The whole raster is held in memory (about
- * 26 bytes a cell at most); not out of core. */
+/* Depression breaching (terrafort-breach(1)): Lindsay (2016) as RichDEM's
+ * rd_depressions_breach computes it. Each pit's least-cost (Priority-Flood)
+ * path towards the edge is cut down to the pit, down to the first cell
+ * lower than it; pits strictly below all their neighbours are first raised
+ * to the lowest. complete: every path is cut. selective: only a path within
+ * max_length cells and max_depth map units, the others left as they are.
+ * constrained: every path is cut, but only along its first max_length cells
+ * and no cell more than max_depth below the DEM. fill: what is left is then
+ * filled (each cell at least as high as the cell the flood reached it from).
+ * Float32, the input's nodata, georeferencing and CRS. The whole raster is
+ * held in memory (about 26 bytes a cell; 4 more with fill, 4 more constrained
+ * with a depth); not
+ * out of core. Bad combinations (a limit or fill in complete mode, no limit
+ * in the others, a limit negative or not finite) fail with TR_EUSAGE before
+ * anything is read. */
+typedef enum { TR_BREACH_COMPLETE = 0, TR_BREACH_SELECTIVE = 1, TR_BREACH_CONSTRAINED = 2 } tr_breach_mode;
+
 typedef struct {
   tr_run_opts run;
   int epsilon;        /* 1: RichDEM's EPS: each cell of a cut path one float below the one
                          upstream of it, raised pits one float below their lowest neighbour,
-                         so every cut drains */
+                         filled cells one float above the cell the flood came from: every
+                         cut and every filled cell drains strictly downhill */
   tr_burn_opts burn;  /* lines burnt into the DEM before breaching */
+  tr_breach_mode mode;
+  int64_t max_length; /* cells of a path (the pit and each cell to cut); 0: no limit */
+  double max_depth;   /* the deepest cut of a path, map units; 0: no limit */
+  int fill;           /* 1: fill what selective or constrained breaching left */
 } tr_breach_opts;
 
 void tr_breach_opts_init(tr_breach_opts *o);

@@ -1,9 +1,9 @@
 /*
- * breach.c - `terrafort breach`: complete depression breaching (Lindsay
- * 2016) as RichDEM computes it (rd_depressions_breach COMPLETE NOEPS
- * NOFILL; with epsilon, its EPS form): instead of filling a depression up
- * to its spill point, a channel is cut from its pit down to the first cell
- * of its outlet path that is low enough, so the terrain keeps its shape.
+ * breach.c - `terrafort breach`: depression breaching (Lindsay 2016) as
+ * RichDEM's rd_depressions_breach computes it: instead of filling a
+ * depression up to its spill point, a channel is cut from its pit down to
+ * the first cell of its outlet path that is low enough, so the terrain
+ * keeps its shape.
  *
  * The method, as RichDEM's implementation does it:
  * - a pit is a cell (not on the raster's edge, not beside nodata) that is
@@ -14,19 +14,36 @@
  *   every cell once, lowest first, ties to the one queued first (a strict
  *   order: the bytes do not depend on how the queue is built); each visited
  *   cell remembers the cell that queued it (its back link);
- * - when a pit comes out of the queue, its elevation is the target: the
- *   path of back links from it is lowered to the target (with epsilon: one
- *   float step lower for each further cell) until a cell already lower than
- *   the target, or the end of the path at the edge.
+ * - when a pit comes out of the queue, its elevation is the target and the
+ *   path of back links from it, down to the first cell lower than the
+ *   target, is its path: a length (cells, the pit included) and a depth
+ *   (the deepest cut, a Float32 difference). Complete mode lowers the whole
+ *   path to the target (with epsilon: one float step lower for each further
+ *   cell). Selective mode does so only when length and depth are within the
+ *   limits (RichDEM's SELECTIVE). Constrained mode cuts every path, but only
+ *   its first max_length cells and no cell below its own elevation less
+ *   max_depth - what RichDEM's documentation and its unit test
+ *   (testdem1.constrained-len4-depth3) describe; its code instead cuts a
+ *   path too long but shallow enough whole and lowers every cell of a path
+ *   too deep by the whole depth, so a cell goes deeper than the limit;
+ * - fill (selective, constrained): each cell the flood queued, in the order
+ *   it was queued, is raised to the cell it came from where it is not higher
+ *   (with epsilon: to one float step above it), so every cell drains along
+ *   its back links. RichDEM ends the flood at the last pit, so cells not yet
+ *   queued then are never filled; here the flood runs to the end when
+ *   filling (cli_breach counts the cells this changes).
  *
  * This is a sequential algorithm over the whole raster (the queue's order is
  * global): the raster is held in memory, 10 bytes a cell plus the queue (up
- * to 16 bytes a queued cell), counted against --mem, and every rank of an
- * mpirun job computes it (the same bytes) before the executor writes the
- * result through its usual path (a source run, executor.h) - so the output's
- * handling, statistics and formats are every command's. It is not (yet) a
- * graph program: no out-of-core run, no speed-up from ranks. With --burn,
- * the lines are burnt into each band of rows as it is read (io/burn.h).
+ * to 16 bytes a queued cell), 4 more with fill (the queue's order) and 4
+ * more in constrained mode with a depth (each cell's lowest allowed
+ * elevation), counted
+ * against --mem, and every rank of an mpirun job computes it (the same
+ * bytes) before the executor writes the result through its usual path (a
+ * source run, executor.h) - so the output's handling, statistics and
+ * formats are every command's. It is not (yet) a graph program: no
+ * out-of-core run, no speed-up from ranks. With --burn, the lines are burnt
+ * into each band of rows as it is read (io/burn.h).
  */
 #include <float.h>
 #include <math.h>
@@ -125,14 +142,74 @@ static const int br_dr[8] = {0, -1, -1, -1, 0, 1, 1, 1};
 enum { UNVISITED = 0, VISITED = 1, EDGE = 2 };
 #define NO_LINK UINT32_MAX
 
+/* How the pits' paths are cut: the options, limits as Float32 compares them. */
+typedef struct {
+  tr_breach_mode mode;
+  int epsilon, fill;
+  uint32_t max_length; /* UINT32_MAX: none */
+  float max_depth;     /* RichDEM's (float)max_depth; +Inf: none */
+  double depth;        /* constrained: the cut allowed a cell, exactly; +Inf: none */
+} br_how;
+
+static inline float br_down(float z) { return nextafterf(z, -FLT_MAX); }
+
+/* The path from pit i: its length (the pit and every cell not below the
+ * level the cut would give it) and its deepest cut, as RichDEM measures
+ * them (Float32 differences), stopping once over a limit. */
+static void br_measure(const float *dem, const uint32_t *link, uint32_t i, const br_how *how, uint32_t *len,
+                       float *depth) {
+  float target = dem[i], deepest = -FLT_MAX;
+  uint32_t n = 0;
+  for (uint32_t cc = i; cc != NO_LINK && dem[cc] >= target; cc = link[cc]) {
+    const float d = dem[cc] - target;
+    if (d > deepest) deepest = d;
+    n++;
+    if (n > how->max_length || deepest > how->max_depth) break; /* over a limit: no need for the rest */
+    if (how->epsilon) target = br_down(target);
+  }
+  *len = n;
+  *depth = deepest;
+}
+
+/* Cuts the path from pit i down to the pit (with epsilon, one float lower a
+ * cell), at most max_cells cells, no cell below least[cell] (least NULL:
+ * no bound). */
+static void br_cut(float *dem, const uint32_t *link, uint32_t i, int epsilon, uint32_t max_cells, const float *least) {
+  float target = dem[i];
+  uint32_t n = 0;
+  for (uint32_t cc = i; cc != NO_LINK && n < max_cells && dem[cc] >= target; cc = link[cc], n++) {
+    const float v = least && least[cc] > target ? least[cc] : target;
+    if (v < dem[cc]) dem[cc] = v;
+    if (epsilon) target = br_down(target);
+  }
+}
+
+/* The lowest a cell may go in constrained mode: its elevation less the
+ * allowed cut, rounded up to a float so no cell is cut deeper than that. */
+static float br_least(float z, double depth) {
+  const double f = (double)z - depth;
+  float v = (float)f;
+  if ((double)v < f) v = nextafterf(v, FLT_MAX);
+  return v;
+}
+
+/* Whether cuts have a lower bound: constrained mode with a depth. */
+static int br_bounded(const br_how *how) { return how->mode == TR_BREACH_CONSTRAINED && isfinite(how->depth); }
+
 /* Breaches dem (rows x cols, NaN for nodata) in place. */
-static int br_breach(float *dem, int64_t rows, int64_t cols, int epsilon, tr_error *err) {
+static int br_breach(float *dem, int64_t rows, int64_t cols, const br_how *how, tr_error *err) {
   const int64_t n = rows * cols;
   uint32_t *link = malloc((size_t)n * sizeof *link);
   uint8_t *state = calloc((size_t)n, 1), *pit = calloc((size_t)n, 1);
+  /* fill: the cells in the order the flood queued them, each after the one
+   * it came from; constrained: the lowest each cell may be cut to */
+  uint32_t *order = how->fill ? malloc((size_t)n * sizeof *order) : NULL;
+  float *least = br_bounded(how) ? malloc((size_t)n * sizeof *least) : NULL;
+  size_t norder = 0;
   br_heap h = {0};
   int st = TR_OK;
-  if (!link || !state || !pit) st = tr_fail(err, TR_ENOMEM, "out of memory for breaching (%lld cells)", (long long)n);
+  if (!link || !state || !pit || (how->fill && !order) || (br_bounded(how) && !least))
+    st = tr_fail(err, TR_ENOMEM, "out of memory for breaching (%lld cells)", (long long)n);
   for (int64_t i = 0; i < n && !st; i++) link[i] = NO_LINK;
   int64_t pits = 0;
   for (int64_t r = 0; r < rows && !st; r++)
@@ -151,21 +228,28 @@ static int br_breach(float *dem, int64_t rows, int64_t cols, int epsilon, tr_err
         state[i] = EDGE;
         continue;
       }
-      if (dem[i] < lowest) dem[i] = epsilon ? nextafterf(lowest, -FLT_MAX) : lowest;
+      if (dem[i] < lowest) dem[i] = how->epsilon ? br_down(lowest) : lowest;
       if (dem[i] <= lowest) {
         pit[i] = 1;
         pits++;
       }
     }
-  while (h.n && pits > 0 && !st) {
+  /* the bounds from the DEM with its pits raised (cells later in the scan saw them raised) */
+  for (int64_t i = 0; least && i < n && !st; i++) least[i] = isnan(dem[i]) ? 0 : br_least(dem[i], how->depth);
+  /* without fill the flood ends at the last pit; with it every cell needs the
+   * cell it came from */
+  while (h.n && (pits > 0 || how->fill) && !st) {
     const br_item it = br_pop(&h);
     const int64_t i = it.cell, r = i / cols, c = i % cols;
     if (pit[i]) {
-      /* the path back to a cell low enough, or to the edge, cut down to the pit */
-      float target = dem[i];
-      for (uint32_t cc = (uint32_t)i; cc != NO_LINK && dem[cc] >= target; cc = link[cc]) {
-        dem[cc] = target;
-        if (epsilon) target = nextafterf(target, -FLT_MAX);
+      if (how->mode == TR_BREACH_SELECTIVE) {
+        uint32_t len;
+        float depth;
+        br_measure(dem, link, (uint32_t)i, how, &len, &depth);
+        if (len <= how->max_length && depth <= how->max_depth)
+          br_cut(dem, link, (uint32_t)i, how->epsilon, UINT32_MAX, NULL);
+      } else {
+        br_cut(dem, link, (uint32_t)i, how->epsilon, how->max_length, least);
       }
       pits--;
     }
@@ -177,12 +261,22 @@ static int br_breach(float *dem, int64_t rows, int64_t cols, int epsilon, tr_err
       if (br_push(&h, (uint32_t)j, dem[j])) st = tr_fail(err, TR_ENOMEM, "out of memory for breaching's queue");
       state[j] = VISITED;
       link[j] = (uint32_t)i;
+      if (order) order[norder++] = (uint32_t)j;
     }
+  }
+  /* fill: each cell at least as high as the cell the flood came from (with
+   * epsilon one float higher), in the order they were queued, so that cell
+   * is final first */
+  for (size_t k = 0; k < norder && !st; k++) {
+    const uint32_t f = order[k], up = link[f];
+    if (dem[f] <= dem[up]) dem[f] = how->epsilon ? nextafterf(dem[up], FLT_MAX) : dem[up];
   }
   free(h.v);
   free(link);
   free(state);
   free(pit);
+  free(order);
+  free(least);
   return st;
 }
 
@@ -216,8 +310,40 @@ void tr_breach_opts_init(tr_breach_opts *o) {
   tr_run_opts_init(&o->run);
 }
 
+/* The options' combination, checked before anything is opened: one line. */
+static int br_check(const tr_breach_opts *o, br_how *how, tr_error *err) {
+  static const char *const names[] = {"complete", "selective", "constrained"};
+  if ((int)o->mode < 0 || o->mode > TR_BREACH_CONSTRAINED)
+    return tr_fail(err, TR_EUSAGE, "unknown breaching mode %d (complete, selective or constrained)", (int)o->mode);
+  const char *mode = names[o->mode];
+  if (o->max_length < 0 || o->max_length > (int64_t)UINT32_MAX - 1)
+    return tr_fail(err, TR_EUSAGE, "--max-length %lld: a number of cells from 1 to %lu", (long long)o->max_length,
+                   (unsigned long)UINT32_MAX - 1);
+  if (!(o->max_depth >= 0) || !isfinite(o->max_depth))
+    return tr_fail(err, TR_EUSAGE, "--max-depth %g: a depth in map units above 0, finite", o->max_depth);
+  const int limited = o->max_length > 0 || o->max_depth > 0;
+  if (o->mode == TR_BREACH_COMPLETE && limited)
+    return tr_fail(err, TR_EUSAGE, "%s needs --mode selective or constrained (complete breaching cuts every path "
+                   "whole)", o->max_length > 0 ? "--max-length" : "--max-depth");
+  if (o->mode == TR_BREACH_COMPLETE && o->fill)
+    return tr_fail(err, TR_EUSAGE, "--fill needs --mode selective or constrained (complete breaching leaves "
+                   "nothing to fill)");
+  if (o->mode != TR_BREACH_COMPLETE && !limited)
+    return tr_fail(err, TR_EUSAGE, "--mode %s needs --max-length or --max-depth (without a limit it is complete "
+                   "breaching)", mode);
+  *how = (br_how){.mode = o->mode,
+                  .epsilon = o->epsilon != 0,
+                  .fill = o->fill != 0,
+                  .max_length = o->max_length > 0 ? (uint32_t)o->max_length : UINT32_MAX,
+                  .max_depth = o->max_depth > 0 ? (float)o->max_depth : INFINITY,
+                  .depth = o->max_depth > 0 ? o->max_depth : INFINITY};
+  return TR_OK;
+}
+
 int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_error *err) {
-  int st = tr_burn_usage(&o->burn, err);
+  br_how how = {.mode = TR_BREACH_COMPLETE};
+  int st = br_check(o, &how, err);
+  if (!st) st = tr_burn_usage(&o->burn, err);
   if (st) return st;
   tr_input in;
   if ((st = tr_input_open(&in, src, o->run.band, err))) return st;
@@ -229,8 +355,10 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
   if (!st) st = tr_burn_open(&burn, &o->burn, &in, &o->run, err);
   const int64_t n = in.rows * in.cols;
   /* the raster, its back links and two flags a cell, and the queue at most
-   * every cell (16 bytes each) */
-  const int64_t need = n * (4 + 4 + 2) + n * 16;
+   * every cell (16 bytes each); with fill the queue's order, constrained
+   * with a depth the lowest each cell may go (4 bytes a cell each) */
+  const int64_t need =
+      n * (4 + 4 + 2) + n * 16 + (how.fill ? 4 * n : 0) + (br_bounded(&how) ? 4 * n : 0);
   char have[32];
   if (!st && n >= (int64_t)NO_LINK)
     st = tr_fail(err, TR_EINPUT, "'%s' has %lld cells: breaching takes at most 4294967294", src, (long long)n);
@@ -252,7 +380,7 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
                           NULL, err);
   }
   tr_burn_close(burn);
-  if (!st) st = br_breach(dem, in.rows, in.cols, o->epsilon, err);
+  if (!st) st = br_breach(dem, in.rows, in.cols, &how, err);
   if (!st) {
     br_params p = {.has_nodata = in.has_nodata, .nodata = (float)in.nodata};
     br_src s = {.dem = dem, .rows = in.rows, .cols = in.cols};

@@ -26,8 +26,11 @@ if(TERRAFORT_SANITIZE)
   set_property(TEST cli_fill APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
 
-# breach: RichDEM's complete breaching cell for cell on the shared DEMs, no pit left, the same
-# bytes for threads, tiles, --ft dual and mpirun, bad input.
+# breach: RichDEM's complete breaching cell for cell on the shared DEMs; every mode, fill and
+# epsilon against a second breaching written in the test (breach_ref.h) and against RichDEM's
+# rd_depressions_breach when RICHDEM_BIN names its folder (each difference counted and its cause
+# shown); corridors whose outcomes are worked out by hand; no pit left, cuts no deeper than
+# --max-depth; the same bytes for threads, tiles, --ft dual and mpirun in every mode; bad input.
 terrafort_add_test(cli_breach SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_breach.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${TF_SHARED_DATA} LABELS "cli;mpi")
 set_tests_properties(cli_breach PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")

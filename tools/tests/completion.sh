@@ -34,6 +34,8 @@ check "-alg " slope -al
 check "Horn ZevenbergenThorne " slope -alg ""
 check "dual off replay " aspect --ft ""
 check "auto cpu gpu " hillshade --device ""
+check "complete constrained selective " breach --mode ""
+check "--max-depth --max-length " breach --max-
 check "-multidirectional " hillshade -mu
 check "--acc --acc-in --acc-type " flowgraph --ac
 check "-ad8 " flowgraph -ad

@@ -58,6 +58,7 @@ _FT = {"off": 0, "dual": 1, "replay": 2}
 _DEVICE = {"cpu": 0, "auto": 1, "gpu": 2}
 _GRAD = {"horn": 0, "zevenbergenthorne": 1}
 _TRI = {"riley": 0, "wilson": 1}
+_BREACH = {"complete": 0, "selective": 1, "constrained": 2}
 _GDT = {"byte": 1, "uint16": 2, "int16": 3, "uint32": 4, "int32": 5, "float32": 6, "float64": 7}
 _n = itertools.count()
 
@@ -265,15 +266,29 @@ def _burn(o, keep, burn, burn_depth, burn_layer, burn_all_touched):
     o.all_touched = int(bool(burn_all_touched))
 
 
-def breach(src, dst, epsilon=False, burn=None, burn_depth=None, burn_layer=None, burn_all_touched=False, **run):
-    """Complete depression breaching (Lindsay 2016, as RichDEM's rd_depressions_breach
-    COMPLETE): epsilon=True makes every cut path fall by one float step a cell; burn (lines,
-    any OGR vector) lowers the cells they touch by burn_depth first."""
+def breach(src, dst, epsilon=False, mode="complete", max_length=None, max_depth=None, fill=False, burn=None,
+           burn_depth=None, burn_layer=None, burn_all_touched=False, **run):
+    """Depression breaching (Lindsay 2016, as RichDEM's rd_depressions_breach): mode
+    "complete" cuts every pit's least-cost path, "selective" only paths within max_length
+    cells and max_depth map units, "constrained" every path but only max_length cells of it
+    and no cell deeper than max_depth; fill=True then fills what the limits left;
+    epsilon=True makes every cut path and filled cell fall by one float step a cell; burn
+    (lines, any OGR vector) lowers the cells they touch by burn_depth first."""
+    if max_length is not None and (isinstance(max_length, bool) or int(max_length) != max_length or max_length < 1):
+        raise ValueError("breach: max_length %r is not a whole number of cells, 1 or more" % (max_length,))
+    if max_depth is not None and not float(max_depth) > 0:
+        raise ValueError("breach: max_depth %r is not a depth above 0" % (max_depth,))
+
     keep = []
 
     def own(o):
         o.epsilon = int(bool(epsilon))
+        o.mode = _choice(_BREACH, mode, "mode")
+        o.max_length = 0 if max_length is None else int(max_length)
+        o.max_depth = 0.0 if max_depth is None else float(max_depth)
+        o.fill = int(bool(fill))
         _burn(o.burn, keep, burn, burn_depth, burn_layer, burn_all_touched)
+
     _call("breach", _lib.BreachOpts, src, dst, own, run)
 
 

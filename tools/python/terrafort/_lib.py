@@ -79,7 +79,8 @@ class BurnOpts(ctypes.Structure):
 
 
 class BreachOpts(ctypes.Structure):
-    _fields_ = [("run", RunOpts), ("epsilon", c_int), ("burn", BurnOpts)]
+    _fields_ = [("run", RunOpts), ("epsilon", c_int), ("burn", BurnOpts), ("mode", c_int), ("max_length", c_int64),
+                ("max_depth", c_double), ("fill", c_int)]
 
 
 class FillDemOpts(ctypes.Structure):

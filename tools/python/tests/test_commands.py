@@ -28,6 +28,10 @@ CASES = [
     (terrafort.roughness, {}, ["roughness"]),
     (terrafort.smooth, {"passes": 3}, ["smooth", "--passes", "3"]),
     (terrafort.breach, {"epsilon": True}, ["breach", "--epsilon"]),
+    (terrafort.breach, {"mode": "selective", "max_length": 20, "max_depth": 2.5, "fill": True, "epsilon": True},
+     ["breach", "--mode", "selective", "--max-length", "20", "--max-depth", "2.5", "--fill", "--epsilon"]),
+    (terrafort.breach, {"mode": "constrained", "max_depth": 1.5},
+     ["breach", "--mode", "constrained", "--max-depth", "1.5"]),
     (terrafort.fill, {}, ["fill"]),
     (terrafort.fill, {"epsilon": True, "out_type": "Float64"}, ["fill", "--epsilon", "-ot", "Float64"]),
     # the common options
@@ -111,6 +115,21 @@ def test_errors(data, tmp_path):
     with pytest.raises(terrafort.TerrafortError) as e:
         terrafort.slope(str(dem), str(tmp_path / "o.tif"), format="NoSuchDriver")
     assert e.value.exit_code == 2
+    assert sorted(os.listdir(tmp_path)) == ["dem.tif"]
+    # breach's combinations: the library's one line and exit 2; the limits' own form here
+    for kw, says in (({"max_depth": 2}, "--max-depth needs --mode selective"),
+                     ({"mode": "selective"}, "needs --max-length or --max-depth"),
+                     ({"fill": True}, "--fill needs --mode selective")):
+        with pytest.raises(terrafort.TerrafortError) as e:
+            terrafort.breach(str(dem), str(tmp_path / "o.tif"), **kw)
+        assert e.value.exit_code == 2 and says in str(e.value)
+    for kw in ({"mode": "partial"}, {"mode": "selective", "max_length": 0}, {"mode": "selective", "max_length": 2.5},
+               {"mode": "selective", "max_depth": 0}, {"mode": "selective", "max_depth": float("nan")}):
+        with pytest.raises(ValueError):
+            terrafort.breach(str(dem), str(tmp_path / "o.tif"), **kw)
+    with pytest.raises(terrafort.TerrafortError) as e:
+        terrafort.breach(str(dem), str(tmp_path / "o.tif"), mode="constrained", max_depth=float("inf"))
+    assert e.value.exit_code == 2 and "--max-depth" in str(e.value)
     assert sorted(os.listdir(tmp_path)) == ["dem.tif"]
 
 
