@@ -63,7 +63,7 @@ static const tf_command commands[] = {
     {.name = "flowgraph",
      .main = tf_flowgraph_main,
      .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, HAND (TauDEM)",
-     .io = {.values = "--dir-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
+     .io = {.values = "--dir-in --ang-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
                       "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field --holmgren-x --freeman-p "
                       "--streams-in --acc-in "
                       "--burn --burn-depth --burn-layer",

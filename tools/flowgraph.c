@@ -65,6 +65,8 @@ static const char *usage_more =
     "  --sca FILE, -sca FILE  specific catchment area: contributing area / cell width, flow\n"
     "                         split by angle (Float32; nodata -1; -nc: no edge check)\n"
     "  --twi FILE, -twi FILE  wetness index ln(sca / slp), sca without the edge check (Float32)\n"
+    "  --ang-in FILE          existing angles instead of a DEM: --sca alone from them (TauDEM\n"
+    "                         areadinf -ang ANG -sca SCA, which is also taken in that form)\n"
     "Distances to the streams (the --streams cells; TauDEM dinfdistdown, d8hdisttostrm):\n"
     "  --hand FILE, -dd FILE  height above nearest drainage: the drop to the stream along the\n"
     "                         D-infinity angles, averaged by the proportions (ave v; Float32)\n"
@@ -125,6 +127,7 @@ static const file_flag file_flags[] = {
     FF("--hand", "-dd", o.hand),       FF("--d8-dist", "-dist", o.d8_dist),  FF("--plen", "-plen", o.plen),
     FF("--tlen", "-tlen", o.tlen),     FF("--gord", "-gord", o.gord),       FF("--tree", "-tree", o.tree),
     FF("--coord", "-coord", o.coord),  FF("--streams-in", NULL, o.streams_in), FF("--acc-in", NULL, o.acc_in),
+    FF("--ang-in", NULL, o.ang_in),
 };
 #undef FF
 
@@ -288,9 +291,16 @@ int tf_flowgraph_main(int argc, char **argv) {
     *slot = fa.p;
   }
   if (fa.o.outlets && fa.o.basins_by == TR_BASINS_LINKS) fa.o.basins_by = TR_BASINS_OUTLETS;
+  /* TauDEM areadinf's form, -ang ANG -sca SCA [-nc]: no DEM (nor -fel, which
+   * would make it dinfflowdir's), so -ang is the angles read */
+  if (!dem && !q->filled_in && !q->dir_in && !q->ang_in && q->ang && q->sca && !q->slp && !q->twi && !q->hand &&
+      !q->d8_dist) {
+    fa.o.ang_in = fa.o.ang;
+    fa.o.ang = NULL;
+  }
   /* TauDEM's dinfflowdir / areadinf / twi forms: their outputs alone choose
    * D-infinity, and dinfflowdir's -fel is then the (filled) DEM */
-  if (!fa.method_given && (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi)) fa.o.method = TR_FLOW_DINF;
+  if (!fa.method_given && (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi || fa.o.ang_in)) fa.o.method = TR_FLOW_DINF;
   if (fa.o.method != TR_FLOW_D8 && !dem && fa.o.filled_in) {
     dem = fa.o.filled_in;
     fa.o.filled_in = NULL;

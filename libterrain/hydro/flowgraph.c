@@ -35,6 +35,7 @@
 
 #include "burn.h"
 #include "d8_codes.h"
+#include "dinf.h"
 #include "dist.h"
 #include "flow.h"
 #include "flowdir.h"
@@ -186,6 +187,34 @@ static int any_valid_at(const char *path, int band, int *found, tr_error *err) {
   return st;
 }
 
+/* --ang-in: every angle TauDEM's dinfflowdir can write, radians in [0, 2 pi]
+ * (its 2 pi rounded to Float32 included), or nodata (the file's, or NaN);
+ * anything else is refused before any output exists, naming the first such
+ * cell. A raster without a valid angle is refused too. */
+static int check_angles(tr_input *in, const char *path, tr_error *err) {
+  const float top = (float)(2.0 * TR_DINF_PI);
+  float *buf = malloc((size_t)in->cols * 64 * sizeof *buf);
+  if (!buf) return tr_fail(err, TR_ENOMEM, "out of memory");
+  int st = TR_OK, found = 0;
+  for (int64_t r = 0; r < in->rows && !st; r += 64) {
+    const int64_t n = in->rows - r < 64 ? in->rows - r : 64;
+    st = tr_input_read_f32(in, r, 0, n, in->cols, buf, in->cols, err);
+    for (int64_t i = 0; !st && i < n * in->cols; i++) {
+      const float a = buf[i];
+      if (isnan(a) || (in->has_nodata && a == (float)in->nodata)) continue;
+      if (!(a >= 0.0f && a <= top))
+        st = tr_fail(err, TR_EINPUT,
+                     "'%s': %g at row %lld, column %lld is not a D-infinity angle (radians from 0 to 2 pi, "
+                     "counter-clockwise from east) nor the raster's nodata",
+                     path, (double)a, (long long)(r + i / in->cols), (long long)(i % in->cols));
+      found = 1;
+    }
+  }
+  free(buf);
+  if (!st && !found) st = tr_fail(err, TR_EINPUT, "'%s' has no valid cell (every cell is nodata)", path);
+  return st;
+}
+
 /* What flowgraph learns of its inputs before any stage, opening each once:
  * the rasters read beside the DEM (or --dir-in) have its size (named as the
  * user gave them), whether --dir-in has a valid cell, its cell area (the
@@ -207,15 +236,20 @@ static int same_grid(const tr_input *a, const tr_input *b) {
 }
 
 static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_error *err) {
-  const char *ref = o->dir_in ? o->dir_in : dem;
+  const char *ref = o->dir_in ? o->dir_in : o->ang_in ? o->ang_in : dem;
   const char *others[] = {o->weights, o->filled_in, o->streams_in, o->acc_in};
   const char *what = o->dir_in ? "the directions " : "the DEM ";
   s->ws = (weights_sums){TR_SUMS_ROUND, 0};
   tr_input in0, in;
   /* the DEM at the band asked for (-b): a missing band is named with it */
-  int st = tr_input_open(&in0, ref, o->dir_in ? 1 : o->run.band, err);
+  int st = tr_input_open(&in0, ref, o->dir_in || o->ang_in ? 1 : o->run.band, err);
   if (st) return st;
   s->cell_area = cell_area(&in0);
+  if (o->ang_in) {
+    st = check_angles(&in0, o->ang_in, err);
+    tr_input_close(&in0);
+    return st;
+  }
   for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
     if (!others[k]) continue;
     if ((st = tr_input_open(&in, others[k], 1, err))) break;
@@ -326,6 +360,17 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
                    d8);
   if (!dinf_any && !o->hand && !o->d8_dist)
     return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi, --hand, --d8-dist");
+  if (o->ang_in) {
+    /* TauDEM areadinf's form: the angles are given, sca alone is made */
+    const char *other = o->ang ? "--ang" : o->slp ? "--slp" : o->twi ? "--twi" : o->hand ? "--hand"
+                      : o->d8_dist ? "--d8-dist" : o->dir_in ? "--dir-in" : o->filled ? "--filled" : NULL;
+    if (other)
+      return tr_fail(err, TR_EUSAGE, "--ang-in gives the angles for --sca alone (TauDEM areadinf); %s needs a DEM",
+                     other);
+    if (dem) return tr_fail(err, TR_EUSAGE, "--ang-in gives the angles: give no DEM with it");
+    if (!o->sca) return tr_fail(err, TR_EUSAGE, "--ang-in needs --sca (the product made from the angles)");
+    return TR_OK;
+  }
   if (o->dir_in || !dem)
     return tr_fail(err, TR_EUSAGE,
                    "--method dinf computes D-infinity angles from a DEM: give the DEM (--dir-in holds D8 directions)");
@@ -374,7 +419,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE,
                    "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network, "
                    "--tree, --coord, --basin-stats, --hand, --d8-dist, --plen, --tlen, --gord");
-  if (!o->dir_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
+  if (!o->dir_in && !o->ang_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if (o->dir_in && (o->slope || o->filled))
     return tr_fail(err, TR_EUSAGE, "--slope and --filled are for directions computed from a DEM, not --dir-in");
@@ -394,7 +439,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   if ((o->snap_distance > 0 || o->id_field) && !o->outlets)
     return tr_fail(err, TR_EUSAGE, "%s goes with --outlets", o->id_field ? "--id-field" : "--snap-distance");
   if (!dem && o->run.band != 1)
-    return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (--dir-in is read at band 1)");
+    return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (%s is read at band 1)",
+                   o->ang_in ? "--ang-in" : "--dir-in");
   if (o->hand && o->dir_in && !o->filled_in)
     return tr_fail(err, TR_EUSAGE, "--hand with --dir-in needs the filled DEM's elevations: give --filled-in (-fel)");
   if (o->hand && o->filled && !o->filled_in && o->run.band != 1)
@@ -431,6 +477,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], names[i]};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
+                              {o->ang_in, "--ang-in"},
                               {o->weights, "--weights"},
                               {o->filled_in, "--filled-in"},
                               {o->outlets, "--outlets"},
@@ -946,6 +993,14 @@ static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *
  * rasters beside the first product; then sca and twi over them. */
 static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs, tr_error *err) {
   int stage = 0, st;
+  if (o->ang_in) { /* TauDEM areadinf: sca from the angles given */
+    tr_flowgraph_opts ob = *o;
+    ob.run.band = 1;
+    st = run_dinf_up(&ob, o->ang_in, NULL, TR_DINF_UP_SCA, !o->no_edge_check, o->sca, err);
+    if (!st) stats_take(o, fs, "sca", o->sca);
+    if (!st) st = stage_done(&o->run, &stage, err);
+    return st;
+  }
   const char *first = o->ang   ? o->ang
                       : o->slp ? o->slp
                       : o->sca ? o->sca

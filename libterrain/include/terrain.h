@@ -670,6 +670,9 @@ typedef struct {
    * fill sees the burnt cells, and so every product made from it;
    * --basin-stats' elevations are the DEM as given. */
   tr_burn_opts burn;
+  const char *ang_in;       /* --ang-in: existing D-infinity angles (TauDEM areadinf's -ang, radians
+                               in [0, 2 pi], its nodata or NaN for none) instead of a DEM: --sca
+                               alone is made from them */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

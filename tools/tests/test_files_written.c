@@ -529,6 +529,11 @@ static const walk_run walk_runs[] = {
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
              "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
              "-gw --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+    /* TauDEM areadinf's form: existing angles (an.tif), --sca alone */
+    {.cmd = "flowgraph", .line = "--ang-in an.tif", .reads = "an.tif",
+     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
+             "--ang -ang --slp -slp --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
+             "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
     {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
     {.cmd = "interpolate", .line = "--fill-voids %s"},
@@ -543,7 +548,7 @@ static const struct {
 /* Every file a run of the walk reads, kept byte for byte in orig/. */
 static const char *const walk_inputs[] = {"d.tif",   "m.vrt",   "dem.gpkg", "a.zip", "ramp.txt", "w.tif",
                                           "f.tif",   "o.gpkg",  "p.tif",    "pts.shp", "pts.shx", "pts.dbf",
-                                          "p.xyz",   "clip.gpkg", "l.gpkg"};
+                                          "p.xyz",   "clip.gpkg", "l.gpkg", "an.tif"};
 #define WALK_NINPUTS (sizeof walk_inputs / sizeof walk_inputs[0])
 
 /* Is w a word of the blank-separated list? */
@@ -581,8 +586,8 @@ static int walk_setup(void) {
            " > clip.csv && ogr2ogr -q -f GPKG clip.gpkg clip.csv && "
            "printf 'id,WKT\\n1,\"LINESTRING(500300 4499700,501700 4498800)\"\\n' > l.csv && "
            "ogr2ogr -q -f GPKG -a_srs EPSG:32612 l.gpkg l.csv && rm p.csv clip.csv l.csv && "
-           "'%s' flowgraph -q d.tif --dir p.tif",
-           outdir, in("fractal.tif"), tf);
+           "'%s' flowgraph -q d.tif --dir p.tif && '%s' flowgraph -q d.tif --ang an.tif",
+           outdir, in("fractal.tif"), tf, tf);
   if (rc_run(c, NULL) != 0) return 1;
   int n = snprintf(c, sizeof c, "cd '%s' && for f in", outdir);
   for (size_t i = 0; i < WALK_NINPUTS && n < (int)sizeof c; i++) n += snprintf(c + n, sizeof c - (size_t)n, " %s", walk_inputs[i]);

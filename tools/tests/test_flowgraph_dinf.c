@@ -251,6 +251,151 @@ static int test_bad_options(void) {
   return 0;
 }
 
+/* ---- --ang-in: sca from angles given (TauDEM areadinf's form) --------------------- */
+
+/* Whether two rasters hold the same values (nodata, NaN alike). */
+static int same_values(const char *a, const char *b) {
+  rc_raster A, B;
+  if (rc_load(a, &A) || rc_load(b, &B)) return 0;
+  int same = A.rows == B.rows && A.cols == B.cols && A.nodata == B.nodata;
+  for (int64_t i = 0; same && i < (int64_t)A.rows * A.cols; i++)
+    same = A.v[i] == B.v[i] || (isnan(A.v[i]) && isnan(B.v[i]));
+  rc_free(&A);
+  rc_free(&B);
+  if (!same) fprintf(stderr, "%s differs from %s\n", a, b);
+  return same;
+}
+
+/* A copy of the angles with cells set to `v` (rows r0..r1, cols c0..c1). */
+static int angles_with(const char *src, const char *dst, int r0, int r1, int c0, int c1, float v) {
+  rc_raster A;
+  if (rc_load(src, &A)) return -1;
+  float *z = malloc(sizeof(float) * A.rows * A.cols);
+  for (int64_t i = 0; i < (int64_t)A.rows * A.cols; i++) z[i] = (float)A.v[i];
+  for (int r = r0; r <= r1; r++)
+    for (int c = c0; c <= c1; c++) z[r * A.cols + c] = v;
+  const int rc = write_dem(dst, A.rows, A.cols, 25.0, z, 1, (float)A.nodata);
+  free(z);
+  rc_free(&A);
+  return rc;
+}
+
+static int test_ang_in(void) {
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  char a[4096];
+  /* the angles and sca (with and without the edge check) from the DEM */
+  snprintf(a, sizeof a, "'%s' --ang '%s' --sca '%s' --tile-size 40", opath("bumpy.tif"), opath("ai_ang.tif"),
+           opath("ai_sca.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  snprintf(a, sizeof a, "'%s' --sca '%s' -nc", opath("bumpy.tif"), opath("ai_scanc.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  /* from the angles alone: the same sca, in both spellings, for any settings */
+  static const char *const flags[] = {"--threads 1", "--threads 2 --tile-size 32", "--tile-size 47 --schedule bsp",
+                                      "--ft dual --tile-size 50", "--mem 120M --tile-size 32"};
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+    snprintf(a, sizeof a, "--ang-in '%s' --sca '%s' %s", opath("ai_ang.tif"), opath("ai_sca2.tif"), flags[i]);
+    ASSERT_EQ_INT(run(a), 0);
+    ASSERT(same_values(opath("ai_sca2.tif"), opath("ai_sca.tif")));
+  }
+  snprintf(a, sizeof a, "-ang '%s' -sca '%s' -nc", opath("ai_ang.tif"), opath("ai_scanc2.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(same_values(opath("ai_scanc2.tif"), opath("ai_scanc.tif")));
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
+    char c[8192];
+    snprintf(c, sizeof c,
+             "mpirun --allow-run-as-root --oversubscribe -n 3 '%s' flowgraph -q --ang-in '%s' --sca '%s' "
+             "--tile-size 40 2>%s/err.txt",
+             tf, opath("ai_ang.tif"), opath("ai_sca3.tif"), outdir);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(same_values(opath("ai_sca3.tif"), opath("ai_sca.tif")));
+  }
+  /* a NoData hole in the angles: its cells are nodata; without the edge
+   * check no cell gains area (the hole only takes donors away) and some
+   * cell below the hole loses some; with it, the hole's neighbours are
+   * nodata (their area may come from the hole) */
+  ASSERT(!angles_with(opath("ai_ang.tif"), opath("ai_hole.tif"), 100, 104, 40, 45, -3.4028235e+38f));
+  snprintf(a, sizeof a, "--ang-in '%s' --sca '%s' -nc", opath("ai_hole.tif"), opath("ai_hole_nc.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  snprintf(a, sizeof a, "--ang-in '%s' --sca '%s'", opath("ai_hole.tif"), opath("ai_hole_ec.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  rc_raster N, H, E;
+  ASSERT(!rc_load(opath("ai_scanc.tif"), &N) && !rc_load(opath("ai_hole_nc.tif"), &H) &&
+         !rc_load(opath("ai_hole_ec.tif"), &E));
+  int64_t less = 0;
+  for (int r = 0; r < H.rows; r++)
+    for (int c = 0; c < H.cols; c++) {
+      const int64_t i = (int64_t)r * H.cols + c;
+      const int in_hole = r >= 100 && r <= 104 && c >= 40 && c <= 45;
+      const int next_to = !in_hole && r >= 99 && r <= 105 && c >= 39 && c <= 46;
+      if (in_hole) {
+        ASSERT(rc_is_nodata(&H, H.v[i]) && rc_is_nodata(&E, E.v[i]));
+        continue;
+      }
+      if (next_to) ASSERT(rc_is_nodata(&E, E.v[i]));
+      if (rc_is_nodata(&N, N.v[i])) continue;
+      ASSERT(!rc_is_nodata(&H, H.v[i]));
+      ASSERT(H.v[i] <= N.v[i]);
+      less += H.v[i] < N.v[i];
+    }
+  ASSERT(less > 0);
+  rc_free(&N);
+  rc_free(&H);
+  rc_free(&E);
+  return 0;
+}
+
+/* angles out of range, no valid angle, --ang-in with what it cannot make:
+ * one line, the exit code, nothing written */
+static int bad_in(const char *args, int code, const char *needle) {
+  unlink(opath("bad.tif"));
+  ASSERT_EQ_INT(run(args), code);
+  ASSERT(!exists(opath("bad.tif")));
+  char e[1024];
+  snprintf(e, sizeof e, "%s/err.txt", outdir);
+  const char *msg = rc_slurp(e);
+  if (!msg || !strstr(msg, needle) || strchr(msg, '\n') != msg + strlen(msg) - 1) {
+    fprintf(stderr, "'%s': expected one line with '%s', got: %s\n", args, needle, msg ? msg : "(none)");
+    return 1;
+  }
+  return 0;
+}
+
+static int test_ang_in_bad(void) {
+  if (!exists(opath("ai_ang.tif"))) ASSERT_EQ_INT(test_ang_in(), 0);
+  char a[4096];
+  const float bad_values[] = {7.0f, -0.5f, 6.2832f, -1.0f}; /* (+-Inf is nodata, as in every input) */
+  for (int k = 0; k < 4; k++) {
+    ASSERT(!angles_with(opath("ai_ang.tif"), opath("ai_badang.tif"), 77, 77, 91, 91, bad_values[k]));
+    snprintf(a, sizeof a, "--ang-in '%s' --sca '%s'", opath("ai_badang.tif"), opath("bad.tif"));
+    ASSERT(!bad_in(a, 3, "at row 77, column 91 is not a D-infinity angle"));
+  }
+  /* TauDEM's own 2 pi, rounded to Float32, is an angle */
+  ASSERT(!angles_with(opath("ai_ang.tif"), opath("ai_2pi.tif"), 77, 77, 91, 91, (float)(2 * 3.14159265359)));
+  snprintf(a, sizeof a, "--ang-in '%s' --sca '%s'", opath("ai_2pi.tif"), opath("bad.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  rc_raster A;
+  ASSERT(!rc_load(opath("ai_ang.tif"), &A));
+  ASSERT(!angles_with(opath("ai_ang.tif"), opath("ai_none.tif"), 0, A.rows - 1, 0, A.cols - 1, (float)A.nodata));
+  rc_free(&A);
+  snprintf(a, sizeof a, "--ang-in '%s' --sca '%s'", opath("ai_none.tif"), opath("bad.tif"));
+  ASSERT(!bad_in(a, 3, "has no valid cell"));
+  snprintf(a, sizeof a, "'%s' --ang-in '%s' --sca '%s'", opath("bumpy.tif"), opath("ai_ang.tif"), opath("bad.tif"));
+  ASSERT(!bad_in(a, 2, "give no DEM with it"));
+  snprintf(a, sizeof a, "--ang-in '%s' --sca '%s' --twi '%s'", opath("ai_ang.tif"), opath("bad.tif"),
+           opath("bad2.tif"));
+  ASSERT(!bad_in(a, 2, "--twi needs a DEM"));
+  ASSERT(!exists(opath("bad2.tif")));
+  snprintf(a, sizeof a, "--ang-in '%s' --hand '%s'", opath("ai_ang.tif"), opath("bad.tif"));
+  ASSERT(!bad_in(a, 2, "--hand needs a DEM"));
+  char cp[4096];
+  snprintf(cp, sizeof cp, "cp '%s' '%s'", opath("ai_ang.tif"), opath("ai_ang_copy.tif"));
+  ASSERT_EQ_INT(rc_run(cp, NULL), 0);
+  snprintf(a, sizeof a, "--ang-in '%s' --sca '%s'", opath("ai_ang.tif"), opath("ai_ang.tif"));
+  ASSERT_EQ_INT(run(a), 4); /* an output over the angles read: refused, the angles untouched */
+  ASSERT(rc_same_file(opath("ai_ang.tif"), opath("ai_ang_copy.tif")));
+  return 0;
+}
+
 /* ---- TauDEM ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -327,6 +472,19 @@ static int test_taudem(void) {
     ASSERT(!compare(opath("t_scanc.tif"), r, &c));
     fprintf(stderr, "%s scanc: %lld differ\n", dems[d], (long long)c.differ);
     ASSERT(c.nodata_mismatch == 0 && c.differ <= scanc_max[d]);
+    /* TauDEM areadinf's form over TauDEM's own angles: its sca and scanc */
+    snprintf(a, sizeof a, "-ang '%s/ang.tif' -sca '%s' --tile-size 70", ref, opath("t_asca.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    snprintf(a, sizeof a, "-ang '%s/ang.tif' -sca '%s' -nc", ref, opath("t_ascanc.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    snprintf(r, sizeof r, "%s/sca.tif", ref);
+    ASSERT(!compare(opath("t_asca.tif"), r, &c));
+    fprintf(stderr, "%s sca from TauDEM's angles: %lld differ, %lld nodata on one side\n", dems[d],
+            (long long)c.differ, (long long)c.nodata_mismatch);
+    ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
+    snprintf(r, sizeof r, "%s/scanc.tif", ref);
+    ASSERT(!compare(opath("t_ascanc.tif"), r, &c));
+    ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
     snprintf(r, sizeof r, "%s/twi.tif", ref);
     ASSERT(!compare(opath("t_twi.tif"), r, &c));
     fprintf(stderr, "%s twi: %lld differ, max relative %.3g\n", dems[d], (long long)c.differ, c.max_rel);
@@ -351,6 +509,7 @@ int main(int argc, char **argv) {
     if (!exists(p)) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 77;
   }
   static const tr_test_case cases[] = {TR_TEST(test_plane_analytic), TR_TEST(test_same_bytes),
-                                       TR_TEST(test_bad_options), TR_TEST(test_taudem)};
+                                       TR_TEST(test_bad_options), TR_TEST(test_ang_in),
+                                       TR_TEST(test_ang_in_bad), TR_TEST(test_taudem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -161,7 +161,9 @@ COMMANDS = [
              P("coord", "file_out", "--coord -coord", "Link points (TauDEM streamnet's coord.txt)", optional=True),
              P("streams_in", "raster", "--streams-in", "Stream cells given (>= 1) instead of the threshold",
                optional=True),
-             P("acc_in", "raster", "--acc-in", "Accumulation given, with the stream cells given", optional=True)] + _BURN),
+             P("acc_in", "raster", "--acc-in", "Accumulation given, with the stream cells given", optional=True)]
+            + _BURN + [P("ang_in", "raster", "--ang-in", "Existing D-infinity angles instead of a DEM (--sca alone)",
+                         optional=True)]),
     Command("interpolate", "interpolate", "Interpolate points (gdal_grid)", "scattered points to a grid (gdal_grid)",
             [P("src", "vector", "", "Points"), P("dst", "raster_out", "", "Grid"),
              P("algorithm", "string", "-a", "gdal_grid's -a, e.g. invdist:power=2 (default invdist)"),
