@@ -45,6 +45,9 @@ int main(int argc, char **argv) {
   coll_opts_init(&o);
   if (argc > 2) o.segments = atoi(argv[2]);
   if (argc > 3) o.small_bytes = (size_t)strtoull(argv[3], NULL, 10);
+  if (argc > 4) o.min_segment_bytes = (size_t)strtoull(argv[4], NULL, 10);
+  /* the smallest size timed (default 8 B): a sweep of the large sizes need not time the small */
+  const size_t minb = argc > 5 ? (size_t)strtoull(argv[5], NULL, 10) : 8;
   MPI_Comm w = MPI_COMM_WORLD;
   coll_ctx *c;
   if (coll_ctx_create(&c, &w, &o) != COLL_OK) MPI_Abort(MPI_COMM_WORLD, 1);
@@ -53,7 +56,7 @@ int main(int argc, char **argv) {
   if (!s || !r) MPI_Abort(MPI_COMM_WORLD, 1);
   for (size_t i = 0; i < maxn; i++) s[i] = (double)((i + (size_t)rank) % 1000);
   memset(r, 0, maxn * sizeof *r);
-  for (size_t bytes = 8; bytes <= maxb; bytes *= 2) {
+  for (size_t bytes = minb < 8 ? 8 : minb; bytes <= maxb; bytes *= 2) {
     size_t n = bytes / sizeof(double);
     int reps = (int)((size_t)(32u << 20) / bytes);
     if (reps > 51) reps = 51;
