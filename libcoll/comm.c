@@ -46,9 +46,11 @@ void coll_opts_init(coll_opts *o) {
   memset(o, 0, sizeof *o);
   o->segments = 2;
   o->max_segment_bytes = 0;
-  /* Both measured with scripts/bench/allreduce (Open MPI 4.1, shared
-   * memory, 2-8 ranks): below 64 KiB whole-vector recursive doubling beats
-   * halving; segments under ~512 KiB cost more than the overlap gains. */
+  /* Swept by scripts/bench/allreduce_sweep (Open MPI 4.1, shared memory,
+   * 2-8 ranks on 2 cores; RESULTS.md): a 256 KiB cut-off to recursive
+   * doubling is slower than 64 KiB, 16 KiB ties with it; 1-8 segments and
+   * 128 KiB-2 MiB segments could not be told apart there, so 2 segments of
+   * at least 512 KiB stay (a machine with a core per rank may choose). */
   o->min_segment_bytes = (size_t)512 << 10;
   o->small_bytes = (size_t)64 << 10;
   o->trace_capacity = 0;
