@@ -148,23 +148,27 @@ static int is_number(const char *s) {
   return !*end;
 }
 
-/* Whether the job's words take the row's input form (tf_io's form_*):
- * every flag of form_all and one of form_any given. The form needs no DEM
- * too, which the caller learns while it reads the words: its form_reads
- * are then outputs only when a DEM is given, as NAME? outputs. */
-static int in_form(const tf_job *j, const tf_io *io) {
-  if (!io->form_all) return 0;
-  int all = 0, want = 0, any = 0;
-  for (const char *p = io->form_all; *p;) {
-    while (*p == ' ') p++;
-    if (*p) want++;
-    while (*p && *p != ' ') p++;
+/* The flags the job's words read in the row's input form they take
+ * (tf_io's forms: every flag of `all`, one of `any`, none of `none`), or
+ * NULL. The form needs no DEM too, which the caller learns while it reads
+ * the words: its reads are then outputs only when a DEM is given, as NAME?
+ * outputs. */
+static const char *form_reads(const tf_job *j, const tf_io *io) {
+  for (int f = 0; f < TF_IO_FORMS && io->forms[f].all; f++) {
+    int all = 0, want = 0, any = 0, none = 0;
+    for (const char *p = io->forms[f].all; *p;) {
+      while (*p == ' ') p++;
+      if (*p) want++;
+      while (*p && *p != ' ') p++;
+    }
+    for (int i = 1; i < j->argc; i++) {
+      all += listed(io->forms[f].all, j->argv[i], NULL, NULL);
+      any |= listed(io->forms[f].any, j->argv[i], NULL, NULL);
+      none |= listed(io->forms[f].none, j->argv[i], NULL, NULL);
+    }
+    if (all >= want && any && !none) return io->forms[f].reads;
   }
-  for (int i = 1; i < j->argc; i++) {
-    all += listed(io->form_all, j->argv[i], NULL, NULL);
-    any |= listed(io->form_any, j->argv[i], NULL, NULL);
-  }
-  return all >= want && any;
+  return NULL;
 }
 
 /* Fills j->out from j->argv with the command's row io. */
@@ -172,7 +176,7 @@ static int find_outputs(tf_job *j, const tf_io *io) {
   words out = {0};
   const char *pos[64];
   int npos = 0, dem = 0;
-  const int form = in_form(j, io);
+  const char *reads = form_reads(j, io);
   const char *cond[8];
   int ncond = 0;
   for (int i = 1; i < j->argc; i++) {
@@ -196,7 +200,7 @@ static int find_outputs(tf_job *j, const tf_io *io) {
         (io->graph && listed(tf_graph_outputs, name, NULL, NULL))) {
       const char *v = inline_v ? inline_v : (i + 1 < j->argc ? j->argv[++i] : NULL);
       if (!v) continue;
-      if (c || (form && listed(io->form_reads, own, NULL, NULL))) {
+      if (c || (reads && listed(reads, own, NULL, NULL))) {
         if (ncond < 8) cond[ncond++] = v;
       } else if (words_add(&out, v, strlen(v))) {
         words_free(&out);

@@ -105,6 +105,7 @@ typedef struct {
   const char *dem; /* -z */
   const char *ad8, *src; /* -ad8, -src: outputs (--acc, --streams), or streamnet's inputs */
   int method_given; /* --method; else D-infinity's products choose dinf */
+  int ang_taudem;   /* the angles were named -ang: areadinf's input in its form */
 } flow_args;
 
 /* Long and TauDEM names of the file-valued options, and where each goes. */
@@ -140,6 +141,7 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     if ((ff->long_name && !strcmp(a, ff->long_name)) || (ff->taudem && !strcmp(a, ff->taudem))) {
       if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
       *(const char **)((char *)fa + ff->offset) = v;
+      if (!strcmp(a, "-ang")) fa->ang_taudem = 1;
       return TF_ARG_TAKEN;
     }
   }
@@ -292,9 +294,10 @@ int tf_flowgraph_main(int argc, char **argv) {
   }
   if (fa.o.outlets && fa.o.basins_by == TR_BASINS_LINKS) fa.o.basins_by = TR_BASINS_OUTLETS;
   /* TauDEM areadinf's form, -ang ANG -sca SCA [-nc]: no DEM (nor -fel, which
-   * would make it dinfflowdir's), so -ang is the angles read */
-  if (!dem && !q->filled_in && !q->dir_in && !q->ang_in && q->ang && q->sca && !q->slp && !q->twi && !q->hand &&
-      !q->d8_dist) {
+   * would make it dinfflowdir's), so -ang is the angles read (batch knows
+   * the form from commands.c's row: keep the two in step) */
+  if (fa.ang_taudem && !dem && !q->filled_in && !q->dir_in && !q->ang_in && q->ang && q->sca && !q->slp && !q->twi &&
+      !q->hand && !q->d8_dist) {
     fa.o.ang_in = fa.o.ang;
     fa.o.ang = NULL;
   }

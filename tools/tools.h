@@ -28,17 +28,22 @@ int tf_batch_main(int argc, char **argv);
  * writing one file: its own options taking values, its output options, and
  * whether its last file name is the output (commands.c's table; the
  * common options are in cli.c). values == NULL: a command batch cannot run. */
+#define TF_IO_FORMS 2
 typedef struct {
   const char *values;  /* "NAME NAME:COUNT ..." */
   const char *outputs; /* "NAME ..."; "NAME?": an output only when a DEM is given */
   int last_positional; /* the last of two or more file names is the output */
   int graph;           /* the AAP engine's options (tf_graph_flag) apply */
-  /* A form of the command line in which some output options are inputs:
-   * with no DEM, every flag of form_all and one of form_any given, the
-   * flags of form_reads are read, not written (flowgraph: TauDEM
+  /* Forms of the command line in which some output options are inputs:
+   * with no DEM, every flag of `all`, one of `any` and none of `none`
+   * given, the flags of `reads` are read, not written (flowgraph: TauDEM
    * streamnet's -p -src -ad8 with -ord, -tree, -coord, -net or -w reads
-   * -src and -ad8). NULL: no such form. */
-  const char *form_all, *form_any, *form_reads;
+   * -src and -ad8; areadinf's -ang -sca, without dinfflowdir's -fel and the
+   * products that need a DEM, reads -ang). A form with all NULL ends the
+   * list; at most TF_IO_FORMS. */
+  struct {
+    const char *all, *any, *none, *reads;
+  } forms[TF_IO_FORMS];
 } tf_io;
 /* A row of the command table (commands.c). */
 typedef struct {

@@ -190,7 +190,9 @@ static int any_valid_at(const char *path, int band, int *found, tr_error *err) {
 /* --ang-in: every angle TauDEM's dinfflowdir can write, radians in [0, 2 pi]
  * (its 2 pi rounded to Float32 included), or nodata (the file's, or NaN);
  * anything else is refused before any output exists, naming the first such
- * cell. A raster without a valid angle is refused too. */
+ * cell. A raster without a valid angle is refused too. One pass over the
+ * raster before dinf_up reads it again: the price of refusing before
+ * anything is written. */
 static int check_angles(tr_input *in, const char *path, tr_error *err) {
   const float top = (float)(2.0 * TR_DINF_PI);
   float *buf = malloc((size_t)in->cols * 64 * sizeof *buf);
@@ -246,7 +248,8 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
   if (st) return st;
   s->cell_area = cell_area(&in0);
   if (o->ang_in) {
-    st = check_angles(&in0, o->ang_in, err);
+    /* a read of every angle: rank 0's alone (the caller agrees on it) */
+    st = tr_rank() == 0 ? check_angles(&in0, o->ang_in, err) : TR_OK;
     tr_input_close(&in0);
     return st;
   }

@@ -350,6 +350,12 @@ static int test_bad_input(void) {
   f |= bad("streamnet_reads",
            "flowgraph d.tif --dir p.tif -ad8 a.tif -nc -src s.tif\nflowgraph -p p.tif -src s.tif -ad8 a.tif -tree t.txt\n", 2,
            "line 2 reads 'p.tif', which line 1 writes", 0);
+  /* areadinf's form reads -ang (a second form of tf_io's); with -fel it is
+   * dinfflowdir's, which writes -ang */
+  f |= bad("areadinf_reads", "flowgraph d.tif --ang a.tif\nflowgraph -ang a.tif -sca s.tif -nc\n", 2,
+           "line 2 reads 'a.tif', which line 1 writes", 0);
+  f |= bad("dinfflowdir_writes", "flowgraph -fel f.tif -ang a.tif -sca s.tif\nflowgraph -fel g.tif -ang a.tif -slp t.tif\n",
+           2, "lines 1 and 2 both write", 0);
   if (mpirun[0]) f |= bad("duplicate_mpi", two, 2, "lines 1 and 2 both write", 1);
   /* the job ran, but the summary cannot be written: exit 4 */
   char d[P], jobs[P], sum[P], err[P], c[4 * P];
