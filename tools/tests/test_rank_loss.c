@@ -307,7 +307,14 @@ static int stopped_at_step_once(const char *kind, int victim, const char *line, 
   ASSERT_EQ_INT(pc_wait(mp, 60, &r), 0);
   r.code = pc_mpirun_status(&r, rc_slurp(errfile));
   const double took = pc_now() - t0;
+  /* mpirun continues the stopped rank and sends it SIGTERM, but may itself
+   * end before that rank's handler has run (a loaded machine): a SIGKILL
+   * from here at once could cut the handler between the output and its
+   * .aux.xml (CI once saw o.tif.aux.xml alone left). Judged once the rank
+   * has ended, as run_loss does; one still stopped is ended here. */
+  for (int k = 0; k < 10000 && v > 0 && !pc_ended(v); k++) pc_sleep_ms(1);
   if (v > 0 && !pc_ended(v)) {
+    printf("  rank %d (pid %d) still there 10 s after mpirun ended: killed\n", victim, (int)v);
     kill(v, SIGKILL);
     for (int k = 0; k < 2000 && !pc_ended(v); k++) pc_sleep_ms(1);
   }
