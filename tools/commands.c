@@ -63,7 +63,7 @@ static const tf_command commands[] = {
     {.name = "flowgraph",
      .main = tf_flowgraph_main,
      .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, HAND (TauDEM)",
-     .io = {.values = "--dir-in --ang-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
+     .io = {.values = "--dir-in --ang-in --slp-in --sca-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
                       "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field --holmgren-x --freeman-p "
                       "--streams-in --acc-in "
                       "--burn --burn-depth --burn-layer",
@@ -76,7 +76,11 @@ static const tf_command commands[] = {
                       {.all = "-ang",
                        .any = "-sca --sca",
                        .none = "-fel --filled-in -slp --slp -twi --twi -dd --hand -dist --d8-dist --ang-in --dir-in",
-                       .reads = "-ang"}}}},
+                       .reads = "-ang"},
+                      {.all = "-slp -sca",
+                       .any = "-twi --twi",
+                       .none = "-z -fel --filled-in -ang --ang -dd --hand -dist --d8-dist --ang-in --dir-in --slp-in --sca-in",
+                       .reads = "-slp -sca"}}}},
     {.name = "interpolate",
      .main = tf_interpolate_main,
      .summary = "scattered points to a grid (gdal_grid)",

@@ -67,6 +67,8 @@ static const char *usage_more =
     "  --twi FILE, -twi FILE  wetness index ln(sca / slp), sca without the edge check (Float32)\n"
     "  --ang-in FILE          existing angles instead of a DEM: --sca alone from them (TauDEM\n"
     "                         areadinf -ang ANG -sca SCA, which is also taken in that form)\n"
+    "  --slp-in FILE --sca-in FILE   an existing slope and sca instead of a DEM: --twi alone\n"
+    "                         from them (TauDEM twi -slp SLP -sca SCA -twi TWI, also taken)\n"
     "Distances to the streams (the --streams cells; TauDEM dinfdistdown, d8hdisttostrm):\n"
     "  --hand FILE, -dd FILE  height above nearest drainage: the drop to the stream along the\n"
     "                         D-infinity angles, averaged by the proportions (ave v; Float32)\n"
@@ -106,6 +108,7 @@ typedef struct {
   const char *ad8, *src; /* -ad8, -src: outputs (--acc, --streams), or streamnet's inputs */
   int method_given; /* --method; else D-infinity's products choose dinf */
   int ang_taudem;   /* the angles were named -ang: areadinf's input in its form */
+  int slp_taudem, sca_taudem; /* -slp, -sca: twi's inputs in its form */
 } flow_args;
 
 /* Long and TauDEM names of the file-valued options, and where each goes. */
@@ -128,7 +131,7 @@ static const file_flag file_flags[] = {
     FF("--hand", "-dd", o.hand),       FF("--d8-dist", "-dist", o.d8_dist),  FF("--plen", "-plen", o.plen),
     FF("--tlen", "-tlen", o.tlen),     FF("--gord", "-gord", o.gord),       FF("--tree", "-tree", o.tree),
     FF("--coord", "-coord", o.coord),  FF("--streams-in", NULL, o.streams_in), FF("--acc-in", NULL, o.acc_in),
-    FF("--ang-in", NULL, o.ang_in),
+    FF("--ang-in", NULL, o.ang_in),    FF("--slp-in", NULL, o.slp_in),      FF("--sca-in", NULL, o.sca_in),
 };
 #undef FF
 
@@ -142,6 +145,8 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
       if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
       *(const char **)((char *)fa + ff->offset) = v;
       if (!strcmp(a, "-ang")) fa->ang_taudem = 1;
+      if (!strcmp(a, "-slp")) fa->slp_taudem = 1;
+      if (!strcmp(a, "-sca")) fa->sca_taudem = 1;
       return TF_ARG_TAKEN;
     }
   }
@@ -301,9 +306,18 @@ int tf_flowgraph_main(int argc, char **argv) {
     fa.o.ang_in = fa.o.ang;
     fa.o.ang = NULL;
   }
+  /* TauDEM twi's form, -slp SLP -sca SCA -twi TWI: no DEM, nothing else made,
+   * so -slp and -sca are the rasters read (commands.c's row says the same) */
+  if (fa.slp_taudem && fa.sca_taudem && !dem && !q->filled_in && !q->dir_in && !q->ang_in && !q->ang && q->twi &&
+      !q->hand && !q->d8_dist && !q->slp_in && !q->sca_in) {
+    fa.o.slp_in = fa.o.slp;
+    fa.o.sca_in = fa.o.sca;
+    fa.o.slp = fa.o.sca = NULL;
+  }
   /* TauDEM's dinfflowdir / areadinf / twi forms: their outputs alone choose
    * D-infinity, and dinfflowdir's -fel is then the (filled) DEM */
-  if (!fa.method_given && (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi || fa.o.ang_in)) fa.o.method = TR_FLOW_DINF;
+  if (!fa.method_given && (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi || fa.o.ang_in || fa.o.slp_in || fa.o.sca_in))
+    fa.o.method = TR_FLOW_DINF;
   if (fa.o.method != TR_FLOW_D8 && !dem && fa.o.filled_in) {
     dem = fa.o.filled_in;
     fa.o.filled_in = NULL;

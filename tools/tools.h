@@ -28,7 +28,7 @@ int tf_batch_main(int argc, char **argv);
  * writing one file: its own options taking values, its output options, and
  * whether its last file name is the output (commands.c's table; the
  * common options are in cli.c). values == NULL: a command batch cannot run. */
-#define TF_IO_FORMS 2
+#define TF_IO_FORMS 3
 typedef struct {
   const char *values;  /* "NAME NAME:COUNT ..." */
   const char *outputs; /* "NAME ..."; "NAME?": an output only when a DEM is given */
@@ -39,7 +39,8 @@ typedef struct {
    * given, the flags of `reads` are read, not written (flowgraph: TauDEM
    * streamnet's -p -src -ad8 with -ord, -tree, -coord, -net or -w reads
    * -src and -ad8; areadinf's -ang -sca, without dinfflowdir's -fel and the
-   * products that need a DEM, reads -ang). A form with all NULL ends the
+   * products that need a DEM, reads -ang; twi's -slp -sca -twi, with no
+   * other product, reads -slp and -sca). A form with all NULL ends the
    * list; at most TF_IO_FORMS. */
   struct {
     const char *all, *any, *none, *reads;

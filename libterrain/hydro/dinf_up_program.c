@@ -33,7 +33,10 @@
  * without a value (its queue never reaches them), and so does this: nodata.
  * twi (product TR_DINF_UP_TWI, input 1 the slope): ln(sca / slope) as
  * TauDEM's twi computes it (Float32 division, then the logarithm), nodata
- * where either is nodata or not positive.
+ * where either is nodata or not positive. TR_DINF_UP_TWI_GIVEN is TauDEM
+ * twi's own form, the sca given as input 0: PEval takes the window as the
+ * final sca and no angle (NaN), so no cell is ever ready, nothing is sent,
+ * and Assemble computes the same ln(sca / slope) cell by cell.
  *
  * The window, a round's queue and row sizes, the state's arrays, f_aggr and
  * Assemble's put are dag_round.h's, the skeleton of the programs that compute
@@ -154,6 +157,12 @@ static int du_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   s->n = n;
   float *z = tr_dag_arrays_alloc(x->env, f, s, du_arrays, DU_NARRAYS, n) ? NULL : tr_graph_window(x->env, f);
   if (!z) return -1;
+  if (x->prm.product == TR_DINF_UP_TWI_GIVEN) { /* the sca given: final, nothing flows */
+    memcpy(s->sca, z, (size_t)n * sizeof *z);
+    tr_graph_window_done(x->env, f, z);
+    for (int64_t i = 0; i < n; i++) s->ang[i] = NAN;
+    return 0;
+  }
   memcpy(s->ang, z, (size_t)n * sizeof *z);
   tr_graph_window_done(x->env, f, z);
   for (int64_t i = 0; i < n; i++) s->sca[i] = NAN;
@@ -219,7 +228,7 @@ static int du_assemble(void *user, const tr_aap_frag *f, void *state) {
   du_ctx *x = user;
   if (!state) return -1;
   du_out o = {x, state, NULL};
-  if (x->prm.product == TR_DINF_UP_TWI && !(o.slp = tr_graph_window_in(x->env, 1, f))) return -1;
+  if (x->prm.product != TR_DINF_UP_SCA && !(o.slp = tr_graph_window_in(x->env, 1, f))) return -1;
   const int rc = tr_dag_put(x->env, f, sizeof(float), &o, du_cell);
   if (o.slp) tr_graph_window_in_done(x->env, 1, f, (float *)o.slp);
   return rc;
@@ -245,7 +254,7 @@ static int du_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
 static int64_t du_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
   (void)state;
   const du_ctx *x = user;
-  if (x->prm.product == TR_DINF_UP_TWI) return 0;
+  if (x->prm.product != TR_DINF_UP_SCA) return 0;
   const float *v = cells;
   int64_t bad = 0;
   for (int64_t i = 0; i < f->rows * f->cols; i++) bad += !(v[i] > 0.0f || v[i] == (float)TR_DINF_UP_NODATA);

@@ -58,11 +58,13 @@ typedef struct {
 
 /* The "dinf_up" program (dinf_up_program.c): TauDEM areadinf's specific
  * catchment area over a D-infinity angle raster (input 0), or twi from it
- * and a slope raster (input 1). Float32, nodata -1 (TauDEM's). */
-enum { TR_DINF_UP_SCA = 0, TR_DINF_UP_TWI = 1 };
+ * and a slope raster (input 1); or (TR_DINF_UP_TWI_GIVEN, TauDEM twi's own
+ * form) twi from a given sca raster (input 0) and slope (input 1), where
+ * nothing flows and Assemble alone computes. Float32, nodata -1 (TauDEM's). */
+enum { TR_DINF_UP_SCA = 0, TR_DINF_UP_TWI = 1, TR_DINF_UP_TWI_GIVEN = 2 };
 #define TR_DINF_UP_NODATA (-1.0)
 typedef struct {
-  int32_t product;    /* TR_DINF_UP_SCA or TR_DINF_UP_TWI */
+  int32_t product;    /* TR_DINF_UP_SCA, TR_DINF_UP_TWI or TR_DINF_UP_TWI_GIVEN */
   int32_t edge_check; /* sca: TauDEM's contamination rule (twi: never) */
   tr_d8_geom geom;    /* cell sizes of the angle raster (kernels/d8.h) */
 } tr_dinf_up_params;

@@ -238,13 +238,13 @@ static int same_grid(const tr_input *a, const tr_input *b) {
 }
 
 static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_error *err) {
-  const char *ref = o->dir_in ? o->dir_in : o->ang_in ? o->ang_in : dem;
-  const char *others[] = {o->weights, o->filled_in, o->streams_in, o->acc_in};
-  const char *what = o->dir_in ? "the directions " : "the DEM ";
+  const char *ref = o->dir_in ? o->dir_in : o->ang_in ? o->ang_in : o->sca_in ? o->sca_in : dem;
+  const char *others[] = {o->weights, o->filled_in, o->streams_in, o->acc_in, o->slp_in};
+  const char *what = o->dir_in ? "the directions " : o->sca_in ? "--sca-in " : "the DEM ";
   s->ws = (weights_sums){TR_SUMS_ROUND, 0};
   tr_input in0, in;
   /* the DEM at the band asked for (-b): a missing band is named with it */
-  int st = tr_input_open(&in0, ref, o->dir_in || o->ang_in ? 1 : o->run.band, err);
+  int st = tr_input_open(&in0, ref, o->dir_in || o->ang_in || o->sca_in ? 1 : o->run.band, err);
   if (st) return st;
   s->cell_area = cell_area(&in0);
   if (o->ang_in) {
@@ -259,9 +259,11 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
     st = tr_input_same_size(&in, others[k], &in0, what, ref, err);
     if (!st && others[k] == o->weights) st = sums_of(o, &in, &s->ws, err);
     /* the given streams and area are cells of the directions: on their grid */
-    if (!st && (others[k] == o->streams_in || others[k] == o->acc_in) && !same_grid(&in, &in0))
+    if (!st && (others[k] == o->streams_in || others[k] == o->acc_in || others[k] == o->slp_in) &&
+        !same_grid(&in, &in0))
       st = tr_fail(err, TR_EINPUT, "'%s' (%s) is not on the grid of %s'%s': its origin or cell size differs", others[k],
-                   others[k] == o->streams_in ? "--streams-in" : "--acc-in", what, ref);
+                   others[k] == o->streams_in ? "--streams-in" : others[k] == o->acc_in ? "--acc-in" : "--slp-in", what,
+                   ref);
     tr_input_close(&in);
   }
   /* a DEM is read for this only when the directions made from it have no
@@ -363,6 +365,21 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
                    d8);
   if (!dinf_any && !o->hand && !o->d8_dist)
     return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi, --hand, --d8-dist");
+  if (o->sca_in || o->slp_in) {
+    /* TauDEM twi's form: the slope and sca are given, twi alone is made */
+    if (!o->sca_in || !o->slp_in)
+      return tr_fail(err, TR_EUSAGE, "%s needs %s too (TauDEM twi: the wetness index from the slope and sca)",
+                     o->sca_in ? "--sca-in" : "--slp-in", o->sca_in ? "--slp-in" : "--sca-in");
+    const char *other = o->ang ? "--ang" : o->slp ? "--slp" : o->sca ? "--sca" : o->hand ? "--hand"
+                      : o->d8_dist ? "--d8-dist" : o->dir_in ? "--dir-in" : o->ang_in ? "--ang-in"
+                      : o->filled ? "--filled" : NULL;
+    if (other)
+      return tr_fail(err, TR_EUSAGE, "--slp-in and --sca-in give what --twi alone is made from (TauDEM twi); %s needs a DEM",
+                     other);
+    if (dem) return tr_fail(err, TR_EUSAGE, "--slp-in and --sca-in give the slope and sca: give no DEM with them");
+    if (!o->twi) return tr_fail(err, TR_EUSAGE, "--slp-in and --sca-in need --twi (the product made from them)");
+    return TR_OK;
+  }
   if (o->ang_in) {
     /* TauDEM areadinf's form: the angles are given, sca alone is made */
     const char *other = o->ang ? "--ang" : o->slp ? "--slp" : o->twi ? "--twi" : o->hand ? "--hand"
@@ -422,7 +439,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE,
                    "no product asked for: give one of --dir, --slope, --acc, --streams, --order, --basins, --network, "
                    "--tree, --coord, --basin-stats, --hand, --d8-dist, --plen, --tlen, --gord");
-  if (!o->dir_in && !o->ang_in && !dem) return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
+  if (!o->dir_in && !o->ang_in && !o->sca_in && !dem)
+    return tr_fail(err, TR_EUSAGE, "give a DEM or a direction raster (--dir-in)");
   if (o->dir_in && o->dir_out) return tr_fail(err, TR_EUSAGE, "--dir writes directions computed from the DEM; --dir-in gives them");
   if (o->dir_in && (o->slope || o->filled))
     return tr_fail(err, TR_EUSAGE, "--slope and --filled are for directions computed from a DEM, not --dir-in");
@@ -443,7 +461,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
     return tr_fail(err, TR_EUSAGE, "%s goes with --outlets", o->id_field ? "--id-field" : "--snap-distance");
   if (!dem && o->run.band != 1)
     return tr_fail(err, TR_EUSAGE, "-b selects the DEM's band, and there is no DEM (%s is read at band 1)",
-                   o->ang_in ? "--ang-in" : "--dir-in");
+                   o->ang_in ? "--ang-in" : o->sca_in ? "--sca-in" : "--dir-in");
   if (o->hand && o->dir_in && !o->filled_in)
     return tr_fail(err, TR_EUSAGE, "--hand with --dir-in needs the filled DEM's elevations: give --filled-in (-fel)");
   if (o->hand && o->filled && !o->filled_in && o->run.band != 1)
@@ -481,6 +499,8 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
                               {o->ang_in, "--ang-in"},
+                              {o->sca_in, "--sca-in"},
+                              {o->slp_in, "--slp-in"},
                               {o->weights, "--weights"},
                               {o->filled_in, "--filled-in"},
                               {o->outlets, "--outlets"},
@@ -877,7 +897,7 @@ static int run_dinf_up(const tr_flowgraph_opts *o, const char *ang, const char *
   tr_graph_opts g = o->graph;
   if (g.cache_mb < 0 && product == TR_DINF_UP_SCA) g.cache_mb = 0; /* the angles are read once, in PEval */
   return tr_dist_agree(&o->run, tr_run_graph_inputs(&o->run, &g, "dinf_up", dinf_up_prepare, &j, srcs,
-                                                    product == TR_DINF_UP_TWI ? 2 : 1, dst, err),
+                                                    product == TR_DINF_UP_SCA ? 1 : 2, dst, err),
                        err);
 }
 
@@ -1001,6 +1021,14 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
     ob.run.band = 1;
     st = run_dinf_up(&ob, o->ang_in, NULL, TR_DINF_UP_SCA, !o->no_edge_check, o->sca, err);
     if (!st) stats_take(o, fs, "sca", o->sca);
+    if (!st) st = stage_done(&o->run, &stage, err);
+    return st;
+  }
+  if (o->sca_in) { /* TauDEM twi: twi from the slope and sca given */
+    tr_flowgraph_opts ob = *o;
+    ob.run.band = 1;
+    st = run_dinf_up(&ob, o->sca_in, o->slp_in, TR_DINF_UP_TWI_GIVEN, 0, o->twi, err);
+    if (!st) stats_take(o, fs, "twi", o->twi);
     if (!st) st = stage_done(&o->run, &stage, err);
     return st;
   }

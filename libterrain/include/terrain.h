@@ -673,6 +673,9 @@ typedef struct {
   const char *ang_in;       /* --ang-in: existing D-infinity angles (TauDEM areadinf's -ang, radians
                                in [0, 2 pi], its nodata or NaN for none) instead of a DEM: --sca
                                alone is made from them */
+  const char *slp_in;       /* --slp-in, --sca-in: an existing D-infinity slope and specific */
+  const char *sca_in;       /* catchment area (TauDEM twi's -slp and -sca) instead of a DEM: --twi
+                               alone is made from them, ln(sca / slp) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

@@ -354,6 +354,9 @@ static int test_bad_input(void) {
    * dinfflowdir's, which writes -ang */
   f |= bad("areadinf_reads", "flowgraph d.tif --ang a.tif\nflowgraph -ang a.tif -sca s.tif -nc\n", 2,
            "line 2 reads 'a.tif', which line 1 writes", 0);
+  /* twi's form reads -slp and -sca (a third form) */
+  f |= bad("twi_reads", "flowgraph d.tif --slp l.tif --sca s.tif\nflowgraph -slp l.tif -sca s.tif -twi t.tif\n", 2,
+           "line 2 reads 'l.tif', which line 1 writes", 0);
   f |= bad("dinfflowdir_writes", "flowgraph -fel f.tif -ang a.tif -sca s.tif\nflowgraph -fel g.tif -ang a.tif -slp t.tif\n",
            2, "lines 1 and 2 both write", 0);
   if (mpirun[0]) f |= bad("duplicate_mpi", two, 2, "lines 1 and 2 both write", 1);

@@ -534,6 +534,11 @@ static const walk_run walk_runs[] = {
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
              "--ang -ang --slp -slp --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
              "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+    /* TauDEM twi's form: an existing slope and sca (w.tif, f.tif: one grid), --twi alone */
+    {.cmd = "flowgraph", .line = "--slp-in w.tif --sca-in f.tif", .reads = "w.tif f.tif",
+     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
+             "--ang -ang --slp -slp --sca -sca --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
+             "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
     {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
     {.cmd = "interpolate", .line = "--fill-voids %s"},

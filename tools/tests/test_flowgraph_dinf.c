@@ -24,7 +24,9 @@
  *       contaminated on one side only);
  *     twi: the same nodata cells; 3 cells (loganvrt) and 69 (enogeo) differ,
  *       by at most 2 units in the last place, where the sca differs or
- *       from logf's rounding.
+ *       from logf's rounding;
+ *     areadinf's form over TauDEM's ang.tif, twi's over its slp.tif and
+ *       scanc.tif: TauDEM's sca, scanc and twi byte for byte.
  */
 #include <gdal.h>
 #include <math.h>
@@ -396,6 +398,78 @@ static int test_ang_in_bad(void) {
   return 0;
 }
 
+/* TauDEM twi's form: --slp-in and --sca-in (or -slp -sca -twi with no DEM)
+ * give the twi the DEM's own run makes from the same slope and sca, for any
+ * settings; without one of them, with a DEM, with another product, on two
+ * grids: one line, the exit code, nothing written. */
+static int test_twi_in(void) {
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  char a[4096];
+  /* from the DEM: slope, sca without the edge check (twi's) and twi */
+  snprintf(a, sizeof a, "'%s' --slp '%s' --twi '%s' --tile-size 40", opath("bumpy.tif"), opath("ti_slp.tif"),
+           opath("ti_twi.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  snprintf(a, sizeof a, "'%s' --sca '%s' -nc", opath("bumpy.tif"), opath("ti_scanc.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  static const char *const flags[] = {"--threads 1", "--threads 2 --tile-size 32", "--tile-size 47 --schedule bsp",
+                                      "--ft dual --tile-size 50", "--ft replay", "--mem 120M --tile-size 32"};
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+    snprintf(a, sizeof a, "--slp-in '%s' --sca-in '%s' --twi '%s' %s", opath("ti_slp.tif"), opath("ti_scanc.tif"),
+             opath("ti_twi2.tif"), flags[i]);
+    ASSERT_EQ_INT(run(a), 0);
+    ASSERT(same_values(opath("ti_twi2.tif"), opath("ti_twi.tif")));
+  }
+  snprintf(a, sizeof a, "-slp '%s' -sca '%s' -twi '%s'", opath("ti_slp.tif"), opath("ti_scanc.tif"),
+           opath("ti_twi3.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(same_values(opath("ti_twi3.tif"), opath("ti_twi.tif")));
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
+    char c[8192];
+    snprintf(c, sizeof c,
+             "mpirun --allow-run-as-root --oversubscribe -n 3 '%s' flowgraph -q --slp-in '%s' --sca-in '%s' --twi '%s' "
+             "--tile-size 40 2>%s/err.txt",
+             tf, opath("ti_slp.tif"), opath("ti_scanc.tif"), opath("ti_twi4.tif"), outdir);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(same_values(opath("ti_twi4.tif"), opath("ti_twi.tif")));
+  }
+  /* bad uses */
+  snprintf(a, sizeof a, "--slp-in '%s' --twi '%s'", opath("ti_slp.tif"), opath("bad.tif"));
+  ASSERT(!bad_in(a, 2, "--slp-in needs --sca-in too"));
+  snprintf(a, sizeof a, "'%s' --slp-in '%s' --sca-in '%s' --twi '%s'", opath("bumpy.tif"), opath("ti_slp.tif"),
+           opath("ti_scanc.tif"), opath("bad.tif"));
+  ASSERT(!bad_in(a, 2, "give no DEM with them"));
+  snprintf(a, sizeof a, "--slp-in '%s' --sca-in '%s' --twi '%s' --hand '%s'", opath("ti_slp.tif"),
+           opath("ti_scanc.tif"), opath("bad.tif"), opath("bad2.tif"));
+  ASSERT(!bad_in(a, 2, "--hand needs a DEM"));
+  ASSERT(!exists(opath("bad2.tif")));
+  snprintf(a, sizeof a, "--slp-in '%s' --sca-in '%s'", opath("ti_slp.tif"), opath("ti_scanc.tif"));
+  ASSERT(!bad_in(a, 2, "no product asked for"));
+  ASSERT(!angles_with(opath("ti_slp.tif"), opath("ti_slp_hole.tif"), 10, 12, 10, 12, -1.0f));
+  snprintf(a, sizeof a, "--slp-in '%s' --sca-in '%s' --twi '%s'", opath("ti_slp_hole.tif"), opath("ti_scanc.tif"),
+           opath("ti_twi_hole.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  rc_raster H, T;
+  ASSERT(!rc_load(opath("ti_twi_hole.tif"), &H) && !rc_load(opath("ti_twi.tif"), &T));
+  for (int r = 0; r < H.rows; r++)
+    for (int c = 0; c < H.cols; c++) {
+      const int64_t i = (int64_t)r * H.cols + c;
+      if (r >= 10 && r <= 12 && c >= 10 && c <= 12) ASSERT(rc_is_nodata(&H, H.v[i]));
+      else ASSERT(H.v[i] == T.v[i] || (rc_is_nodata(&H, H.v[i]) && rc_is_nodata(&T, T.v[i])));
+    }
+  rc_free(&H);
+  rc_free(&T);
+  /* another grid: the same size, shifted by a cell */
+  char c[8192];
+  snprintf(c, sizeof c, "gdal_translate -q -a_ullr 1000 2000 1290 1700 '%s' '%s'", opath("ti_scanc.tif"),
+           opath("ti_shift.tif"));
+  if (rc_run(c, NULL) == 0) {
+    snprintf(a, sizeof a, "--slp-in '%s' --sca-in '%s' --twi '%s'", opath("ti_slp.tif"), opath("ti_shift.tif"),
+             opath("bad.tif"));
+    ASSERT(!bad_in(a, 3, "is not on the grid of --sca-in"));
+  }
+  return 0;
+}
+
 /* ---- TauDEM ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -489,6 +563,12 @@ static int test_taudem(void) {
     ASSERT(!compare(opath("t_twi.tif"), r, &c));
     fprintf(stderr, "%s twi: %lld differ, max relative %.3g\n", dems[d], (long long)c.differ, c.max_rel);
     ASSERT(c.nodata_mismatch == 0 && c.differ <= twi_max[d] && c.max_rel < 2.5e-7);
+    /* TauDEM twi's form over TauDEM's slp and scanc (its twi.tif's inputs): its twi */
+    snprintf(a, sizeof a, "-slp '%s/slp.tif' -sca '%s/scanc.tif' -twi '%s' --tile-size 90", ref, ref,
+             opath("t_ttwi.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    ASSERT(!compare(opath("t_ttwi.tif"), r, &c));
+    ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
   }
   return 0;
 }
@@ -510,6 +590,6 @@ int main(int argc, char **argv) {
   }
   static const tr_test_case cases[] = {TR_TEST(test_plane_analytic), TR_TEST(test_same_bytes),
                                        TR_TEST(test_bad_options), TR_TEST(test_ang_in),
-                                       TR_TEST(test_ang_in_bad), TR_TEST(test_taudem)};
+                                       TR_TEST(test_ang_in_bad), TR_TEST(test_twi_in), TR_TEST(test_taudem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

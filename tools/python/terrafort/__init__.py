@@ -384,13 +384,14 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, hand=None, d8_dist=None,
               plen=None, tlen=None, gord=None, holmgren_x=None, freeman_p=None, tree=None, coord=None,
               streams_in=None, acc_in=None, burn=None, burn_depth=None, burn_layer=None, burn_all_touched=False,
-              ang_in=None, **run):
+              ang_in=None, slp_in=None, sca_in=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
     each of outlets went), outlet_table (TauDEM's "id iddown"); with method "dinf"
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
-    and twi (or sca alone from ang_in, existing angles: TauDEM areadinf);
+    and twi (or sca alone from ang_in, existing angles: TauDEM areadinf; or
+    twi alone from slp_in and sca_in, an existing slope and sca: TauDEM twi);
     hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
     the streams of threshold, with either method; plen, tlen and gord (TauDEM
     gridnet); tree and coord, TauDEM streamnet's text files of the links -
@@ -411,7 +412,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
                      ("moved_outlets", moved_outlets), ("id_field", id_field), ("outlet_table", outlet_table),
                      ("hand", hand), ("d8_dist", d8_dist), ("plen", plen), ("tlen", tlen), ("gord", gord),
                      ("tree", tree), ("coord", coord), ("streams_in", streams_in), ("acc_in", acc_in),
-                     ("ang_in", ang_in)):
+                     ("ang_in", ang_in), ("slp_in", slp_in), ("sca_in", sca_in)):
             if v is not None:
                 keep.append(_b(os.fspath(v)) if k not in ("network_format", "id_field") else _b(v))
                 setattr(o, k, keep[-1])
@@ -419,7 +420,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
             o.encoding = _choice(_ENCODING, dir_encoding, "dir_encoding")
         if method is not None:
             o.method = _choice({"d8": 0, "dinf": 1, "quinn": 2, "holmgren": 3, "freeman": 4}, method, "method")
-        elif any(v is not None for v in (ang, slp, sca, twi, ang_in)):
+        elif any(v is not None for v in (ang, slp, sca, twi, ang_in, slp_in, sca_in)):
             o.method = 1
         if holmgren_x is not None:
             o.holmgren_x = float(holmgren_x)

@@ -163,6 +163,10 @@ COMMANDS = [
                optional=True),
              P("acc_in", "raster", "--acc-in", "Accumulation given, with the stream cells given", optional=True)]
             + _BURN + [P("ang_in", "raster", "--ang-in", "Existing D-infinity angles instead of a DEM (--sca alone)",
+                         optional=True),
+                       P("slp_in", "raster", "--slp-in", "Existing D-infinity slope instead of a DEM (--twi alone)",
+                         optional=True),
+                       P("sca_in", "raster", "--sca-in", "Existing specific catchment area with --slp-in (--twi alone)",
                          optional=True)]),
     Command("interpolate", "interpolate", "Interpolate points (gdal_grid)", "scattered points to a grid (gdal_grid)",
             [P("src", "vector", "", "Points"), P("dst", "raster_out", "", "Grid"),
