@@ -66,14 +66,20 @@ static const char *usage_more =
     "                         split by angle (Float32; nodata -1; -nc: no edge check)\n"
     "  --twi FILE, -twi FILE  wetness index ln(sca / slp), sca without the edge check (Float32)\n"
     "  --ang-in FILE          existing angles instead of a DEM: --sca alone from them (TauDEM\n"
-    "                         areadinf -ang ANG -sca SCA, which is also taken in that form)\n"
+    "                         areadinf -ang ANG -sca SCA, which is also taken in that form);\n"
+    "                         or --hand from them, the filled DEM (--filled) and --streams-in\n"
+    "                         (dinfdistdown -ang ANG -fel FEL -src SRC -dd DD [-m ave v], also taken)\n"
     "  --slp-in FILE --sca-in FILE   an existing slope and sca instead of a DEM: --twi alone\n"
     "                         from them (TauDEM twi -slp SLP -sca SCA -twi TWI, also taken)\n"
     "Distances to the streams (the --streams cells; TauDEM dinfdistdown, d8hdisttostrm):\n"
     "  --hand FILE, -dd FILE  height above nearest drainage: the drop to the stream along the\n"
-    "                         D-infinity angles, averaged by the proportions (ave v; Float32)\n"
+    "                         D-infinity angles, averaged by the proportions (ave v; Float32;\n"
+    "                         -m ave v, dinfdistdown's, is accepted and is the only one)\n"
     "  --d8-dist FILE, -dist FILE  horizontal length of the D8 path to the stream (Float32)\n"
     "                         (both nodata -3.4028235e+38 where no stream is reached)\n"
+    ;
+/* its last part */
+static const char *usage_end =
     "Multiple flow directions (accumulation in cells as RichDEM, flats drained as dinf):\n"
     "  --method quinn|holmgren|freeman   --acc FILE alone: flow split between all lower\n"
     "                         neighbours, Quinn (1991), Holmgren (1994), Freeman (1991)\n"
@@ -92,7 +98,8 @@ static const char *usage_more =
     "  --coord FILE, -coord FILE   the links' points as TauDEM's coord.txt: x y distance to the\n"
     "                         outlet, elevation (needs -fel or a DEM), area (text)\n"
     "  --streams-in FILE      stream cells given (>= 1; e.g. TauDEM threshold's src) instead of\n"
-    "                         --threshold: --order, --basins, --network, --tree, --coord follow them\n"
+    "                         --threshold: --order, --basins, --network, --tree, --coord, --hand,\n"
+    "                         --d8-dist follow them\n"
     "  --acc-in FILE          the accumulation given (with --streams-in): the network's areas\n"
     "  (streamnet's form: -p, -src and -ad8 with no DEM, and one of -ord -tree -coord -net -w:\n"
     "  -src is --streams-in and -ad8 --acc-in)\n"
@@ -109,6 +116,7 @@ typedef struct {
   int method_given; /* --method; else D-infinity's products choose dinf */
   int ang_taudem;   /* the angles were named -ang: areadinf's input in its form */
   int slp_taudem, sca_taudem; /* -slp, -sca: twi's inputs in its form */
+  int m_given;      /* -m ave v (dinfdistdown's; only with --hand) */
 } flow_args;
 
 /* Long and TauDEM names of the file-valued options, and where each goes. */
@@ -237,6 +245,17 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     o->filled = 1;
     return TF_ARG_TAKEN;
   }
+  if (!strcmp(a, "-m")) {
+    /* TauDEM dinfdistdown's statistic and distance: --hand is "ave v" */
+    const char *m2;
+    if (!(v = tf_value(cli, argc, argv, i)) || !(m2 = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
+    if (strcmp(v, "ave") || strcmp(m2, "v")) {
+      tf_usage_error(cli, "-m %s %s: --hand (-dd) is the average vertical drop, -m ave v; no other is made", v, m2);
+      return TF_ARG_ERROR;
+    }
+    fa->m_given = 1;
+    return TF_ARG_TAKEN;
+  }
   if (!strcmp(a, "--no-edge-check") || !strcmp(a, "-nc")) {
     o->no_edge_check = 1;
     return TF_ARG_TAKEN;
@@ -255,7 +274,7 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
 
 int tf_flowgraph_main(int argc, char **argv) {
   static char help[12288];
-  snprintf(help, sizeof help, "%s%s", usage, usage_more);
+  snprintf(help, sizeof help, "%s%s%s", usage, usage_more, usage_end);
   tf_cli cli = {.cmd = "flowgraph", .usage = help};
   flow_args fa = {.p = NULL, .dem = NULL};
   tr_flowgraph_opts_init(&fa.o);
@@ -306,6 +325,18 @@ int tf_flowgraph_main(int argc, char **argv) {
     fa.o.ang_in = fa.o.ang;
     fa.o.ang = NULL;
   }
+  /* TauDEM dinfdistdown's form, -ang ANG -fel FEL -src SRC -dd DD [-m ave v]:
+   * no DEM, HAND alone, so -ang and -src are read (the angles and streams)
+   * and -fel is the filled DEM (commands.c's row says the same) */
+  if (fa.ang_taudem && fa.src && !dem && q->filled_in && q->hand && q->ang && q->streams == fa.src && !q->ang_in &&
+      !q->slp && !q->sca && !q->twi && !q->d8_dist && !q->dir_in && !q->streams_in && !q->acc && !q->order &&
+      !q->basins && !q->network) {
+    fa.o.ang_in = fa.o.ang;
+    fa.o.ang = NULL;
+    fa.o.streams_in = fa.o.streams;
+    fa.o.streams = NULL;
+  }
+  if (fa.m_given && !fa.o.hand) return tf_usage_error(&cli, "-m ave v goes with --hand (-dd)");
   /* TauDEM twi's form, -slp SLP -sca SCA -twi TWI: no DEM, nothing else made,
    * so -slp and -sca are the rasters read (commands.c's row says the same) */
   if (fa.slp_taudem && fa.sca_taudem && !dem && !q->filled_in && !q->dir_in && !q->ang_in && !q->ang && q->twi &&

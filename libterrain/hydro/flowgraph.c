@@ -239,8 +239,9 @@ static int same_grid(const tr_input *a, const tr_input *b) {
 
 static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_error *err) {
   const char *ref = o->dir_in ? o->dir_in : o->ang_in ? o->ang_in : o->sca_in ? o->sca_in : dem;
-  const char *others[] = {o->weights, o->filled_in, o->streams_in, o->acc_in, o->slp_in};
-  const char *what = o->dir_in ? "the directions " : o->sca_in ? "--sca-in " : "the DEM ";
+  /* with --ang-in the DEM (filled: dinfdistdown's -fel) is one of the others */
+  const char *others[] = {o->weights, o->filled_in, o->streams_in, o->acc_in, o->slp_in, o->ang_in ? dem : NULL};
+  const char *what = o->dir_in ? "the directions " : o->sca_in ? "--sca-in " : o->ang_in ? "--ang-in " : "the DEM ";
   s->ws = (weights_sums){TR_SUMS_ROUND, 0};
   tr_input in0, in;
   /* the DEM at the band asked for (-b): a missing band is named with it */
@@ -250,8 +251,6 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
   if (o->ang_in) {
     /* a read of every angle: rank 0's alone (the caller agrees on it) */
     st = tr_rank() == 0 ? check_angles(&in0, o->ang_in, err) : TR_OK;
-    tr_input_close(&in0);
-    return st;
   }
   for (size_t k = 0; !st && k < sizeof others / sizeof others[0]; k++) {
     if (!others[k]) continue;
@@ -259,11 +258,14 @@ static int survey(const tr_flowgraph_opts *o, const char *dem, fg_inputs *s, tr_
     st = tr_input_same_size(&in, others[k], &in0, what, ref, err);
     if (!st && others[k] == o->weights) st = sums_of(o, &in, &s->ws, err);
     /* the given streams and area are cells of the directions: on their grid */
-    if (!st && (others[k] == o->streams_in || others[k] == o->acc_in || others[k] == o->slp_in) &&
+    if (!st && (others[k] == o->streams_in || others[k] == o->acc_in || others[k] == o->slp_in || others[k] == dem) &&
         !same_grid(&in, &in0))
       st = tr_fail(err, TR_EINPUT, "'%s' (%s) is not on the grid of %s'%s': its origin or cell size differs", others[k],
-                   others[k] == o->streams_in ? "--streams-in" : others[k] == o->acc_in ? "--acc-in" : "--slp-in", what,
-                   ref);
+                   others[k] == o->streams_in ? "--streams-in"
+                   : others[k] == o->acc_in   ? "--acc-in"
+                   : others[k] == o->slp_in   ? "--slp-in"
+                                              : "the filled DEM",
+                   what, ref);
     tr_input_close(&in);
   }
   /* a DEM is read for this only when the directions made from it have no
@@ -357,7 +359,7 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
                  : o->basins ? "--basins" : o->network ? "--network" : o->slope ? "--slope"
                  : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets"
                  : o->outlet_table ? "--outlet-table" : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord"
-                 : o->tree ? "--tree" : o->coord ? "--coord" : o->streams_in ? "--streams-in" : o->acc_in ? "--acc-in"
+                 : o->tree ? "--tree" : o->coord ? "--coord" : o->acc_in ? "--acc-in"
                                    : NULL;
   if (d8)
     return tr_fail(err, TR_EUSAGE,
@@ -381,14 +383,29 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
     return TR_OK;
   }
   if (o->ang_in) {
-    /* TauDEM areadinf's form: the angles are given, sca alone is made */
-    const char *other = o->ang ? "--ang" : o->slp ? "--slp" : o->twi ? "--twi" : o->hand ? "--hand"
-                      : o->d8_dist ? "--d8-dist" : o->dir_in ? "--dir-in" : o->filled ? "--filled" : NULL;
+    /* TauDEM areadinf's form: the angles are given, sca alone is made; and
+     * dinfdistdown's: HAND along them, to the streams given, from the
+     * filled DEM given */
+    const char *other = o->ang ? "--ang" : o->slp ? "--slp" : o->twi ? "--twi" : o->d8_dist ? "--d8-dist"
+                      : o->dir_in ? "--dir-in" : !o->hand && o->filled ? "--filled" : NULL;
     if (other)
-      return tr_fail(err, TR_EUSAGE, "--ang-in gives the angles for --sca alone (TauDEM areadinf); %s needs a DEM",
+      return tr_fail(err, TR_EUSAGE,
+                     "--ang-in gives the angles for --sca (TauDEM areadinf) and --hand (dinfdistdown) alone; %s "
+                     "needs a DEM",
                      other);
-    if (dem) return tr_fail(err, TR_EUSAGE, "--ang-in gives the angles: give no DEM with it");
-    if (!o->sca) return tr_fail(err, TR_EUSAGE, "--ang-in needs --sca (the product made from the angles)");
+    if (!o->sca && !o->hand)
+      return tr_fail(err, TR_EUSAGE, "--ang-in needs --sca or --hand (the products made from the angles)");
+    if (o->hand && o->no_edge_check && !o->sca)
+      return tr_fail(err, TR_EUSAGE,
+                     "-nc: --hand keeps TauDEM dinfdistdown's default edge check (its -nc is not supported)");
+    if (o->hand && !o->streams_in)
+      return tr_fail(err, TR_EUSAGE,
+                     "--hand from --ang-in runs to the streams given: add --streams-in (TauDEM dinfdistdown's -src)");
+    if (o->hand && (!dem || !o->filled))
+      return tr_fail(err, TR_EUSAGE,
+                     "--hand from --ang-in needs the filled DEM its angles were made from: give it with --filled "
+                     "(TauDEM dinfdistdown's -fel)");
+    if (dem && !o->hand) return tr_fail(err, TR_EUSAGE, "--ang-in gives the angles: give no DEM with it");
     return TR_OK;
   }
   if (o->dir_in || !dem)
@@ -399,24 +416,25 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
 
 /* --streams-in and --acc-in (TauDEM streamnet's -src and -ad8): the
  * products that follow the given streams (order, basins per link, the
- * network and its text files); those that make their streams from
- * --threshold (--hand, --d8-dist, outlets moved to a stream) do not go with
- * them, nor a product of the same name. */
+ * network and its text files; --hand and --d8-dist, whose distances run to
+ * them as TauDEM dinfdistdown's and d8hdisttostrm's -src); outlets moved to
+ * a stream, which make their streams from --threshold, do not go with them,
+ * nor a product of the same name. */
 static int check_given(const tr_flowgraph_opts *o, tr_error *err) {
   if (o->acc_in && !o->streams_in)
     return tr_fail(err, TR_EUSAGE, "--acc-in (-ad8 in streamnet's form) goes with --streams-in (-src), the streams made from it");
   if (!o->streams_in) return TR_OK;
-  const char *clash = o->streams ? "--streams" : o->acc && o->acc_in ? "--acc" : o->hand ? "--hand"
-                    : o->d8_dist ? "--d8-dist" : o->outlets ? "--outlets" : o->weights && o->acc_in ? "--weights"
-                                                                           : NULL;
+  const char *clash = o->streams ? "--streams" : o->acc && o->acc_in ? "--acc" : o->outlets ? "--outlets"
+                    : o->weights && o->acc_in ? "--weights" : NULL;
   if (clash)
     return tr_fail(err, TR_EUSAGE, "%s does not go with --streams-in%s: %s", clash, o->acc_in ? " and --acc-in" : "",
                    !strcmp(clash, "--streams") || !strcmp(clash, "--acc") ? "the file is given, not made"
                    : !strcmp(clash, "--weights")                          ? "the accumulation is given"
                                                                           : "its streams come from --threshold");
-  if (!o->order && !o->basins && !o->network && !o->tree && !o->coord && !o->basin_stats)
+  if (!o->order && !o->basins && !o->network && !o->tree && !o->coord && !o->basin_stats && !o->hand && !o->d8_dist)
     return tr_fail(err, TR_EUSAGE,
-                   "--streams-in is read by --order, --basins, --network, --tree and --coord: give one of them");
+                   "--streams-in is read by --order, --basins, --network, --tree, --coord, --hand and --d8-dist: give "
+                   "one of them");
   return TR_OK;
 }
 
@@ -945,18 +963,21 @@ static int any_stream(const char *path, int *found, tr_error *err) {
 
 /* --hand and --d8-dist, after the method's products: the streams (the same
  * cells as --streams) into a scratch raster from the D8 directions `dir`,
- * then the distances. HAND's elevations are `fel` (filled, read at band
- * fel_band) and its angles `ang`. A NULL dir or ang is made here from fel
- * into a scratch raster beside the product (directions: --dir-encoding). */
+ * or those given (--streams-in), then the distances. HAND's elevations are
+ * `fel` (filled, read at band fel_band) and its angles `ang`. A NULL dir or
+ * ang is made here from fel into a scratch raster beside the product
+ * (directions: --dir-encoding), the directions only where they are read
+ * (--d8-dist, or streams from --threshold). */
 static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *fel, int fel_band, const char *ang,
                        const weights_sums *ws, int *stage, fg_stats *fs, tr_error *err) {
   const char *first = o->hand ? o->hand : o->d8_dist;
   char dir_tmp[TR_PATH_MAX] = "", ang_tmp[TR_PATH_MAX] = "", src_tmp[TR_PATH_MAX] = "";
   int st = TR_OK;
-  if (!dir && (st = scratch_name(&o->run, dir_tmp, first, "dir", err))) return st;
+  const int need_dir = !dir && (o->d8_dist || !o->streams_in);
+  if (need_dir && (st = scratch_name(&o->run, dir_tmp, first, "dir", err))) return st;
   if (o->hand && !ang && (st = scratch_name(&o->run, ang_tmp, first, "ang", err))) return st;
-  if ((st = scratch_name(&o->run, src_tmp, first, "src", err))) return st;
-  if ((!dir && !dir_tmp[0]) || (o->hand && !ang && !ang_tmp[0]) || !src_tmp[0])
+  if (!o->streams_in && (st = scratch_name(&o->run, src_tmp, first, "src", err))) return st;
+  if ((need_dir && !dir_tmp[0]) || (o->hand && !ang && !ang_tmp[0]) || (!o->streams_in && !src_tmp[0]))
     return tr_fail(err, TR_ENOMEM, "out of memory");
   tr_run_opts r = scratch_run(&o->run);
   r.band = fel_band;
@@ -974,22 +995,28 @@ static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *
   if (!ang) ang = ang_tmp;
   tr_flowgraph_opts ob = *o;
   ob.run.band = 1;
-  const tr_run_opts rs = scratch_run(&ob.run);
-  if (!st) st = run_up(&ob, &rs, dir, TR_UP_STREAMS, 0, src_tmp, ws, err);
-  if (!st) st = stage_done(&o->run, stage, err);
+  const char *src = o->streams_in ? o->streams_in : src_tmp;
+  if (!o->streams_in) {
+    const tr_run_opts rs = scratch_run(&ob.run);
+    if (!st) st = run_up(&ob, &rs, dir, TR_UP_STREAMS, 0, src_tmp, ws, err);
+    if (!st) st = stage_done(&o->run, stage, err);
+  }
   /* with no stream cell every distance would be nodata: refused, so that a
    * threshold above the largest accumulation is said, not written */
   int found = 1;
-  if (!st) st = tr_dist_agree(&o->run, tr_rank() == 0 ? any_stream(src_tmp, &found, err) : TR_OK, err);
+  if (!st) st = tr_dist_agree(&o->run, tr_rank() == 0 ? any_stream(src, &found, err) : TR_OK, err);
   if (!st) st = tr_dist_bcast(&o->run, &found, (int)sizeof found, err);
-  if (!st && !found)
+  if (!st && !found && o->streams_in)
+    st = tr_fail(err, TR_EINPUT, "%s: no stream cell: no cell of --streams-in '%s' is 1 or more",
+                 o->hand ? "--hand" : "--d8-dist", o->streams_in);
+  else if (!st && !found)
     st = tr_fail(err, TR_EINPUT, "%s: no stream cell: no accumulation reaches --threshold %g (give a smaller one)",
                  o->hand ? "--hand" : "--d8-dist", o->threshold);
   tr_graph_opts g = o->graph;
   if (g.cache_mb < 0) g.cache_mb = 0; /* every input is read once, in PEval */
   if (!st && o->d8_dist) {
     const down_job j = {TR_DOWN_D8DIST, o->encoding, dir};
-    const char *srcs[2] = {dir, src_tmp};
+    const char *srcs[2] = {dir, src};
     st = tr_dist_agree(&o->run,
                        tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 2, o->d8_dist, err), err);
     if (!st) stats_take(o, fs, "d8_dist", o->d8_dist);
@@ -997,7 +1024,7 @@ static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *
   }
   if (!st && o->hand) {
     const down_job j = {TR_DOWN_HAND, o->encoding, ang};
-    const char *srcs[3] = {ang, fel, src_tmp};
+    const char *srcs[3] = {ang, fel, src};
     st = tr_dist_agree(&o->run, tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 3, o->hand, err),
                        err);
     if (!st) stats_take(o, fs, "hand", o->hand);
@@ -1016,12 +1043,19 @@ static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *
  * rasters beside the first product; then sca and twi over them. */
 static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs, tr_error *err) {
   int stage = 0, st;
-  if (o->ang_in) { /* TauDEM areadinf: sca from the angles given */
+  if (o->ang_in) { /* TauDEM areadinf: sca from the angles given; dinfdistdown: HAND along them */
     tr_flowgraph_opts ob = *o;
     ob.run.band = 1;
-    st = run_dinf_up(&ob, o->ang_in, NULL, TR_DINF_UP_SCA, !o->no_edge_check, o->sca, err);
-    if (!st) stats_take(o, fs, "sca", o->sca);
-    if (!st) st = stage_done(&o->run, &stage, err);
+    st = TR_OK;
+    if (o->sca) {
+      st = run_dinf_up(&ob, o->ang_in, NULL, TR_DINF_UP_SCA, !o->no_edge_check, o->sca, err);
+      if (!st) stats_take(o, fs, "sca", o->sca);
+      if (!st) st = stage_done(&o->run, &stage, err);
+    }
+    if (!st && o->hand) {
+      const weights_sums ws = {TR_SUMS_ROUND, 0};
+      st = dist_stages(o, NULL, dem, 1, o->ang_in, &ws, &stage, fs, err);
+    }
     return st;
   }
   if (o->sca_in) { /* TauDEM twi: twi from the slope and sca given */

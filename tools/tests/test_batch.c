@@ -354,6 +354,9 @@ static int test_bad_input(void) {
    * dinfflowdir's, which writes -ang */
   f |= bad("areadinf_reads", "flowgraph d.tif --ang a.tif\nflowgraph -ang a.tif -sca s.tif -nc\n", 2,
            "line 2 reads 'a.tif', which line 1 writes", 0);
+  /* dinfdistdown's form reads -ang and -src (a fourth form) */
+  f |= bad("dinfdistdown_reads", "flowgraph d.tif --streams s.tif\nflowgraph -ang a.tif -fel f.tif -src s.tif -dd h.tif -m ave v\n",
+           2, "line 2 reads 's.tif', which line 1 writes", 0);
   /* twi's form reads -slp and -sca (a third form) */
   f |= bad("twi_reads", "flowgraph d.tif --slp l.tif --sca s.tif\nflowgraph -slp l.tif -sca s.tif -twi t.tif\n", 2,
            "line 2 reads 'l.tif', which line 1 writes", 0);

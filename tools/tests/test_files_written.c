@@ -534,6 +534,11 @@ static const walk_run walk_runs[] = {
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
              "--ang -ang --slp -slp --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
              "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+    /* TauDEM dinfdistdown's form: the angles (an.tif), filled DEM and streams (w.tif) given, --hand alone */
+    {.cmd = "flowgraph", .line = "%s --filled --ang-in an.tif --streams-in w.tif", .reads = "an.tif w.tif",
+     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
+             "--ang -ang --slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om "
+             "--outlet-table -id --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     /* TauDEM twi's form: an existing slope and sca (w.tif, f.tif: one grid), --twi alone */
     {.cmd = "flowgraph", .line = "--slp-in w.tif --sca-in f.tif", .reads = "w.tif f.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "

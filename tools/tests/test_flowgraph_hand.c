@@ -21,6 +21,11 @@
  *   and a NoData hole; HAND's tiles spilled out of core (testdata's
  *   demo.tif, --mem 104M) give the in-memory bytes; the same HAND whichever way its inputs come
  *   (--method d8, --method dinf --ang, --dir-in with --filled-in);
+ * - TauDEM dinfdistdown's form (the angles, filled DEM and streams given):
+ *   the HAND of a run from that filled DEM, for any settings; the given
+ *   streams also feed --d8-dist; fewer streams given raise HAND, never
+ *   lower it; from TauDEM's own ang.tif, fel.tif, src.tif: its hand.tif
+ *   byte for byte;
  * - bad options: one line, exit 2, no output left; no stream cell (a
  *   threshold above every accumulation): one line, exit 3, no output left;
  * - against TauDEM 5.4's hand.tif, d8dist.tif, plen.tif, tlen.tif and
@@ -436,6 +441,124 @@ static int cycle_refused(void) {
   return 0;
 }
 
+/* TauDEM dinfdistdown's form: the angles, the filled DEM and the streams
+ * given (--ang-in, --filled, --streams-in; or -ang -fel -src -dd [-m ave
+ * v]): HAND equal to the one a run from that filled DEM makes from its own
+ * angles and streams, for any settings; the given streams feed --d8-dist
+ * as well; each bad use one line, its exit code, nothing written. */
+static int test_given_inputs(void) {
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  char a[4096], c[8192];
+  snprintf(c, sizeof c, "'%s' fill -q '%s' '%s'", tf, opath("bumpy.tif"), opath("g_fel.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  snprintf(a, sizeof a, "'%s' --filled --threshold 40 --streams '%s' --hand '%s' --d8-dist '%s'", opath("g_fel.tif"),
+           opath("g_src.tif"), opath("g_hand0.tif"), opath("g_dist0.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  snprintf(a, sizeof a, "'%s' --filled --method dinf --ang '%s'", opath("g_fel.tif"), opath("g_ang.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  static const char *const flags[] = {"--threads 1", "--tile-size 32 --threads 2", "--tile-size 47 --schedule bsp",
+                                      "--ft dual --tile-size 50", "--ft replay", "--mem 120M --tile-size 32"};
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+    snprintf(a, sizeof a, "'%s' --filled --ang-in '%s' --streams-in '%s' --hand '%s' %s", opath("g_fel.tif"),
+             opath("g_ang.tif"), opath("g_src.tif"), opath("g_hand1.tif"), flags[i]);
+    ASSERT_EQ_INT(run(a), 0);
+    ASSERT(!same_raster("g_hand0.tif", "g_hand1.tif", flags[i]));
+  }
+  snprintf(a, sizeof a, "-ang '%s' -fel '%s' -src '%s' -dd '%s' -m ave v", opath("g_ang.tif"), opath("g_fel.tif"),
+           opath("g_src.tif"), opath("g_hand2.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(!same_raster("g_hand0.tif", "g_hand2.tif", "dinfdistdown's form"));
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
+    snprintf(c, sizeof c,
+             "mpirun --allow-run-as-root --oversubscribe -n 3 '%s' flowgraph -q -ang '%s' -fel '%s' -src '%s' -dd '%s' "
+             "--tile-size 40 2>%s/err.txt",
+             tf, opath("g_ang.tif"), opath("g_fel.tif"), opath("g_src.tif"), opath("g_hand3.tif"), outdir);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(!same_raster("g_hand0.tif", "g_hand3.tif", "mpirun -n 3"));
+  }
+  /* the given streams feed the D8 distance (and HAND) of a DEM run too */
+  snprintf(a, sizeof a, "'%s' --filled --streams-in '%s' --d8-dist '%s' --hand '%s' --tile-size 45", opath("g_fel.tif"),
+           opath("g_src.tif"), opath("g_dist1.tif"), opath("g_hand4.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(!same_raster("g_dist0.tif", "g_dist1.tif", "--streams-in --d8-dist"));
+  ASSERT(!same_raster("g_hand0.tif", "g_hand4.tif", "--streams-in --hand"));
+  /* fewer streams (those of the left half dropped): their cells are no
+   * longer 0, the streams kept still are, and no cell gets nearer */
+  rc_raster S, H0, H1;
+  ASSERT(!rc_load(opath("g_src.tif"), &S));
+  float *z = malloc(sizeof(float) * S.rows * S.cols);
+  ASSERT(z != NULL);
+  int64_t kept = 0, dropped = 0;
+  for (int r = 0; r < S.rows; r++)
+    for (int k = 0; k < S.cols; k++) {
+      const int64_t i = (int64_t)r * S.cols + k;
+      const int stream = !rc_is_nodata(&S, S.v[i]) && S.v[i] >= 1;
+      z[i] = stream && k >= S.cols / 2 ? 1.0f : 0.0f;
+      kept += stream && k >= S.cols / 2;
+      dropped += stream && k < S.cols / 2;
+    }
+  ASSERT(kept > 0 && dropped > 0);
+  ASSERT(!write_dem(opath("g_src_half.tif"), S.rows, S.cols, 25.0, z, 0, 0.0f));
+  free(z);
+  snprintf(a, sizeof a, "'%s' --filled --ang-in '%s' --streams-in '%s' --hand '%s'", opath("g_fel.tif"),
+           opath("g_ang.tif"), opath("g_src_half.tif"), opath("g_hand5.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(!rc_load(opath("g_hand0.tif"), &H0) && !rc_load(opath("g_hand5.tif"), &H1));
+  int64_t raised = 0;
+  for (int r = 0; r < S.rows; r++)
+    for (int k = 0; k < S.cols; k++) {
+      const int64_t i = (int64_t)r * S.cols + k;
+      const int stream = !rc_is_nodata(&S, S.v[i]) && S.v[i] >= 1;
+      if (stream && k >= S.cols / 2) ASSERT(H1.v[i] == 0.0);
+      if (rc_is_nodata(&H0, H0.v[i]) || rc_is_nodata(&H1, H1.v[i])) continue;
+      ASSERT(H1.v[i] >= H0.v[i]);
+      raised += H1.v[i] > H0.v[i];
+    }
+  ASSERT(raised > 0);
+  rc_free(&S);
+  rc_free(&H0);
+  rc_free(&H1);
+  /* bad uses */
+  char fmt[4096];
+  snprintf(fmt, sizeof fmt, "--ang-in '%s' --hand '%%2$s' '%%1$s' --filled", opath("g_ang.tif"));
+  ASSERT(!bad(fmt, "add --streams-in"));
+  snprintf(fmt, sizeof fmt, "--ang-in '%s' --streams-in '%s' --hand '%%2$s'", opath("g_ang.tif"), opath("g_src.tif"));
+  ASSERT(!bad(fmt, "needs the filled DEM its angles were made from"));
+  snprintf(fmt, sizeof fmt, "--ang-in '%s' --streams-in '%s' --hand '%%2$s' '%%1$s'", opath("g_ang.tif"),
+           opath("g_src.tif"));
+  ASSERT(!bad(fmt, "needs the filled DEM its angles were made from"));
+  snprintf(fmt, sizeof fmt, "--ang-in '%s' --streams-in '%s' --hand '%%2$s' '%%1$s' --filled -nc", opath("g_ang.tif"),
+           opath("g_src.tif"));
+  ASSERT(!bad(fmt, "its -nc is not supported"));
+  snprintf(fmt, sizeof fmt, "-ang '%s' -fel '%%1$s' -src '%s' -dd '%%2$s' -m max v", opath("g_ang.tif"),
+           opath("g_src.tif"));
+  ASSERT(!bad(fmt, "-m max v: --hand (-dd) is the average vertical drop"));
+  ASSERT(!bad("'%s' --acc '%s' -m ave v", "-m ave v goes with --hand"));
+  /* no stream cell given; streams on another grid */
+  float zero = 0.0f;
+  rc_raster F;
+  ASSERT(!rc_load(opath("g_fel.tif"), &F));
+  float *n = calloc((size_t)F.rows * F.cols, sizeof *n);
+  ASSERT(n != NULL);
+  ASSERT(!write_dem(opath("g_src_none.tif"), F.rows, F.cols, 25.0, n, 0, zero));
+  ASSERT(!write_dem(opath("g_src_other.tif"), F.rows, F.cols, 30.0, n, 0, zero));
+  free(n);
+  rc_free(&F);
+  snprintf(a, sizeof a, "'%s' --filled --ang-in '%s' --streams-in '%s' --hand '%s'", opath("g_fel.tif"),
+           opath("g_ang.tif"), opath("g_src_none.tif"), opath("bad.tif"));
+  unlink(opath("bad.tif"));
+  ASSERT_EQ_INT(run(a), 3);
+  ASSERT(!exists(opath("bad.tif")));
+  snprintf(c, sizeof c, "%s/err.txt", outdir);
+  ASSERT(strstr(rc_slurp(c), "no cell of --streams-in") != NULL);
+  snprintf(a, sizeof a, "'%s' --filled --ang-in '%s' --streams-in '%s' --hand '%s'", opath("g_fel.tif"),
+           opath("g_ang.tif"), opath("g_src_other.tif"), opath("bad.tif"));
+  ASSERT_EQ_INT(run(a), 3);
+  ASSERT(!exists(opath("bad.tif")));
+  ASSERT(strstr(rc_slurp(c), "is not on the grid of") != NULL);
+  return 0;
+}
+
 static int test_bad_options(void) {
   ASSERT(!cycle_refused());
   if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
@@ -520,6 +643,12 @@ static int test_taudem(void) {
     ASSERT(!compare(opath("t_hand.tif"), r, &c));
     fprintf(stderr, "%s hand (p.tif, fel.tif): %lld differ, %lld nodata on one side\n", dems[d], (long long)c.differ,
             (long long)c.nodata_mismatch);
+    ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
+    /* dinfdistdown's own form over TauDEM's ang.tif, fel.tif and src.tif */
+    snprintf(a, sizeof a, "-ang '%s/hydro/ang.tif' -fel '%s/fel.tif' -src '%s/src.tif' -dd '%s' -m ave v --tile-size 80",
+             t, t, t, opath("t_hand2.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    ASSERT(!compare(opath("t_hand2.tif"), r, &c));
     ASSERT(c.nodata_mismatch == 0 && c.differ == 0);
     snprintf(r, sizeof r, "%s/hydro/d8dist.tif", t);
     ASSERT(!compare(opath("t_dist.tif"), r, &c));
@@ -614,6 +743,7 @@ int main(int argc, char **argv) {
   }
   static const tr_test_case cases[] = {TR_TEST(test_plane_analytic),    TR_TEST(test_same_bytes),
                                        TR_TEST(test_gridnet_reference), TR_TEST(test_out_of_core),
-                                       TR_TEST(test_bad_options),       TR_TEST(test_taudem)};
+                                       TR_TEST(test_given_inputs),      TR_TEST(test_bad_options),
+                                       TR_TEST(test_taudem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -802,7 +802,7 @@ static int test_streamnet_bad(void) {
       {shifted, NULL, "", 3, "is not on the grid of the directions"},
       {NULL, small, "", 3, "cells but the directions"},
       {none, NULL, "", 3, "--tree: no stream link"},
-      {NULL, NULL, "--hand h.tif", 2, "--hand does not go with --streams-in"},
+      {NULL, NULL, "--outlets o.gpkg --moved-outlets m.gpkg", 2, "--outlets does not go with --streams-in"},
       {NULL, NULL, "--weights w.tif", 2, "--weights does not go with --streams-in"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

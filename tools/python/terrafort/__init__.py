@@ -390,10 +390,11 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
     each of outlets went), outlet_table (TauDEM's "id iddown"); with method "dinf"
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
-    and twi (or sca alone from ang_in, existing angles: TauDEM areadinf; or
-    twi alone from slp_in and sca_in, an existing slope and sca: TauDEM twi);
+    and twi (or sca alone from ang_in, existing angles: TauDEM areadinf, and
+    hand from them with the filled dem (filled=True) and streams_in: TauDEM
+    dinfdistdown; or twi alone from slp_in and sca_in: TauDEM twi);
     hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
-    the streams of threshold, with either method; plen, tlen and gord (TauDEM
+    the streams of threshold (or streams_in), with either method; plen, tlen and gord (TauDEM
     gridnet); tree and coord, TauDEM streamnet's text files of the links -
     all written or none. streams_in (and acc_in), the stream cells (and the
     area) given as streamnet's -src (and -ad8), replace the threshold. With method "quinn", "holmgren" (exponent

@@ -223,7 +223,8 @@ NOT_EXPOSED = {
     {"--epsilon-step": "the increment of --epsilon: one float ulp is what TauDEM-like output needs"},
     "flowgraph": dict.fromkeys(("--schedule", "--staleness", "--ds-max", "--l-bottom", "--l-up", "--straggler-ratio",
                                 "--cache-mb", "--aap-stats"), _ENGINE) |
-    {"--tmp": "the spill folder: the function takes no tmp_dir yet (the output's folder is used)"},
+    {"--tmp": "the spill folder: the function takes no tmp_dir yet (the output's folder is used)",
+     "-m": "TauDEM dinfdistdown's '-m ave v', accepted on the command line for its form: hand is that, nothing to choose"},
     "interpolate": dict.fromkeys(("-clipsrclayer", "-clipsrcwhere", "-clipsrcsql"),
                                  "filters of a -clipsrc file's features: the function takes no such keywords yet"),
     "common": {
