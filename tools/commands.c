@@ -85,7 +85,8 @@ static const tf_command commands[] = {
                        .any = "-dd",
                        .none = "-z -p -ad8 -ord -net -w -slp --slp -sca --sca -twi --twi -dist --d8-dist --ang-in --dir-in "
                                "--streams-in",
-                       .reads = "-ang -src"}}}},
+                       .reads = "-ang -src"},
+                      {.all = "-p -src -o", .any = "-om", .none = "-z -ad8 -ord -tree -coord -net", .reads = "-src"}}}},
     {.name = "interpolate",
      .main = tf_interpolate_main,
      .summary = "scattered points to a grid (gdal_grid)",

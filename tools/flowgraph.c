@@ -102,7 +102,8 @@ static const char *usage_end =
     "                         --d8-dist follow them\n"
     "  --acc-in FILE          the accumulation given (with --streams-in): the network's areas\n"
     "  (streamnet's form: -p, -src and -ad8 with no DEM, and one of -ord -tree -coord -net -w:\n"
-    "  -src is --streams-in and -ad8 --acc-in)\n"
+    "  -src is --streams-in and -ad8 --acc-in; moveoutletstostreams' -p -src -o -om: -src is\n"
+    "  --streams-in, where the outlets stop on their way down)\n"
     "Engine (as fill): --schedule, --staleness, --ds-max, --l-bottom, --l-up,\n"
     "  --straggler-ratio, --cache-mb, --aap-stats FILE\n"
     "Memory (as fill): --mem SIZE (each stage, each rank; tile state beyond it is spilled\n"
@@ -289,13 +290,18 @@ int tf_flowgraph_main(int argc, char **argv) {
   tr_flowgraph_opts *q0 = &fa.o;
   const int streamnet = !dem && fa.p && fa.src && fa.ad8 &&
                         (q0->order || q0->tree || q0->coord || q0->network || q0->basins);
+  /* moveoutletstostreams' form, -p P -src SRC -o O -om OM: -src is read, the
+   * streams the outlets move down to (commands.c's row says the same) */
+  const int moveoutlets = !dem && fa.p && fa.src && !fa.ad8 && q0->outlets && q0->moved_outlets && !q0->order &&
+                          !q0->tree && !q0->coord && !q0->network;
+  const int src_read = streamnet || moveoutlets;
   const char *const given[2] = {fa.ad8, fa.src};
-  const char **slots[2] = {streamnet ? &q0->acc_in : &q0->acc, streamnet ? &q0->streams_in : &q0->streams};
+  const char **slots[2] = {streamnet ? &q0->acc_in : &q0->acc, src_read ? &q0->streams_in : &q0->streams};
   static const char *const spelled[2][2] = {{"--acc", "--acc-in"}, {"--streams", "--streams-in"}};
   for (int k = 0; k < 2; k++) {
     if (!given[k]) continue;
     if (*slots[k])
-      return tf_usage_error(&cli, "%s and %s both name the %s", k ? "-src" : "-ad8", spelled[k][streamnet],
+      return tf_usage_error(&cli, "%s and %s both name the %s", k ? "-src" : "-ad8", spelled[k][k ? src_read : streamnet],
                             k ? "streams" : "accumulation");
     *slots[k] = given[k];
   }

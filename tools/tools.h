@@ -28,7 +28,7 @@ int tf_batch_main(int argc, char **argv);
  * writing one file: its own options taking values, its output options, and
  * whether its last file name is the output (commands.c's table; the
  * common options are in cli.c). values == NULL: a command batch cannot run. */
-#define TF_IO_FORMS 4
+#define TF_IO_FORMS 5
 typedef struct {
   const char *values;  /* "NAME NAME:COUNT ..." */
   const char *outputs; /* "NAME ..."; "NAME?": an output only when a DEM is given */
@@ -41,7 +41,8 @@ typedef struct {
    * -src and -ad8; areadinf's -ang -sca, without dinfflowdir's -fel and the
    * products that need a DEM, reads -ang; twi's -slp -sca -twi, with no
    * other product, reads -slp and -sca; dinfdistdown's -ang -fel -src -dd
-   * reads -ang and -src). A form with all NULL ends the
+   * reads -ang and -src; moveoutletstostreams' -p -src -o -om reads -src). A
+   * form with all NULL ends the
    * list; at most TF_IO_FORMS. */
   struct {
     const char *all, *any, *none, *reads;

@@ -200,6 +200,8 @@ typedef struct {
   const char *id_field;
   tr_outlet_move **moves;
   int64_t *nmoves;
+  const char *streams; /* the stream cells given (>= 1; --streams-in, TauDEM moveoutletstostreams'
+                          -src): the walk down the path stops at them instead of acc >= threshold */
 } tr_seed_src;
 
 int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_error *err);

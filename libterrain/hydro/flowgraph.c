@@ -417,24 +417,25 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
 /* --streams-in and --acc-in (TauDEM streamnet's -src and -ad8): the
  * products that follow the given streams (order, basins per link, the
  * network and its text files; --hand and --d8-dist, whose distances run to
- * them as TauDEM dinfdistdown's and d8hdisttostrm's -src); outlets moved to
- * a stream, which make their streams from --threshold, do not go with them,
- * nor a product of the same name. */
+ * them as TauDEM dinfdistdown's and d8hdisttostrm's -src; outlets moved
+ * down their path to them, moveoutletstostreams' -src), not a product of
+ * the same name. */
 static int check_given(const tr_flowgraph_opts *o, tr_error *err) {
   if (o->acc_in && !o->streams_in)
     return tr_fail(err, TR_EUSAGE, "--acc-in (-ad8 in streamnet's form) goes with --streams-in (-src), the streams made from it");
   if (!o->streams_in) return TR_OK;
-  const char *clash = o->streams ? "--streams" : o->acc && o->acc_in ? "--acc" : o->outlets ? "--outlets"
+  const char *clash = o->streams ? "--streams" : o->acc && o->acc_in ? "--acc"
                     : o->weights && o->acc_in ? "--weights" : NULL;
   if (clash)
     return tr_fail(err, TR_EUSAGE, "%s does not go with --streams-in%s: %s", clash, o->acc_in ? " and --acc-in" : "",
                    !strcmp(clash, "--streams") || !strcmp(clash, "--acc") ? "the file is given, not made"
                    : !strcmp(clash, "--weights")                          ? "the accumulation is given"
                                                                           : "its streams come from --threshold");
-  if (!o->order && !o->basins && !o->network && !o->tree && !o->coord && !o->basin_stats && !o->hand && !o->d8_dist)
+  if (!o->order && !o->basins && !o->network && !o->tree && !o->coord && !o->basin_stats && !o->hand && !o->d8_dist &&
+      !o->outlets)
     return tr_fail(err, TR_EUSAGE,
-                   "--streams-in is read by --order, --basins, --network, --tree, --coord, --hand and --d8-dist: give "
-                   "one of them");
+                   "--streams-in is read by --order, --basins, --network, --tree, --coord, --hand, --d8-dist and the "
+                   "outlets' moves: give one of them");
   return TR_OK;
 }
 
@@ -1291,7 +1292,9 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
   const int want_seeds = (want_basins && !by_links) || o->moved_outlets;
   tr_outlet_move *moves = NULL; /* every outlet point's, for -om and the outlet table */
   int64_t nmoves = 0;
-  const int need_acc = need_links || (want_seeds && o->outlets && (o->snap > 0 || o->snap_distance > 0));
+  /* (the walk down the path to the streams given reads them, not the area) */
+  const int need_acc =
+      need_links || (want_seeds && o->outlets && ((o->snap > 0 && !o->streams_in) || o->snap_distance > 0));
   if (!need_links && !want_seeds) return TR_OK;
 
   /* the no-edge-check accumulation the links (and snapping) read */
@@ -1359,7 +1362,8 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
                       .snap_distance = o->snap_distance,
                       .id_field = o->id_field,
                       .moves = o->moved_outlets || o->outlet_table ? &moves : NULL,
-                      .nmoves = &nmoves};
+                      .nmoves = &nmoves,
+                      .streams = o->streams_in};
     st = tr_seeds_build(&ss, &seeds, &nseeds, err);
     if (!st && o->moved_outlets) st = tr_outlets_write(&o->run, dir, moves, nmoves, o->moved_outlets, NULL, err);
     if (!st && o->moved_outlets) st = stage_done(&o->run, stage, err);

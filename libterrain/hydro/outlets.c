@@ -158,10 +158,14 @@ static int point_seeds(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout,
   tr_input dir, acc;
   int st = tr_input_open(&dir, s->dir, 1, err), acc_open = 0;
   if (st) return st;
-  if ((s->snap > 0 || s->snap_distance > 0) && s->acc) {
-    st = tr_input_open(&acc, s->acc, 1, err);
+  /* what the walk down the path stops at: the streams given (>= 1), or
+   * the accumulation at --threshold */
+  const int walk_streams = s->streams && s->snap_distance <= 0;
+  if ((s->snap > 0 || s->snap_distance > 0) && (walk_streams || s->acc)) {
+    st = tr_input_open(&acc, walk_streams ? s->streams : s->acc, 1, err);
     acc_open = !st;
   }
+  const double stream_at = walk_streams ? 1.0 : s->threshold;
   GDALDatasetH ds = st ? NULL : GDALOpenEx(s->points, GDAL_OF_VECTOR | GDAL_OF_READONLY, NULL, NULL, NULL);
   if (!st && !ds) st = tr_fail(err, TR_EINPUT, "cannot open the outlet points '%s'", s->points);
   OGRLayerH lay = ds ? GDALDatasetGetLayer(ds, 0) : NULL;
@@ -214,7 +218,7 @@ static int point_seeds(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout,
            * cell (TauDEM: -1 when none is reached, the point kept) */
           moved = -1;
           for (int step = 0; step <= s->snap && !st; step++) {
-            if (cell_value(&acc, at, &st, err) >= s->threshold) {
+            if (cell_value(&acc, at, &st, err) >= stream_at) {
               cell = at;
               moved = step;
               break;

@@ -354,6 +354,9 @@ static int test_bad_input(void) {
    * dinfflowdir's, which writes -ang */
   f |= bad("areadinf_reads", "flowgraph d.tif --ang a.tif\nflowgraph -ang a.tif -sca s.tif -nc\n", 2,
            "line 2 reads 'a.tif', which line 1 writes", 0);
+  /* moveoutletstostreams' form reads -src (a fifth form) */
+  f |= bad("moveoutlets_reads", "flowgraph d.tif --streams s.tif\nflowgraph -p p.tif -src s.tif -o o.shp -om m.shp\n", 2,
+           "line 2 reads 's.tif', which line 1 writes", 0);
   /* dinfdistdown's form reads -ang and -src (a fourth form) */
   f |= bad("dinfdistdown_reads", "flowgraph d.tif --streams s.tif\nflowgraph -ang a.tif -fel f.tif -src s.tif -dd h.tif -m ave v\n",
            2, "line 2 reads 's.tif', which line 1 writes", 0);

@@ -534,6 +534,11 @@ static const walk_run walk_runs[] = {
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
              "--ang -ang --slp -slp --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
              "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+    /* TauDEM moveoutletstostreams' inputs: the outlets stop at the streams given (w.tif) */
+    {.cmd = "flowgraph", .line = "--dir-in p.tif --streams-in w.tif -o o.gpkg", .reads = "p.tif w.tif o.gpkg",
+     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --network -net --slope -sd8 --basin-stats "
+             "--ang -ang --slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --hand -dd --d8-dist -dist "
+             "--plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     /* TauDEM dinfdistdown's form: the angles (an.tif), filled DEM and streams (w.tif) given, --hand alone */
     {.cmd = "flowgraph", .line = "%s --filled --ang-in an.tif --streams-in w.tif", .reads = "an.tif w.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "

@@ -687,6 +687,45 @@ static int write_mask(const char *path, const rc_raster *r, double at_least) {
   return e == CE_None ? 0 : -1;
 }
 
+/* TauDEM moveoutletstostreams' own form, -p -src -o -om -md: the outlets
+ * stop at the streams given, TauDEM's moved.shp from its src.tif (with
+ * --id-field id: TauDEM copies the layer's fields, terrafort writes id and
+ * Dist_moved), and the same with --dir-in --streams-in; streams given with
+ * no cell leave every outlet where it was (Dist_moved -1), so -src is what
+ * is read, not --threshold's streams. */
+static int test_outlets_src(void) {
+  if (!have_taudem()) return fprintf(stderr, "SKIP: no TauDEM outputs under %s\n", shared), 0;
+  for (int d = 0; d < 2; d++) {
+    char c[4096];
+    unlink(opath("ms.gpkg"));
+    snprintf(c, sizeof c, "'%s' flowgraph -q -p '%s' -src '%s' -o '%s' --id-field id -om '%s' -md 50", tf,
+             tpath(dems[d], "p.tif"), tpath(dems[d], "src.tif"), tpath(dems[d], "hydro/outlets.shp"), opath("ms.gpkg"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(same_points(opath("ms.gpkg"), tpath(dems[d], "hydro/moved.shp")) == 0);
+    unlink(opath("ms2.gpkg"));
+    snprintf(c, sizeof c,
+             "'%s' flowgraph -q --dir-in '%s' --streams-in '%s' --outlets '%s' --id-field id --moved-outlets '%s' "
+             "--snap 50 --threads 2 --tile-size 64",
+             tf, tpath(dems[d], "p.tif"), tpath(dems[d], "src.tif"), tpath(dems[d], "hydro/outlets.shp"),
+             opath("ms2.gpkg"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(same_points(opath("ms2.gpkg"), tpath(dems[d], "hydro/moved.shp")) == 0);
+    rc_raster ad8;
+    ASSERT(rc_load(tpath(dems[d], "ad8nc.tif"), &ad8) == 0);
+    ASSERT_EQ_INT(write_mask(opath("src_none.tif"), &ad8, 1e300), 0);
+    rc_free(&ad8);
+    unlink(opath("ms3.gpkg"));
+    snprintf(c, sizeof c, "'%s' flowgraph -q -p '%s' -src '%s' -o '%s' --id-field id -om '%s' -md 50", tf,
+             tpath(dems[d], "p.tif"), opath("src_none.tif"), tpath(dems[d], "hydro/outlets.shp"), opath("ms3.gpkg"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    outlet_pt m[16];
+    const int n = read_points(opath("ms3.gpkg"), m, 16);
+    ASSERT_EQ_INT(n, 3);
+    for (int i = 0; i < n; i++) ASSERT(m[i].moved == -1 && m[i].id == 10 * (i + 1));
+  }
+  return 0;
+}
+
 /* Streams given that are not the threshold streamnet's area would give
  * (ad8nc >= 500, made here, with ad8nc as -ad8): the stream cells of the
  * network are exactly that src's (every point of coord.txt is one of its
@@ -802,7 +841,7 @@ static int test_streamnet_bad(void) {
       {shifted, NULL, "", 3, "is not on the grid of the directions"},
       {NULL, small, "", 3, "cells but the directions"},
       {none, NULL, "", 3, "--tree: no stream link"},
-      {NULL, NULL, "--outlets o.gpkg --moved-outlets m.gpkg", 2, "--outlets does not go with --streams-in"},
+      {NULL, NULL, "--streams s.tif", 2, "--streams does not go with --streams-in"},
       {NULL, NULL, "--weights w.tif", 2, "--weights does not go with --streams-in"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -860,6 +899,6 @@ int main(int argc, char **argv) {
                                        TR_TEST(test_outlets_snap_distance), TR_TEST(test_outlets_bad),
                                        TR_TEST(test_d8flowdir_form), TR_TEST(test_outlet_on_nodata),
                                        TR_TEST(test_streamnet_form), TR_TEST(test_streamnet_same_bytes),
-                                       TR_TEST(test_streams_in_other), TR_TEST(test_streamnet_bad)};
+                                       TR_TEST(test_outlets_src), TR_TEST(test_streams_in_other), TR_TEST(test_streamnet_bad)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
