@@ -65,7 +65,7 @@ static const tf_command commands[] = {
      .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, HAND (TauDEM)",
      .io = {.values = "--dir-in --ang-in --slp-in --sca-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
                       "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field --holmgren-x --freeman-p "
-                      "--streams-in --acc-in -m:2 "
+                      "--streams-in --acc-in -m:2 --seed "
                       "--burn --burn-depth --burn-layer",
             .outputs = "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 "
                        "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --moved-outlets -om --outlet-table -id -gw "

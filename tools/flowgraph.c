@@ -85,6 +85,10 @@ static const char *usage_end =
     "                         neighbours, Quinn (1991), Holmgren (1994), Freeman (1991)\n"
     "  --holmgren-x X         Holmgren's exponent, 1 to 100 (default 4)\n"
     "  --freeman-p P          Freeman's exponent, above 0 to 100 (default 1.1)\n"
+    "  --method rho8          --acc FILE alone: all flow to one lower neighbour, Fairfield &\n"
+    "                         Leymarie (1991), a diagonal's drop divided by 2 - r, r random\n"
+    "  --seed N               Rho8's draws, a hash of (N, cell, neighbour): the same bytes for\n"
+    "                         any tiling, thread or rank count (0 to 2^53; default 1)\n"
     "Accumulation:\n"
     "  --units cells|area     contributing cells (default) or area in map units\n"
     "  --weights FILE, -wg FILE    a weight per cell instead of 1\n"
@@ -118,6 +122,7 @@ typedef struct {
   int ang_taudem;   /* the angles were named -ang: areadinf's input in its form */
   int slp_taudem, sca_taudem; /* -slp, -sca: twi's inputs in its form */
   int m_given;      /* -m ave v (dinfdistdown's; only with --hand) */
+  int seed_given;   /* --seed (only with --method rho8) */
 } flow_args;
 
 /* Long and TauDEM names of the file-valued options, and where each goes. */
@@ -177,8 +182,9 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
     else if (!strcmp(v, "quinn")) o->method = TR_FLOW_QUINN;
     else if (!strcmp(v, "holmgren")) o->method = TR_FLOW_HOLMGREN;
     else if (!strcmp(v, "freeman")) o->method = TR_FLOW_FREEMAN;
+    else if (!strcmp(v, "rho8")) o->method = TR_FLOW_RHO8;
     else {
-      tf_usage_error(cli, "--method: '%s' is not one of d8, dinf, quinn, holmgren, freeman", v);
+      tf_usage_error(cli, "--method: '%s' is not one of d8, dinf, quinn, holmgren, freeman, rho8", v);
       return TF_ARG_ERROR;
     }
     fa->method_given = 1;
@@ -244,6 +250,14 @@ static int flow_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
   }
   if (!strcmp(a, "--filled")) {
     o->filled = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (!strcmp(a, "--seed")) {
+    long seed;
+    /* 2^53: every seed a double holds exactly (Python, QGIS pass numbers) */
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 9007199254740992L, &seed)) return TF_ARG_ERROR;
+    o->seed = (uint64_t)seed;
+    fa->seed_given = 1;
     return TF_ARG_TAKEN;
   }
   if (!strcmp(a, "-m")) {
@@ -343,6 +357,7 @@ int tf_flowgraph_main(int argc, char **argv) {
     fa.o.streams = NULL;
   }
   if (fa.m_given && !fa.o.hand) return tf_usage_error(&cli, "-m ave v goes with --hand (-dd)");
+  if (fa.seed_given && fa.o.method != TR_FLOW_RHO8) return tf_usage_error(&cli, "--seed goes with --method rho8");
   /* TauDEM twi's form, -slp SLP -sca SCA -twi TWI: no DEM, nothing else made,
    * so -slp and -sca are the rasters read (commands.c's row says the same) */
   if (fa.slp_taudem && fa.sca_taudem && !dem && !q->filled_in && !q->dir_in && !q->ang_in && !q->ang && q->twi &&

@@ -72,13 +72,26 @@ typedef struct {
 /* The "mfd_up" program (mfd_up_program.c): multiple-flow-direction
  * accumulation in cells over the filled DEM (input 0) and its D-infinity
  * angles (input 1, which drain the flats). Float64, nodata -1 (RichDEM's). */
-enum { TR_MFD_QUINN = 0, TR_MFD_HOLMGREN = 1, TR_MFD_FREEMAN = 2 };
+enum { TR_MFD_QUINN = 0, TR_MFD_HOLMGREN = 1, TR_MFD_FREEMAN = 2, TR_MFD_RHO8 = 3 };
 #define TR_MFD_UP_NODATA (-1.0)
 typedef struct {
-  int32_t rule;       /* TR_MFD_QUINN, TR_MFD_HOLMGREN or TR_MFD_FREEMAN */
+  int32_t rule;       /* TR_MFD_QUINN, TR_MFD_HOLMGREN, TR_MFD_FREEMAN or TR_MFD_RHO8 */
   double exponent;    /* Holmgren's x (Quinn: 1), Freeman's p */
   tr_d8_geom geom;    /* cell sizes of the angle raster, for the flats' shares */
+  uint64_t seed;      /* Rho8: the draws' seed (tr_rho8_draw) */
 } tr_mfd_up_params;
+
+/* Rho8's draw for cell (global index row * cols + col) and RichDEM's
+ * neighbour m (0..7: W, NW, N, NE, E, SE, S, SW): SplitMix64 of
+ * seed ^ (8 * cell + m), its top 53 bits as a double in [0, 1). */
+static inline double tr_rho8_draw(uint64_t seed, int64_t cell, int m) {
+  uint64_t z = seed ^ ((uint64_t)cell * 8u + (uint64_t)m);
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1.0p-53;
+}
 
 /* The "dist_down" program (dist_down_program.c): what lies downstream of a
  * cell on the way to the nearest stream, computed from the stream cells up

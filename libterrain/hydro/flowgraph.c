@@ -55,6 +55,7 @@ void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
   o->snap = 50;
   o->holmgren_x = 4.0;
   o->freeman_p = 1.1;
+  o->seed = 1;
 }
 
 /* What the sums of the run's weights need (flow.h, TR_SUMS_*), found once
@@ -313,12 +314,12 @@ static const char *side_first(const tr_flowgraph_opts *o) {
  * --d8-dist go with either (their streams are D8's, HAND's paths D-infinity's,
  * made in the run when the method does not make them). */
 static int is_mfd(tr_flow_method m) {
-  return m == TR_FLOW_QUINN || m == TR_FLOW_HOLMGREN || m == TR_FLOW_FREEMAN;
+  return m == TR_FLOW_QUINN || m == TR_FLOW_HOLMGREN || m == TR_FLOW_FREEMAN || m == TR_FLOW_RHO8;
 }
 
-/* --method quinn|holmgren|freeman: --acc from a DEM, in cells, nothing else. */
+/* --method quinn|holmgren|freeman|rho8: --acc from a DEM, in cells, nothing else. */
 static int check_mfd(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
-  static const char *const names[] = {"", "", "quinn", "holmgren", "freeman"};
+  static const char *const names[] = {"", "", "quinn", "holmgren", "freeman", "rho8"};
   const char *m = names[o->method];
   if (!(o->holmgren_x >= 1.0 && o->holmgren_x <= 100.0))
     return tr_fail(err, TR_EUSAGE, "--holmgren-x must be in [1, 100], got %g", o->holmgren_x);
@@ -349,7 +350,8 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
   const int dinf_any = o->ang || o->slp || o->sca || o->twi;
   if (is_mfd(o->method)) return check_mfd(o, dem, err);
   if (o->method != TR_FLOW_D8 && o->method != TR_FLOW_DINF)
-    return tr_fail(err, TR_EUSAGE, "unknown flow method %d (d8, dinf, quinn, holmgren or freeman)", (int)o->method);
+    return tr_fail(err, TR_EUSAGE, "unknown flow method %d (d8, dinf, quinn, holmgren, freeman or rho8)",
+                   (int)o->method);
   if (o->method == TR_FLOW_D8) {
     if (dinf_any)
       return tr_fail(err, TR_EUSAGE, "--ang, --slp, --sca and --twi are D-infinity products: give --method dinf");
@@ -1127,8 +1129,12 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
 static int mfd_up_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   const tr_flowgraph_opts *o = opts;
   tr_mfd_up_params *p = params;
-  p->rule = o->method == TR_FLOW_QUINN ? TR_MFD_QUINN : o->method == TR_FLOW_HOLMGREN ? TR_MFD_HOLMGREN : TR_MFD_FREEMAN;
+  p->rule = o->method == TR_FLOW_QUINN      ? TR_MFD_QUINN
+            : o->method == TR_FLOW_HOLMGREN ? TR_MFD_HOLMGREN
+            : o->method == TR_FLOW_RHO8     ? TR_MFD_RHO8
+                                            : TR_MFD_FREEMAN;
   p->exponent = o->method == TR_FLOW_QUINN ? 1.0 : o->method == TR_FLOW_HOLMGREN ? o->holmgren_x : o->freeman_p;
+  p->seed = o->seed;
   const int st = tr_d8_geom_init(in, &p->geom, err);
   if (st) return st;
   prod->type = GDT_Float64;

@@ -22,6 +22,12 @@
  *   doubles before storing (Freeman, as RichDEM); the share
  *   (float)(float(w_k) x (1 / C)). RichDEM's command line reads the
  *   exponent as a float: its p = 1.1 is 1.10000002384185791015625.
+ * - Rho8 (Fairfield & Leymarie 1991, RichDEM's FM_Rho8): the same cells
+ *   give everything to one lower neighbour, the one of greatest rho slope,
+ *   rise in Float32 as a double, a diagonal's times 1 / (2 - r), r drawn
+ *   per (cell, neighbour) by tr_rho8_draw (flowdir.h) instead of RichDEM's
+ *   generator, first in RichDEM's order on a tie; the descriptor is then
+ *   -(2 + k), k the receiver.
  * - A cell with no lower neighbour (a flat of the filled DEM) drains as
  *   --method dinf does: the D-infinity angle of the flats (input 1, Garbrecht
  *   & Martz as TauDEM) split between its two neighbours (hydro/dinf.h).
@@ -56,7 +62,7 @@
 
 typedef struct {
   double v;   /* NaN: not final yet */
-  double inv; /* 1 / C, 0 (angle), -1 (none) */
+  double inv; /* 1 / C, 0 (angle), -1 (none), Rho8: -(2 + k) */
 } mu_msg;
 
 typedef struct {
@@ -90,11 +96,31 @@ static inline double weight(const tr_mfd_up_params *p, float zc, float zn, int k
   return pow(grad * (diag ? 0.354 : 0.5), p->rule == TR_MFD_QUINN ? 1.0 : p->exponent);
 }
 
+/* Rho8's receiver of tile cell i (RichDEM's FM_FairfieldLeymarie): the
+ * lower neighbour of greatest rho slope, as -(2 + k); 0 when none is lower. */
+static double rho8_receiver(const mu_ctx *x, const mu_state *s, const tr_dag_round *w, int64_t i, int64_t cell) {
+  int best = 0;
+  double best_slope = 0.0;
+  for (int m = 0; m < 8; m++) {
+    const int k = rd_order[m];
+    const float zn = s->z[i + w->g.off[k]];
+    if (isnan(zn) || !(zn < s->z[i])) continue;
+    double rho = (double)(s->z[i] - zn);
+    if (!(k & 1)) rho *= 1.0 / (2.0 - tr_rho8_draw(x->prm.seed, cell, m));
+    if (rho > best_slope) best = k, best_slope = rho;
+  }
+  return best ? -(2.0 + best) : 0.0;
+}
+
 /* 1 / C of tile cell i (all its neighbours in the window), 0 when it drains
- * by its angle, -1 when it gives nothing. */
+ * by its angle, -1 when it gives nothing; Rho8: -(2 + k), its receiver k. */
 static double descriptor(const mu_ctx *x, const mu_state *s, const tr_dag_round *w, int64_t i) {
   const int64_t gr = i / w->g.pw - 1 + w->g.f->row0, gc = i % w->g.pw - 1 + w->g.f->col0;
   if (gr == 0 || gc == 0 || gr == x->env->rows - 1 || gc == x->env->cols - 1) return -1.0;
+  if (x->prm.rule == TR_MFD_RHO8) {
+    const double r = rho8_receiver(x, s, w, i, gr * x->env->cols + gc);
+    return r < 0.0 ? r : isnan(s->ang[i]) ? -1.0 : 0.0;
+  }
   double c = 0.0;
   for (int m = 0; m < 8; m++) {
     const float zn = s->z[i + w->g.off[rd_order[m]]];
@@ -112,6 +138,7 @@ static double descriptor(const mu_ctx *x, const mu_state *s, const tr_dag_round 
  * 0; n's descriptor known. */
 static inline double share(const mu_ctx *x, const mu_state *s, const tr_dag_round *w, int64_t n, int k) {
   const double inv = s->inv[n];
+  if (inv <= -2.0) return k == (int)(-inv) - 2 ? 1.0 : 0.0; /* Rho8's one receiver */
   if (inv < 0.0) return 0.0;
   if (inv == 0.0) {
     const int64_t r = n / w->g.pw;

@@ -564,7 +564,9 @@ typedef enum {
   TR_FLOW_DINF = 1,
   TR_FLOW_QUINN = 2,
   TR_FLOW_HOLMGREN = 3,
-  TR_FLOW_FREEMAN = 4
+  TR_FLOW_FREEMAN = 4,
+  TR_FLOW_RHO8 = 5 /* Fairfield & Leymarie (1991): one receiver, the diagonals' drops
+                      divided by 2 - r (r uniform in [0, 1), tr_flowgraph_opts.seed) */
 } tr_flow_method;
 
 /* D8 flow directions (flowgraph's first half). Output format and creation
@@ -676,6 +678,8 @@ typedef struct {
   const char *slp_in;       /* --slp-in, --sca-in: an existing D-infinity slope and specific */
   const char *sca_in;       /* catchment area (TauDEM twi's -slp and -sca) instead of a DEM: --twi
                                alone is made from them, ln(sca / slp) */
+  uint64_t seed;            /* --seed: Rho8's draws, a hash of (seed, cell, neighbour): the same
+                               bytes for any tiling, thread or rank count (default 1) */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

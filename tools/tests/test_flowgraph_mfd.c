@@ -10,6 +10,10 @@
  * - the same bytes for every thread count, tile size, schedule, --ft mode
  *   (with faults injected too), --mem and (when mpirun is there) rank count, on a DEM with flats, a pit
  *   and a NoData hole, and only the hole is nodata (the flats drain);
+ * - Rho8: against a sequential Rho8 in this file (the draws from
+ *   terrafort(1)'s statement of them) on a plane, cell for cell, for every
+ *   setting and rank count; the diagonal taken with probability b / a; the
+ *   same bytes for any settings on a DEM with flats;
  * - bad options: one line, exit 2, no output left;
  * - against RichDEM 2.2.9's rd_flow_accumulation 3, 4 4.0 and 5 1.1 on
  *   TauDEM's fel.tif (../shared/data/richdem; exit 77, skipped, when absent),
@@ -205,6 +209,134 @@ static int test_same_bytes(void) {
   return 0;
 }
 
+/* ---- Rho8 --------------------------------------------------------------------------- */
+
+/* The draw as terrafort(1) states it: SplitMix64 of seed ^ (8 cell + m), m
+ * the neighbour in RichDEM's order (W, NW, N, NE, E, SE, S, SW), the top 53
+ * bits over 2^53. Written here from that statement, not from the library. */
+static double rho8_draw(uint64_t seed, int64_t cell, int m) {
+  uint64_t z = (seed ^ ((uint64_t)cell * 8 + (uint64_t)m)) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return ldexp((double)(z >> 11), -53);
+}
+
+/* RichDEM's order as (row, col) offsets: W, NW, N, NE, E, SE, S, SW. */
+static const int rd_dr[8] = {0, -1, -1, -1, 0, 1, 1, 1}, rd_dc[8] = {-1, -1, 0, 1, 1, 1, 0, -1};
+
+/* Sequential Rho8 on a DEM without flats: each interior cell's receiver
+ * (index into rd_*, -1 none), then the accumulation in descending elevation
+ * (a receiver is strictly lower). *ndiag / *nmoving: diagonal receivers and
+ * cells with one. */
+static double *rho8_reference(const float *z, int rows, int cols, uint64_t seed, int64_t *ndiag, int64_t *nmoving) {
+  const int64_t n = (int64_t)rows * cols;
+  int *to = malloc(sizeof(int) * (size_t)n);
+  double *acc = malloc(sizeof(double) * (size_t)n);
+  int64_t *order = malloc(sizeof(int64_t) * (size_t)n);
+  *ndiag = *nmoving = 0;
+  for (int64_t i = 0; i < n; i++) {
+    acc[i] = 1.0;
+    order[i] = i;
+    to[i] = -1;
+    const int r = (int)(i / cols), c = (int)(i % cols);
+    if (r == 0 || c == 0 || r == rows - 1 || c == cols - 1) continue;
+    double best = 0.0;
+    for (int m = 0; m < 8; m++) {
+      const float zn = z[(r + rd_dr[m]) * cols + c + rd_dc[m]];
+      if (!(zn < z[i])) continue;
+      double rho = (double)(z[i] - zn);
+      if (rd_dr[m] && rd_dc[m]) rho *= 1.0 / (2.0 - rho8_draw(seed, i, m));
+      if (rho > best) best = rho, to[i] = m;
+    }
+    if (to[i] >= 0) (*nmoving)++, *ndiag += rd_dr[to[i]] && rd_dc[to[i]];
+  }
+  /* descending elevation (shell sort, gaps halving) */
+  for (int64_t gap = n / 2; gap > 0; gap /= 2)
+    for (int64_t a = gap; a < n; a++)
+      for (int64_t b = a; b >= gap && z[order[b - gap]] < z[order[b]]; b -= gap) {
+        const int64_t t = order[b];
+        order[b] = order[b - gap];
+        order[b - gap] = t;
+      }
+  for (int64_t k = 0; k < n; k++) {
+    const int64_t i = order[k];
+    if (to[i] < 0) continue;
+    const int r = (int)(i / cols), c = (int)(i % cols);
+    acc[(r + rd_dr[to[i]]) * cols + c + rd_dc[to[i]]] += acc[i];
+  }
+  free(to);
+  free(order);
+  return acc;
+}
+
+/* A plane falling a = 1 per cell east and b = 0.375 north (exact in
+ * Float32): terrafort's Rho8 equals the sequential one above cell for cell,
+ * for any settings and ranks; the diagonal (NE) is taken by a share of the
+ * cells within 4 standard deviations of b / a (Fairfield & Leymarie's
+ * point); another seed gives other bytes; on a DEM with flats, a pit and a
+ * hole the bytes are the same for any settings too. */
+static int test_rho8(void) {
+  const int rows = 240, cols = 260;
+  float *z = malloc(sizeof(float) * rows * cols);
+  ASSERT(z != NULL);
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) z[r * cols + c] = 1000.0f - (float)c + 0.375f * (float)r;
+  ASSERT(!write_dem(opath("plane.tif"), rows, cols, 10.0, z, 0, 0.0f));
+  int64_t ndiag, nmoving;
+  double *ref = rho8_reference(z, rows, cols, 1, &ndiag, &nmoving);
+  const double p = (double)ndiag / (double)nmoving, sigma = sqrt(0.375 * 0.625 / (double)nmoving);
+  fprintf(stderr, "rho8 plane: %lld of %lld cells take the diagonal (%.4f; b / a = 0.375, sigma %.4f)\n",
+          (long long)ndiag, (long long)nmoving, p, sigma);
+  ASSERT(fabs(p - 0.375) < 4 * sigma);
+  static const char *const flags[] = {"--threads 1", "--threads 2 --tile-size 32", "--tile-size 47 --schedule bsp",
+                                      "--tile-size 33 --schedule ssp --staleness 1", "--ft dual --tile-size 50",
+                                      "--ft replay --tile-size 50", "--mem 120M --tile-size 32"};
+  char a[4096];
+  for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+    snprintf(a, sizeof a, "'%s' --filled --method rho8 --acc '%s' %s", opath("plane.tif"), opath("r8.tif"), flags[f]);
+    ASSERT_EQ_INT(run(a), 0);
+    rc_raster R;
+    ASSERT(!rc_load(opath("r8.tif"), &R));
+    int64_t off = 0;
+    for (int64_t i = 0; i < (int64_t)rows * cols; i++) off += R.v[i] != ref[i];
+    rc_free(&R);
+    if (off) fprintf(stderr, "rho8 %s: %lld cells differ from the sequential Rho8\n", flags[f], (long long)off);
+    ASSERT_EQ_INT((int)off, 0);
+  }
+  free(ref);
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
+    char c[8192];
+    snprintf(c, sizeof c,
+             "mpirun --allow-run-as-root --oversubscribe -n 3 '%s' flowgraph -q '%s' --filled --method rho8 --acc '%s' "
+             "--tile-size 40 2>%s/err.txt",
+             tf, opath("plane.tif"), opath("r8m.tif"), outdir);
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ASSERT(!same_file("r8.tif", "r8m.tif", "rho8 mpirun -n 3"));
+  }
+  /* another seed: other draws, the reference with that seed */
+  snprintf(a, sizeof a, "'%s' --filled --method rho8 --seed 12345 --acc '%s'", opath("plane.tif"), opath("r8s.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(same_file("r8.tif", "r8s.tif", "another seed") != 0);
+  ref = rho8_reference(z, rows, cols, 12345, &ndiag, &nmoving);
+  rc_raster S;
+  ASSERT(!rc_load(opath("r8s.tif"), &S));
+  for (int64_t i = 0; i < (int64_t)rows * cols; i++) ASSERT(S.v[i] == ref[i]);
+  rc_free(&S);
+  free(ref);
+  free(z);
+  /* flats, a pit and a hole: the flats drain by their angles, same bytes */
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  ASSERT_EQ_INT(run_m("", "rho8", "r0.tif", "--threads 1"), 0);
+  static const char *const more[] = {"--threads 2 --tile-size 29", "--tile-size 40 --schedule ap",
+                                     "--mem 120M --tile-size 32"};
+  for (size_t f = 0; f < sizeof more / sizeof more[0]; f++) {
+    ASSERT_EQ_INT(run_m("", "rho8", "r1.tif", more[f]), 0);
+    ASSERT(!same_file("r0.tif", "r1.tif", more[f]));
+  }
+  return 0;
+}
+
 /* ---- bad options ------------------------------------------------------------------- */
 
 static int bad(const char *args, const char *needle) {
@@ -225,7 +357,11 @@ static int bad(const char *args, const char *needle) {
 
 static int test_bad_options(void) {
   if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
-  ASSERT(!bad("'%s' --method mfd --acc '%s'", "--method: 'mfd' is not one of d8, dinf, quinn, holmgren, freeman"));
+  ASSERT(!bad("'%s' --method mfd --acc '%s'", "--method: 'mfd' is not one of d8, dinf, quinn, holmgren, freeman, rho8"));
+  ASSERT(!bad("'%s' --method quinn --seed 3 --acc '%s'", "--seed goes with --method rho8"));
+  ASSERT(!bad("'%s' --method rho8 --seed -1 --acc '%s'", "--seed"));
+  ASSERT(!bad("'%s' --method rho8 --seed x --acc '%s'", "--seed"));
+  ASSERT(!bad("'%s' --method rho8 --streams '%s'", "--streams does not go with --method rho8"));
   ASSERT(!bad("'%s' --method holmgren --holmgren-x 0.5 --acc '%s'", "--holmgren-x must be in [1, 100], got 0.5"));
   ASSERT(!bad("'%s' --method holmgren --holmgren-x 101 --acc '%s'", "--holmgren-x must be in [1, 100]"));
   ASSERT(!bad("'%s' --method freeman --freeman-p 0 --acc '%s'", "--freeman-p must be in (0, 100], got 0"));
@@ -367,7 +503,7 @@ int main(int argc, char **argv) {
     snprintf(p, sizeof p, "%s/richdem/loganvrt/acc_quinn.tif", shared);
     if (!exists(p)) return fprintf(stderr, "SKIP: no RichDEM outputs under %s\n", shared), 77;
   }
-  static const tr_test_case cases[] = {TR_TEST(test_cone_analytic), TR_TEST(test_same_bytes),
+  static const tr_test_case cases[] = {TR_TEST(test_cone_analytic), TR_TEST(test_same_bytes), TR_TEST(test_rho8),
                                        TR_TEST(test_bad_options), TR_TEST(test_richdem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -384,7 +384,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, hand=None, d8_dist=None,
               plen=None, tlen=None, gord=None, holmgren_x=None, freeman_p=None, tree=None, coord=None,
               streams_in=None, acc_in=None, burn=None, burn_depth=None, burn_layer=None, burn_all_touched=False,
-              ang_in=None, slp_in=None, sca_in=None, **run):
+              ang_in=None, slp_in=None, sca_in=None, seed=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
@@ -398,7 +398,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
     gridnet); tree and coord, TauDEM streamnet's text files of the links -
     all written or none. streams_in (and acc_in), the stream cells (and the
     area) given as streamnet's -src (and -ad8), replace the threshold. With method "quinn", "holmgren" (exponent
-    holmgren_x, default 4) or "freeman" (freeman_p, default 1.1): acc alone,
+    holmgren_x, default 4), "freeman" (freeman_p, default 1.1) or "rho8"
+    (Fairfield & Leymarie, one receiver, draws a hash of seed, default 1): acc alone,
     multiple-flow-direction accumulation in cells as RichDEM computes it.
     Keyword names are the command's long options; acc_type "Float32" or
     "Float64" (the default). burn (stream lines, any OGR vector) lowers the
@@ -420,13 +421,18 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
         if dir_encoding is not None:
             o.encoding = _choice(_ENCODING, dir_encoding, "dir_encoding")
         if method is not None:
-            o.method = _choice({"d8": 0, "dinf": 1, "quinn": 2, "holmgren": 3, "freeman": 4}, method, "method")
+            o.method = _choice({"d8": 0, "dinf": 1, "quinn": 2, "holmgren": 3, "freeman": 4, "rho8": 5}, method,
+                               "method")
         elif any(v is not None for v in (ang, slp, sca, twi, ang_in, slp_in, sca_in)):
             o.method = 1
         if holmgren_x is not None:
             o.holmgren_x = float(holmgren_x)
         if freeman_p is not None:
             o.freeman_p = float(freeman_p)
+        if seed is not None:
+            if int(seed) != seed or not 0 <= int(seed) <= 2 ** 53:
+                raise ValueError("seed must be an integer from 0 to 2**53, got %r" % (seed,))
+            o.seed = int(seed)
         o.filled = int(bool(filled))
         if units is not None:
             o.units = _choice(_UNITS, units, "units")

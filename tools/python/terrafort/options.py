@@ -138,8 +138,8 @@ COMMANDS = [
              P("network_format", "string", "-nf", "OGR driver of the network (default: by extension)"),
              P("basin_stats", "file_out", "--basin-stats", "Basin statistics (CSV)", optional=True),
              P("method", "choice", "--method",
-               "d8, dinf, or multiple flow directions quinn, holmgren, freeman (--acc alone; default: dinf when "
-               "only its products are asked)", ("d8", "dinf", "quinn", "holmgren", "freeman")),
+               "d8, dinf, or multiple flow directions quinn, holmgren, freeman, or rho8 (--acc alone; default: dinf "
+               "when only its products are asked)", ("d8", "dinf", "quinn", "holmgren", "freeman", "rho8")),
              P("ang", "raster_out", "--ang -ang", "D-infinity flow angle (Float32)", optional=True),
              P("slp", "raster_out", "--slp -slp", "D-infinity slope (Float32)", optional=True),
              P("sca", "raster_out", "--sca -sca", "Specific catchment area (Float32)", optional=True),
@@ -167,7 +167,8 @@ COMMANDS = [
                        P("slp_in", "raster", "--slp-in", "Existing D-infinity slope instead of a DEM (--twi alone)",
                          optional=True),
                        P("sca_in", "raster", "--sca-in", "Existing specific catchment area with --slp-in (--twi alone)",
-                         optional=True)]),
+                         optional=True),
+                       P("seed", "int", "--seed", "Rho8's draws: a hash of (seed, cell, neighbour) (default 1)")]),
     Command("interpolate", "interpolate", "Interpolate points (gdal_grid)", "scattered points to a grid (gdal_grid)",
             [P("src", "vector", "", "Points"), P("dst", "raster_out", "", "Grid"),
              P("algorithm", "string", "-a", "gdal_grid's -a, e.g. invdist:power=2 (default invdist)"),
