@@ -80,7 +80,8 @@ static const char *usage_more =
     ;
 /* its last part */
 static const char *usage_end =
-    "Multiple flow directions (accumulation in cells as RichDEM, flats drained as dinf):\n"
+    "Multiple flow directions (accumulation in cells as RichDEM, or --units area; flats drained\n"
+    "as dinf):\n"
     "  --method quinn|holmgren|freeman   --acc FILE alone: flow split between all lower\n"
     "                         neighbours, Quinn (1991), Holmgren (1994), Freeman (1991)\n"
     "  --holmgren-x X         Holmgren's exponent, 1 to 100 (default 4)\n"

@@ -79,6 +79,7 @@ typedef struct {
   double exponent;    /* Holmgren's x (Quinn: 1), Freeman's p */
   tr_d8_geom geom;    /* cell sizes of the angle raster, for the flats' shares */
   uint64_t seed;      /* Rho8: the draws' seed (tr_rho8_draw) */
+  double unit;        /* what a cell counts in the output: 1, or its area (--units area) */
 } tr_mfd_up_params;
 
 /* Rho8's draw for cell (global index row * cols + col) and RichDEM's

@@ -331,13 +331,11 @@ static int check_mfd(const tr_flowgraph_opts *o, const char *dem, tr_error *err)
                     : o->outlet_table ? "--outlet-table" : o->moved_outlets ? "--moved-outlets"
                     : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord" : o->ang ? "--ang"
                     : o->slp ? "--slp" : o->sca ? "--sca" : o->twi ? "--twi" : o->hand ? "--hand"
-                    : o->d8_dist ? "--d8-dist" : o->units == TR_ACC_AREA ? "--units area"
-                    : o->no_edge_check ? "--no-edge-check" : o->acc_float32 ? "--acc-type Float32"
+                    : o->d8_dist ? "--d8-dist" : o->no_edge_check ? "--no-edge-check" : o->acc_float32 ? "--acc-type Float32"
                     : o->dir_in ? "--dir-in" : o->tree ? "--tree" : o->coord ? "--coord"
                     : o->streams_in ? "--streams-in" : o->acc_in ? "--acc-in" : NULL;
   if (other)
-    return tr_fail(err, TR_EUSAGE, "%s does not go with --method %s: it makes --acc alone (Float64, in cells)", other,
-                   m);
+    return tr_fail(err, TR_EUSAGE, "%s does not go with --method %s: it makes --acc alone (Float64)", other, m);
   if (!o->acc) return tr_fail(err, TR_EUSAGE, "no product asked for: --method %s makes --acc", m);
   if (!dem) return tr_fail(err, TR_EUSAGE, "--method %s computes its shares from a DEM: give the DEM", m);
   if (o->filled && o->run.band != 1)
@@ -1135,6 +1133,7 @@ static int mfd_up_prepare(const tr_input *in, const void *opts, void *params, tr
                                             : TR_MFD_FREEMAN;
   p->exponent = o->method == TR_FLOW_QUINN ? 1.0 : o->method == TR_FLOW_HOLMGREN ? o->holmgren_x : o->freeman_p;
   p->seed = o->seed;
+  p->unit = o->units == TR_ACC_AREA ? cell_area(in) : 1.0;
   const int st = tr_d8_geom_init(in, &p->geom, err);
   if (st) return st;
   prod->type = GDT_Float64;

@@ -44,6 +44,9 @@
  * value), so every schedule gives the same result. A cell still unknown at
  * Assemble receives from a cycle of angles on a flat: nodata, as dinf_up.
  *
+ * With --units area, Assemble writes each value times the cell area
+ * |gt[1] gt[5]| (as d8_up does), the sums themselves stay in cells.
+ *
  * State of a fragment over its padded window: z and the angle (Float32),
  * 1 / C and the value (double, NaN while unknown): 24 bytes a cell.
  *
@@ -297,8 +300,15 @@ static int mu_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
   return rc;
 }
 
+/* What Assemble reads: the state, and what a cell counts (--units). */
+typedef struct {
+  const mu_state *s;
+  double unit;
+} mu_out;
+
 static int mu_cell(void *u, int64_t i, void *out) {
-  const double v = ((const mu_state *)u)->val[i], y = isnan(v) ? TR_MFD_UP_NODATA : v;
+  const mu_out *o = u;
+  const double v = o->s->val[i], y = isnan(v) ? TR_MFD_UP_NODATA : v * o->unit;
   memcpy(out, &y, sizeof y);
   return 0;
 }
@@ -306,7 +316,8 @@ static int mu_cell(void *u, int64_t i, void *out) {
 static int mu_assemble(void *user, const tr_aap_frag *f, void *state) {
   mu_ctx *x = user;
   if (!state) return -1;
-  return tr_dag_put(x->env, f, sizeof(double), state, mu_cell);
+  mu_out o = {state, x->prm.unit};
+  return tr_dag_put(x->env, f, sizeof(double), &o, mu_cell);
 }
 
 /* Copies of one cell's message: the one with a value wins. */
@@ -335,14 +346,15 @@ static int mu_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-/* --ft replay's invariant of Assemble's tile: every value >= 1 (the cell
- * itself) or nodata. */
+/* --ft replay's invariant of Assemble's tile: every value at least what
+ * the cell itself counts (1, or its area: the product is monotone) or
+ * nodata. */
 static int64_t mu_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
-  (void)user;
   (void)state;
+  const double unit = ((const mu_ctx *)user)->prm.unit;
   const double *v = cells;
   int64_t bad = 0;
-  for (int64_t i = 0; i < f->rows * f->cols; i++) bad += !(v[i] >= 1.0 || v[i] == TR_MFD_UP_NODATA);
+  for (int64_t i = 0; i < f->rows * f->cols; i++) bad += !(v[i] >= unit || v[i] == TR_MFD_UP_NODATA);
   return bad;
 }
 

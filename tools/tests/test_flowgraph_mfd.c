@@ -201,6 +201,20 @@ static int test_same_bytes(void) {
       ASSERT(!same_file("m0.tif", "m1.tif", flags[m == 0 ? i : i + 1]));
     }
   }
+  /* --units area: each value the cells' times the cell area |gt[1] gt[5]| */
+  static const char *const both[] = {"holmgren", "rho8"};
+  for (int m = 0; m < 2; m++) {
+    ASSERT_EQ_INT(run_m("", both[m], "c0.tif", "--tile-size 45"), 0);
+    ASSERT_EQ_INT(run_m("", both[m], "a0.tif", "--units area --ft replay"), 0);
+    rc_raster C, A;
+    ASSERT(!rc_load(opath("c0.tif"), &C) && !rc_load(opath("a0.tif"), &A));
+    const double area = fabs(C.gt[1] * C.gt[5]);
+    ASSERT(area > 1.0);
+    for (int64_t i = 0; i < (int64_t)C.rows * C.cols; i++)
+      ASSERT(rc_is_nodata(&C, C.v[i]) ? rc_is_nodata(&A, A.v[i]) : A.v[i] == C.v[i] * area);
+    rc_free(&C);
+    rc_free(&A);
+  }
   if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
     ASSERT_EQ_INT(run_m("", "holmgren", "m0.tif", ""), 0);
     ASSERT_EQ_INT(run_m("mpirun --allow-run-as-root --oversubscribe -n 3", "holmgren", "m1.tif", "--tile-size 40"), 0);
@@ -368,7 +382,6 @@ static int test_bad_options(void) {
   ASSERT(!bad("'%s' --method freeman --freeman-p nan --acc '%s'", "--freeman-p"));
   ASSERT(!bad("'%s' --method quinn --streams '%s'", "--streams does not go with --method quinn"));
   ASSERT(!bad("'%s' --method quinn --acc '%s' --dir %2$s.p.tif", "--dir does not go with --method quinn"));
-  ASSERT(!bad("'%s' --method holmgren --acc '%s' --units area", "--units area does not go with --method holmgren"));
   ASSERT(!bad("'%s' --method freeman --acc '%s' -nc", "--no-edge-check does not go with --method freeman"));
   ASSERT(!bad("'%s' --method quinn --acc '%s' --acc-type Float32", "--acc-type Float32 does not go"));
   ASSERT(!bad("'%s' --method quinn --sca '%s'", "--sca does not go with --method quinn"));
