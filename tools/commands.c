@@ -62,13 +62,13 @@ static const tf_command commands[] = {
      .io = {.values = "--mode --max-length --max-depth --burn --burn-depth --burn-layer", .outputs = "", .last_positional = 1, .graph = 0}},
     {.name = "flowgraph",
      .main = tf_flowgraph_main,
-     .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, HAND (TauDEM)",
+     .summary = "D8, D-infinity and MFD accumulation, streams, order, basins, network, lengths, sca, twi, spi, HAND (TauDEM)",
      .io = {.values = "--dir-in --ang-in --slp-in --sca-in --weights -wg --filled-in -fel -nf -z --outlets -o --dir-encoding --units --acc-type "
                       "--basins-by --snap -md --threshold -thresh --method --snap-distance --id-field --holmgren-x --freeman-p "
                       "--streams-in --acc-in -m:2 --seed "
                       "--burn --burn-depth --burn-layer",
             .outputs = "--dir --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 "
-                       "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --moved-outlets -om --outlet-table -id -gw "
+                       "--basin-stats --ang -ang --slp -slp --sca -sca --twi -twi --spi --moved-outlets -om --outlet-table -id -gw "
                        "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord -p?",
             .last_positional = 0,
             .graph = TF_GRAPH_IO,

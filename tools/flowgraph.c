@@ -65,11 +65,12 @@ static const char *usage_more =
     "  --sca FILE, -sca FILE  specific catchment area: contributing area / cell width, flow\n"
     "                         split by angle (Float32; nodata -1; -nc: no edge check)\n"
     "  --twi FILE, -twi FILE  wetness index ln(sca / slp), sca without the edge check (Float32)\n"
+    "  --spi FILE             stream power index sca x slp, the same sca (Float32; nodata -1)\n"
     "  --ang-in FILE          existing angles instead of a DEM: --sca alone from them (TauDEM\n"
     "                         areadinf -ang ANG -sca SCA, which is also taken in that form);\n"
     "                         or --hand from them, the filled DEM (--filled) and --streams-in\n"
     "                         (dinfdistdown -ang ANG -fel FEL -src SRC -dd DD [-m ave v], also taken)\n"
-    "  --slp-in FILE --sca-in FILE   an existing slope and sca instead of a DEM: --twi alone\n"
+    "  --slp-in FILE --sca-in FILE   an existing slope and sca instead of a DEM: --twi, --spi\n"
     "                         from them (TauDEM twi -slp SLP -sca SCA -twi TWI, also taken)\n"
     "Distances to the streams (the --streams cells; TauDEM dinfdistdown, d8hdisttostrm):\n"
     "  --hand FILE, -dd FILE  height above nearest drainage: the drop to the stream along the\n"
@@ -147,6 +148,7 @@ static const file_flag file_flags[] = {
     FF("--tlen", "-tlen", o.tlen),     FF("--gord", "-gord", o.gord),       FF("--tree", "-tree", o.tree),
     FF("--coord", "-coord", o.coord),  FF("--streams-in", NULL, o.streams_in), FF("--acc-in", NULL, o.acc_in),
     FF("--ang-in", NULL, o.ang_in),    FF("--slp-in", NULL, o.slp_in),      FF("--sca-in", NULL, o.sca_in),
+    FF("--spi", NULL, o.spi),
 };
 #undef FF
 
@@ -369,7 +371,8 @@ int tf_flowgraph_main(int argc, char **argv) {
   }
   /* TauDEM's dinfflowdir / areadinf / twi forms: their outputs alone choose
    * D-infinity, and dinfflowdir's -fel is then the (filled) DEM */
-  if (!fa.method_given && (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi || fa.o.ang_in || fa.o.slp_in || fa.o.sca_in))
+  if (!fa.method_given &&
+      (fa.o.ang || fa.o.slp || fa.o.sca || fa.o.twi || fa.o.spi || fa.o.ang_in || fa.o.slp_in || fa.o.sca_in))
     fa.o.method = TR_FLOW_DINF;
   if (fa.o.method != TR_FLOW_D8 && !dem && fa.o.filled_in) {
     dem = fa.o.filled_in;

@@ -36,7 +36,11 @@
  * where either is nodata or not positive. TR_DINF_UP_TWI_GIVEN is TauDEM
  * twi's own form, the sca given as input 0: PEval takes the window as the
  * final sca and no angle (NaN), so no cell is ever ready, nothing is sent,
- * and Assemble computes the same ln(sca / slope) cell by cell.
+ * and Assemble computes the same ln(sca / slope) cell by cell. SPI
+ * (TR_DINF_UP_SPI and _GIVEN): sca x slope in double, stored as Float32
+ * (SAGA's Stream Power Index, area x tan(slope): the D-infinity slope is
+ * that tangent), nodata where either is nodata, sca not positive or the
+ * slope negative; 0 on flats.
  *
  * The window, a round's queue and row sizes, the state's arrays, f_aggr and
  * Assemble's put are dag_round.h's, the skeleton of the programs that compute
@@ -157,7 +161,7 @@ static int du_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   s->n = n;
   float *z = tr_dag_arrays_alloc(x->env, f, s, du_arrays, DU_NARRAYS, n) ? NULL : tr_graph_window(x->env, f);
   if (!z) return -1;
-  if (x->prm.product == TR_DINF_UP_TWI_GIVEN) { /* the sca given: final, nothing flows */
+  if (tr_dinf_up_given(x->prm.product)) { /* the sca given: final, nothing flows */
     memcpy(s->sca, z, (size_t)n * sizeof *z);
     tr_graph_window_done(x->env, f, z);
     for (int64_t i = 0; i < n; i++) s->ang[i] = NAN;
@@ -209,6 +213,7 @@ typedef struct {
   const du_ctx *x;
   const du_state *s;
   const float *slp;
+  int spi; /* SPI rather than twi */
 } du_out;
 
 static int du_cell(void *u, int64_t i, void *out) {
@@ -216,7 +221,10 @@ static int du_cell(void *u, int64_t i, void *out) {
   const float v = o->s->sca[i];
   float y = (float)TR_DINF_UP_NODATA;
   if (!isnan(v) && !(o->x->prm.edge_check && o->s->con[i])) y = v;
-  if (o->slp) {
+  if (o->slp && o->spi) {
+    const float sl = o->slp[i];
+    y = !isnan(v) && !isnan(sl) && sl >= 0.0f && v > 0.0f ? (float)((double)v * (double)sl) : (float)TR_DINF_UP_NODATA;
+  } else if (o->slp) {
     const float sl = o->slp[i];
     y = !isnan(v) && !isnan(sl) && sl > 0.0f && v > 0.0f ? logf(v / sl) : (float)TR_DINF_UP_NODATA;
   }
@@ -227,7 +235,8 @@ static int du_cell(void *u, int64_t i, void *out) {
 static int du_assemble(void *user, const tr_aap_frag *f, void *state) {
   du_ctx *x = user;
   if (!state) return -1;
-  du_out o = {x, state, NULL};
+  du_out o = {x, state, NULL,
+               x->prm.product == TR_DINF_UP_SPI || x->prm.product == TR_DINF_UP_SPI_GIVEN};
   if (x->prm.product != TR_DINF_UP_SCA && !(o.slp = tr_graph_window_in(x->env, 1, f))) return -1;
   const int rc = tr_dag_put(x->env, f, sizeof(float), &o, du_cell);
   if (o.slp) tr_graph_window_in_done(x->env, 1, f, (float *)o.slp);
@@ -250,13 +259,18 @@ static int du_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   return 0;
 }
 
-/* --ft replay's invariant of Assemble's tile: sca >= dx > 0 or nodata (twi: any value). */
+/* --ft replay's invariant of Assemble's tile: sca >= dx > 0 or nodata
+ * (twi: any value; SPI: >= 0 or nodata). */
 static int64_t du_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
   (void)state;
   const du_ctx *x = user;
-  if (x->prm.product != TR_DINF_UP_SCA) return 0;
   const float *v = cells;
   int64_t bad = 0;
+  if (x->prm.product == TR_DINF_UP_SPI || x->prm.product == TR_DINF_UP_SPI_GIVEN) {
+    for (int64_t i = 0; i < f->rows * f->cols; i++) bad += !(v[i] >= 0.0f || v[i] == (float)TR_DINF_UP_NODATA);
+    return bad;
+  }
+  if (x->prm.product != TR_DINF_UP_SCA) return 0;
   for (int64_t i = 0; i < f->rows * f->cols; i++) bad += !(v[i] > 0.0f || v[i] == (float)TR_DINF_UP_NODATA);
   return bad;
 }

@@ -57,14 +57,24 @@ typedef struct {
 } tr_flowdir_params;
 
 /* The "dinf_up" program (dinf_up_program.c): TauDEM areadinf's specific
- * catchment area over a D-infinity angle raster (input 0), or twi from it
- * and a slope raster (input 1); or (TR_DINF_UP_TWI_GIVEN, TauDEM twi's own
- * form) twi from a given sca raster (input 0) and slope (input 1), where
- * nothing flows and Assemble alone computes. Float32, nodata -1 (TauDEM's). */
-enum { TR_DINF_UP_SCA = 0, TR_DINF_UP_TWI = 1, TR_DINF_UP_TWI_GIVEN = 2 };
+ * catchment area over a D-infinity angle raster (input 0), or twi (or the
+ * stream power index, SPI) from it and a slope raster (input 1); or
+ * (TR_DINF_UP_*_GIVEN, TauDEM twi's own form) twi or SPI from a given sca
+ * raster (input 0) and slope (input 1), where nothing flows and Assemble
+ * alone computes. Float32, nodata -1 (TauDEM's). */
+enum {
+  TR_DINF_UP_SCA = 0,
+  TR_DINF_UP_TWI = 1,
+  TR_DINF_UP_TWI_GIVEN = 2,
+  TR_DINF_UP_SPI = 3,
+  TR_DINF_UP_SPI_GIVEN = 4
+};
+static inline int tr_dinf_up_given(int product) {
+  return product == TR_DINF_UP_TWI_GIVEN || product == TR_DINF_UP_SPI_GIVEN;
+}
 #define TR_DINF_UP_NODATA (-1.0)
 typedef struct {
-  int32_t product;    /* TR_DINF_UP_SCA, TR_DINF_UP_TWI or TR_DINF_UP_TWI_GIVEN */
+  int32_t product;    /* TR_DINF_UP_* */
   int32_t edge_check; /* sca: TauDEM's contamination rule (twi: never) */
   tr_d8_geom geom;    /* cell sizes of the angle raster (kernels/d8.h) */
 } tr_dinf_up_params;

@@ -295,11 +295,11 @@ static int check_valid(const char *dir, const char *dem, int dem_band, const fg_
 
 /* The usage errors, before any file is touched. */
 /* The products a run writes, in the order of the stages. */
-#define FG_NPRODUCTS 17
+#define FG_NPRODUCTS 18
 static void products_of(const tr_flowgraph_opts *o, const char *outs[FG_NPRODUCTS]) {
   const char *p[FG_NPRODUCTS] = {o->dir_out, o->acc,  o->streams, o->order, o->basins,        o->network,
                                  o->slope,   o->ang,  o->slp,     o->sca,   o->twi,           o->moved_outlets,
-                                 o->hand,    o->d8_dist, o->plen,  o->tlen,  o->gord};
+                                 o->hand,    o->d8_dist, o->plen,  o->tlen,  o->gord, o->spi};
   memcpy(outs, p, sizeof p);
 }
 
@@ -330,7 +330,7 @@ static int check_mfd(const tr_flowgraph_opts *o, const char *dem, tr_error *err)
                     : o->basin_stats ? "--basin-stats" : o->weights ? "--weights" : o->outlets ? "--outlets"
                     : o->outlet_table ? "--outlet-table" : o->moved_outlets ? "--moved-outlets"
                     : o->plen ? "--plen" : o->tlen ? "--tlen" : o->gord ? "--gord" : o->ang ? "--ang"
-                    : o->slp ? "--slp" : o->sca ? "--sca" : o->twi ? "--twi" : o->hand ? "--hand"
+                    : o->slp ? "--slp" : o->sca ? "--sca" : o->twi ? "--twi" : o->spi ? "--spi" : o->hand ? "--hand"
                     : o->d8_dist ? "--d8-dist" : o->no_edge_check ? "--no-edge-check" : o->acc_float32 ? "--acc-type Float32"
                     : o->dir_in ? "--dir-in" : o->tree ? "--tree" : o->coord ? "--coord"
                     : o->streams_in ? "--streams-in" : o->acc_in ? "--acc-in" : NULL;
@@ -345,14 +345,14 @@ static int check_mfd(const tr_flowgraph_opts *o, const char *dem, tr_error *err)
 }
 
 static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *err) {
-  const int dinf_any = o->ang || o->slp || o->sca || o->twi;
+  const int dinf_any = o->ang || o->slp || o->sca || o->twi || o->spi;
   if (is_mfd(o->method)) return check_mfd(o, dem, err);
   if (o->method != TR_FLOW_D8 && o->method != TR_FLOW_DINF)
     return tr_fail(err, TR_EUSAGE, "unknown flow method %d (d8, dinf, quinn, holmgren, freeman or rho8)",
                    (int)o->method);
   if (o->method == TR_FLOW_D8) {
     if (dinf_any)
-      return tr_fail(err, TR_EUSAGE, "--ang, --slp, --sca and --twi are D-infinity products: give --method dinf");
+      return tr_fail(err, TR_EUSAGE, "--ang, --slp, --sca, --twi and --spi are D-infinity products: give --method dinf");
     return TR_OK;
   }
   const char *d8 = o->dir_out ? "--dir" : o->acc ? "--acc" : o->streams ? "--streams" : o->order ? "--order"
@@ -363,10 +363,12 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
                                    : NULL;
   if (d8)
     return tr_fail(err, TR_EUSAGE,
-                   "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi, --hand, --d8-dist",
+                   "%s is a D8 product or option; --method dinf makes --ang, --slp, --sca, --twi, --spi, --hand, "
+                   "--d8-dist",
                    d8);
   if (!dinf_any && !o->hand && !o->d8_dist)
-    return tr_fail(err, TR_EUSAGE, "no product asked for: give one of --ang, --slp, --sca, --twi, --hand, --d8-dist");
+    return tr_fail(err, TR_EUSAGE,
+                   "no product asked for: give one of --ang, --slp, --sca, --twi, --spi, --hand, --d8-dist");
   if (o->sca_in || o->slp_in) {
     /* TauDEM twi's form: the slope and sca are given, twi alone is made */
     if (!o->sca_in || !o->slp_in)
@@ -379,14 +381,16 @@ static int check_method(const tr_flowgraph_opts *o, const char *dem, tr_error *e
       return tr_fail(err, TR_EUSAGE, "--slp-in and --sca-in give what --twi alone is made from (TauDEM twi); %s needs a DEM",
                      other);
     if (dem) return tr_fail(err, TR_EUSAGE, "--slp-in and --sca-in give the slope and sca: give no DEM with them");
-    if (!o->twi) return tr_fail(err, TR_EUSAGE, "--slp-in and --sca-in need --twi (the product made from them)");
+    if (!o->twi && !o->spi)
+      return tr_fail(err, TR_EUSAGE, "--slp-in and --sca-in need --twi or --spi (the products made from them)");
     return TR_OK;
   }
   if (o->ang_in) {
     /* TauDEM areadinf's form: the angles are given, sca alone is made; and
      * dinfdistdown's: HAND along them, to the streams given, from the
      * filled DEM given */
-    const char *other = o->ang ? "--ang" : o->slp ? "--slp" : o->twi ? "--twi" : o->d8_dist ? "--d8-dist"
+    const char *other = o->ang ? "--ang" : o->slp ? "--slp" : o->twi ? "--twi" : o->spi ? "--spi"
+                      : o->d8_dist ? "--d8-dist"
                       : o->dir_in ? "--dir-in" : !o->hand && o->filled ? "--filled" : NULL;
     if (other)
       return tr_fail(err, TR_EUSAGE,
@@ -513,7 +517,7 @@ static int check_opts(const tr_flowgraph_opts *o, const char *dem, tr_error *err
   static const char *const names[FG_NPRODUCTS] = {"--dir",   "--acc", "--streams", "--order", "--basins", "--network",
                                                   "--slope", "--ang", "--slp",     "--sca",   "--twi",
                                                   "--moved-outlets", "--hand", "--d8-dist", "--plen", "--tlen",
-                                                  "--gord"};
+                                                  "--gord", "--spi"};
   for (int i = 0; i < nouts; i++) files[i] = (tr_file_role){outs[i], names[i]};
   const tr_file_role ins[] = {{dem, "the DEM"},
                               {o->dir_in, "--dir-in"},
@@ -600,7 +604,7 @@ typedef struct {
 static void stats_plan(const tr_flowgraph_opts *o, fg_stats *fs) {
   memset(fs, 0, sizeof *fs);
   const int n = (o->dir_out && !o->dir_in) + !!o->acc + !!o->streams + !!o->order + !!o->basins + !!o->ang + !!o->sca +
-                !!o->twi + !!o->hand + !!o->d8_dist + !!o->plen + !!o->tlen + !!o->gord;
+                !!o->twi + !!o->spi + !!o->hand + !!o->d8_dist + !!o->plen + !!o->tlen + !!o->gord;
   fs->on = o->run.stats_json && n > 1;
 }
 
@@ -1059,23 +1063,32 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
     }
     return st;
   }
-  if (o->sca_in) { /* TauDEM twi: twi from the slope and sca given */
+  if (o->sca_in) { /* TauDEM twi: twi (and SPI) from the slope and sca given */
     tr_flowgraph_opts ob = *o;
     ob.run.band = 1;
-    st = run_dinf_up(&ob, o->sca_in, o->slp_in, TR_DINF_UP_TWI_GIVEN, 0, o->twi, err);
-    if (!st) stats_take(o, fs, "twi", o->twi);
-    if (!st) st = stage_done(&o->run, &stage, err);
+    st = TR_OK;
+    if (o->twi) {
+      st = run_dinf_up(&ob, o->sca_in, o->slp_in, TR_DINF_UP_TWI_GIVEN, 0, o->twi, err);
+      if (!st) stats_take(o, fs, "twi", o->twi);
+      if (!st) st = stage_done(&o->run, &stage, err);
+    }
+    if (!st && o->spi) {
+      st = run_dinf_up(&ob, o->sca_in, o->slp_in, TR_DINF_UP_SPI_GIVEN, 0, o->spi, err);
+      if (!st) stats_take(o, fs, "spi", o->spi);
+      if (!st) st = stage_done(&o->run, &stage, err);
+    }
     return st;
   }
   const char *first = o->ang   ? o->ang
                       : o->slp ? o->slp
                       : o->sca ? o->sca
                       : o->twi ? o->twi
+                      : o->spi ? o->spi
                       : o->hand ? o->hand
                                 : o->d8_dist;
   char ang_tmp[TR_PATH_MAX] = "", slp_tmp[TR_PATH_MAX] = "", ang_at[TR_PATH_MAX] = "", slp_at[TR_PATH_MAX] = "",
        fel_tmp[TR_PATH_MAX] = "";
-  const int need_slp_tmp = o->twi && !o->slp;
+  const int need_slp_tmp = (o->twi || o->spi) && !o->slp;
   /* --hand and --d8-dist read the filled DEM: the DEM itself with --filled */
   const int need_fel = (o->hand || o->d8_dist) && !o->filled;
   if (!o->ang && (st = scratch_name(&o->run, ang_tmp, first, "ang", err))) return st;
@@ -1094,8 +1107,8 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
   st = tr_flowdir(&r, &o->graph, &fo, dem, o->ang ? o->ang : ang_tmp, err);
   if (!st && o->ang) stats_take(o, fs, "ang", o->ang);
   if (!st) st = stage_done(&o->run, &stage, err);
-  if (!st && (o->sca || o->twi || o->hand) && o->ang) st = held_at(&o->run, ang_at, o->ang, err);
-  if (!st && o->twi && o->slp) st = held_at(&o->run, slp_at, o->slp, err);
+  if (!st && (o->sca || o->twi || o->spi || o->hand) && o->ang) st = held_at(&o->run, ang_at, o->ang, err);
+  if (!st && (o->twi || o->spi) && o->slp) st = held_at(&o->run, slp_at, o->slp, err);
   const char *ang = o->ang ? ang_at : ang_tmp, *slp = o->slp ? slp_at : slp_tmp;
   tr_flowgraph_opts ob = *o;
   ob.run.band = 1;
@@ -1107,6 +1120,11 @@ static int dinf_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs
   if (!st && o->twi) {
     st = run_dinf_up(&ob, ang, slp, TR_DINF_UP_TWI, 0, o->twi, err);
     if (!st) stats_take(o, fs, "twi", o->twi);
+    if (!st) st = stage_done(&o->run, &stage, err);
+  }
+  if (!st && o->spi) {
+    st = run_dinf_up(&ob, ang, slp, TR_DINF_UP_SPI, 0, o->spi, err);
+    if (!st) stats_take(o, fs, "spi", o->spi);
     if (!st) st = stage_done(&o->run, &stage, err);
   }
   if (!st && (o->hand || o->d8_dist)) {

@@ -680,6 +680,9 @@ typedef struct {
                                alone is made from them, ln(sca / slp) */
   uint64_t seed;            /* --seed: Rho8's draws, a hash of (seed, cell, neighbour): the same
                                bytes for any tiling, thread or rank count (default 1) */
+  const char *spi;          /* --spi: stream power index sca x slp (the D-infinity slope as a
+                               tangent; SAGA's Stream Power Index), from the sca without the edge
+                               check as --twi (Float32, nodata -1); also from --slp-in --sca-in */
 } tr_flowgraph_opts;
 
 void tr_flowgraph_opts_init(tr_flowgraph_opts *o);

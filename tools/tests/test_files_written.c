@@ -507,16 +507,16 @@ static const walk_run walk_runs[] = {
     {.cmd = "breach", .line = "%s --burn l.gpkg --burn-depth 1", .reads = "l.gpkg"},
     {.cmd = "flowgraph",
      .line = "%s --basins b.tif --weights w.tif --filled-in f.tif --outlets o.gpkg --burn l.gpkg --burn-depth 1",
-     .reads = "w.tif f.tif o.gpkg l.gpkg", .skip = "--ang -ang --slp -slp --sca -sca --twi -twi"},
+     .reads = "w.tif f.tif o.gpkg l.gpkg", .skip = "--ang -ang --slp -slp --sca -sca --twi -twi --spi"},
     /* (--moved-outlets needs --outlets, which both D8 runs give) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif -wg w.tif -fel f.tif -w b.tif -o o.gpkg", .reads = "p.tif",
-     .skip = "--dir -p --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi"},
+     .skip = "--dir -p --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi --spi"},
     /* TauDEM streamnet's inputs, the streams and the area given (w.tif,
      * f.tif: on the directions' grid); the products made from --threshold
      * and the given ones' names are refused with them (exit 2) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif --streams-in w.tif --acc-in f.tif -fel f.tif -w b.tif",
      .reads = "p.tif w.tif f.tif",
-     .skip = "--dir -p --acc -ad8 --streams -src --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi "
+     .skip = "--dir -p --acc -ad8 --streams -src --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi --spi "
              "--moved-outlets -om --outlet-table -id --hand -dd --d8-dist -dist"},
     /* D-infinity's products (--method dinf refuses D8's, --plen, --tlen and
      * --gord among them, and takes --hand and --d8-dist; the side files are
@@ -527,22 +527,22 @@ static const walk_run walk_runs[] = {
              "--tlen -tlen --gord -gord --tree -tree --coord -coord"},
     {.cmd = "flowgraph", .line = "%s --method dinf --slp s.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
+             "--slp -slp --sca -sca --twi -twi --spi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
              "-gw --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     /* TauDEM areadinf's form: existing angles (an.tif), --sca alone */
     {.cmd = "flowgraph", .line = "--ang-in an.tif", .reads = "an.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --slp -slp --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
+             "--ang -ang --slp -slp --twi -twi --spi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
              "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     /* TauDEM moveoutletstostreams' inputs: the outlets stop at the streams given (w.tif) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif --streams-in w.tif -o o.gpkg", .reads = "p.tif w.tif o.gpkg",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --hand -dd --d8-dist -dist "
+             "--ang -ang --slp -slp --sca -sca --twi -twi --spi --stats-json --ft-report --aap-stats --hand -dd --d8-dist -dist "
              "--plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     /* TauDEM dinfdistdown's form: the angles (an.tif), filled DEM and streams (w.tif) given, --hand alone */
     {.cmd = "flowgraph", .line = "%s --filled --ang-in an.tif --streams-in w.tif", .reads = "an.tif w.tif",
      .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --slp -slp --sca -sca --twi -twi --stats-json --ft-report --aap-stats --moved-outlets -om "
+             "--ang -ang --slp -slp --sca -sca --twi -twi --spi --stats-json --ft-report --aap-stats --moved-outlets -om "
              "--outlet-table -id --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
     /* TauDEM twi's form: an existing slope and sca (w.tif, f.tif: one grid), --twi alone */
     {.cmd = "flowgraph", .line = "--slp-in w.tif --sca-in f.tif", .reads = "w.tif f.tif",

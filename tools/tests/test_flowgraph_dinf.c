@@ -9,6 +9,8 @@
  * - the same bytes for every thread count, tile size, schedule, --ft mode,
  *   --mem and (when mpirun is there) rank count, on a DEM with pits and
  *   flats;
+ * - --spi: sca x slp of the run's own rasters, cell for cell; against SAGA's
+ *   Stream Power Index (saga_cmd, where installed) within 1e-6 relative;
  * - bad options: one line, exit 2, no output left;
  * - against TauDEM 5.4's own dinfflowdir / areadinf / twi outputs for the two
  *   DEMs of ../shared/data/taudem, run on TauDEM's fel.tif (exit 77, skipped,
@@ -470,6 +472,114 @@ static int test_twi_in(void) {
   return 0;
 }
 
+/* --spi: sca x slp from the run's own no-edge-check sca and slope, cell by
+ * cell (double product stored as Float32), the same bytes for any settings
+ * and from --slp-in --sca-in; against SAGA's Stream Power Index (saga_cmd
+ * ta_hydrology 21, given atan(slp) in radians as a Float64 raster) within a
+ * relative 1e-6 where saga_cmd is installed. */
+static int test_spi(void) {
+  if (!exists(opath("bumpy.tif"))) ASSERT(!make_bumpy(opath("bumpy.tif")));
+  char a[4096];
+  snprintf(a, sizeof a, "'%s' --slp '%s' --spi '%s' --twi '%s' --tile-size 40", opath("bumpy.tif"),
+           opath("sp_slp.tif"), opath("sp_spi.tif"), opath("sp_twi.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  snprintf(a, sizeof a, "'%s' --sca '%s' -nc", opath("bumpy.tif"), opath("sp_scanc.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  rc_raster P, S, A;
+  ASSERT(!rc_load(opath("sp_spi.tif"), &P) && !rc_load(opath("sp_slp.tif"), &S) && !rc_load(opath("sp_scanc.tif"), &A));
+  int64_t valid = 0, flat = 0;
+  for (int64_t i = 0; i < (int64_t)P.rows * P.cols; i++) {
+    if (rc_is_nodata(&A, A.v[i]) || rc_is_nodata(&S, S.v[i])) {
+      ASSERT(rc_is_nodata(&P, P.v[i]));
+      continue;
+    }
+    ASSERT(P.v[i] == (double)(float)(A.v[i] * S.v[i]));
+    valid++;
+    flat += S.v[i] == 0.0;
+  }
+  ASSERT(valid > 10000 && flat > 0);
+  rc_free(&P);
+  rc_free(&S);
+  rc_free(&A);
+  static const char *const flags[] = {"--threads 2 --tile-size 32", "--ft replay --tile-size 50",
+                                      "--mem 120M --tile-size 32"};
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+    snprintf(a, sizeof a, "'%s' --spi '%s' %s", opath("bumpy.tif"), opath("sp_spi2.tif"), flags[i]);
+    ASSERT_EQ_INT(run(a), 0);
+    ASSERT(same_values(opath("sp_spi2.tif"), opath("sp_spi.tif")));
+  }
+  snprintf(a, sizeof a, "--slp-in '%s' --sca-in '%s' --spi '%s' --twi '%s'", opath("sp_slp.tif"),
+           opath("sp_scanc.tif"), opath("sp_spi3.tif"), opath("sp_twi3.tif"));
+  ASSERT_EQ_INT(run(a), 0);
+  ASSERT(same_values(opath("sp_spi3.tif"), opath("sp_spi.tif")) && same_values(opath("sp_twi3.tif"), opath("sp_twi.tif")));
+  snprintf(a, sizeof a, "'%s' --method d8 --spi '%s'", opath("bumpy.tif"), opath("bad.tif"));
+  ASSERT(!bad_in(a, 2, "are D-infinity products"));
+  /* SAGA */
+  if (rc_run("command -v saga_cmd >/dev/null", NULL) != 0) {
+    fprintf(stderr, "saga_cmd not installed: the SAGA comparison is not made\n");
+    return 0;
+  }
+  static const char *const dems[] = {"loganvrt", "enogeo"};
+  char probe[1024];
+  snprintf(probe, sizeof probe, "%s/taudem/loganvrt/hydro/slp.tif", shared);
+  for (int d = 0; d < 2 && exists(probe); d++) {
+    char ref[1024];
+    snprintf(ref, sizeof ref, "%s/taudem/%s/hydro", shared, dems[d]);
+    snprintf(a, sizeof a, "--slp-in '%s/slp.tif' --sca-in '%s/scanc.tif' --spi '%s'", ref, ref, opath("sp_t.tif"));
+    ASSERT_EQ_INT(run(a), 0);
+    /* the slope as SAGA takes it: radians, Float64 */
+    char slp[1200];
+    snprintf(slp, sizeof slp, "%s/slp.tif", ref);
+    rc_raster T;
+    ASSERT(!rc_load(slp, &T));
+    GDALDatasetH in = GDALOpen(slp, GA_ReadOnly);
+    ASSERT(in != NULL);
+    GDALDatasetH ds = GDALCreate(GDALGetDriverByName("GTiff"), opath("sp_rad.tif"), T.cols, T.rows, 1, GDT_Float64, NULL);
+    ASSERT(ds != NULL);
+    double gt[6];
+    GDALGetGeoTransform(in, gt);
+    GDALSetGeoTransform(ds, gt);
+    GDALSetProjection(ds, GDALGetProjectionRef(in));
+    GDALClose(in);
+    double *r = malloc(sizeof(double) * (size_t)T.rows * T.cols);
+    ASSERT(r != NULL);
+    for (int64_t i = 0; i < (int64_t)T.rows * T.cols; i++) r[i] = rc_is_nodata(&T, T.v[i]) ? -9999.0 : atan(T.v[i]);
+    GDALSetRasterNoDataValue(GDALGetRasterBand(ds, 1), -9999.0);
+    ASSERT(GDALRasterIO(GDALGetRasterBand(ds, 1), GF_Write, 0, 0, T.cols, T.rows, r, T.cols, T.rows, GDT_Float64, 0,
+                        0) == CE_None);
+    GDALClose(ds);
+    free(r);
+    rc_free(&T);
+    char c[8192];
+    unlink(opath("sp_saga.tif"));
+    snprintf(c, sizeof c, "saga_cmd ta_hydrology 21 -SLOPE '%s' -AREA '%s/scanc.tif' -SPI '%s' >/dev/null 2>&1",
+             opath("sp_rad.tif"), ref, opath("sp_saga.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    rc_raster M, G;
+    ASSERT(!rc_load(opath("sp_t.tif"), &M) && !rc_load(opath("sp_saga.tif"), &G));
+    ASSERT(M.rows == G.rows && M.cols == G.cols);
+    int64_t n = 0, nd_off = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < (int64_t)M.rows * M.cols; i++) {
+      const int nm = rc_is_nodata(&M, M.v[i]), ng = rc_is_nodata(&G, G.v[i]);
+      if (nm != ng) {
+        nd_off++;
+        continue;
+      }
+      if (nm) continue;
+      n++;
+      const double rel = fabs(M.v[i] - G.v[i]) / fmax(fabs(G.v[i]), 1e-30);
+      if (rel > worst && !(M.v[i] == 0 && G.v[i] == 0)) worst = rel;
+    }
+    fprintf(stderr, "%s spi against SAGA: %lld cells, %lld nodata on one side, max relative %.3g\n", dems[d],
+            (long long)n, (long long)nd_off, worst);
+    ASSERT(n > 50000 && nd_off == 0 && worst < 1e-6);
+    rc_free(&M);
+    rc_free(&G);
+  }
+  return 0;
+}
+
 /* ---- TauDEM ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -590,6 +700,7 @@ int main(int argc, char **argv) {
   }
   static const tr_test_case cases[] = {TR_TEST(test_plane_analytic), TR_TEST(test_same_bytes),
                                        TR_TEST(test_bad_options), TR_TEST(test_ang_in),
-                                       TR_TEST(test_ang_in_bad), TR_TEST(test_twi_in), TR_TEST(test_taudem)};
+                                       TR_TEST(test_ang_in_bad), TR_TEST(test_twi_in), TR_TEST(test_spi),
+                                       TR_TEST(test_taudem)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -384,7 +384,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
               moved_outlets=None, snap_distance=None, id_field=None, outlet_table=None, hand=None, d8_dist=None,
               plen=None, tlen=None, gord=None, holmgren_x=None, freeman_p=None, tree=None, coord=None,
               streams_in=None, acc_in=None, burn=None, burn_depth=None, burn_layer=None, burn_all_touched=False,
-              ang_in=None, slp_in=None, sca_in=None, seed=None, **run):
+              ang_in=None, slp_in=None, sca_in=None, seed=None, spi=None, **run):
     """terrafort flowgraph (TauDEM's D8 tools): from a DEM (or dir_in, existing
     directions) the products asked for - dir, slope (sd8), acc, streams, order,
     basins, network, basin_stats (a CSV row per basin), moved_outlets (where
@@ -392,7 +392,8 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
     (chosen by ang, slp, sca or twi alone) TauDEM's D-infinity ang, slp, sca
     and twi (or sca alone from ang_in, existing angles: TauDEM areadinf, and
     hand from them with the filled dem (filled=True) and streams_in: TauDEM
-    dinfdistdown; or twi alone from slp_in and sca_in: TauDEM twi);
+    dinfdistdown; or twi alone from slp_in and sca_in: TauDEM twi); spi, the
+    stream power index sca x slp (SAGA's), from the DEM or slp_in and sca_in;
     hand (TauDEM dinfdistdown -m ave v) and d8_dist (d8hdisttostrm) to
     the streams of threshold (or streams_in), with either method; plen, tlen and gord (TauDEM
     gridnet); tree and coord, TauDEM streamnet's text files of the links -
@@ -414,7 +415,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
                      ("moved_outlets", moved_outlets), ("id_field", id_field), ("outlet_table", outlet_table),
                      ("hand", hand), ("d8_dist", d8_dist), ("plen", plen), ("tlen", tlen), ("gord", gord),
                      ("tree", tree), ("coord", coord), ("streams_in", streams_in), ("acc_in", acc_in),
-                     ("ang_in", ang_in), ("slp_in", slp_in), ("sca_in", sca_in)):
+                     ("ang_in", ang_in), ("slp_in", slp_in), ("sca_in", sca_in), ("spi", spi)):
             if v is not None:
                 keep.append(_b(os.fspath(v)) if k not in ("network_format", "id_field") else _b(v))
                 setattr(o, k, keep[-1])
@@ -423,7 +424,7 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
         if method is not None:
             o.method = _choice({"d8": 0, "dinf": 1, "quinn": 2, "holmgren": 3, "freeman": 4, "rho8": 5}, method,
                                "method")
-        elif any(v is not None for v in (ang, slp, sca, twi, ang_in, slp_in, sca_in)):
+        elif any(v is not None for v in (ang, slp, sca, twi, ang_in, slp_in, sca_in, spi)):
             o.method = 1
         if holmgren_x is not None:
             o.holmgren_x = float(holmgren_x)

@@ -113,7 +113,7 @@ class FlowgraphOpts(ctypes.Structure):
         ("holmgren_x", c_double), ("freeman_p", c_double), ("tree", c_char_p), ("coord", c_char_p),
         ("streams_in", c_char_p), ("acc_in", c_char_p),
         ("burn", BurnOpts),
-        ("ang_in", c_char_p), ("slp_in", c_char_p), ("sca_in", c_char_p), ("seed", ctypes.c_uint64),
+        ("ang_in", c_char_p), ("slp_in", c_char_p), ("sca_in", c_char_p), ("seed", ctypes.c_uint64), ("spi", c_char_p),
     ]
 
 
