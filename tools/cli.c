@@ -43,6 +43,8 @@ const char *tf_common_help =
     "                          'inverted_cdf'), as STATISTICS_PERCENTILE_P; implies --stats\n"
     "  --stats-json FILE       write the statistics and the collective's report as JSON (-: stdout)\n"
     "  --coll-timeout MS       timeout-aggregation threshold for statistics\n"
+    "  --coll-arity K          children per interior rank of the statistics' aggregation tree\n"
+    "                          (2..1024; default: every rank a child of the writer)\n"
     "  --ft off|dual|replay    fault tolerance: dual-redundant tiles (fill, flowgraph: rounds),\n"
     "                          or tracked launches replayed when a fault is detected (default off)\n"
     "  --ft-tolerance XI       cells differing by >= XI disagree (default 0: bit-exact)\n"
@@ -66,7 +68,7 @@ const char *tf_common_help =
  * above that take a value, and those whose value is a file written. Keep in
  * step with tf_cli_common and tf_graph_flag. */
 const char *tf_common_values =
-    "-b --band -of --format -co --co --config:2 --threads --tile-size --mem --rank-timeout --coll-timeout --ft --ft-tolerance "
+    "-b --band -of --format -co --co --config:2 --threads --tile-size --mem --rank-timeout --coll-timeout --coll-arity --ft --ft-tolerance "
     "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject "
     "--hist-buckets --percentiles";
 const char *tf_common_outputs = "--stats-json --ft-report";
@@ -294,6 +296,11 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
     if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--coll-timeout", v, 1, 86400000, &n))
       return TF_ARG_ERROR;
     run->coll_timeout_ms = (int)n;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--coll-arity")) {
+    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--coll-arity", v, 2, 1024, &n)) return TF_ARG_ERROR;
+    run->coll_arity = (int)n;
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "--ft")) {

@@ -233,13 +233,18 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
   coll_ta_opts ta;
   coll_ta_opts_init(&ta);
   if (run->coll_timeout_ms > 0) ta.threshold_ms = run->coll_timeout_ms;
-  /* A reduce to the writer (rank 0: the root and the TAN) over a one-level
-   * tree: every other rank is a leaf that sends its partials and goes on;
-   * only the writer waits, and only for the statistics. A late rank that is
-   * alive is waited for (the liveness monitor ends the wait for a dead one,
-   * so the TAN's own deadline is only the fallback without it). */
+  /* A reduce to the writer (rank 0: the root and the TAN), by default over a
+   * one-level tree: every other rank is a leaf that sends its partials and
+   * goes on; only the writer waits, and only for the statistics. With
+   * --coll-arity K the tree is K-ary: an interior rank waits for its
+   * children up to its level's threshold from the first arrival, forwards a
+   * partial naming the late ones and goes on; their data goes to the
+   * writer when it comes. A late rank that is alive is waited for by the
+   * writer (the liveness monitor ends the wait for a dead one, so the TAN's
+   * own deadline is only the fallback without it). */
   const int nranks = tr_dist_size();
   ta.arity = nranks > 2 ? nranks - 1 : 2;
+  if (run->coll_arity >= 2 && run->coll_arity < ta.arity) ta.arity = run->coll_arity;
   ta.tan_policy = COLL_TAN_ROOT;
   ta.root_only = 1;
   if (coll_live_lost(run->live, NULL) == -1 && run->live) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS;

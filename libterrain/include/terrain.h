@@ -311,6 +311,12 @@ typedef struct tr_run_opts {
    * the rank's place on its node modulo the node's GPUs, so the ranks of a
    * node spread over its devices (terrafort(1) DEVICES). */
   int device_pin;
+  /* --coll-arity: under mpirun, children per interior rank of the tree the
+   * statistics are aggregated over (libcoll's timeout aggregation, the
+   * writer its root). 0 (the default): one level, every other rank a child
+   * of the writer (scripts/bench/RESULTS.md: no deeper tree was faster on
+   * the machines measured). */
+  int coll_arity;
 } tr_run_opts;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);

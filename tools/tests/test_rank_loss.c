@@ -344,14 +344,18 @@ static int test_stopped_at_steps(void) {
 }
 
 /* per_rank[r].wall_ms from a --stats-json report, -1 when absent. */
-static double wall_ms(const char *json, int r) {
+static double rank_field(const char *json, int r, const char *field) {
   const char *p = strstr(json, "\"per_rank\":[");
-  char key[64];
+  char key[64], f[64];
   snprintf(key, sizeof key, "{\"rank\":%d,", r);
+  snprintf(f, sizeof f, "\"%s\":", field);
   p = p ? strstr(p, key) : NULL;
-  p = p ? strstr(p, "\"wall_ms\":") : NULL;
-  return p ? strtod(p + 10, NULL) : -1;
+  const char *end = p ? strchr(p, '}') : NULL;
+  p = p ? strstr(p, f) : NULL;
+  return p && p < end ? strtod(p + strlen(f), NULL) : -1;
 }
+
+static double wall_ms(const char *json, int r) { return rank_field(json, r, "wall_ms"); }
 
 /* The statistics part of a report (everything before "collective"). */
 static const char *stats_part(const char *json, char *buf, size_t n) {
@@ -403,6 +407,62 @@ static int test_late_rank_stats(void) {
 }
 
 /* The option itself. */
+/* --coll-arity 2 over 8 ranks (0 <- 1, 2; 1 <- 3, 4; 2 <- 5, 6; 3 <- 7),
+ * --coll-timeout 200, leaf 7 late by 2 s: every interior rank releases its
+ * state within its level's threshold (rank 3: 200 ms, rank 1: 400 ms) plus
+ * slack; the ranks off the late leaf's path (2, 4, 5, 6) finish as fast as
+ * with nobody late (within 20% + 300 ms); the leaf's parent (3) forwards
+ * its late data to the writer (so it, unlike the others, waits for it: the
+ * cost terrafort(1) states); the writer names rank 7 late and the
+ * statistics are exactly a single process's. */
+static int test_late_leaf_tree(void) {
+  if (TR_TEST_SANITIZED) { /* the Release tree runs it: 8 sanitized ranks on 2 cores time nothing */
+    printf("  skipped in a sanitized build (8 ranks' wall times)\n");
+    return 0;
+  }
+  reset(outdir);
+  char c[4096], ref[8192], a[8192];
+  snprintf(c, sizeof c, "cd '%s' && '%s' slope -q --threads 1 --stats-json one.json '%s/demo.tif' one.tif", outdir, tf,
+           dir);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  stats_part(rc_slurp(strcat(strcpy(a, outdir), "/one.json")), ref, sizeof ref);
+  double base[8] = {0};
+  for (int k = 0; k < 2; k++) {
+    snprintf(c, sizeof c,
+             "cd '%s' && TERRAFORT_INJECT='%s' mpirun --allow-run-as-root --oversubscribe -n 8 '%s' slope -q "
+             "--threads 1 --coll-arity 2 --coll-timeout 200 --stats-json t%d.json '%s/demo.tif' t%d.tif",
+             outdir, k ? "delay:rank=7,ms=2000" : "", tf, k, dir, k);
+    ASSERT_EQ_INT(rc_run(c, errfile), 0);
+    char path[800], b[8192];
+    snprintf(path, sizeof path, "%s/t%d.json", outdir, k);
+    const char *json = rc_slurp(path);
+    ASSERT(!strcmp(stats_part(json, b, sizeof b), ref));
+    ASSERT(strstr(json, "\"arity\":2") != NULL);
+    for (int r = 0; r < 8; r++) ASSERT_EQ_INT((int)rank_field(json, r, "interior"), r <= 3);
+    if (!k) {
+      for (int r = 0; r < 8; r++) base[r] = wall_ms(json, r);
+      continue;
+    }
+    ASSERT(strstr(json, "\"late_ranks\":[7]") != NULL);
+    printf("  8 ranks, arity 2, rank 7 late by 2 s: release ms of 1 2 3: %.0f %.0f %.0f; wall ms 0-7:",
+           rank_field(json, 1, "release_ms"), rank_field(json, 2, "release_ms"), rank_field(json, 3, "release_ms"));
+    for (int r = 0; r < 8; r++) printf(" %.0f", wall_ms(json, r));
+    printf(" (nobody late:");
+    for (int r = 0; r < 8; r++) printf(" %.0f", base[r]);
+    printf(")\n");
+    ASSERT(rank_field(json, 3, "release_ms") <= 200 + 300 && rank_field(json, 1, "release_ms") <= 400 + 300);
+    ASSERT(rank_field(json, 2, "release_ms") >= 0 && rank_field(json, 2, "release_ms") <= 400 + 300);
+    static const int off_path[] = {2, 4, 5, 6};
+    for (int i = 0; i < 4; i++) {
+      const int r = off_path[i];
+      ASSERT(base[r] > 0 && wall_ms(json, r) <= 1.2 * base[r] + 300);
+    }
+    ASSERT_EQ_INT((int)rank_field(json, 3, "late_forwarded"), 1);
+    ASSERT(wall_ms(json, 0) >= 2000); /* the writer waited for rank 7's data */
+  }
+  return 0;
+}
+
 static int test_rank_timeout_option(void) {
   reset(outdir);
   char c[2048];
@@ -428,7 +488,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   static const tr_test_case cases[] = {
-      TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats), TR_TEST(test_slope_stopped),
+      TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats), TR_TEST(test_late_leaf_tree),
+      TR_TEST(test_slope_stopped),
       TR_TEST(test_fill_stopped),        TR_TEST(test_busy_survivor),   TR_TEST(test_stats_stopped),
       TR_TEST(test_percentiles_stopped), TR_TEST(test_ft_dual_stopped), TR_TEST(test_killed_default),
       TR_TEST(test_killed_recovery),     TR_TEST(test_stopped_at_start), TR_TEST(test_stopped_at_steps)};

@@ -236,6 +236,7 @@ NOT_EXPOSED = {
         "-q": "progress goes to QGIS's feedback", "--quiet": "as -q", "-h": "help", "--help": "help",
         "--hist-buckets": "statistics' side outputs (--stats is exposed)", "--percentiles": "as --hist-buckets",
         "--stats-json": "as --hist-buckets", "--coll-timeout": "mpirun only",
+        "--coll-arity": "mpirun only",
         "--ft-tolerance": "fault-tolerance tuning (--ft is exposed)", "--ft-error-rate": "as --ft-tolerance",
         "--ft-profile": "as --ft-tolerance", "--ft-mode": "as --ft-tolerance", "--ft-report": "as --ft-tolerance",
         "--ft-timeout": "as --ft-tolerance", "--ft-max-errors": "as --ft-tolerance", "--ft-check": "as --ft-tolerance",
