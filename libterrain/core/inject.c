@@ -187,6 +187,15 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
                !strcmp(kind, "stop-finalize")) {
       /* acted on by the program around the command (tools/process.c) */
       if (rank < 0) st = tr_fail(err, TR_EUSAGE, "inject: %s needs rank=R", kind);
+    } else if (!strcmp(kind, "gpu-hang")) {
+      tr_launch_inject *li = &out->launch;
+      if (tile < -1) st = tr_fail(err, TR_EUSAGE, "inject: gpu-hang needs tile=T");
+      else if (li->nhang >= TR_LAUNCH_INJECT_MAX)
+        st = tr_fail(err, TR_EUSAGE, "inject: more than %d gpu-hang faults", TR_LAUNCH_INJECT_MAX);
+      else {
+        li->hang_ms[li->nhang] = ms > 0 ? (int)ms : 60000;
+        li->hang[li->nhang++] = (int64_t)tile;
+      }
     } else if (!strcmp(kind, "gpu-trap")) {
       tr_launch_inject *li = &out->launch;
       if (tile < -1) st = tr_fail(err, TR_EUSAGE, "inject: gpu-trap needs tile=T");
@@ -213,7 +222,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "spill-fail, flip-launch, gpu-trap, touch, stop-stage, stop-start, stop-started, stop-end, stop-finalize, sigbus, hwpoison)",
+                   "spill-fail, flip-launch, gpu-trap, gpu-hang, touch, stop-stage, stop-start, stop-started, stop-end, stop-finalize, sigbus, hwpoison)",
                    kind);
     }
   }

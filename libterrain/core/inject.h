@@ -31,6 +31,9 @@
  *                                     random bit of a random byte (31: a Float32's sign)
  *   gpu-trap:tile=T                   a GPU launch of tile T (-1: every tile) runs a kernel that traps
  *                                     first, as a faulty device fails (tests on a GPU machine)
+ *   gpu-hang:tile=T[,ms=M]            a GPU launch of tile T (-1: every tile) first runs a kernel that
+ *                                     spins M ms (default 60000), as a hung device does: the launch's
+ *                                     deadline (--ft-timeout) gives up on it (tests on a GPU machine)
  *   stop-stage:after=K                flowgraph: rank 0 stops itself (SIGSTOP) once its K-th stage is
  *                                     done, before the next (a test signals it there, between stages)
  *   stop-start:rank=R                 under mpirun, rank R stops itself (SIGSTOP) before MPI starts
@@ -86,6 +89,9 @@ typedef struct {
   } touch[TR_LAUNCH_INJECT_MAX];
   int ntrap;
   int64_t trap[TR_LAUNCH_INJECT_MAX]; /* gpu-trap: tiles whose GPU launch traps; -1 every tile */
+  int nhang;
+  int64_t hang[TR_LAUNCH_INJECT_MAX]; /* gpu-hang: tiles whose GPU launch spins first; -1 every tile */
+  int hang_ms[TR_LAUNCH_INJECT_MAX];  /* for how long (the device stays busy that long) */
   int nsigbus;
   struct {
     int64_t tile;      /* -1: every tile */

@@ -136,10 +136,10 @@ int tr_gpu_lost(void) { return M ? M->lost() : 0; }
 
 int tr_gpu_bus_id(char *buf, int len) { return M ? M->bus_id(buf, len) : -1; }
 
-int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len) {
+int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, double timeout_ms, char *why, size_t len) {
   *g = NULL;
   const tr_cuda_module *m = module();
-  if (m) return m->open(g, in_bytes, out_bytes, why, len);
+  if (m) return m->open(g, in_bytes, out_bytes, timeout_ms, why, len);
   tr_gpu_count(why, len);
   return -1;
 }

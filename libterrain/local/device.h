@@ -25,8 +25,10 @@ void tr_host_free(void *p, int pinned);
 typedef struct tr_gpu tr_gpu;
 
 /* A stream and device buffers for windows of in_bytes and outputs of
- * out_bytes. Returns 0, or -1 with why. */
-int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len);
+ * out_bytes; a launch on it not complete timeout_ms after it was queued
+ * is given up as a hung device (TR_GPU_FAULT, the device lost). Returns 0,
+ * or -1 with why. */
+int tr_gpu_open(tr_gpu **g, size_t in_bytes, size_t out_bytes, double timeout_ms, char *why, size_t len);
 void tr_gpu_close(tr_gpu *g);
 
 /* What tr_gpu_run returns when the device reported a hardware error class:
@@ -40,8 +42,10 @@ void tr_gpu_close(tr_gpu *g);
 
 /* Runs k->gpu over the block w (host window, pinned) into out (host, pinned,
  * out_bytes): copy in, kernel, copy out on g's stream, then waits for the
- * stream, so the device is idle for this stream on return. trap: queue the
- * test-only trapping kernel first (the injector's gpu-trap). Returns 0, 1
+ * stream, so the device is idle for this stream on return, or the deadline
+ * of tr_gpu_open passes (TR_GPU_FAULT: a hung device, lost from then on).
+ * trap: queue the test-only trapping kernel first (the injector's
+ * gpu-trap), or with -M one that spins M ms (gpu-hang). Returns 0, 1
  * when the kernel declines these params (run the CPU version), TR_GPU_FAULT,
  * or -1 with why. */
 int tr_gpu_run(tr_gpu *g, const tr_kernel *k, const void *params, const tr_window *w, void *out, size_t out_bytes,

@@ -19,7 +19,7 @@
 
 #include "kernel.h"
 
-#define TR_CUDA_MODULE_ABI 2
+#define TR_CUDA_MODULE_ABI 3
 #define TR_CUDA_MODULE_ENTRY "tr_cuda_module_entry"
 #define TR_CUDA_MODULE_FILE "terrafort-cuda.so"
 
@@ -32,10 +32,13 @@ typedef struct {
   int (*count)(char *why, size_t len);
   void *(*host_alloc)(size_t bytes); /* page-locked; NULL when it cannot */
   void (*host_free)(void *p);
-  int (*open)(tr_gpu **g, size_t in_bytes, size_t out_bytes, char *why, size_t len);
+  /* timeout_ms: a launch not complete this long after its copies and
+   * kernel were queued is given up (the device taken as hung, lost) */
+  int (*open)(tr_gpu **g, size_t in_bytes, size_t out_bytes, double timeout_ms, char *why, size_t len);
   void (*close)(tr_gpu *g);
   /* rows [row0, row0 + nrows) of the block w into out (nrows x w->cols
-   * cells of out_bytes in all) */
+   * cells of out_bytes in all); trap (tests): 1 a trapping kernel first,
+   * -M a kernel spinning M ms first */
   int (*run)(tr_gpu *g, const char *row, const void *params, const tr_window *w, int64_t row0, int64_t nrows,
              void *out, size_t out_bytes, int trap, char *why, size_t len);
   int (*lost)(void);

@@ -87,6 +87,7 @@ static tr_gpu **dual_open; /* every handle of this generation */
 static size_t dual_n, dual_cap;
 static unsigned dual_gen = 1;
 static int64_t dual_gpu_faults; /* launches the device failed (device.h), this process */
+static double dual_gpu_timeout_ms = FT_TIMEOUT_RUN_MS; /* a launch's deadline (--ft-timeout) */
 
 /* This thread's handle, with room for in_bytes in and out_bytes out; NULL
  * when none can be had (the replica then runs on the CPU). */
@@ -109,7 +110,7 @@ static tr_gpu *dual_gpu_for(size_t in_bytes, size_t out_bytes) {
     }
   }
   char why[256];
-  if (!t->g && dual_n < dual_cap && tr_gpu_open(&t->g, in_bytes, out_bytes, why, sizeof why) == 0) {
+  if (!t->g && dual_n < dual_cap && tr_gpu_open(&t->g, in_bytes, out_bytes, dual_gpu_timeout_ms, why, sizeof why) == 0) {
     dual_open[dual_n++] = t->g;
     t->in_bytes = in_bytes;
     t->out_bytes = out_bytes;
@@ -402,6 +403,7 @@ static int ft_setup(run_state *s, const tr_product *prod, tr_error *err) {
    * device buffers (ft_adapt) */
   int64_t gpu = 0;
   if (run->device != TR_DEVICE_CPU) {
+    dual_gpu_timeout_ms = run->ft_timeout_ms > 0 ? run->ft_timeout_ms : FT_TIMEOUT_RUN_MS;
     char why[256] = "";
     int index;
     const int ngpu = tr_gpu_pick(run, &index, why, sizeof why);

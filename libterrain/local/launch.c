@@ -121,9 +121,13 @@ static size_t cell_bytes(const tr_kernel *k, const tr_window *w) {
   return (size_t)(w->rows * w->cols) * (size_t)GDALGetDataTypeSizeBytes(k->out_type) * (size_t)k->bands;
 }
 
+/* The test-only kernel a tile's GPU launch queues first: 1 a trap
+ * (gpu-trap), -M one spinning M ms (gpu-hang), 0 none. */
 static int trap_at(const tr_launch_inject *f, int64_t tile) {
   for (int i = 0; i < f->ntrap; i++)
     if (f->trap[i] == tile || f->trap[i] == -1) return 1;
+  for (int i = 0; i < f->nhang; i++)
+    if (f->hang[i] == tile || f->hang[i] == -1) return -f->hang_ms[i];
   return 0;
 }
 
@@ -495,7 +499,9 @@ tr_launch_slot *tr_launch_slot_open(tr_launcher *L) {
   int ok = buf_open(L, s, BUF_IN) == 0;
   if (ok && L->iter) ok = buf_open(L, s, BUF_WORK) == 0;
   if (ok && s->scratch_bytes) ok = buf_open(L, s, BUF_SCRATCH) == 0;
-  if (ok && L->gpu) ok = tr_gpu_open(&s->gpu, L->in_bytes, L->out_bytes, s->why, sizeof s->why) == 0;
+  if (ok && L->gpu)
+    ok = tr_gpu_open(&s->gpu, L->in_bytes, L->out_bytes,
+                     L->run->ft_timeout_ms > 0 ? L->run->ft_timeout_ms : FT_TIMEOUT_RUN_MS, s->why, sizeof s->why) == 0;
   if (!ok) {
     tr_launch_slot_close(L, s);
     return NULL;

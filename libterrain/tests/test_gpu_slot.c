@@ -52,7 +52,7 @@ static int test_no_gpu_says_why(void) {
   if (n > 0) return 0; /* a GPU machine: cli_gpu covers it */
   ASSERT(strlen(why) > 5);
   tr_gpu *g = (tr_gpu *)1;
-  ASSERT(tr_gpu_open(&g, 1024, 1024, why, sizeof why) != 0);
+  ASSERT(tr_gpu_open(&g, 1024, 1024, 1000, why, sizeof why) != 0);
   ASSERT(g == NULL);
   /* host tiles: ordinary memory when no GPU is used */
   float *p = tr_host_alloc(4096, 0);

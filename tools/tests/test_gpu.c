@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,6 +164,30 @@ static int test_gpu_device_fault(void) {
   ASSERT(strstr(rc_slurp(err), "--ft replay") != NULL);
   struct stat st;
   ASSERT(stat(ck_out("trapoff.tif"), &st) != 0);
+  return 0;
+}
+
+/* a hung device: gpu-hang makes tile 2's GPU launch spin 60 s first; with
+ * --ft-timeout 2000 the launch is given up at its deadline, replayed on the
+ * CPU like a device fault, and the device not used again: the run ends well
+ * before the spin would have (bounded: < 30 s), with the CPU's bytes and one
+ * GPU fault counted. */
+static int test_gpu_hang(void) {
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "cpu.tif", "--device cpu --tile-size 64"), 0);
+  char f[1024];
+  snprintf(f, sizeof f,
+           "--device gpu --threads 1 --tile-size 64 --ft replay --ft-timeout 2000 --inject 'gpu-hang:tile=2,ms=60000' "
+           "--ft-report '%s'",
+           ck_out("h.json"));
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ASSERT_EQ_INT(tfrun("slope", dem("demo.tif"), "hang.tif", f), 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  printf("  gpu-hang, --ft-timeout 2000: the run took %.1f s\n", s);
+  ASSERT(s < 30.0);
+  ASSERT(rc_same_file(ck_out("cpu.tif"), ck_out("hang.tif")));
+  ASSERT_EQ_INT(ck_json_int(rc_slurp(ck_out("h.json")), "gpu_faults"), 1);
   return 0;
 }
 
@@ -347,7 +372,7 @@ int main(int argc, char **argv) {
   if (rc_run(c, NULL) != 0) return 1;
   static const tr_test_case cases[] = {TR_TEST(test_gpu_same_bytes), TR_TEST(test_gpu_hillshade_within_one),
                                        TR_TEST(test_gpu_big_dem), TR_TEST(test_gpu_replay),
-                                       TR_TEST(test_gpu_device_fault), TR_TEST(test_gpu_dual),
+                                       TR_TEST(test_gpu_device_fault), TR_TEST(test_gpu_hang), TR_TEST(test_gpu_dual),
                                        TR_TEST(test_gpu_ranks), TR_TEST(test_gpu_nvml_ecc)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -41,6 +42,7 @@
 /* trap.cu: queues a kernel that traps on `stream` (a cudaStream_t), for the
  * injector's gpu-trap. 0, or -1 when it could not be queued. */
 int tr_gpu_trap_launch(void *stream);
+int tr_gpu_spin_launch(void *stream, int ms);
 
 /* The rows this module has a GPU version of. */
 static const struct {
@@ -67,6 +69,7 @@ struct tr_gpu {
   double bytes_in, bytes_out;
   long long launches;
   int dev;                   /* the device its stream and buffers are on */
+  double timeout_ms;         /* a launch's deadline (tr_gpu_open) */
 };
 
 /* One JSON line of this stream's totals (the benchmark hook). */
@@ -166,7 +169,7 @@ static int fail(const char *what, cudaError_t e, char *why, size_t len) {
 
 static void gpu_close(tr_gpu *g);
 
-static int gpu_open(tr_gpu **out, size_t in_bytes, size_t out_bytes, char *why, size_t len) {
+static int gpu_open(tr_gpu **out, size_t in_bytes, size_t out_bytes, double timeout_ms, char *why, size_t len) {
   *out = NULL;
   tr_gpu *g = calloc(1, sizeof *g);
   if (!g) {
@@ -190,6 +193,7 @@ static int gpu_open(tr_gpu **out, size_t in_bytes, size_t out_bytes, char *why, 
   }
   g->in_bytes = in_bytes;
   g->out_bytes = out_bytes;
+  g->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
   g->profile = getenv("TERRAFORT_GPU_PROFILE");
   for (int i = 0; g->profile && i < 4; i++)
     if ((e = cudaEventCreate(&g->ev[i])) != cudaSuccess) {
@@ -202,6 +206,12 @@ static int gpu_open(tr_gpu **out, size_t in_bytes, size_t out_bytes, char *why, 
 
 static void gpu_close(tr_gpu *g) {
   if (!g) return;
+  /* a hung stream may still run into its buffers, and freeing them would
+   * wait for it: they are left to the process's end */
+  if (gpu_lost()) {
+    free(g);
+    return;
+  }
   if (g->profile && g->launches) profile_write(g);
   for (int i = 0; i < 4; i++)
     if (g->ev[i]) cudaEventDestroy(g->ev[i]);
@@ -239,7 +249,8 @@ static int gpu_run(tr_gpu *g, const char *row, const void *params, const tr_wind
   if (g->profile) cudaEventRecord(g->ev[1], g->stream);
   tr_window dw = *w;
   dw.in = (const float *)g->d_in;
-  if (trap && tr_gpu_trap_launch(g->stream)) return fail("test trap", cudaPeekAtLastError(), why, len);
+  if (trap > 0 && tr_gpu_trap_launch(g->stream)) return fail("test trap", cudaPeekAtLastError(), why, len);
+  if (trap < 0 && tr_gpu_spin_launch(g->stream, -trap)) return fail("test spin", cudaPeekAtLastError(), why, len);
   const int rc = fn(params, &dw, row0, nrows, g->d_out, g->stream);
   if (rc == 1) return 1;
   if (rc < 0) {
@@ -252,7 +263,28 @@ static int gpu_run(tr_gpu *g, const char *row, const void *params, const tr_wind
   if ((e = cudaMemcpyAsync(g->h_out, g->d_out, out_bytes, cudaMemcpyDeviceToHost, g->stream)) != cudaSuccess)
     return fail("copy from device", e, why, len);
   if (g->profile) cudaEventRecord(g->ev[3], g->stream);
-  if ((e = cudaStreamSynchronize(g->stream)) != cudaSuccess) return fail(row, e, why, len);
+  /* the stream's end, polled against the deadline (cudaStreamSynchronize
+   * would wait for a hung device for ever): past it the device is taken
+   * as hung, a device fault like a hardware error (the caller replays the
+   * tile on the CPU) and lost for the rest of the process */
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (long nap_us = 20;; nap_us = nap_us < 2000 ? 2 * nap_us : 2000) {
+    e = cudaStreamQuery(g->stream);
+    if (e != cudaErrorNotReady) break;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const double ms = (double)(now.tv_sec - t0.tv_sec) * 1e3 + (double)(now.tv_nsec - t0.tv_nsec) * 1e-6;
+    if (ms > g->timeout_ms) {
+      __atomic_store_n(&lost, 1, __ATOMIC_RELEASE);
+      if (why)
+        snprintf(why, len, "GPU: the %s launch did not complete within %.0f ms (--ft-timeout): the device is taken as hung",
+                 row, g->timeout_ms);
+      return TR_GPU_FAULT;
+    }
+    const struct timespec nap = {0, nap_us * 1000};
+    nanosleep(&nap, NULL);
+  }
+  if (e != cudaSuccess) return fail(row, e, why, len);
   memcpy(out, g->h_out, out_bytes);
   if (g->profile) {
     for (int i = 0; i < 3; i++) {
