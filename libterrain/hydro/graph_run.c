@@ -292,7 +292,8 @@ static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts,
   /* the writer's sink assembles a row of output tiles (run/run.h) */
   const int64_t writer = tr_job_writer_cache(&r->job, &r->prod);
   tr_io_cache_plan(r->run, gdal_cache_mb(&r->job));
-  const tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);
+  tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);
+  sp.fixed += tr_burn_bytes(r->burn); /* the burn lines, on every rank (burn.h) */
   r->body = tr_graph_plan_body(r->prog, r->params, &sp, tr_mem_limit(r->run->mem), &r->need);
   if (!r->body) return tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", r->prog->name);
   st = spill_plan(r, what, err);

@@ -411,6 +411,28 @@ int tr_burn_window(tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t
   return st;
 }
 
+int64_t tr_burn_bytes(const tr_burn *b) {
+  if (!b) return 0;
+  const int64_t B = TR_BURN_BLOCK;
+  int64_t bytes = b->nseg * 4 * (int64_t)sizeof(double) + b->nidx * (int64_t)sizeof(burn_entry) +
+                  b->nblk * (int64_t)sizeof(burn_block) + B * B; /* + one block's mask at a time (the lock) */
+  for (int64_t k = 0; k < b->nblk; k++) {
+    /* a segment's part in a block touches at most |dx| + |dy| + 2 of its
+     * cells on GDAL's line rule (one step per cell boundary crossed), at
+     * most twice that with ALL_TOUCHED, and no part more than a block's
+     * perimeter run twice; the block at most all its cells */
+    int64_t cells = 0;
+    for (int64_t e = b->blk[k].e0; e < b->blk[k].e1 && cells < B * B; e++) {
+      const double *s = b->seg + 4 * b->idx[e].seg;
+      double run = ceil(fabs(s[2] - s[0])) + ceil(fabs(s[3] - s[1])) + 2.0;
+      if (run > 4.0 * B) run = 4.0 * B;
+      cells += (int64_t)run * (b->all_touched ? 2 : 1);
+    }
+    bytes += (cells < B * B ? cells : B * B) * (int64_t)sizeof(uint16_t);
+  }
+  return bytes;
+}
+
 tr_json *tr_burn_json(const tr_burn *b, int64_t count) {
   tr_json *o = tr_json_object(), *v = tr_json_object();
   tr_json_set(v, "file", tr_json_str(b->file ? b->file : ""));
@@ -419,6 +441,7 @@ tr_json *tr_burn_json(const tr_burn *b, int64_t count) {
   tr_json_set(v, "all_touched", tr_json_bool(b->all_touched));
   tr_json_set(v, "segments", tr_json_int(b->nseg));
   tr_json_set(v, "cells", tr_json_int(count));
+  tr_json_set(v, "bytes", tr_json_int(tr_burn_bytes(b)));
   tr_json_set(o, "burn", v);
   return o;
 }

@@ -21,7 +21,8 @@
  * Memory: 32 bytes a segment and 16 bytes per block a segment's box meets,
  * on every rank, and 2 bytes per burnt cell of the blocks this rank's
  * windows have met: a block is rasterised once (64 KiB while it is), the
- * first time a window needs it, and its burnt cells kept.
+ * first time a window needs it, and its burnt cells kept. tr_burn_bytes
+ * bounds it all, and the graph runner counts that in --mem.
  *
  * Thread safety: tr_burn_window may run on several threads at once (a
  * block's first rasterisation holds the tr_burn's lock).
@@ -59,10 +60,15 @@ void tr_burn_close(tr_burn *b);
 int tr_burn_window(tr_burn *b, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *z, int64_t stride,
                    int has_nodata, float nodata, const int64_t rect[4], int64_t *count, tr_error *err);
 
+/* An upper bound of the bytes b keeps, now and once every block is
+ * rasterised (the segments, the index, each block's burnt cells bounded by
+ * what its segments can touch, one block's mask); 0 for NULL. */
+int64_t tr_burn_bytes(const tr_burn *b);
+
 /* The JSON object of the burn for a run's report (--aap-stats):
  * {"burn":{"file":...,"layer":...,"depth":...,"all_touched":...,
- * "segments":...,"cells":count}}, the caller's to free (tr_json_free); NULL
- * when out of memory. */
+ * "segments":...,"cells":count,"bytes":tr_burn_bytes}}, the caller's to
+ * free (tr_json_free); NULL when out of memory. */
 tr_json *tr_burn_json(const tr_burn *b, int64_t count);
 
 #endif

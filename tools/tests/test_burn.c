@@ -285,6 +285,42 @@ static int test_same_bytes(void) {
   return 0;
 }
 
+/* ---- (2b) what the burn keeps is counted in --mem ------------------------------------------ */
+
+/* A number field of the first {"burn":...} or first "state_store" object. */
+static long long field_of(const char *stats, const char *obj, const char *field) {
+  const char *p = strstr(rc_slurp(opath(stats)), obj);
+  char f[64];
+  snprintf(f, sizeof f, "\"%s\":", field);
+  p = p ? strstr(p, f) : NULL;
+  return p ? atoll(p + strlen(f)) : -1;
+}
+
+/* The burn's bound (burn.h, tr_burn_bytes) is in the stage's fixed bytes,
+ * the ones --mem is planned against: exactly the difference a run with the
+ * lines makes to one without; and it bounds what the lines keep (32 bytes a
+ * segment, 2 a burnt cell) with either rule. */
+static int test_counted_in_mem(void) {
+  ASSERT_EQ_INT(setup(), 0);
+  ASSERT_EQ_INT(tfr("fill dam.tif o0.tif --threads 1 --aap-stats nb.json"), 0);
+  const long long without = field_of("nb.json", "\"state_store\":", "fixed_bytes");
+  ASSERT(without > 0);
+  for (int at = 0; at < 2; at++) {
+    ASSERT_EQ_INT(tfr("fill dam.tif o1.tif --threads 1 %s %s --aap-stats wb.json", BURN, at ? "--burn-all-touched" : ""),
+                  0);
+    const long long with = field_of("wb.json", "\"state_store\":", "fixed_bytes"),
+                    bytes = field_of("wb.json", "{\"burn\":", "bytes"),
+                    segments = field_of("wb.json", "{\"burn\":", "segments"),
+                    cells = field_of("wb.json", "{\"burn\":", "cells");
+    fprintf(stderr, "burn%s: %lld segments, %lld cells, bound %lld bytes; fixed %lld -> %lld\n",
+            at ? " (all touched)" : "", segments, cells, bytes, without, with);
+    ASSERT(segments > 0 && cells > 0);
+    ASSERT(with - without == bytes);
+    ASSERT(bytes >= 32 * segments + 2 * cells);
+  }
+  return 0;
+}
+
 /* ---- (3) the effect ---------------------------------------------------------------------- */
 
 static int test_embankment(void) {
@@ -445,7 +481,7 @@ int main(int argc, char **argv) {
   char c[1200];
   snprintf(c, sizeof c, "rm -f '%s'/*", outdir);
   if (rc_run(c, NULL)) return 1;
-  static const tr_test_case cases[] = {TR_TEST(test_against_gdal_rasterize), TR_TEST(test_same_bytes),
+  static const tr_test_case cases[] = {TR_TEST(test_against_gdal_rasterize), TR_TEST(test_same_bytes), TR_TEST(test_counted_in_mem),
                                        TR_TEST(test_embankment), TR_TEST(test_bad_input), TR_TEST(test_other_crs)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
