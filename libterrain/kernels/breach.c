@@ -38,11 +38,13 @@
  * to 16 bytes a queued cell), 4 more with fill (the queue's order) and 4
  * more in constrained mode with a depth (each cell's lowest allowed
  * elevation), counted
- * against --mem, and every rank of an mpirun job computes it (the same
- * bytes) before the executor writes the result through its usual path (a
- * source run, executor.h) - so the output's handling, statistics and
- * formats are every command's. It is not (yet) a graph program: no
- * out-of-core run, no speed-up from ranks. With --burn, the lines are burnt
+ * against --mem. Under mpirun only the writer (rank 0) reads the DEM and
+ * breaches it, and every tile of the result is its own (a writer-only
+ * source run, executor.h), so the other ranks hold none of it; the outcome
+ * is agreed before the run. The executor writes the result through its
+ * usual path - so the output's handling, statistics and formats are every
+ * command's. It is not (yet) a graph program: no out-of-core run, no
+ * speed-up from ranks. With --burn, the lines are burnt
  * into each band of rows as it is read (io/burn.h).
  */
 #include <float.h>
@@ -51,6 +53,7 @@
 #include <string.h>
 
 #include "burn.h"
+#include "dist.h"
 #include "executor.h"
 #include "kernel.h"
 #include "mem_limit.h"
@@ -367,10 +370,12 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
                  "breach holds the whole raster: %.0f MiB for %lld cells, more than --mem %s (it is not out of core "
                  "yet)",
                  (double)(need + 64 * ((int64_t)1 << 20)) / 1048576.0, (long long)n, tr_size_text(o->run.mem, have));
-  float *dem = st ? NULL : malloc((size_t)n * sizeof *dem);
-  if (!st && !dem) st = tr_fail(err, TR_ENOMEM, "out of memory for '%s' (%lld cells)", src, (long long)n);
+  /* under mpirun the writer alone holds and breaches the raster */
+  const int holder = tr_rank() == 0;
+  float *dem = st || !holder ? NULL : malloc((size_t)n * sizeof *dem);
+  if (!st && holder && !dem) st = tr_fail(err, TR_ENOMEM, "out of memory for '%s' (%lld cells)", src, (long long)n);
   /* the whole raster, 256 rows at a time; nodata and non-finite cells as NaN */
-  for (int64_t r0 = 0; r0 < in.rows && !st; r0 += 256) {
+  for (int64_t r0 = 0; r0 < in.rows && !st && holder; r0 += 256) {
     const int64_t nr = in.rows - r0 < 256 ? in.rows - r0 : 256;
     st = tr_input_read_f32(&in, r0, 0, nr, in.cols, dem + r0 * in.cols, in.cols, err);
     for (int64_t i = r0 * in.cols; i < (r0 + nr) * in.cols && !st; i++)
@@ -380,7 +385,9 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
                           NULL, err);
   }
   tr_burn_close(burn);
-  if (!st) st = br_breach(dem, in.rows, in.cols, &how, err);
+  if (!st && holder) st = br_breach(dem, in.rows, in.cols, &how, err);
+  /* the writer's outcome, every rank's (a failure there ends them all) */
+  st = tr_dist_agree(&o->run, st, err);
   if (!st) {
     br_params p = {.has_nodata = in.has_nodata, .nodata = (float)in.nodata};
     br_src s = {.dem = dem, .rows = in.rows, .cols = in.cols};
@@ -390,7 +397,8 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
                                  .file_type = GDT_Float32},
                         .ctx = &s,
                         .tile_input = br_tile_input,
-                        .held = need};
+                        .held = holder ? need : 0,
+                        .writer_only = 1};
     st = tr_run_kernel_source(&o->run, "breach", &source, dst, err);
   }
   free(dem);

@@ -309,7 +309,7 @@ int tr_fill_voids(const tr_interpolate_opts *o, const char *src, const char *dst
   s.p.has_nodata = in.has_nodata;
   s.p.nodata = (float)in.nodata;
   s.p.int_type = GDALDataTypeIsInteger(in.type) ? (int32_t)in.type : 0;
-  tr_source source = {&in, &s.p, {GDT_Float32, 1, in.has_nodata, in.nodata, in.type}, &s, fv_tile_input, 0};
+  tr_source source = {&in, &s.p, {GDT_Float32, 1, in.has_nodata, in.nodata, in.type}, &s, fv_tile_input, 0, 0};
   st = tr_run_kernel_source(&o->run, "fill-voids", &source, dst, err);
   tr_input_close(&in);
   return st;

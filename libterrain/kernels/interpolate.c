@@ -742,7 +742,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
       grid.ino = sst.st_ino;
     }
     tr_source source = {&grid, &s.ip, {GDT_Float64, 1, 1, s.ip.g.nodata, (GDALDataType)type}, &s, interp_tile_input,
-                        held_bytes(&s, &pts)};
+                        held_bytes(&s, &pts), 0};
     st = tr_run_kernel_source(&run, "interpolate", &source, dst, err);
   }
   if (s.tri) GDALTriangulationFree(s.tri);

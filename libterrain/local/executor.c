@@ -487,7 +487,10 @@ static int ft_finish(run_state *s, tr_error *err) {
 static int run_job(run_state *s, const tr_product *prod, int st, const char *dst, tr_error *err) {
   tr_job *job = s->job;
   const tr_run_opts *run = s->run;
-  s->ft_master_only = run->ft == TR_FT_DUAL && job->nranks > 1;
+  /* a source only the writer holds: every tile the writer's as under --ft
+   * dual (where the other ranks are its replicas' workers, fed their input) */
+  const int writer_only = s->src && s->src->writer_only && job->nranks > 1;
+  s->ft_master_only = (run->ft == TR_FT_DUAL && job->nranks > 1) || writer_only;
   if (!st) st = tr_job_create(job, dst, prod, s->ft_master_only ? TR_SINK_RANK0 : TR_SINK_SPREAD, 0.0, err);
   else tr_job_finish(job, st, err);
   if (st) {
@@ -510,7 +513,7 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
   } else if (!status) {
     if (job->rank == 0 && run->progress && !run->progress(0.0, NULL, run->progress_user))
       tr_sink_fail(&job->sink, tr_fail(&e, TR_EINTERRUPTED, "interrupted"), &e);
-    run_tiles(s);
+    if (!writer_only || job->rank == 0) run_tiles(s);
   }
   if (s->ft) {
     int fst = ft_finish(s, &e);

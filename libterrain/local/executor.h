@@ -57,6 +57,8 @@ typedef struct {
   void *ctx;
   int (*tile_input)(void *ctx, const tr_tile *t, tr_bytes *buf, tr_error *e);
   int64_t held; /* bytes the source keeps for the whole run (the points), counted in --mem */
+  int writer_only; /* under mpirun every tile is the writer's (rank 0's): the other ranks
+                      compute none and need no input (a source only rank 0 holds) */
 } tr_source;
 
 /* Runs `kernel` over the source's grid into dst, like tr_run_kernel. */
