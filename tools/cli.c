@@ -31,6 +31,8 @@ const char *tf_common_help =
     "  -co NAME=VALUE          creation option for the output driver (repeatable)\n"
     "  --config KEY VALUE      a GDAL configuration option, as in GDAL's utilities (repeatable)\n"
     "  -q, --quiet             no progress line\n"
+    "  --progress, -progress   the progress line even when stderr is not a terminal (a log,\n"
+    "                          mpirun: the writer's line, as GDAL's utilities' -progress)\n"
     "  --threads N             worker threads, 1..4096, at most 4 per core (default: all cores)\n"
     "  --tile-size N           cells per tile side (default 512)\n"
     "  --mem SIZE              memory the run (each rank) may keep, e.g. 512M, 4G (default:\n"
@@ -187,6 +189,10 @@ int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) 
   }
   if (is(cli, a, "-q") || is(cli, a, "--quiet")) {
     cli->quiet = 1;
+    return TF_ARG_TAKEN;
+  }
+  if (is(cli, a, "--progress") || is(cli, a, "-progress")) {
+    cli->progress = 1;
     return TF_ARG_TAKEN;
   }
   if (is(cli, a, "-b") || is(cli, a, "--band")) {
@@ -514,7 +520,10 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const long most = cores > 0 ? 4 * cores : 4;
   if (run->threads > most) run->threads = (int)most;
-  run->progress = (!cli->quiet && isatty(STDERR_FILENO) && tr_rank() == 0) ? progress_term : progress_quiet;
+  /* the writer's line, on a terminal or when asked (--progress: a log, or
+   * under mpirun, whose ranks' stderr is a pipe to it); -q wins */
+  run->progress =
+      (!cli->quiet && (isatty(STDERR_FILENO) || cli->progress) && tr_rank() == 0) ? progress_term : progress_quiet;
   run->progress_user = NULL;
   run->cancelled = cancelled;
   run->warning = warning_line;

@@ -18,6 +18,7 @@ typedef struct {
   int nco;
   const char *inline_value; /* the value of the "--opt=value" being parsed */
   double pct[TR_MAX_PERCENTILES]; /* --percentiles values (run->percentiles) */
+  int progress;             /* --progress: the line even when stderr is no terminal */
 } tf_cli;
 
 /* Result of trying one argument as a common option. */

@@ -351,7 +351,8 @@ static int test_help_and_version(void) {
 }
 
 /* Progress: GDAL's "0...10...20..." line on a terminal, nothing with -q or
- * when stderr is not a terminal. `script` gives the command a pty. */
+ * when stderr is not a terminal, unless --progress asks for it (then under
+ * mpirun too: the writer's line once). `script` gives the command a pty. */
 static int test_progress_line(void) {
   if (rc_run("command -v script >/dev/null", NULL) != 0) {
     printf("skip: no script(1)\n");
@@ -374,6 +375,26 @@ static int test_progress_line(void) {
   snprintf(c, sizeof c, "'%s' slope '%s' '%s/p.tif'", tf, in("demo.tif"), outdir);
   ASSERT_EQ_INT(rc_run(c, errfile), 0);
   ASSERT_EQ_INT(strlen(rc_slurp(errfile)), 0);
+  /* --progress (GDAL's -progress): the line into a file too, and under
+   * mpirun the writer's alone (once); -q still wins */
+  static const char line[] = "0...10...20...30...40...50...60...70...80...90...100 - done.\n";
+  for (int k = 0; k < 2; k++) {
+    snprintf(c, sizeof c, "'%s' %s %s '%s' '%s/p.tif'", tf, k ? "fill" : "slope", k ? "-progress" : "--progress",
+             in("demo.tif"), outdir);
+    ASSERT_EQ_INT(rc_run(c, errfile), 0);
+    ASSERT(!strcmp(rc_slurp(errfile), line));
+  }
+  snprintf(c, sizeof c, "'%s' slope --progress -q '%s' '%s/p.tif'", tf, in("demo.tif"), outdir);
+  ASSERT_EQ_INT(rc_run(c, errfile), 0);
+  ASSERT_EQ_INT(strlen(rc_slurp(errfile)), 0);
+#ifdef TERRAFORT_HAVE_MPI
+  if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
+    snprintf(c, sizeof c, "mpirun --allow-run-as-root --oversubscribe -n 2 '%s' slope --progress '%s' '%s/p.tif'", tf,
+             in("demo.tif"), outdir);
+    ASSERT_EQ_INT(rc_run(c, errfile), 0);
+    ASSERT(!strcmp(rc_slurp(errfile), line));
+  }
+#endif
   return 0;
 }
 

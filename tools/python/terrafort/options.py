@@ -233,7 +233,8 @@ NOT_EXPOSED = {
     "common": {
         "-of": "the format comes from the output's file name", "--format": "as -of",
         "--config": "GDAL's configuration: QGIS's own settings (osgeo.gdal.SetConfigOption from Python)",
-        "-q": "progress goes to QGIS's feedback", "--quiet": "as -q", "-h": "help", "--help": "help",
+        "-q": "progress goes to QGIS's feedback", "--quiet": "as -q",
+        "--progress": "as -q", "-progress": "as -q", "-h": "help", "--help": "help",
         "--hist-buckets": "statistics' side outputs (--stats is exposed)", "--percentiles": "as --hist-buckets",
         "--stats-json": "as --hist-buckets", "--coll-timeout": "mpirun only",
         "--coll-arity": "mpirun only",
