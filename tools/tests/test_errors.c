@@ -389,8 +389,12 @@ static int test_progress_line(void) {
   ASSERT_EQ_INT(strlen(rc_slurp(errfile)), 0);
 #ifdef TERRAFORT_HAVE_MPI
   if (rc_run("command -v mpirun >/dev/null", NULL) == 0) {
-    snprintf(c, sizeof c, "mpirun --allow-run-as-root --oversubscribe -n 2 '%s' slope --progress '%s' '%s/p.tif'", tf,
-             in("demo.tif"), outdir);
+    /* (Open MPI's start-up allocations are never freed: no leak report
+     * from a sanitized build for this one run) */
+    snprintf(c, sizeof c,
+             "ASAN_OPTIONS=detect_leaks=0 mpirun --allow-run-as-root --oversubscribe -n 2 '%s' slope --progress '%s' "
+             "'%s/p.tif'",
+             tf, in("demo.tif"), outdir);
     ASSERT_EQ_INT(rc_run(c, errfile), 0);
     ASSERT(!strcmp(rc_slurp(errfile), line));
   }
