@@ -53,6 +53,18 @@ static inline int write_dem(const char *path, int rows, int cols, double cell, c
   return e == CE_None ? 0 : -1;
 }
 
+/* The settings a graph product's bytes must not depend on - threads, tile
+ * sizes, schedules, --ft dual and replay, --mem - each compared with the
+ * first (one thread). */
+static const char *const fk_settings[] = {"--threads 1",
+                                          "--threads 2 --tile-size 32",
+                                          "--tile-size 47 --schedule bsp",
+                                          "--tile-size 33 --schedule ssp --staleness 1",
+                                          "--ft dual --tile-size 50",
+                                          "--ft replay --tile-size 50",
+                                          "--mem 120M --tile-size 32"};
+#define FK_NSETTINGS (sizeof fk_settings / sizeof fk_settings[0])
+
 /* `terrafort flowgraph -q ARGS`, its stderr in the output folder's err.txt. */
 static inline int run(const char *args) {
   char c[8192];

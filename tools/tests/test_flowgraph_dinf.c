@@ -413,11 +413,9 @@ static int test_twi_in(void) {
   ASSERT_EQ_INT(run(a), 0);
   snprintf(a, sizeof a, "'%s' --sca '%s' -nc", opath("bumpy.tif"), opath("ti_scanc.tif"));
   ASSERT_EQ_INT(run(a), 0);
-  static const char *const flags[] = {"--threads 1", "--threads 2 --tile-size 32", "--tile-size 47 --schedule bsp",
-                                      "--ft dual --tile-size 50", "--ft replay", "--mem 120M --tile-size 32"};
-  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+  for (size_t i = 0; i < FK_NSETTINGS; i++) {
     snprintf(a, sizeof a, "--slp-in '%s' --sca-in '%s' --twi '%s' %s", opath("ti_slp.tif"), opath("ti_scanc.tif"),
-             opath("ti_twi2.tif"), flags[i]);
+             opath("ti_twi2.tif"), fk_settings[i]);
     ASSERT_EQ_INT(run(a), 0);
     ASSERT(same_values(opath("ti_twi2.tif"), opath("ti_twi.tif")));
   }

@@ -456,13 +456,11 @@ static int test_given_inputs(void) {
   ASSERT_EQ_INT(run(a), 0);
   snprintf(a, sizeof a, "'%s' --filled --method dinf --ang '%s'", opath("g_fel.tif"), opath("g_ang.tif"));
   ASSERT_EQ_INT(run(a), 0);
-  static const char *const flags[] = {"--threads 1", "--tile-size 32 --threads 2", "--tile-size 47 --schedule bsp",
-                                      "--ft dual --tile-size 50", "--ft replay", "--mem 120M --tile-size 32"};
-  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+  for (size_t i = 0; i < FK_NSETTINGS; i++) {
     snprintf(a, sizeof a, "'%s' --filled --ang-in '%s' --streams-in '%s' --hand '%s' %s", opath("g_fel.tif"),
-             opath("g_ang.tif"), opath("g_src.tif"), opath("g_hand1.tif"), flags[i]);
+             opath("g_ang.tif"), opath("g_src.tif"), opath("g_hand1.tif"), fk_settings[i]);
     ASSERT_EQ_INT(run(a), 0);
-    ASSERT(!same_raster("g_hand0.tif", "g_hand1.tif", flags[i]));
+    ASSERT(!same_raster("g_hand0.tif", "g_hand1.tif", fk_settings[i]));
   }
   snprintf(a, sizeof a, "-ang '%s' -fel '%s' -src '%s' -dd '%s' -m ave v", opath("g_ang.tif"), opath("g_fel.tif"),
            opath("g_src.tif"), opath("g_hand2.tif"));

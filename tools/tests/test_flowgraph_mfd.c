@@ -303,19 +303,16 @@ static int test_rho8(void) {
   fprintf(stderr, "rho8 plane: %lld of %lld cells take the diagonal (%.4f; b / a = 0.375, sigma %.4f)\n",
           (long long)ndiag, (long long)nmoving, p, sigma);
   ASSERT(fabs(p - 0.375) < 4 * sigma);
-  static const char *const flags[] = {"--threads 1", "--threads 2 --tile-size 32", "--tile-size 47 --schedule bsp",
-                                      "--tile-size 33 --schedule ssp --staleness 1", "--ft dual --tile-size 50",
-                                      "--ft replay --tile-size 50", "--mem 120M --tile-size 32"};
   char a[4096];
-  for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
-    snprintf(a, sizeof a, "'%s' --filled --method rho8 --acc '%s' %s", opath("plane.tif"), opath("r8.tif"), flags[f]);
+  for (size_t f = 0; f < FK_NSETTINGS; f++) {
+    snprintf(a, sizeof a, "'%s' --filled --method rho8 --acc '%s' %s", opath("plane.tif"), opath("r8.tif"), fk_settings[f]);
     ASSERT_EQ_INT(run(a), 0);
     rc_raster R;
     ASSERT(!rc_load(opath("r8.tif"), &R));
     int64_t off = 0;
     for (int64_t i = 0; i < (int64_t)rows * cols; i++) off += R.v[i] != ref[i];
     rc_free(&R);
-    if (off) fprintf(stderr, "rho8 %s: %lld cells differ from the sequential Rho8\n", flags[f], (long long)off);
+    if (off) fprintf(stderr, "rho8 %s: %lld cells differ from the sequential Rho8\n", fk_settings[f], (long long)off);
     ASSERT_EQ_INT((int)off, 0);
   }
   free(ref);

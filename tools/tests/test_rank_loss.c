@@ -367,6 +367,20 @@ static const char *stats_part(const char *json, char *buf, size_t n) {
   return buf;
 }
 
+/* The statistics part of one process's --stats-json on demo.tif into ref:
+ * what every mpirun run of these tests must give. 0, or -1. */
+static int one_process_stats(char *ref, size_t n) {
+  char c[4096], path[800];
+  snprintf(c, sizeof c, "cd '%s' && '%s' slope -q --threads 1 --stats-json one.json '%s/demo.tif' one.tif", outdir, tf,
+           dir);
+  if (rc_run(c, NULL) != 0) return -1;
+  snprintf(path, sizeof path, "%s/one.json", outdir);
+  const char *json = rc_slurp(path);
+  if (!json) return -1;
+  stats_part(json, ref, n);
+  return 0;
+}
+
 /* One rank 2 s late with its statistics (delay:): the ranks that do not
  * write (1 and 2) finish as fast as with nobody late - their wall time,
  * measured by each rank from its job start to its part being done, within
@@ -377,10 +391,7 @@ static const char *stats_part(const char *json, char *buf, size_t n) {
 static int test_late_rank_stats(void) {
   reset(outdir);
   char c[4096], ref[8192], a[8192], b[8192];
-  snprintf(c, sizeof c, "cd '%s' && '%s' slope -q --threads 1 --stats-json one.json '%s/demo.tif' one.tif", outdir, tf,
-           dir);
-  ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  stats_part(rc_slurp(strcat(strcpy(a, outdir), "/one.json")), ref, sizeof ref);
+  ASSERT_EQ_INT(one_process_stats(ref, sizeof ref), 0);
   double base[4] = {0}, late[4] = {0};
   for (int k = 0; k < 2; k++) {
     snprintf(c, sizeof c,
@@ -421,11 +432,8 @@ static int test_late_leaf_tree(void) {
     return 0;
   }
   reset(outdir);
-  char c[4096], ref[8192], a[8192];
-  snprintf(c, sizeof c, "cd '%s' && '%s' slope -q --threads 1 --stats-json one.json '%s/demo.tif' one.tif", outdir, tf,
-           dir);
-  ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  stats_part(rc_slurp(strcat(strcpy(a, outdir), "/one.json")), ref, sizeof ref);
+  char c[4096], ref[8192];
+  ASSERT_EQ_INT(one_process_stats(ref, sizeof ref), 0);
   double base[8] = {0};
   for (int k = 0; k < 2; k++) {
     snprintf(c, sizeof c,
