@@ -1,38 +1,39 @@
 /*
  * aspect.c - `terrafort aspect`: gdaldem aspect's flags over tr_aspect().
  */
-#include <stdio.h>
-#include <string.h>
+#include <math.h>
+#include <stddef.h>
 
 #include "cli.h"
 #include "tools.h"
 
-static const char *usage =
+static const char head[] =
     "Usage: terrafort aspect [options] DEM OUT\n"
     "Aspect of DEM in degrees clockwise from north, Float32, nodata -9999.\n"
-    "Accepts gdaldem aspect's flags and gives its values.\n\n"
-    "  -alg Horn|ZevenbergenThorne   gradient (default Horn)\n"
-    "  -trigonometric                counter-clockwise from east instead\n"
-    "  -zero_for_flat                0 instead of nodata on flat cells\n"
-    "  -compute_edges                compute edge cells too\n";
+    "Accepts gdaldem aspect's flags and gives its values.\n\n";
 
-static int aspect_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
-  tr_aspect_opts *o = opts;
-  const char *a = argv[*i];
-  if (!strcmp(a, "-trigonometric")) o->trigonometric = 1;
-  else if (!strcmp(a, "-zero_for_flat")) o->zero_for_flat = 1;
-  else if (!strcmp(a, "-compute_edges")) o->compute_edges = 1;
-  else if (!strcmp(a, "-alg")) return tf_gradient_alg_flag(cli, argc, argv, i, &o->alg);
-  else return TF_ARG_UNKNOWN;
-  return TF_ARG_TAKEN;
-}
+#define O(f) offsetof(tr_aspect_opts, f)
+static const tf_opt rows[] = {
+    TF_ALG_ROW(O(alg)),
+    {.kind = TF_FLAG, .names = "-trigonometric", .off = O(trigonometric), .doc = "counter-clockwise from east instead"},
+    {.kind = TF_FLAG, .names = "-zero_for_flat", .off = O(zero_for_flat), .doc = "0 instead of nodata on flat cells"},
+    {.kind = TF_FLAG, .names = "-compute_edges", .off = O(compute_edges), .doc = "compute edge cells too"},
+    TF_OPT_END,
+};
+
+const tf_opt_set tf_aspect_set = {.cmd = "aspect",
+                               .head = head,
+                               .column = 32,
+                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
+                               .last_positional = 1};
+#undef O
 
 int tf_aspect_main(int argc, char **argv) {
-  tf_cli cli = {.cmd = "aspect", .usage = usage};
+  tf_cli cli = {.cmd = "aspect", .set = &tf_aspect_set};
   tr_aspect_opts o;
   tr_aspect_opts_init(&o);
   int code;
-  if (tf_cli_parse(&cli, &o.run, aspect_flag, &o, argc, argv, &code)) return code;
+  if (tf_cli_parse(&cli, &o, argc, argv, &code)) return code;
   if (cli.npositional != 2) return tf_usage_error(&cli, "expected DEM and OUT file names");
   tf_cli_finish(&cli, &o.run);
   tr_error err = {{0}};

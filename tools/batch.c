@@ -10,6 +10,7 @@
  * own statistics) and the per-rank figures gathered at the end.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #include "process.h"
 #include "tools.h"
 
-static const char *usage =
+static const char head[] =
     "Usage: terrafort batch [options] JOBS_FILE\n"
     "       terrafort batch [options] --dir DIR --glob PATTERN --cmd TEMPLATE\n"
     "Runs many terrafort jobs: one command line per line of JOBS_FILE (blank lines and '#'\n"
@@ -33,15 +34,8 @@ static const char *usage =
     "runs jobs too); each job runs as a child process, exactly as it would alone. A failing job\n"
     "is reported and the batch goes on. Each job reports the files it writes; the jobs done are\n"
     "kept in SUMMARY.done as they end, and a job found there whose files all still exist is\n"
-    "skipped, so a second run resumes a batch (even one killed outright).\n\n"
-    "  --jobs K             jobs at once on each rank (default 1)\n"
-    "  --force              run every job, even one done before\n"
-    "  --summary FILE       the JSON summary (default: JOBS_FILE.summary.json; with --dir:\n"
-    "                       terrafort-batch.summary.json here; '-': standard output)\n"
-    "  --rank-timeout MS    under mpirun: a rank silent this long ends the batch, exit 10 (" COLL_LIVE_STR(
-        COLL_LIVE_DEFAULT_TIMEOUT_MS) ")\n"
-    "  -q, --quiet          no progress line\n"
-    "  -h, --help           this help\n"
+    "skipped, so a second run resumes a batch (even one killed outright).\n\n";
+static const char tail[] =
     "Exit: 0 every job done or skipped, 11 a job failed, 2 usage or a bad line, 3 a missing or\n"
     "empty jobs file, 8 interrupted, 10 a rank lost (terrafort-batch(1)).\n";
 
@@ -51,64 +45,37 @@ typedef struct {
   tf_batch_opts run;
 } batch_args;
 
-static int parse(tf_cli *cli, batch_args *a, int argc, char **argv, int *code) {
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i], *v;
-    long n;
-    cli->inline_value = NULL;
-    char name[64];
-    snprintf(name, sizeof name, "%s", s);
-    char *eq = strchr(name, '=');
-    if (s[0] == '-' && s[1] == '-' && eq) {
-      *eq = 0;
-      cli->inline_value = s + (eq - name) + 1;
-    }
-    if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
-      if (tr_rank() == 0) printf("%s", usage);
-      *code = 0;
-      return 1;
-    } else if (!strcmp(name, "-q") || !strcmp(name, "--quiet")) {
-      a->run.quiet = 1;
-    } else if (!strcmp(name, "--force")) {
-      a->force = 1;
-    } else if (!strcmp(name, "--jobs")) {
-      if (!(v = tf_value(cli, argc, argv, &i)) || tf_parse_int(cli, "--jobs", v, 1, 256, &n)) goto bad;
-      a->run.jobs_per_rank = (int)n;
-    } else if (!strcmp(name, "--rank-timeout")) {
-      if (!(v = tf_value(cli, argc, argv, &i)) || tf_parse_int(cli, "--rank-timeout", v, COLL_LIVE_MIN_TIMEOUT_MS,
-                                                                   COLL_LIVE_MAX_TIMEOUT_MS, &n))
-        goto bad;
-      coll_live_set_timeout(tf_live(), (double)n);
-    } else if (!strcmp(name, "--summary") || !strcmp(name, "--dir") || !strcmp(name, "--glob") ||
-               !strcmp(name, "--cmd")) {
-      if (!(v = tf_value(cli, argc, argv, &i))) goto bad;
-      const char **slot = name[2] == 's' ? &a->summary : name[2] == 'd' ? &a->dir : name[2] == 'g' ? &a->glob : &a->cmd;
-      *slot = v;
-    } else if (s[0] == '-' && s[1]) {
-      char near[64];
-      if (tf_option_suggest(usage, s, near, sizeof near))
-        tf_usage_error(cli, "unknown option '%s': did you mean '%s'?", s, near);
-      else
-        tf_usage_error(cli, "unknown option '%s'", s);
-      goto bad;
-    } else if (a->file) {
-      tf_usage_error(cli, "expected one JOBS_FILE, got '%s' and '%s'", a->file, s);
-      goto bad;
-    } else {
-      a->file = s;
-    }
-  }
-  if (a->dir || a->glob || a->cmd) {
-    if (a->file) return *code = tf_usage_error(cli, "give either JOBS_FILE or --dir/--glob/--cmd, not both"), 1;
-    if (!a->dir || !a->glob || !a->cmd) return *code = tf_usage_error(cli, "--dir, --glob and --cmd go together"), 1;
-  } else if (!a->file) {
-    return *code = tf_usage_error(cli, "expected a JOBS_FILE (or --dir, --glob and --cmd)"), 1;
-  }
-  return 0;
-bad:
-  *code = tr_exit_code(TR_EUSAGE);
-  return 1;
-}
+#define O(f) offsetof(batch_args, f)
+static const tf_opt rows[] = {
+    {.kind = TF_INT, .names = "--jobs", .arg = "K", .off = O(run.jobs_per_rank), .lo = 1, .hi = 256,
+     .doc = "jobs at once on each rank (default 1)"},
+    {.kind = TF_FLAG, .names = "--force", .off = O(force), .doc = "run every job, even one done before"},
+    {.kind = TF_STR, .names = "--summary", .arg = "FILE", .off = O(summary), .role = TF_ROLE_OUT,
+     .doc = "the JSON summary (default: JOBS_FILE.summary.json; with --dir:\n"
+            "terrafort-batch.summary.json here; '-': standard output)"},
+    {.kind = TF_STR, .names = "--dir", .arg = "DIR", .off = O(dir), .role = TF_ROLE_IN, .doc = "the folder of the files"},
+    {.kind = TF_STR, .names = "--glob", .arg = "PATTERN", .off = O(glob), .doc = "the files of DIR to run on (shell pattern)"},
+    {.kind = TF_STR, .names = "--cmd", .arg = "TEMPLATE", .off = O(cmd), .doc = "a job's command line, its placeholders above"},
+    TF_OPT_END,
+};
+
+/* batch's share of the common options: what a process of it needs */
+static const tf_opt process_rows[] = {
+    {.kind = TF_CUSTOM, .names = "--rank-timeout", .arg = "MS", .fn = tf_opt_rank_timeout, .lo = COLL_LIVE_MIN_TIMEOUT_MS,
+     .hi = COLL_LIVE_MAX_TIMEOUT_MS,
+     .doc = "under mpirun: a rank silent this long ends the batch, exit 10 (" COLL_LIVE_STR(COLL_LIVE_DEFAULT_TIMEOUT_MS) ")"},
+    {.kind = TF_ACTION, .names = "-q --quiet", .fn = tf_opt_quiet, .doc = "no progress line"},
+    {.kind = TF_ACTION, .names = "--options", .fn = tf_opt_options, .doc = "these options as a table, one a line"},
+    {.kind = TF_ACTION, .names = "-h --help", .fn = tf_opt_help, .doc = "this help"},
+    TF_OPT_END,
+};
+
+const tf_opt_set tf_batch_set = {.cmd = "batch",
+                                 .head = head,
+                                 .tail = tail,
+                                 .column = 23,
+                                 .groups = {{rows, 0}, {process_rows, 0}}};
+#undef O
 
 /* ---- the summary ---------------------------------------------------------------------------- */
 
@@ -225,13 +192,23 @@ static int save_summary(const char *path, const batch_args *a, const tf_jobs *jo
 }
 
 int tf_batch_main(int argc, char **argv) {
-  tf_cli cli = {.cmd = "batch", .usage = usage};
+  tf_cli cli = {.cmd = "batch", .set = &tf_batch_set};
   batch_args a;
   memset(&a, 0, sizeof a);
   a.run.jobs_per_rank = 1;
   a.run.kill_after_s = 10.0;
   int code = 0;
-  if (parse(&cli, &a, argc, argv, &code)) return code;
+  if (tf_cli_parse(&cli, &a, argc, argv, &code)) return code;
+  a.run.quiet = cli.quiet;
+  if (cli.npositional > 1)
+    return tf_usage_error(&cli, "expected one JOBS_FILE, got '%s' and '%s'", cli.positional[0], cli.positional[1]);
+  a.file = cli.npositional ? cli.positional[0] : NULL;
+  if (a.dir || a.glob || a.cmd) {
+    if (a.file) return tf_usage_error(&cli, "give either JOBS_FILE or --dir/--glob/--cmd, not both");
+    if (!a.dir || !a.glob || !a.cmd) return tf_usage_error(&cli, "--dir, --glob and --cmd go together");
+  } else if (!a.file) {
+    return tf_usage_error(&cli, "expected a JOBS_FILE (or --dir, --glob and --cmd)");
+  }
 
   tf_jobs jobs = {0};
   char summary[PATH_MAX + 32], done_list[PATH_MAX + 40];

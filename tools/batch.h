@@ -10,7 +10,7 @@
  * so a job's output is the one it would give run alone. Each job tells what
  * it wrote itself (TR_OUTPUTS_ENV, terrain.h): that list, not one derived
  * from its options, is what the summary shows and the done list keeps. The
- * files a job's options name (commands.c's tf_io rows) only serve the checks
+ * files a job's options name (its command's option table) only serve the checks
  * made before anything runs (two jobs writing one file, a job reading
  * another's output, --dir's own outputs taken for inputs).
  */

@@ -9,11 +9,10 @@
  * and a '#' that starts a word starts a comment. So a line can be pasted from
  * a shell script and mean the same.
  *
- * The outputs a job's options name are found from commands.c's tf_io row of its
- * command and the common option lists of cli.c: the options that take
- * values are skipped with their values, so that what is left are the file
- * names, and the output options and (for most commands) the last file name
- * are the files written. They serve only the checks made before any job
+ * The outputs a job's options name are found from its command's option
+ * table (options.h): the options that take values are skipped with their
+ * values, so that what is left are the file names, and the output options
+ * and (for most commands) the last file name are the files written. They serve only the checks made before any job
  * runs: a batch refuses when two jobs would write one file, or a job would
  * read a file another job writes (jobs run in any order, on any rank, at
  * the same time), and --dir does not take them for inputs. What a job did
@@ -123,24 +122,6 @@ out:
 
 /* ---- outputs -------------------------------------------------------------------------------- */
 
-/* Is name in the blank-separated list? *count gets its value count (1 unless
- * NAME:N; -4 for NAME:box), *cond whether it is written NAME?. */
-static int listed(const char *list, const char *name, int *count, int *cond) {
-  const size_t n = strlen(name);
-  for (const char *p = list; p && *p;) {
-    while (*p == ' ') p++;
-    const char *e = p;
-    while (*e && *e != ' ') e++;
-    if ((size_t)(e - p) >= n && !strncmp(p, name, n) && (p + n == e || p[n] == ':' || p[n] == '?')) {
-      if (count) *count = p[n] != ':' ? 1 : (!strncmp(p + n + 1, "box", 3) ? -4 : atoi(p + n + 1));
-      if (cond) *cond = p[n] == '?';
-      return 1;
-    }
-    p = e;
-  }
-  return 0;
-}
-
 static int is_number(const char *s) {
   char *end;
   if (!s || !*s) return 0;
@@ -148,35 +129,18 @@ static int is_number(const char *s) {
   return !*end;
 }
 
-/* The flags the job's words read in the row's input form they take
- * (tf_io's forms: every flag of `all`, one of `any`, none of `none`), or
- * NULL. The form needs no DEM too, which the caller learns while it reads
- * the words: its reads are then outputs only when a DEM is given, as NAME?
- * outputs. */
-static const char *form_reads(const tf_job *j, const tf_io *io) {
-  for (int f = 0; f < TF_IO_FORMS && io->forms[f].all; f++) {
-    int all = 0, want = 0, any = 0, none = 0;
-    for (const char *p = io->forms[f].all; *p;) {
-      while (*p == ' ') p++;
-      if (*p) want++;
-      while (*p && *p != ' ') p++;
-    }
-    for (int i = 1; i < j->argc; i++) {
-      all += listed(io->forms[f].all, j->argv[i], NULL, NULL);
-      any |= listed(io->forms[f].any, j->argv[i], NULL, NULL);
-      none |= listed(io->forms[f].none, j->argv[i], NULL, NULL);
-    }
-    if (all >= want && any && !none) return io->forms[f].reads;
-  }
-  return NULL;
-}
-
-/* Fills j->out from j->argv with the command's row io. */
-static int find_outputs(tf_job *j, const tf_io *io) {
+/* Fills j->out from j->argv with the command's option table: the values of
+ * its output options, and its last file name when the table says so. The
+ * form of the line (tf_io_form_of) turns some outputs into reads, and some
+ * options written only with a DEM into outputs; a form needs no DEM, which
+ * is learnt while the words are read: with one, its reads and the options
+ * written only with a DEM are outputs. */
+static int find_outputs(tf_job *j, const tf_command *c) {
   words out = {0};
   const char *pos[64];
   int npos = 0, dem = 0;
-  const char *reads = form_reads(j, io);
+  const tf_io_form *form = tf_io_form_of(c, j->argc, j->argv);
+  const char *reads = form ? form->reads : NULL;
   const char *cond[8];
   int ncond = 0;
   for (int i = 1; i < j->argc; i++) {
@@ -193,30 +157,29 @@ static int find_outputs(tf_job *j, const tf_io *io) {
       *eq = 0;
       inline_v = a + (eq - name) + 1;
     }
-    /* hillshade also takes gdaldem's single-dash names with two dashes */
-    const char *own = name[1] == '-' && listed(io->values, name + 1, NULL, NULL) ? name + 1 : name;
-    int count = 1, c = 0;
-    if (listed(tf_common_outputs, name, NULL, NULL) || listed(io->outputs, own, NULL, &c) ||
-        (io->graph && listed(tf_graph_outputs, name, NULL, NULL))) {
+    const tf_opt *row = tf_opt_find(c->opts, name, NULL);
+    const char *own = name;
+    if (!row && c->opts->dashdash && name[1] == '-') row = tf_opt_find(c->opts, own = name + 1, NULL);
+    if (!row) continue; /* the job refuses it itself */
+    if (row->role == TF_ROLE_OUT || row->role == TF_ROLE_OUT_IF_DEM) {
       const char *v = inline_v ? inline_v : (i + 1 < j->argc ? j->argv[++i] : NULL);
       if (!v) continue;
-      if (c || (reads && listed(reads, own, NULL, NULL))) {
+      const int written_anyway = form && row->role == TF_ROLE_OUT_IF_DEM && tf_word_listed(form->writes, own);
+      if ((row->role == TF_ROLE_OUT_IF_DEM && !written_anyway) || (reads && tf_word_listed(reads, own))) {
         if (ncond < 8) cond[ncond++] = v;
       } else if (words_add(&out, v, strlen(v))) {
         words_free(&out);
         return -1;
       }
-      if (!strcmp(name, "--stats-json")) j->stats_json = v;
+      if (!strcmp(own, "--stats-json")) j->stats_json = v;
       continue;
     }
-    if (listed(tf_common_values, name, &count, NULL) || listed(io->values, own, &count, NULL) ||
-        (io->graph && listed(tf_graph_values, name, &count, NULL))) {
-      if (!strcmp(own, "-z")) dem = 1;
-      if (count == -4) count = i + 1 < j->argc && is_number(j->argv[i + 1]) ? 4 : 1;
-      if (!inline_v) i += count;
-    }
+    if (!strcmp(own, "-z")) dem = 1;
+    int count = row->kind == TF_FLAG || row->kind == TF_ACTION ? 0 : row->nvalues ? row->nvalues : 1;
+    if (count == -4) count = i + 1 < j->argc && is_number(j->argv[i + 1]) ? 4 : 1;
+    if (!inline_v) i += count;
   }
-  if (io->last_positional && npos >= 2 && words_add(&out, pos[npos - 1], strlen(pos[npos - 1]))) {
+  if (c->opts->last_positional && npos >= 2 && words_add(&out, pos[npos - 1], strlen(pos[npos - 1]))) {
     words_free(&out);
     return -1;
   }
@@ -256,12 +219,12 @@ static int add_job(tf_jobs *jobs, words *w, const char *text, int line, const ch
     w->n--;
     cmd = w->v[0];
   }
-  const tf_io *io = tf_command_io(cmd);
-  if (!io) {
+  const tf_command *c = tf_command_find(cmd);
+  if (!c) {
     snprintf(err, len, "%s %d: unknown command '%s' (see 'terrafort --help')", where, line, cmd);
     return TR_EXIT_USAGE;
   }
-  if (!io->values) {
+  if (c->not_a_job) {
     snprintf(err, len, "%s %d: '%s' cannot be a job of a batch (no recursion)", where, line, cmd);
     return TR_EXIT_USAGE;
   }
@@ -276,7 +239,7 @@ static int add_job(tf_jobs *jobs, words *w, const char *text, int line, const ch
     snprintf(err, len, "%s %d: longer than %d bytes", where, line, TF_BATCH_ARGV_MAX);
     return TR_EXIT_USAGE;
   }
-  if (find_outputs(j, io)) return oom(err, len);
+  if (find_outputs(j, c)) return oom(err, len);
   return 0;
 }
 

@@ -7,6 +7,7 @@
  * "", "nan" or out-of-range values are usage errors, never silently clamped.
  */
 #include "cli.h"
+#include "options.h"
 #include "process.h"
 
 #include "coll_live.h"
@@ -18,65 +19,243 @@
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
-const char *tf_common_help =
-    "Common options:\n"
-    "  -b N, --band N          input band (default 1)\n"
-    "  -of FMT, --format FMT   GDAL output driver (default: from the extension, else GTiff)\n"
-    "  -co NAME=VALUE          creation option for the output driver (repeatable)\n"
-    "  --config KEY VALUE      a GDAL configuration option, as in GDAL's utilities (repeatable)\n"
-    "  -q, --quiet             no progress line\n"
-    "  --progress, -progress   the progress line even when stderr is not a terminal (a log,\n"
-    "                          mpirun: the writer's line, as GDAL's utilities' -progress)\n"
-    "  --threads N             worker threads, 1..4096, at most 4 per core (default: all cores)\n"
-    "  --tile-size N           cells per tile side (default 512)\n"
-    "  --mem SIZE              memory the run (each rank) may keep, e.g. 512M, 4G (default:\n"
-    "                          3/4 of what it may have); fill and flowgraph spill beyond it\n"
-    "  --stats                 write min/max/mean/stddev as band metadata, and each band's\n"
-    "                          exact histogram (gdalinfo -hist reads it; GTiff: OUTPUT.aux.xml)\n"
-    "  --hist-buckets N        histogram buckets, 1..65536 (default 256; 0: no histogram,\n"
-    "                          so no rank waits for the others' range); implies --stats\n"
-    "  --percentiles P,...     exact cell values at these percentiles (0..100, numpy's\n"
-    "                          'inverted_cdf'), as STATISTICS_PERCENTILE_P; implies --stats\n"
-    "  --stats-json FILE       write the statistics and the collective's report as JSON (-: stdout)\n"
-    "  --coll-timeout MS       timeout-aggregation threshold for statistics\n"
-    "  --coll-arity K          children per interior rank of the statistics' aggregation tree\n"
-    "                          (2..1024; default: every rank a child of the writer)\n"
-    "  --ft off|dual|replay    fault tolerance: dual-redundant tiles (fill, flowgraph: rounds),\n"
-    "                          or tracked launches replayed when a fault is detected (default off)\n"
-    "  --ft-tolerance XI       cells differing by >= XI disagree (default 0: bit-exact)\n"
-    "  --ft-error-rate EPS     a sub-block is wrong above this share of cells (default 0)\n"
-    "  --ft-profile source     XI = 0.1, EPS = 0.15, the source method's values\n"
-    "  --ft-mode fast|basic    sub-block overlap (default) or whole-block baseline\n"
-    "  --ft-report FILE        fault-tolerance counters as JSON (-: stdout)\n"
-    "  --ft-timeout MS         a worker silent this long loses its work to another (" FT_STRINGIFY(FT_TIMEOUT_RUN_MS) ")\n"
-    "  --ft-max-errors N       --ft replay: faults repaired before giving up (exit 9; default " FT_STRINGIFY(FT_MAX_ERRORS_DEFAULT) ")\n"
-    "  --ft-check R            --ft replay: re-execute this share of launches and compare checksums\n"
-    "  --device cpu|auto|gpu   where kernels with a GPU version run (default cpu; auto: a GPU\n"
-    "                          when one is usable); under mpirun each rank takes its node's\n"
-    "                          GPU (node rank modulo GPUs); gpu:N: GPU N for every rank\n"
-    "  --replay-on gpu|cpu     where a faulty GPU launch is replayed (default gpu)\n"
-    "  --rank-timeout MS       under mpirun: a rank silent this long ends the run, exit 10 (" COLL_LIVE_STR(
-        COLL_LIVE_DEFAULT_TIMEOUT_MS) ")\n"
-    "  --inject SPEC           fault injection, as TERRAFORT_INJECT (see terrafort(1))\n"
-    "  -h, --help              this help\n";
+/* ---- the common options (options.h): every command's, on tr_run_opts ---------------------- */
 
-/* For `terrafort batch` (tools.h, tf_io): the common and engine options
- * above that take a value, and those whose value is a file written. Keep in
- * step with tf_cli_common and tf_graph_flag. */
-const char *tf_common_values =
-    "-b --band -of --format -co --co --config:2 --threads --tile-size --mem --rank-timeout --coll-timeout --coll-arity --ft --ft-tolerance "
-    "--ft-error-rate --ft-profile --ft-mode --ft-timeout --ft-max-errors --ft-check --device --replay-on --inject "
-    "--hist-buckets --percentiles";
-const char *tf_common_outputs = "--stats-json --ft-report";
-const char *tf_graph_values =
-    "--schedule --staleness --straggler-ratio --ds-max --z-cache-mb --cache-mb --l-bottom --l-up --tmp";
-const char *tf_graph_outputs = "--aap-stats";
+int tf_opt_help(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row, (void)base, (void)argc, (void)argv, (void)i;
+  if (tr_rank() == 0) tf_opt_print_help(cli->set);
+  return TF_ARG_EXIT;
+}
+
+int tf_opt_options(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row, (void)base, (void)argc, (void)argv, (void)i;
+  if (tr_rank() == 0) tf_opt_print_table(cli->set, cli->opts);
+  return TF_ARG_EXIT;
+}
+
+int tf_opt_quiet(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row, (void)base, (void)argc, (void)argv, (void)i;
+  cli->quiet = 1;
+  return TF_ARG_TAKEN;
+}
+
+static int opt_progress(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row, (void)base, (void)argc, (void)argv, (void)i;
+  cli->progress = 1;
+  return TF_ARG_TAKEN;
+}
+
+static int opt_co(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row;
+  tr_run_opts *run = base;
+  const char *v = tf_value(cli, argc, argv, i);
+  if (!v) return TF_ARG_ERROR;
+  if (!strchr(v, '=')) {
+    tf_usage_error(cli, "-co: '%s' is not NAME=VALUE", v);
+    return TF_ARG_ERROR;
+  }
+  if (cli->nco >= 63) {
+    tf_usage_error(cli, "too many -co options");
+    return TF_ARG_ERROR;
+  }
+  cli->co[cli->nco++] = v;
+  cli->co[cli->nco] = NULL;
+  run->creation_options = cli->co;
+  return TF_ARG_TAKEN;
+}
+
+/* applied before GDAL starts (tf_apply_config); here only taken */
+static int opt_config(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row, (void)base, (void)argv;
+  if (cli->inline_value || *i + 2 >= argc) {
+    tf_usage_error(cli, "--config needs a KEY and a VALUE");
+    return TF_ARG_ERROR;
+  }
+  *i += 2;
+  return TF_ARG_TAKEN;
+}
+
+static int opt_hist_buckets(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)cli, (void)row, (void)argc, (void)argv, (void)i;
+  tr_run_opts *run = base;
+  if (!run->hist_buckets) run->hist_buckets = TR_HIST_NONE;
+  run->stats = 1;
+  return TF_ARG_TAKEN;
+}
+
+static int opt_percentiles(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row;
+  tr_run_opts *run = base;
+  const char *v = tf_value(cli, argc, argv, i);
+  if (!v) return TF_ARG_ERROR;
+  int k = 0;
+  for (const char *p = v;; k++) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char item[64];
+    double d;
+    if (k == TR_MAX_PERCENTILES) {
+      tf_usage_error(cli, "--percentiles: at most %d values", TR_MAX_PERCENTILES);
+      return TF_ARG_ERROR;
+    }
+    if (len == 0 || len >= sizeof item) {
+      tf_usage_error(cli, "--percentiles: '%s' is not a comma-separated list of numbers in [0, 100]", v);
+      return TF_ARG_ERROR;
+    }
+    snprintf(item, sizeof item, "%.*s", (int)len, p);
+    if (tf_parse_double(cli, "--percentiles", item, &d)) return TF_ARG_ERROR;
+    if (!(d >= 0 && d <= 100)) {
+      tf_usage_error(cli, "--percentiles: %s is out of range [0, 100]", item);
+      return TF_ARG_ERROR;
+    }
+    cli->pct[k] = d;
+    if (!comma) break;
+    p = comma + 1;
+  }
+  run->percentiles = cli->pct;
+  run->npercentiles = k + 1;
+  run->stats = 1;
+  return TF_ARG_TAKEN;
+}
+
+int tf_opt_rank_timeout(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)base;
+  long n;
+  const char *v = tf_value(cli, argc, argv, i);
+  if (!v || tf_parse_int(cli, "--rank-timeout", v, (long)row->lo, (long)row->hi, &n)) return TF_ARG_ERROR;
+  coll_live_set_timeout(tf_live(), (double)n);
+  return TF_ARG_TAKEN;
+}
+
+/* --ft-profile: the source method's xi and epsilon replace any given before */
+static int opt_ft_profile(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)cli, (void)row, (void)argc, (void)argv, (void)i;
+  tr_run_opts *run = base;
+  run->ft_tolerance = 0.0;
+  run->ft_error_rate = 0.0;
+  return TF_ARG_TAKEN;
+}
+
+static int opt_ft_max_errors(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)cli, (void)row, (void)argc, (void)argv, (void)i;
+  tr_run_opts *run = base;
+  if (!run->ft_max_errors) run->ft_max_errors = -1; /* 0 given: no fault is tolerated */
+  return TF_ARG_TAKEN;
+}
+
+static int opt_device(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row;
+  tr_run_opts *run = base;
+  static const char *const names[] = {"cpu", "auto", "gpu"}; /* tr_device order */
+  const char *v = tf_value(cli, argc, argv, i);
+  if (!v) return TF_ARG_ERROR;
+  for (int d = 0; d < 3; d++)
+    if (!strcmp(v, names[d])) {
+      run->device = (tr_device)d;
+      run->device_pin = 0;
+      return TF_ARG_TAKEN;
+    }
+  /* gpu:N, one device for every rank of the run */
+  if (!strncmp(v, "gpu:", 4)) {
+    char *end;
+    const long n = v[4] >= '0' && v[4] <= '9' ? strtol(v + 4, &end, 10) : -1;
+    if (n >= 0 && n < 4096 && *end == '\0') {
+      run->device = TR_DEVICE_GPU;
+      run->device_pin = (int)n + 1;
+      return TF_ARG_TAKEN;
+    }
+    tf_usage_error(cli, "--device: '%s': gpu:N wants a device number N from 0", v);
+    return TF_ARG_ERROR;
+  }
+  tf_usage_error(cli, "--device: '%s' is not one of auto, cpu, gpu, gpu:N", v);
+  return TF_ARG_ERROR;
+}
+
+_Static_assert(sizeof(tr_ft_mode) == sizeof(int) && sizeof(tr_device) == sizeof(int), "choices are stored as int");
+
+#define RUN(f) offsetof(tr_run_opts, f)
+const tf_opt tf_common_opts[] = {
+    {.kind = TF_INT, .names = "-b --band", .arg = "N", .off = RUN(band), .lo = 1, .hi = 1000000,
+     .doc = "input band (default 1)"},
+    {.kind = TF_STR, .names = "-of --format", .arg = "FMT", .off = RUN(format),
+     .doc = "GDAL output driver (default: from the extension, else GTiff)"},
+    {.kind = TF_CUSTOM, .names = "-co --co", .arg = "NAME=VALUE", .fn = opt_co,
+     .doc = "creation option for the output driver (repeatable)"},
+    {.kind = TF_CUSTOM, .names = "--config", .nvalues = 2, .fn = opt_config, .left = "--config KEY VALUE",
+     .doc = "a GDAL configuration option, as in GDAL's utilities (repeatable)"},
+    {.kind = TF_ACTION, .names = "-q --quiet", .fn = tf_opt_quiet, .doc = "no progress line"},
+    {.kind = TF_ACTION, .names = "--progress -progress", .fn = opt_progress,
+     .doc = "the progress line even when stderr is not a terminal (a log,\n"
+            "mpirun: the writer's line, as GDAL's utilities' -progress)"},
+    {.kind = TF_INT, .names = "--threads", .arg = "N", .off = RUN(threads), .lo = 1, .hi = 4096,
+     .doc = "worker threads, 1..4096, at most 4 per core (default: all cores)"},
+    {.kind = TF_INT, .names = "--tile-size", .arg = "N", .off = RUN(tile_size), .lo = 1, .hi = 16384,
+     .doc = "cells per tile side (default 512)"},
+    {.kind = TF_SIZE, .names = "--mem", .arg = "SIZE", .off = RUN(mem),
+     .doc = "memory the run (each rank) may keep, e.g. 512M, 4G (default:\n"
+            "3/4 of what it may have); fill and flowgraph spill beyond it"},
+    {.kind = TF_FLAG, .names = "--stats", .off = RUN(stats),
+     .doc = "write min/max/mean/stddev as band metadata, and each band's\n"
+            "exact histogram (gdalinfo reads it with its hist flag; GTiff: OUTPUT.aux.xml)"},
+    {.kind = TF_INT, .names = "--hist-buckets", .arg = "N", .off = RUN(hist_buckets), .lo = 0, .hi = TR_HIST_MAX_BUCKETS,
+     .fn = opt_hist_buckets,
+     .doc = "histogram buckets, 1..65536 (default 256; 0: no histogram,\n"
+            "so no rank waits for the others' range); implies --stats"},
+    {.kind = TF_CUSTOM, .names = "--percentiles", .fn = opt_percentiles, .left = "--percentiles P,...",
+     .doc = "exact cell values at these percentiles (0..100, numpy's\n"
+            "'inverted_cdf'), as STATISTICS_PERCENTILE_P; implies --stats"},
+    {.kind = TF_STR, .names = "--stats-json", .arg = "FILE", .off = RUN(stats_json), .role = TF_ROLE_OUT,
+     .doc = "write the statistics and the collective's report as JSON (-: stdout)"},
+    {.kind = TF_INT, .names = "--coll-timeout", .arg = "MS", .off = RUN(coll_timeout_ms), .lo = 1, .hi = 86400000,
+     .doc = "timeout-aggregation threshold for statistics"},
+    {.kind = TF_INT, .names = "--coll-arity", .arg = "K", .off = RUN(coll_arity), .lo = 2, .hi = 1024,
+     .doc = "children per interior rank of the statistics' aggregation tree\n"
+            "(2..1024; default: every rank a child of the writer)"},
+    {.kind = TF_CHOICE, .names = "--ft", .choices = "off|dual|replay", .off = RUN(ft),
+     .doc = "fault tolerance: dual-redundant tiles (fill, flowgraph: rounds),\n"
+            "or tracked launches replayed when a fault is detected (default off)"},
+    {.kind = TF_DOUBLE, .names = "--ft-tolerance", .arg = "XI", .off = RUN(ft_tolerance), .lo = 0, .hi = INFINITY,
+     .doc = "cells differing by >= XI disagree (default 0: bit-exact)"},
+    {.kind = TF_DOUBLE, .names = "--ft-error-rate", .arg = "EPS", .off = RUN(ft_error_rate), .lo = 0, .hi = 1,
+     .doc = "a sub-block is wrong above this share of cells (default 0)"},
+    {.kind = TF_CHOICE, .names = "--ft-profile", .choices = "strict|source", .off = RUN(ft_source_profile),
+     .fn = opt_ft_profile, .left = "--ft-profile source", .doc = "XI = 0.1, EPS = 0.15, the source method's values"},
+    {.kind = TF_CHOICE, .names = "--ft-mode", .choices = "fast|basic", .off = RUN(ft_basic),
+     .doc = "sub-block overlap (default) or whole-block baseline"},
+    {.kind = TF_STR, .names = "--ft-report", .arg = "FILE", .off = RUN(ft_report), .role = TF_ROLE_OUT,
+     .doc = "fault-tolerance counters as JSON (-: stdout)"},
+    {.kind = TF_INT, .names = "--ft-timeout", .arg = "MS", .off = RUN(ft_timeout_ms), .lo = 1, .hi = 3600000,
+     .doc = "a worker silent this long loses its work to another (" FT_STRINGIFY(FT_TIMEOUT_RUN_MS) ")"},
+    {.kind = TF_INT, .names = "--ft-max-errors", .arg = "N", .off = RUN(ft_max_errors), .lo = 0, .hi = 1000000,
+     .fn = opt_ft_max_errors,
+     .doc = "--ft replay: faults repaired before giving up (exit 9; default " FT_STRINGIFY(FT_MAX_ERRORS_DEFAULT) ")"},
+    {.kind = TF_DOUBLE, .names = "--ft-check", .arg = "R", .off = RUN(ft_check), .lo = 0, .hi = 1,
+     .doc = "--ft replay: re-execute this share of launches and compare checksums"},
+    {.kind = TF_CUSTOM, .names = "--device", .choices = "cpu|auto|gpu", .fn = opt_device, .left = "--device cpu|auto|gpu",
+     .doc = "where kernels with a GPU version run (default cpu; auto: a GPU\n"
+            "when one is usable); under mpirun each rank takes its node's\n"
+            "GPU (node rank modulo GPUs); gpu:N: GPU N for every rank"},
+    {.kind = TF_CHOICE, .names = "--replay-on", .choices = "gpu|cpu", .off = RUN(replay_on_cpu),
+     .doc = "where a faulty GPU launch is replayed (default gpu)"},
+    {.kind = TF_CUSTOM, .names = "--rank-timeout", .arg = "MS", .fn = tf_opt_rank_timeout, .lo = COLL_LIVE_MIN_TIMEOUT_MS,
+     .hi = COLL_LIVE_MAX_TIMEOUT_MS,
+     .doc = "under mpirun: a rank silent this long ends the run, exit 10 (" COLL_LIVE_STR(COLL_LIVE_DEFAULT_TIMEOUT_MS) ")"},
+    {.kind = TF_STR, .names = "--inject", .arg = "SPEC", .off = RUN(inject),
+     .doc = "fault injection, as TERRAFORT_INJECT (see terrafort(1))"},
+    {.kind = TF_ACTION, .names = "--options", .fn = tf_opt_options,
+     .doc = "this command's options as a table, one a line (terrafort(1), OPTIONS TABLE)"},
+    {.kind = TF_ACTION, .names = "-h --help", .fn = tf_opt_help, .doc = "this help"},
+    TF_OPT_END,
+};
+#undef RUN
+
 
 int tf_usage_error(tf_cli *cli, const char *fmt, ...) {
   /* under mpirun every rank parses the same line: rank 0 speaks */
@@ -158,18 +337,6 @@ const char *tf_value(tf_cli *cli, int argc, char **argv, int *i) {
   return argv[++*i];
 }
 
-/* Does arg name option `name` (also as "--name=value", for long options)? */
-static int is(tf_cli *cli, const char *arg, const char *name) {
-  size_t n = strlen(name);
-  if (strncmp(arg, name, n) != 0) return 0;
-  if (arg[n] == 0) return 1;
-  if (arg[n] == '=' && name[0] == '-' && name[1] == '-') {
-    cli->inline_value = arg + n + 1;
-    return 1;
-  }
-  return 0;
-}
-
 void tf_apply_config(int argc, char **argv) {
   for (int k = 2; k < argc; k++)
     if (!strcmp(argv[k], "--config") && k + 2 < argc) {
@@ -178,298 +345,50 @@ void tf_apply_config(int argc, char **argv) {
     }
 }
 
-int tf_cli_common(tf_cli *cli, tr_run_opts *run, int argc, char **argv, int *i) {
-  const char *a = argv[*i];
-  const char *v;
-  long n;
-  cli->inline_value = NULL;
-  if (is(cli, a, "-h") || is(cli, a, "--help")) {
-    if (tr_rank() == 0) printf("%s\n%s", cli->usage, tf_common_help);
-    return TF_ARG_EXIT;
-  }
-  if (is(cli, a, "-q") || is(cli, a, "--quiet")) {
-    cli->quiet = 1;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--progress") || is(cli, a, "-progress")) {
-    cli->progress = 1;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "-b") || is(cli, a, "--band")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "-b", v, 1, 1000000, &n)) return TF_ARG_ERROR;
-    run->band = (int)n;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "-of") || is(cli, a, "--format")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    run->format = v;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "-co") || is(cli, a, "--co")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    if (!strchr(v, '=')) {
-      tf_usage_error(cli, "-co: '%s' is not NAME=VALUE", v);
-      return TF_ARG_ERROR;
-    }
-    if (cli->nco >= 63) {
-      tf_usage_error(cli, "too many -co options");
-      return TF_ARG_ERROR;
-    }
-    cli->co[cli->nco++] = v;
-    cli->co[cli->nco] = NULL;
-    run->creation_options = cli->co;
-    return TF_ARG_TAKEN;
-  }
-  if (!strcmp(a, "--config")) {
-    /* applied before GDAL starts (tf_apply_config); here only taken */
-    if (*i + 2 >= argc) {
-      tf_usage_error(cli, "--config needs a KEY and a VALUE");
-      return TF_ARG_ERROR;
-    }
-    *i += 2;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--threads")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--threads", v, 1, 4096, &n)) return TF_ARG_ERROR;
-    run->threads = (int)n;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--mem")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_size(cli, "--mem", v, &run->mem)) return TF_ARG_ERROR;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--tile-size")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--tile-size", v, 1, 16384, &n))
-      return TF_ARG_ERROR;
-    run->tile_size = (int)n;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--stats")) {
-    run->stats = 1;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--hist-buckets")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--hist-buckets", v, 0, TR_HIST_MAX_BUCKETS, &n))
-      return TF_ARG_ERROR;
-    run->hist_buckets = n ? (int)n : TR_HIST_NONE;
-    run->stats = 1;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--percentiles")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    int k = 0;
-    for (const char *p = v;; k++) {
-      const char *comma = strchr(p, ',');
-      const size_t len = comma ? (size_t)(comma - p) : strlen(p);
-      char item[64];
-      double d;
-      if (k == TR_MAX_PERCENTILES) {
-        tf_usage_error(cli, "--percentiles: at most %d values", TR_MAX_PERCENTILES);
-        return TF_ARG_ERROR;
-      }
-      if (len == 0 || len >= sizeof item) {
-        tf_usage_error(cli, "--percentiles: '%s' is not a comma-separated list of numbers in [0, 100]", v);
-        return TF_ARG_ERROR;
-      }
-      snprintf(item, sizeof item, "%.*s", (int)len, p);
-      if (tf_parse_double(cli, "--percentiles", item, &d)) return TF_ARG_ERROR;
-      if (!(d >= 0 && d <= 100)) {
-        tf_usage_error(cli, "--percentiles: %s is out of range [0, 100]", item);
-        return TF_ARG_ERROR;
-      }
-      cli->pct[k] = d;
-      if (!comma) break;
-      p = comma + 1;
-    }
-    run->percentiles = cli->pct;
-    run->npercentiles = k + 1;
-    run->stats = 1;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--stats-json")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    run->stats_json = v;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--rank-timeout")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--rank-timeout", v, COLL_LIVE_MIN_TIMEOUT_MS,
-                                                                     COLL_LIVE_MAX_TIMEOUT_MS, &n))
-      return TF_ARG_ERROR;
-    coll_live_set_timeout(tf_live(), (double)n);
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--coll-timeout")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--coll-timeout", v, 1, 86400000, &n))
-      return TF_ARG_ERROR;
-    run->coll_timeout_ms = (int)n;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--coll-arity")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--coll-arity", v, 2, 1024, &n)) return TF_ARG_ERROR;
-    run->coll_arity = (int)n;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    if (!strcmp(v, "off")) run->ft = TR_FT_OFF;
-    else if (!strcmp(v, "dual")) run->ft = TR_FT_DUAL;
-    else if (!strcmp(v, "replay")) run->ft = TR_FT_REPLAY;
-    else {
-      tf_usage_error(cli, "--ft: '%s' is not one of off, dual, replay", v);
-      return TF_ARG_ERROR;
-    }
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft-tolerance") || is(cli, a, "--ft-error-rate")) {
-    int tol = !strncmp(a, "--ft-tolerance", 14);
-    double d;
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, tol ? "--ft-tolerance" : "--ft-error-rate", v, &d))
-      return TF_ARG_ERROR;
-    if (d < 0 || (!tol && d > 1)) {
-      tf_usage_error(cli, "%s: %s is out of range", tol ? "--ft-tolerance" : "--ft-error-rate", v);
-      return TF_ARG_ERROR;
-    }
-    if (tol) run->ft_tolerance = d;
-    else run->ft_error_rate = d;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft-profile")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    if (strcmp(v, "source") != 0 && strcmp(v, "strict") != 0) {
-      tf_usage_error(cli, "--ft-profile: '%s' is not one of strict, source", v);
-      return TF_ARG_ERROR;
-    }
-    run->ft_source_profile = !strcmp(v, "source");
-    run->ft_tolerance = 0.0;
-    run->ft_error_rate = 0.0;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft-mode")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    if (!strcmp(v, "fast")) run->ft_basic = 0;
-    else if (!strcmp(v, "basic")) run->ft_basic = 1;
-    else {
-      tf_usage_error(cli, "--ft-mode: '%s' is not one of fast, basic", v);
-      return TF_ARG_ERROR;
-    }
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft-timeout")) {
-    long ms;
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--ft-timeout", v, 1, 3600000, &ms)) return TF_ARG_ERROR;
-    run->ft_timeout_ms = (int)ms;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft-report")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    run->ft_report = v;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft-max-errors")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, "--ft-max-errors", v, 0, 1000000, &n))
-      return TF_ARG_ERROR;
-    run->ft_max_errors = n ? (int)n : -1; /* 0 given: no fault is tolerated */
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--ft-check")) {
-    double d;
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, "--ft-check", v, &d)) return TF_ARG_ERROR;
-    if (d < 0 || d > 1) {
-      tf_usage_error(cli, "--ft-check: %s is out of range [0, 1]", v);
-      return TF_ARG_ERROR;
-    }
-    run->ft_check = d;
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--device")) {
-    static const char *const names[] = {"cpu", "auto", "gpu"}; /* tr_device order */
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    for (int d = 0; d < 3; d++)
-      if (!strcmp(v, names[d])) {
-        run->device = (tr_device)d;
-        run->device_pin = 0;
-        return TF_ARG_TAKEN;
-      }
-    /* gpu:N, one device for every rank of the run */
-    if (!strncmp(v, "gpu:", 4)) {
-      char *end;
-      const long n = v[4] >= '0' && v[4] <= '9' ? strtol(v + 4, &end, 10) : -1;
-      if (n >= 0 && n < 4096 && *end == '\0') {
-        run->device = TR_DEVICE_GPU;
-        run->device_pin = (int)n + 1;
-        return TF_ARG_TAKEN;
-      }
-      tf_usage_error(cli, "--device: '%s': gpu:N wants a device number N from 0", v);
-      return TF_ARG_ERROR;
-    }
-    tf_usage_error(cli, "--device: '%s' is not one of auto, cpu, gpu, gpu:N", v);
-    return TF_ARG_ERROR;
-  }
-  if (is(cli, a, "--replay-on")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    if (strcmp(v, "gpu") != 0 && strcmp(v, "cpu") != 0) {
-      tf_usage_error(cli, "--replay-on: '%s' is not one of gpu, cpu", v);
-      return TF_ARG_ERROR;
-    }
-    run->replay_on_cpu = !strcmp(v, "cpu");
-    return TF_ARG_TAKEN;
-  }
-  if (is(cli, a, "--inject")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    run->inject = v;
-    return TF_ARG_TAKEN;
-  }
-  if (a[0] == '-' && a[1] != 0) return TF_ARG_UNKNOWN;
-  if (cli->npositional >= 8) {
-    tf_usage_error(cli, "too many file names");
-    return TF_ARG_ERROR;
-  }
-  cli->positional[cli->npositional++] = a;
-  return TF_ARG_TAKEN;
-}
-
-int tf_cli_parse(tf_cli *cli, tr_run_opts *run, tf_flag_fn own, void *opts, int argc, char **argv, int *exit_code) {
+int tf_cli_parse(tf_cli *cli, void *opts, int argc, char **argv, int *exit_code) {
+  cli->opts = opts;
   for (int i = 1; i < argc; i++) {
-    int r = tf_cli_common(cli, run, argc, argv, &i);
-    if (r == TF_ARG_TAKEN && cli->inline_value) { /* "--quiet=1": a flag's value left */
-      tf_usage_error(cli, "option %.*s takes no value ('%s')", (int)strcspn(argv[i], "="), argv[i], argv[i]);
-      r = TF_ARG_ERROR;
-    }
+    const char *a = argv[i];
     cli->inline_value = NULL;
-    if (r == TF_ARG_UNKNOWN) r = own(cli, opts, argc, argv, &i);
-    /* "--name=value" for a command's own long options (the common ones are
-     * matched so above): the name alone to the command's parser, the value
-     * handed over by tf_value; an option that takes no value leaves it */
-    const char *eq = r == TF_ARG_UNKNOWN && argv[i][0] == '-' && argv[i][1] == '-' ? strchr(argv[i], '=') : NULL;
-    if (eq && eq - argv[i] < 64) {
-      char name[64];
-      snprintf(name, sizeof name, "%.*s", (int)(eq - argv[i]), argv[i]);
-      char *whole = argv[i];
-      const int at = i;
-      argv[at] = name;
-      cli->inline_value = eq + 1;
-      r = own(cli, opts, argc, argv, &i);
-      argv[at] = whole;
-      if (r == TF_ARG_TAKEN && cli->inline_value) {
-        tf_usage_error(cli, "option %s takes no value ('%s')", name, whole);
+    if (a[0] != '-' || !a[1]) { /* a file name ("-" too) */
+      if (cli->npositional >= 8) {
+        tf_usage_error(cli, "too many file names");
+        *exit_code = tr_exit_code(TR_EUSAGE);
+        return 1;
+      }
+      cli->positional[cli->npositional++] = a;
+      continue;
+    }
+    /* "--name=value" for long options */
+    char name[64];
+    const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+    size_t base = 0;
+    const tf_opt *row = strlen(a) < sizeof name || eq ? tf_opt_find(cli->set, name, &base) : NULL;
+    /* gdaldem hillshade's single-dash names also with two dashes */
+    if (!row && cli->set->dashdash && name[1] == '-') row = tf_opt_find(cli->set, name + 1, &base);
+    int r;
+    if (!row) {
+      char s[64];
+      if (tf_opt_suggest(cli->set, a, s, sizeof s)) tf_usage_error(cli, "unknown option '%s': did you mean '%s'?", a, s);
+      else tf_usage_error(cli, "unknown option '%s'", a);
+      r = TF_ARG_ERROR;
+    } else {
+      cli->inline_value = eq ? eq + 1 : NULL;
+      r = tf_opt_take(cli, row, opts, base, argc, argv, &i);
+      if (r == TF_ARG_TAKEN && cli->inline_value) { /* "--quiet=1": a flag's value left */
+        tf_usage_error(cli, "option %s takes no value ('%s')", name, a);
         r = TF_ARG_ERROR;
       }
       cli->inline_value = NULL;
     }
     if (r == TF_ARG_TAKEN) continue;
-    if (r == TF_ARG_UNKNOWN) {
-      char a[64], b[64];
-      const char *s = tf_option_suggest(cli->usage, argv[i], a, sizeof a);
-      const char *t = tf_option_suggest(tf_common_help, argv[i], b, sizeof b);
-      if (!s || (t && tf_edits(argv[i], t) < tf_edits(argv[i], s))) s = t;
-      if (s) tf_usage_error(cli, "unknown option '%s': did you mean '%s'?", argv[i], s);
-      else tf_usage_error(cli, "unknown option '%s'", argv[i]);
-    }
     *exit_code = r == TF_ARG_EXIT ? 0 : tr_exit_code(TR_EUSAGE);
     return 1;
   }
   return 0;
 }
+
 
 static int progress_quiet(double frac, const char *msg, void *user) {
   (void)frac;
@@ -553,76 +472,48 @@ int tf_report(tf_cli *cli, int status, const tr_error *err) {
   return code;
 }
 
-int tf_gradient_alg_flag(tf_cli *cli, int argc, char **argv, int *i, tr_gradient_alg *alg) {
-  const char *v = tf_value(cli, argc, argv, i);
-  if (!v) return TF_ARG_ERROR;
-  if (!strcasecmp(v, "Horn")) *alg = TR_GRAD_HORN;
-  else if (!strcasecmp(v, "ZevenbergenThorne")) *alg = TR_GRAD_ZEVENBERGEN_THORNE;
-  else {
-    tf_usage_error(cli, "-alg: unknown algorithm '%s'", v);
-    return TF_ARG_ERROR;
-  }
-  return TF_ARG_TAKEN;
-}
+/* ---- stream burning's options (tr_burn_opts) and the AAP engine's (tr_graph_opts) ---------- */
 
-int tf_burn_flag(tf_cli *cli, tr_burn_opts *b, int argc, char **argv, int *i) {
-  const char *a = argv[*i], *v;
-  if (!strcmp(a, "--burn") || !strcmp(a, "--burn-layer")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    if (a[6]) b->layer = v;
-    else b->file = v;
-  } else if (!strcmp(a, "--burn-depth")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &b->depth)) return TF_ARG_ERROR;
-    if (!(b->depth > 0)) {
-      tf_usage_error(cli, "--burn-depth must be positive (the DEM's elevation units), got %s", v);
-      return TF_ARG_ERROR;
-    }
-  } else if (!strcmp(a, "--burn-all-touched")) {
-    b->all_touched = 1;
-  } else {
-    return TF_ARG_UNKNOWN;
-  }
-  return TF_ARG_TAKEN;
-}
+#define BURN(f) offsetof(tr_burn_opts, f)
+const tf_opt tf_burn_opts_rows[] = {
+    {.kind = TF_HEADING, .doc = "Stream burning (before the DEM is conditioned; terrafort-fill(1), BURNING):"},
+    {.kind = TF_STR, .names = "--burn", .arg = "FILE", .off = BURN(file), .role = TF_ROLE_IN,
+     .doc = "lines (any OGR vector; another CRS is reprojected) whose cells are\n"
+            "lowered by --burn-depth first, so the flow follows them through\n"
+            "embankments; points and polygons are refused"},
+    {.kind = TF_DOUBLE, .names = "--burn-depth", .arg = "D", .off = BURN(depth), .lo = 0, .lo_open = 1, .hi = INFINITY,
+     .doc = "how far, in the DEM's elevation units (> 0; required with --burn)"},
+    {.kind = TF_STR, .names = "--burn-layer", .arg = "NAME", .off = BURN(layer), .doc = "the layer of FILE (default: its first)"},
+    {.kind = TF_FLAG, .names = "--burn-all-touched", .off = BURN(all_touched),
+     .doc = "every cell a line passes through (GDAL's ALL_TOUCHED), not\n"
+            "GDAL's line rule (one cell per step)"},
+    TF_OPT_END,
+};
+#undef BURN
 
-int tf_graph_flag(tf_cli *cli, tr_graph_opts *g, int argc, char **argv, int *i) {
-  const char *a = argv[*i], *v;
-  long n;
-  double d;
-  if (!strcmp(a, "--schedule")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    g->schedule = v;
-  } else if (!strcmp(a, "--staleness")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 0, 1000000, &n)) return TF_ARG_ERROR;
-    g->staleness = (int)n;
-  } else if (!strcmp(a, "--straggler-ratio")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
-    if (d <= 1) {
-      tf_usage_error(cli, "--straggler-ratio must be above 1, got %s", v);
-      return TF_ARG_ERROR;
-    }
-    g->straggler_ratio = d;
-  } else if (!strcmp(a, "--ds-max") || (!strcmp(a, "--z-cache-mb") || !strcmp(a, "--cache-mb"))) {
-    int ds = !strcmp(a, "--ds-max");
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &d)) return TF_ARG_ERROR;
-    if (ds ? d <= 0 : d < 0) {
-      tf_usage_error(cli, "%s must be %s, got %s", a, ds ? "positive" : "0 or more", v);
-      return TF_ARG_ERROR;
-    }
-    if (ds) g->ds_max_ms = d;
-    else g->cache_mb = d;
-  } else if (!strcmp(a, "--l-bottom") || !strcmp(a, "--l-up")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_int(cli, a, v, 1, 1000000, &n)) return TF_ARG_ERROR;
-    if (!strcmp(a, "--l-bottom")) g->l_bottom = (int)n;
-    else g->l_up = (int)n;
-  } else if (!strcmp(a, "--aap-stats")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    g->aap_stats = v;
-  } else if (!strcmp(a, "--tmp")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    g->tmp_dir = v;
-  } else {
-    return TF_ARG_UNKNOWN;
-  }
-  return TF_ARG_TAKEN;
-}
+#define GRAPH(f) offsetof(tr_graph_opts, f)
+const tf_opt tf_graph_opts_rows[] = {
+    {.kind = TF_HEADING, .doc = "Engine (the AAP engine of the graph computations; terrafort(1), ENGINE):"},
+    {.kind = TF_STR, .names = "--schedule", .arg = "S", .off = GRAPH(schedule),
+     .doc = "aap (default), bsp, ap, ssp, random: how fragments wait for messages"},
+    {.kind = TF_INT, .names = "--staleness", .arg = "C", .off = GRAPH(staleness), .lo = 0, .hi = 1000000,
+     .doc = "ssp: how many rounds a fragment may run ahead (default 1)"},
+    {.kind = TF_DOUBLE, .names = "--ds-max", .arg = "MS", .off = GRAPH(ds_max_ms), .lo = 0, .lo_open = 1, .hi = INFINITY,
+     .doc = "aap: longest delay stretch before a round"},
+    {.kind = TF_INT, .names = "--l-bottom", .arg = "N", .off = GRAPH(l_bottom), .lo = 1, .hi = 1000000,
+     .left = "--l-bottom N, --l-up N", .doc = "aap: clamp of the messages a fragment waits for"},
+    {.kind = TF_INT, .names = "--l-up", .arg = "N", .off = GRAPH(l_up), .lo = 1, .hi = 1000000},
+    {.kind = TF_DOUBLE, .names = "--straggler-ratio", .arg = "R", .off = GRAPH(straggler_ratio), .lo = 1, .lo_open = 1,
+     .hi = INFINITY,
+     .doc = "aap: hold fragments to the round of a neighbour R times\n"
+            "slower per cell (less work, not faster; off by default)"},
+    {.kind = TF_DOUBLE, .names = "--cache-mb --z-cache-mb", .arg = "MB", .off = GRAPH(cache_mb), .lo = 0, .hi = INFINITY,
+     .doc = "elevation tiles kept in memory (default 16)"},
+    {.kind = TF_STR, .names = "--tmp", .arg = "DIR", .off = GRAPH(tmp_dir),
+     .doc = "folder for the spilled state beyond --mem (default: the output's)"},
+    {.kind = TF_STR, .names = "--aap-stats", .arg = "FILE", .off = GRAPH(aap_stats), .role = TF_ROLE_OUT,
+     .doc = "per-worker engine statistics as JSON (-: stdout)"},
+    TF_OPT_END,
+};
+#undef GRAPH
+

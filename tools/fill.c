@@ -3,34 +3,18 @@
  * TauDEM pitremove's -z/-fel form accepted too.
  */
 #include <gdal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <math.h>
+#include <stddef.h>
 
 #include "cli.h"
 #include "tools.h"
 
-static const char *usage =
+static const char head[] =
     "Usage: terrafort fill [options] DEM OUT\n"
     "       terrafort fill [options] -z DEM -fel OUT      (TauDEM pitremove form)\n"
     "Fills closed depressions: the lowest surface at or above DEM from which every cell\n"
     "has a non-ascending path to the DEM's edge or to a nodata cell (as TauDEM pitremove,\n"
-    "RichDEM and SAGA's Wang & Liu fill give). Float32 by default, nodata kept.\n\n"
-    "  -ot TYPE               output data type (Byte ... Float64; default Float32)\n"
-    "  --epsilon              no flats: every cell drains strictly downhill\n"
-    "  --epsilon-step E       the increment of --epsilon (default: one float ulp)\n"
-    "  --schedule S           aap (default), bsp, ap, ssp, random: how fragments wait for messages\n"
-    "  --staleness C          ssp: how many rounds a fragment may run ahead (default 1)\n"
-    "  --ds-max MS            aap: longest delay stretch before a round\n"
-    "  --l-bottom N, --l-up N aap: clamp of the messages a fragment waits for\n"
-    "  --straggler-ratio R    aap: hold fragments to the round of a neighbour R times\n"
-    "                         slower per cell (less work, not faster; off by default)\n"
-    "  --z-cache-mb MB        elevation tiles kept in memory (default 16)\n"
-    "  --mem SIZE             memory a run (each rank) may keep, e.g. 512M, 4G (default:\n"
-    "                         3/4 of what it may have); beyond it, flat fill keeps only\n"
-    "                         the tiles' perimeters and reads each tile twice\n"
-    "  --tmp DIR              folder for the spilled state (default: the output's)\n"
-    "  --aap-stats FILE       per-worker engine statistics as JSON (-: stdout)\n" TF_BURN_HELP;
+    "RichDEM and SAGA's Wang & Liu fill give). Float32 by default, nodata kept.\n\n";
 
 /* What fill parses besides the common options; -z and -fel land here too. */
 typedef struct {
@@ -38,44 +22,55 @@ typedef struct {
   const char *z, *fel;
 } fill_args;
 
-static int fill_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
-  fill_args *fa = opts;
-  tr_fill_dem_opts *o = &fa->o;
-  const char *a = argv[*i], *v;
-  if (!strcmp(a, "-z") || !strcmp(a, "-fel")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    if (a[1] == 'z') fa->z = v;
-    else fa->fel = v;
-  } else if (!strcmp(a, "-ot")) {
-    if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
-    GDALDataType t = GDALGetDataTypeByName(v);
-    if (t == GDT_Unknown || GDALDataTypeIsComplex(t)) {
-      tf_usage_error(cli, "-ot: '%s' is not a real GDAL data type (Byte, Int16, ..., Float64)", v);
-      return TF_ARG_ERROR;
-    }
-    o->out_type = (int)t;
-  } else if (!strcmp(a, "--epsilon")) {
-    o->epsilon = 1;
-  } else if (!strcmp(a, "--epsilon-step")) {
-    if (!(v = tf_value(cli, argc, argv, i)) || tf_parse_double(cli, a, v, &o->epsilon_step)) return TF_ARG_ERROR;
-    if (o->epsilon_step <= 0) {
-      tf_usage_error(cli, "--epsilon-step must be positive, got %s", v);
-      return TF_ARG_ERROR;
-    }
-    o->epsilon = 1;
-  } else {
-    const int r = tf_burn_flag(cli, &o->burn, argc, argv, i);
-    return r != TF_ARG_UNKNOWN ? r : tf_graph_flag(cli, &o->graph, argc, argv, i);
+static int out_type(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)row;
+  const char *v = tf_value(cli, argc, argv, i);
+  if (!v) return TF_ARG_ERROR;
+  GDALDataType t = GDALGetDataTypeByName(v);
+  if (t == GDT_Unknown || GDALDataTypeIsComplex(t)) {
+    tf_usage_error(cli, "-ot: '%s' is not a real GDAL data type (Byte, Int16, ..., Float64)", v);
+    return TF_ARG_ERROR;
   }
+  ((fill_args *)base)->o.out_type = (int)t;
   return TF_ARG_TAKEN;
 }
 
+/* --epsilon-step implies --epsilon */
+static int epsilon_on(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)cli, (void)row, (void)argc, (void)argv, (void)i;
+  ((fill_args *)base)->o.epsilon = 1;
+  return TF_ARG_TAKEN;
+}
+
+#define O(f) offsetof(fill_args, f)
+static const tf_opt rows[] = {
+    {.kind = TF_STR, .names = "-z", .arg = "DEM", .off = O(z), .role = TF_ROLE_IN, .doc = "the DEM (TauDEM's spelling)"},
+    {.kind = TF_STR, .names = "-fel", .arg = "OUT", .off = O(fel), .role = TF_ROLE_OUT,
+     .doc = "the filled DEM written (TauDEM's spelling)"},
+    {.kind = TF_CUSTOM, .names = "-ot", .arg = "TYPE", .fn = out_type,
+     .doc = "output data type (Byte ... Float64; default Float32)"},
+    {.kind = TF_FLAG, .names = "--epsilon", .off = O(o.epsilon), .doc = "no flats: every cell drains strictly downhill"},
+    {.kind = TF_DOUBLE, .names = "--epsilon-step", .arg = "E", .off = O(o.epsilon_step), .lo = 0, .lo_open = 1,
+     .hi = INFINITY, .fn = epsilon_on, .doc = "the increment of --epsilon (default: one float ulp)"},
+    TF_OPT_END,
+};
+
+const tf_opt_set tf_fill_set = {.cmd = "fill",
+                                .head = head,
+                                .column = 25,
+                                .groups = {{rows, 0},
+                                           {tf_graph_opts_rows, O(o.graph)},
+                                           {tf_burn_opts_rows, O(o.burn)},
+                                           {tf_common_opts, O(o.run)}},
+                                .last_positional = 1};
+#undef O
+
 int tf_fill_main(int argc, char **argv) {
-  tf_cli cli = {.cmd = "fill", .usage = usage};
+  tf_cli cli = {.cmd = "fill", .set = &tf_fill_set};
   fill_args fa = {.z = NULL, .fel = NULL};
   tr_fill_dem_opts_init(&fa.o);
   int code;
-  if (tf_cli_parse(&cli, &fa.o.run, fill_flag, &fa, argc, argv, &code)) return code;
+  if (tf_cli_parse(&cli, &fa, argc, argv, &code)) return code;
   if (fa.z || fa.fel) {
     if (!fa.z || !fa.fel) return tf_usage_error(&cli, "-z and -fel go together");
     if (cli.npositional) return tf_usage_error(&cli, "give either -z DEM -fel OUT or DEM OUT, not both");

@@ -3,26 +3,16 @@
  * tr_hillshade(), with its aliases (-azimuth, --alt, ...) and the pairs it
  * refuses (two shading models, -multidirectional with -az).
  */
-#include <stdio.h>
-#include <string.h>
+#include <math.h>
+#include <stddef.h>
 
 #include "cli.h"
 #include "tools.h"
 
-static const char *usage =
+static const char head[] =
     "Usage: terrafort hillshade [options] DEM OUT\n"
     "Shaded relief of DEM, Byte 1..255, nodata 0.\n"
-    "Accepts gdaldem hillshade's flags and gives its values.\n\n"
-    "  -z ZFACTOR                    vertical exaggeration (default 1)\n"
-    "  -s SCALE                      vertical / horizontal units (gdaldem -s); without it a\n"
-    "                                geographic DEM gets metric cell sizes from its ellipsoid\n"
-    "  -az AZIMUTH                   light from, degrees clockwise from north (default 315)\n"
-    "  -alt ALTITUDE                 light above the horizon, degrees (default 45)\n"
-    "  -alg Horn|ZevenbergenThorne   gradient (default Horn)\n"
-    "  -combined                     shade darkened by the slope\n"
-    "  -multidirectional             lights from 225, 270, 315 and 360 degrees\n"
-    "  -igor                         Igor's shading: no shadows on slopes facing the light\n"
-    "  -compute_edges                compute edge cells too\n";
+    "Accepts gdaldem hillshade's flags and gives its values.\n\n";
 
 typedef struct {
   tr_hillshade_opts o;
@@ -30,55 +20,55 @@ typedef struct {
   int az_given;
 } hs_cli;
 
-static int named(const char *a, const char *name) {
-  return !strcmp(a, name) || (a[0] == '-' && a[1] == '-' && !strcmp(a + 1, name));
-}
-
-static int number(tf_cli *cli, int argc, char **argv, int *i, const char *opt, double *out) {
-  const char *v = tf_value(cli, argc, argv, i);
-  return v && !tf_parse_double(cli, opt, v, out) ? TF_ARG_TAKEN : TF_ARG_ERROR;
-}
-
-static int hillshade_flag(tf_cli *cli, void *opts, int argc, char **argv, int *i) {
-  hs_cli *h = opts;
-  tr_hillshade_opts *o = &h->o;
-  const char *a = argv[*i];
-  if (named(a, "-z")) return number(cli, argc, argv, i, "-z", &o->z);
-  if (named(a, "-az") || named(a, "-azimuth")) {
-    h->az_given = 1;
-    return number(cli, argc, argv, i, "-az", &o->azimuth);
-  }
-  if (named(a, "-alt") || named(a, "-altitude")) return number(cli, argc, argv, i, "-alt", &o->altitude);
-  if (named(a, "-s") || named(a, "-scale")) {
-    const char *v = tf_value(cli, argc, argv, i);
-    if (!v || tf_parse_double(cli, "-s", v, &o->scale)) return TF_ARG_ERROR;
-    if (o->scale <= 0) {
-      tf_usage_error(cli, "-s: scale must be positive, got %s", v);
-      return TF_ARG_ERROR;
-    }
-    return TF_ARG_TAKEN;
-  }
-  if (!strcmp(a, "-compute_edges")) {
-    o->compute_edges = 1;
-    return TF_ARG_TAKEN;
-  }
-  if (!strcmp(a, "-alg")) return tf_gradient_alg_flag(cli, argc, argv, i, &o->alg);
-  tr_shade_mode m;
-  if (named(a, "-combined")) m = TR_SHADE_COMBINED;
-  else if (named(a, "-multidirectional")) m = TR_SHADE_MULTIDIRECTIONAL;
-  else if (named(a, "-igor")) m = TR_SHADE_IGOR;
-  else return TF_ARG_UNKNOWN;
-  o->mode = m;
-  h->modes |= 1 << m;
+static int shading_given(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)cli, (void)row, (void)argc, (void)argv, (void)i;
+  hs_cli *h = base;
+  h->modes |= 1 << h->o.mode;
   return TF_ARG_TAKEN;
 }
 
+static int azimuth_given(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
+  (void)cli, (void)row, (void)argc, (void)argv, (void)i;
+  ((hs_cli *)base)->az_given = 1;
+  return TF_ARG_TAKEN;
+}
+
+#define O(f) offsetof(hs_cli, f)
+static const tf_opt rows[] = {
+    {.kind = TF_DOUBLE, .names = "-z", .arg = "ZFACTOR", .off = O(o.z), .doc = "vertical exaggeration (default 1)"},
+    {.kind = TF_DOUBLE, .names = "-s -scale", .arg = "SCALE", .off = O(o.scale), .lo = 0, .lo_open = 1,
+     .hi = INFINITY,
+     .doc = "vertical / horizontal units (gdaldem -s); without it a\n"
+            "geographic DEM gets metric cell sizes from its ellipsoid"},
+    {.kind = TF_DOUBLE, .names = "-az -azimuth", .arg = "AZIMUTH", .off = O(o.azimuth),
+     .fn = azimuth_given, .doc = "light from, degrees clockwise from north (default 315)"},
+    {.kind = TF_DOUBLE, .names = "-alt -altitude", .arg = "ALTITUDE", .off = O(o.altitude),
+     .doc = "light above the horizon, degrees (default 45)"},
+    TF_ALG_ROW(O(o.alg)),
+    {.kind = TF_FLAG, .names = "-combined", .off = O(o.mode), .set = TR_SHADE_COMBINED, .fn = shading_given,
+     .doc = "shade darkened by the slope"},
+    {.kind = TF_FLAG, .names = "-multidirectional", .off = O(o.mode), .set = TR_SHADE_MULTIDIRECTIONAL, .fn = shading_given,
+     .doc = "lights from 225, 270, 315 and 360 degrees"},
+    {.kind = TF_FLAG, .names = "-igor", .off = O(o.mode), .set = TR_SHADE_IGOR, .fn = shading_given,
+     .doc = "Igor's shading: no shadows on slopes facing the light"},
+    {.kind = TF_FLAG, .names = "-compute_edges", .off = O(o.compute_edges), .doc = "compute edge cells too"},
+    TF_OPT_END,
+};
+
+const tf_opt_set tf_hillshade_set = {.cmd = "hillshade",
+                                     .head = head,
+                                     .column = 32,
+                                     .groups = {{rows, 0}, {tf_common_opts, O(o.run)}},
+                                     .dashdash = 1,
+                                     .last_positional = 1};
+#undef O
+
 int tf_hillshade_main(int argc, char **argv) {
-  tf_cli cli = {.cmd = "hillshade", .usage = usage};
+  tf_cli cli = {.cmd = "hillshade", .set = &tf_hillshade_set};
   hs_cli h = {.modes = 0, .az_given = 0};
   tr_hillshade_opts_init(&h.o);
   int code;
-  if (tf_cli_parse(&cli, &h.o.run, hillshade_flag, &h, argc, argv, &code)) return code;
+  if (tf_cli_parse(&cli, &h, argc, argv, &code)) return code;
   if (h.modes & (h.modes - 1))
     return tf_usage_error(&cli, "only one of -multidirectional, -combined or -igor can be used");
   if (h.o.mode == TR_SHADE_MULTIDIRECTIONAL && h.az_given)

@@ -23,37 +23,32 @@ int tf_smooth_main(int argc, char **argv);
 int tf_breach_main(int argc, char **argv);
 int tf_batch_main(int argc, char **argv);
 
-/* The words of a command's line that name files it writes, so that
- * `terrafort batch` can skip a job whose outputs exist and refuse two jobs
- * writing one file: its own options taking values, its output options, and
- * whether its last file name is the output (commands.c's table; the
- * common options are in cli.c). values == NULL: a command batch cannot run. */
-#define TF_IO_FORMS 5
+/* The option tables of the commands (each command's file; options.h). */
+extern const tf_opt_set tf_slope_set, tf_aspect_set, tf_hillshade_set, tf_tri_set, tf_tpi_set, tf_roughness_set,
+    tf_color_relief_set, tf_fill_set, tf_breach_set, tf_flowgraph_set, tf_interpolate_set, tf_smooth_set, tf_batch_set;
+
+/* Forms of a command line, given with no DEM, in which some output options
+ * are read, or an option written only with a DEM is written: every word of
+ * `all` given (a word "A|B": either spelling), one of `any` (when it names
+ * any) and none of `none`. The command decides its form from these when it
+ * parses (flowgraph.c), and batch reads a job's files by them, so the two
+ * cannot differ. A form with name NULL ends the list. */
+#define TF_IO_FORMS 8
 typedef struct {
-  const char *values;  /* "NAME NAME:COUNT ..." */
-  const char *outputs; /* "NAME ..."; "NAME?": an output only when a DEM is given */
-  int last_positional; /* the last of two or more file names is the output */
-  int graph;           /* the AAP engine's options (tf_graph_flag) apply */
-  /* Forms of the command line in which some output options are inputs:
-   * with no DEM, every flag of `all`, one of `any` and none of `none`
-   * given, the flags of `reads` are read, not written (flowgraph: TauDEM
-   * streamnet's -p -src -ad8 with -ord, -tree, -coord, -net or -w reads
-   * -src and -ad8; areadinf's -ang -sca, without dinfflowdir's -fel and the
-   * products that need a DEM, reads -ang; twi's -slp -sca -twi, with no
-   * other product, reads -slp and -sca; dinfdistdown's -ang -fel -src -dd
-   * reads -ang and -src; moveoutletstostreams' -p -src -o -om reads -src). A
-   * form with all NULL ends the
-   * list; at most TF_IO_FORMS. */
-  struct {
-    const char *all, *any, *none, *reads;
-  } forms[TF_IO_FORMS];
-} tf_io;
+  const char *name;   /* TauDEM's program: "streamnet", ... */
+  const char *all, *any, *none;
+  const char *reads;  /* output options read in this form */
+  const char *writes; /* options of role out-if-dem written in this form */
+} tf_io_form;
+
 /* A row of the command table (commands.c). */
 typedef struct {
   const char *name;
   int (*main)(int, char **);
   const char *summary;
-  tf_io io; /* the files it writes, for batch */
+  const tf_opt_set *opts;             /* its options */
+  int not_a_job;                      /* batch cannot run it (batch itself) */
+  const tf_io_form *forms;            /* its forms, or NULL */
 } tf_command;
 
 /* The row named `name`, NULL for an unknown command. */
@@ -63,7 +58,13 @@ const tf_command *tf_command_find(const char *name);
 const char *tf_command_suggest(const char *name);
 /* Every row, in the order --help lists them; *n gets their count. */
 const tf_command *tf_commands(size_t *n);
-/* The io of a command's row, NULL for an unknown one. */
-const tf_io *tf_command_io(const char *name);
+/* flowgraph's TauDEM forms (flowgraph.c). */
+extern const tf_io_form tf_flowgraph_forms[TF_IO_FORMS];
+
+/* The form of c's forms that the words argv[1..argc-1] take (see
+ * tf_io_form), or NULL. Whether a DEM is given is the caller's to judge. */
+const tf_io_form *tf_io_form_of(const tf_command *c, int argc, char *const *argv);
+/* Is name one of the blank-separated words of list? */
+int tf_word_listed(const char *list, const char *name);
 
 #endif

@@ -344,13 +344,13 @@ static int test_bad_input(void) {
   f |= bad("duplicate", two, 2, "lines 1 and 2 both write", 0);
   f |= bad("quote", "slope 'a.tif b.tif\n", 2, "unterminated quote", 0);
   f |= bad("depends", "fill a.tif f.tif\nslope f.tif s.tif\n", 2, "which line 1 writes", 0);
-  /* TauDEM streamnet's form reads -src and -ad8 (tf_io's form): the job
+  /* TauDEM streamnet's form reads -src and -ad8 (tf_flowgraph_forms): the job
    * reads what aread8's and threshold's form (with a DEM) writes, not a
    * second writer of it */
   f |= bad("streamnet_reads",
            "flowgraph d.tif --dir p.tif -ad8 a.tif -nc -src s.tif\nflowgraph -p p.tif -src s.tif -ad8 a.tif -tree t.txt\n", 2,
            "line 2 reads 'p.tif', which line 1 writes", 0);
-  /* areadinf's form reads -ang (a second form of tf_io's); with -fel it is
+  /* areadinf's form reads -ang (another of tf_flowgraph_forms); with -fel it is
    * dinfflowdir's, which writes -ang */
   f |= bad("areadinf_reads", "flowgraph d.tif --ang a.tif\nflowgraph -ang a.tif -sca s.tif -nc\n", 2,
            "line 2 reads 'a.tif', which line 1 writes", 0);

@@ -92,12 +92,12 @@ static int test_usage_errors(void) {
   const char *f = in("fractal.tif");
   const struct {
     const char *args, *why;
-  } cases[] = {{"slope -s 0", "scale must be positive"},
-               {"slope -s -2", "scale must be positive"},
+  } cases[] = {{"slope -s 0", "-s must be positive"},
+               {"slope -s -2", "-s must be positive"},
                {"slope -s abc", "not a finite number"},
                {"slope -s nan", "not a finite number"},
-               {"slope -alg Sobel", "unknown algorithm"},
-               {"aspect -alg", "unknown algorithm"}, /* -alg eats the DEM name, then the value is bad */
+               {"slope -alg Sobel", "-alg: 'Sobel' is not one of Horn, ZevenbergenThorne"},
+               {"aspect -alg", "is not one of Horn, ZevenbergenThorne"}, /* -alg eats the DEM name, then the value is bad */
                {"slope --threads 0", "out of range"},
                {"slope --threads x", "not an integer"},
                {"slope --tile-size 0", "out of range"},

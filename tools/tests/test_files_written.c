@@ -8,10 +8,11 @@
  * is a symbolic link is written to its target and the link stays.
  *
  * The walk (test_walk_outputs_onto_inputs) takes every output option from
- * the program's own table, the one `terrafort batch` reads (commands.c's
- * tf_io rows, cli.c's tf_common_outputs and tf_graph_outputs: the test is
- * linked with the commands' objects), never from a list of its own, and
- * test_output_options_agree checks that table against each command's --help.
+ * the program's own option tables, the ones `terrafort batch` reads
+ * (options.h: each command's rows of role out, the common and engine groups
+ * included; the test is linked with the commands' objects), never from a
+ * list of its own, and test_output_options_agree checks those tables against
+ * each command's --help.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -400,27 +401,30 @@ static int test_long_names(void) {
 
 /* ---- the walk: every output option onto every input ------------------------------------- */
 
-/* The words of a blank-separated list of the table (tools.h, tf_io) after
- * w[0..n), '?' (an output only when a DEM is given) dropped: the new count. */
+/* The words of a blank-separated list after w[0..n): the new count. */
 static int words_of(const char *list, char w[][32], int n, int max) {
   for (const char *p = list; p && *p && n < max;) {
     while (*p == ' ') p++;
     const size_t k = strcspn(p, " ");
     if (!k) break;
-    snprintf(w[n++], 32, "%.*s", (int)(k - (p[k - 1] == '?')), p);
+    snprintf(w[n++], 32, "%.*s", (int)k, p);
     p += k;
   }
   return n;
 }
 
 /* Every spelling of every file command c writes, as `terrafort batch` knows
- * them: its row's outputs, the common ones, the engine's when its options
- * apply, and "" for the positional OUT when the last file name is one. */
+ * them: the rows of its option table that write a file (every group, the
+ * common and engine ones included), and "" for the positional OUT when the
+ * last file name is one. */
 static int outputs_of(const tf_command *c, char w[][32], int max) {
-  int n = words_of(c->io.outputs, w, 0, max);
-  n = words_of(tf_common_outputs, w, n, max);
-  if (c->io.graph) n = words_of(tf_graph_outputs, w, n, max);
-  if (c->io.last_positional && n < max) w[n++][0] = 0;
+  int n = 0;
+  for (int g = 0; g < TF_OPT_GROUPS && c->opts->groups[g].rows; g++)
+    for (const tf_opt *r = c->opts->groups[g].rows; r->kind != TF_HEADING || r->names || r->doc; r++) {
+      if (r->kind == TF_HEADING || (r->role != TF_ROLE_OUT && r->role != TF_ROLE_OUT_IF_DEM)) continue;
+      n = words_of(r->names, w, n, max);
+    }
+  if (c->opts->last_positional && n < max) w[n++][0] = 0;
   return n;
 }
 
@@ -635,7 +639,7 @@ static int walk_case(const tf_command *c, const walk_run *r, const char *dem, co
     if (!o[0]) len = snprintf(args, sizeof args, "%s %s %s", c->name, inputs, word);
     else if (alias) len = snprintf(args, sizeof args, "%s %s %s %s", c->name, inputs, o, word);
     else
-      len = snprintf(args, sizeof args, "%s %s%s %s %s", c->name, inputs, c->io.last_positional ? " o.tif" : "", o,
+      len = snprintf(args, sizeof args, "%s %s%s %s %s", c->name, inputs, c->opts->last_positional ? " o.tif" : "", o,
                      word);
   }
   if (len >= (int)sizeof args || snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s -q", outdir, tf, args) >= (int)sizeof cmd)
@@ -681,7 +685,7 @@ static int test_walk_outputs_onto_inputs(void) {
   int cases = 0, k = 0, failed = 0, plain = 0;
   for (size_t ci = 0; ci < ncmd && failed < 5; ci++) {
     const tf_command *c = &cmds[ci];
-    if (!c->io.values) continue; /* batch itself */
+    if (c->not_a_job) continue; /* batch itself */
     /* under the sanitizers, one of the commands of the first run (DEM OUT:
      * slope, aspect, ... share the local runner's check, run/run.c), and
      * every other command */
@@ -737,7 +741,7 @@ static int test_walk_outputs_onto_inputs(void) {
  * not mark outputs apart, so the rule is: a flag the help shows taking a
  * value named FILE or OUT (the positional output's name) is a file the
  * command reads or writes. Each of those must be an output in the table
- * (commands.c's row, cli.c's common and engine outputs), or an input a
+ * (the command's option table, common and engine rows included), or an input a
  * run of the walk gives (so it is shown read there, refused as an output's
  * target); every output of the table must be one of those; and the help's
  * first usage line ends with OUT exactly when the table takes the last file
@@ -751,7 +755,7 @@ static int test_output_options_agree(void) {
   int bad = 0, checked = 0;
   for (size_t ci = 0; ci < ncmd; ci++) {
     const tf_command *c = &cmds[ci];
-    if (!c->io.values) continue;
+    if (c->not_a_job) continue;
     char *help = help_of(c->name);
     ASSERT(help != NULL);
     static help_flag hf[512];
@@ -774,7 +778,7 @@ static int test_output_options_agree(void) {
         known |= walk_runs[ri].cmd && !strcmp(walk_runs[ri].cmd, c->name) && has_word(walk_runs[ri].line, hf[j].flag);
       if (!known) {
         fprintf(stderr,
-                "%s: --help shows %s taking a file, but the table (commands.c, cli.c) has it for no output and no "
+                "%s: --help shows %s taking a file, but the option table (options.h) has it for no output and no "
                 "run of the walk reads it\n",
                 c->name, hf[j].flag);
         bad++;
@@ -784,9 +788,9 @@ static int test_output_options_agree(void) {
     const char *usage = strstr(help, "Usage:");
     const size_t ul = usage ? strcspn(usage, "\n") : 0;
     const int ends_out = ul >= 4 && !strncmp(usage + ul - 4, " OUT", 4);
-    if (!usage || ends_out != (c->io.last_positional != 0)) {
+    if (!usage || ends_out != (c->opts->last_positional != 0)) {
       fprintf(stderr, "%s: the usage line %s with OUT, the table says the last file name is %s the output\n", c->name,
-              ends_out ? "ends" : "does not end", c->io.last_positional ? "" : "not");
+              ends_out ? "ends" : "does not end", c->opts->last_positional ? "" : "not");
       bad++;
     }
     free(help);

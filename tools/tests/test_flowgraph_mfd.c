@@ -373,9 +373,9 @@ static int test_bad_options(void) {
   ASSERT(!bad("'%s' --method rho8 --seed -1 --acc '%s'", "--seed"));
   ASSERT(!bad("'%s' --method rho8 --seed x --acc '%s'", "--seed"));
   ASSERT(!bad("'%s' --method rho8 --streams '%s'", "--streams does not go with --method rho8"));
-  ASSERT(!bad("'%s' --method holmgren --holmgren-x 0.5 --acc '%s'", "--holmgren-x must be in [1, 100], got 0.5"));
-  ASSERT(!bad("'%s' --method holmgren --holmgren-x 101 --acc '%s'", "--holmgren-x must be in [1, 100]"));
-  ASSERT(!bad("'%s' --method freeman --freeman-p 0 --acc '%s'", "--freeman-p must be in (0, 100], got 0"));
+  ASSERT(!bad("'%s' --method holmgren --holmgren-x 0.5 --acc '%s'", "--holmgren-x: 0.5 is out of range [1, 100]"));
+  ASSERT(!bad("'%s' --method holmgren --holmgren-x 101 --acc '%s'", "--holmgren-x: 101 is out of range [1, 100]"));
+  ASSERT(!bad("'%s' --method freeman --freeman-p 0 --acc '%s'", "--freeman-p: 0 is out of range (0, 100]"));
   ASSERT(!bad("'%s' --method freeman --freeman-p nan --acc '%s'", "--freeman-p"));
   ASSERT(!bad("'%s' --method quinn --streams '%s'", "--streams does not go with --method quinn"));
   ASSERT(!bad("'%s' --method quinn --acc '%s' --dir %2$s.p.tif", "--dir does not go with --method quinn"));

@@ -4,16 +4,14 @@ functions in terrafort/__init__.py take exactly these keywords, and the
 QGIS Processing provider (tools/qgis/terrafort_processing) builds every
 algorithm's dialog from this table alone; nothing there names an option.
 
-Why here and not elsewhere: the single source the issue asks for is one
-option table per command that the C parser, --help, the man page and batch
-read too (issue 30 item 1). Until that table exists in C, the closest
-source to QGIS is the Python signature it calls, so the table lives beside
-the functions, and tests/test_options.py pins it to both neighbours: its
-names and defaults against each function's signature, its flags against
-`terrafort CMD --help` (a flag the command gains or loses without a row
-here, or a row whose flag the command does not know, fails it). When the C
-table lands, this file becomes what it generates (or a read of it through
-the library) and the test stays.
+Why here and not elsewhere: the C option table (tools/options.h; `terrafort
+CMD --options` prints it) is what the parser, --help, batch and this file
+answer to; Python keeps the keyword names, kinds for QGIS's widgets and
+defaults beside the functions it calls, and tests/test_options.py pins this
+file to both neighbours: its names and defaults against each function's
+signature, its flags and their roles (a file read or written) against the
+command's table (a flag the command gains or loses without a row here, or a
+row whose flag the command does not know, fails it).
 
 Kinds: raster, vector, file (inputs); raster_out, vector_out, file_out
 (outputs); bool, int, number, choice, string, numbers:N (N numbers),
@@ -39,7 +37,7 @@ Command.__new__.__defaults__ = (None,)
 _GRAD = ("Horn", "ZevenbergenThorne")
 _GDT = ("Byte", "UInt16", "Int16", "UInt32", "Int32", "Float32", "Float64")
 _EDGES = P("compute_edges", "bool", "-compute_edges", "compute edge cells too")
-_SCALE = P("scale", "number", "-s",
+_SCALE = P("scale", "number", "-s -scale",
            "vertical / horizontal units (without it a geographic DEM gets metric cell sizes)")
 
 
@@ -74,8 +72,8 @@ COMMANDS = [
                 P("alg", "choice", "-alg", "gradient", _GRAD, "Horn"),
                 P("z", "number", "-z", "vertical exaggeration (default 1)"),
                 _SCALE,
-                P("azimuth", "number", "-az", "light from, degrees clockwise from north (default 315)"),
-                P("altitude", "number", "-alt", "light above the horizon, degrees (default 45)"),
+                P("azimuth", "number", "-az -azimuth", "light from, degrees clockwise from north (default 315)"),
+                P("altitude", "number", "-alt -altitude", "light above the horizon, degrees (default 45)"),
                 P("combined", "bool", "-combined", "shade darkened by the slope"),
                 P("multidirectional", "bool", "-multidirectional", "lights from 225, 270, 315 and 360 degrees"),
                 P("igor", "bool", "-igor", "Igor's shading: no shadows on slopes facing the light"),
@@ -206,7 +204,7 @@ COMMON = [
     P("tile_size", "int", "--tile-size", "cells per tile side (default 512)"),
     P("mem", "int", "--mem", "bytes a run may keep in memory (default: 3/4 of what it may have)"),
     P("band", "int", "-b --band", "input band (default 1)"),
-    P("creation_options", "strings", "-co", "creation options NAME=VALUE of the output's driver"),
+    P("creation_options", "strings", "-co --co", "creation options NAME=VALUE of the output's driver"),
     P("stats", "bool", "--stats", "write the output's statistics into it"),
     P("ft", "choice", "--ft", "fault tolerance: every tile computed twice and checked, or tracked and replayed",
       ("off", "dual", "replay")),
@@ -222,12 +220,13 @@ BY_NAME = {c.name: c for c in COMMANDS}
 _ENGINE = "the AAP engine's tuning, for its benchmarks and tests, not for analysis"
 NOT_EXPOSED = {
     "fill": dict.fromkeys(("--schedule", "--staleness", "--ds-max", "--l-bottom", "--l-up", "--straggler-ratio",
-                           "--z-cache-mb", "--aap-stats"), _ENGINE) |
+                           "--z-cache-mb", "--cache-mb", "--aap-stats"), _ENGINE) |
     {"--epsilon-step": "the increment of --epsilon: one float ulp is what TauDEM-like output needs"},
     "flowgraph": dict.fromkeys(("--schedule", "--staleness", "--ds-max", "--l-bottom", "--l-up", "--straggler-ratio",
-                                "--cache-mb", "--aap-stats"), _ENGINE) |
+                                "--cache-mb", "--z-cache-mb", "--aap-stats"), _ENGINE) |
     {"--tmp": "the spill folder: the function takes no tmp_dir yet (the output's folder is used)",
-     "-m": "TauDEM dinfdistdown's '-m ave v', accepted on the command line for its form: hand is that, nothing to choose"},
+     "-m": "TauDEM dinfdistdown's '-m ave v', accepted on the command line for its form: hand is that, nothing to choose",
+     "-z": "TauDEM's spelling of the DEM, which is src"},
     "interpolate": dict.fromkeys(("-clipsrclayer", "-clipsrcwhere", "-clipsrcsql"),
                                  "filters of a -clipsrc file's features: the function takes no such keywords yet"),
     "common": {
@@ -242,5 +241,6 @@ NOT_EXPOSED = {
         "--ft-profile": "as --ft-tolerance", "--ft-mode": "as --ft-tolerance", "--ft-report": "as --ft-tolerance",
         "--ft-timeout": "as --ft-tolerance", "--ft-max-errors": "as --ft-tolerance", "--ft-check": "as --ft-tolerance",
         "--replay-on": "as --ft-tolerance", "--rank-timeout": "mpirun only", "--inject": "fault injection, for tests",
+        "--options": "the option table itself, which this module is checked against",
     },
 }

@@ -1,9 +1,10 @@
 """terrafort.options (the parameters the QGIS provider builds its dialogs
 from) against its two neighbours: each function's signature (names, order,
-defaults) and each command's --help (every flag a row names is one the
+defaults) and each command's option table, as `terrafort CMD --options`
+prints the one the command parses with (every flag a row names is one the
 command knows; every flag the command knows is a row, a common row, or
-named in NOT_EXPOSED with its reason). A flag added to one side only fails
-here."""
+named in NOT_EXPOSED with its reason; a row taking a file takes the role the
+table gives it). A flag added to one side only fails here."""
 import inspect
 import re
 import subprocess
@@ -16,11 +17,34 @@ from terrafort import options
 FLAG = re.compile(r"(?:^|[][ ,|(])(-{1,2}[A-Za-z][-A-Za-z0-9_]*)", re.M)
 
 
-def _help(tf, words):
-    text = subprocess.run([tf, *words, "--help"], capture_output=True, text=True, check=True).stdout
-    text = text.replace("gdalinfo -hist", "gdalinfo")  # prose, not a flag
-    own, _, common = text.partition("\nCommon options:")
-    return set(FLAG.findall(own)), set(FLAG.findall(common))
+def _table(tf, words):
+    """The command's option table: {spelling: (kind, role, nvalues, group)}."""
+    text = subprocess.run([tf, *words, "--options"], capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in text.splitlines():
+        names, kind, role, nvalues, _choices, _range, _default, group = line.split("\t")
+        for n in names.split():
+            assert n not in rows, ("spelled twice", n)
+            rows[n] = (kind, role, int(nvalues), group)
+    return rows
+
+
+def _groups(tf, words):
+    table = _table(tf, words)
+    own = {n for n, r in table.items() if r[3] != "common"}
+    common = {n for n, r in table.items() if r[3] == "common"}
+    return own, common
+
+
+def test_table_is_what_help_names(tf):
+    """Every spelling --help names is one of the table's, and every spelling of a
+    row --help shows is in it (the help is printed from the table)."""
+    for c in sorted({c.cli[0] for c in options.COMMANDS}):
+        table = _table(tf, [c])
+        text = subprocess.run([tf, c, "--help"], capture_output=True, text=True, check=True).stdout
+        text = text.replace("gdalinfo -hist", "gdalinfo")  # prose, not a flag
+        named = set(FLAG.findall(text))
+        assert named - set(table) == set(), c
 
 
 @pytest.mark.parametrize("cmd", options.COMMANDS, ids=[c.name for c in options.COMMANDS])
@@ -39,8 +63,9 @@ def test_common_rows_are_run_options():
 
 
 @pytest.mark.parametrize("cli", sorted({c.cli[0] for c in options.COMMANDS}))
-def test_rows_and_help_name_the_same_flags(cli, tf):
-    own, common = _help(tf, [cli])
+def test_rows_and_table_name_the_same_flags(cli, tf):
+    table = _table(tf, [cli])
+    own, common = _groups(tf, [cli])
     rows = set()
     for c in options.COMMANDS:
         if c.cli[0] == cli:
@@ -48,6 +73,12 @@ def test_rows_and_help_name_the_same_flags(cli, tf):
             for r in c.params:
                 assert set(r.flags) <= own, (c.name, r.name, set(r.flags) - own)
                 rows |= set(r.flags)
+                # a file the function writes is one the table writes; a file it reads, one the table reads
+                roles = {table[f][1] for f in r.flags}
+                if r.kind.endswith("_out"):
+                    assert roles <= {"out", "out-if-dem"}, (c.name, r.name, roles)
+                elif r.kind in ("raster", "vector", "file"):
+                    assert roles <= {"in", "out-if-dem"}, (c.name, r.name, roles)
     common_rows = {f for r in options.COMMON for f in r.flags}
     skipped = set(options.NOT_EXPOSED.get(cli, {})) | set(options.NOT_EXPOSED["common"])
     assert own - rows - common_rows - skipped == set()
