@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "options.h"
 #include "process.h"
+#include "tools.h"
 
 #include "coll_live.h"
 #include "ft.h"
@@ -34,9 +35,24 @@ int tf_opt_help(tf_cli *cli, const tf_opt *row, void *base, int argc, char **arg
   return TF_ARG_EXIT;
 }
 
+/* The table, then what batch needs besides it (tr_batch reads this): a
+ * "#set" line (the last file name is the output, "--az" for "-az", a job of
+ * a batch) and a "#form" line per TauDEM form (tools.h, tf_io_form; "-":
+ * none). */
 int tf_opt_options(tf_cli *cli, const tf_opt *row, void *base, int argc, char **argv, int *i) {
   (void)row, (void)base, (void)argc, (void)argv, (void)i;
-  if (tr_rank() == 0) tf_opt_print_table(cli->set, cli->opts);
+  if (tr_rank() != 0) return TF_ARG_EXIT;
+  tf_opt_print_table(cli->set, cli->opts);
+  const tf_command *c = tf_command_find(cli->cmd);
+  printf("#set\tlast_positional\t%d\tdashdash\t%d\tjob\t%d\n", cli->set->last_positional, cli->set->dashdash,
+         c && !c->not_a_job);
+  for (int f = 0; c && c->forms && f < TF_IO_FORMS && c->forms[f].name; f++) {
+    const tf_io_form *m = &c->forms[f];
+#define OR_DASH(s) ((s) && *(s) ? (s) : "-")
+    printf("#form\t%s\t%s\t%s\t%s\t%s\t%s\n", m->name, OR_DASH(m->all), OR_DASH(m->any), OR_DASH(m->none),
+           OR_DASH(m->reads), OR_DASH(m->writes));
+#undef OR_DASH
+  }
   return TF_ARG_EXIT;
 }
 

@@ -92,56 +92,8 @@ const tf_command *tf_commands(size_t *n) {
   return commands;
 }
 
-int tf_word_listed(const char *list, const char *name) {
-  const size_t n = strlen(name);
-  for (const char *p = list; p && *p;) {
-    while (*p == ' ') p++;
-    const size_t k = strcspn(p, " ");
-    if (k == n && !strncmp(p, name, n)) return 1;
-    p += k;
-  }
-  return 0;
-}
-
-/* Does a word of argv[1..argc-1] (a long option's "=value" cut off) spell
- * one of the '|'-separated alternatives of w (n bytes)? */
-static int given(const char *w, size_t n, int argc, char *const *argv) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const size_t len = a[0] == '-' && a[1] == '-' ? strcspn(a, "=") : strlen(a);
-    for (const char *p = w; p < w + n;) {
-      const size_t k = strcspn(p, "|");
-      const size_t m = k < (size_t)(w + n - p) ? k : (size_t)(w + n - p);
-      if (m == len && !strncmp(p, a, m)) return 1;
-      p += m + 1;
-    }
-  }
-  return 0;
-}
-
-/* How many words of list argv gives (each once), and how many list has. */
-static int count_given(const char *list, int argc, char *const *argv, int *words) {
-  int got = 0;
-  *words = 0;
-  for (const char *p = list; p && *p;) {
-    while (*p == ' ') p++;
-    const size_t k = strcspn(p, " ");
-    if (!k) break;
-    (*words)++;
-    got += given(p, k, argc, argv);
-    p += k;
-  }
-  return got;
-}
-
 const tf_io_form *tf_io_form_of(const tf_command *c, int argc, char *const *argv) {
-  for (int f = 0; c->forms && f < TF_IO_FORMS && c->forms[f].name; f++) {
-    const tf_io_form *form = &c->forms[f];
-    int want, n_any, n_none;
-    if (count_given(form->all, argc, argv, &want) < want) continue;
-    if (count_given(form->any, argc, argv, &n_any) == 0 && n_any) continue;
-    if (count_given(form->none, argc, argv, &n_none)) continue;
-    return form;
-  }
+  for (int f = 0; c->forms && f < TF_IO_FORMS && c->forms[f].name; f++)
+    if (tr_argv_form(c->forms[f].all, c->forms[f].any, c->forms[f].none, argc, argv)) return &c->forms[f];
   return NULL;
 }

@@ -22,7 +22,6 @@
 
 #include "process.h"
 
-#include "batch.h"
 #include "coll.h"
 #include "coll_live.h"
 #include "terrain.h"
@@ -82,7 +81,7 @@ static void run_mpi_peer(char **argv) {
 }
 #endif
 
-/* A job of a batch (batch.h, TF_BATCH_PARENT_ENV): the pid of the rank
+/* A job of a batch (terrain.h, TR_BATCH_PARENT_ENV): the pid of the rank
  * that started it, 0 otherwise. Once that rank is gone - even killed
  * outright, when nobody can signal this job - its parent is another
  * process, and the run cancels itself as on a signal: no output. */
@@ -106,7 +105,7 @@ int tf_process_init(char **argv) {
 #ifdef TERRAFORT_HAVE_MPI
   if (launched_by_mpirun()) start_watchdog(argv);
 #endif
-  const char *br = getenv(TF_BATCH_PARENT_ENV);
+  const char *br = getenv(TR_BATCH_PARENT_ENV);
   batch_rank = br ? atol(br) : 0;
   return 0;
 }

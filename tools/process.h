@@ -15,7 +15,7 @@ struct coll_ctx;
 
 /* First thing in main: a plain build started by mpirun becomes its MPI twin
  * (returns only when it cannot: exit 1), and a job of a batch notes its
- * rank's pid (batch.h, TF_BATCH_PARENT_ENV). Returns 0 to go on. */
+ * rank's pid (terrain.h, TR_BATCH_PARENT_ENV). Returns 0 to go on. */
 int tf_process_init(char **argv);
 
 /* Before MPI starts (no command, an unknown one): is this rank 0 of a

@@ -33,7 +33,7 @@ _terrafort() {
   table=$_terrafort_text # a row a line: spellings <TAB> kind <TAB> role <TAB> values <TAB> choices ...
   if [[ $prev == -* ]]; then
     # the choices of the option just typed ("--ft off|dual|replay")
-    words=$(awk -F '\t' -v o="$prev" '{n = split($1, s, " "); for (i = 1; i <= n; i++) if (s[i] == o && $5 != "-") print $5}' \
+    words=$(awk -F '\t' -v o="$prev" '!/^#/ {n = split($1, s, " "); for (i = 1; i <= n; i++) if (s[i] == o && $5 != "-") print $5}' \
             <<<"$table" | head -n 1 | tr '|' ' ')
     if [[ -n $words ]]; then
       mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
@@ -41,7 +41,7 @@ _terrafort() {
     fi
   fi
   if [[ $cur == -* ]]; then
-    words=$(cut -f 1 <<<"$table" | tr ' ' '\n' | sort -u)
+    words=$(grep -v '^#' <<<"$table" | cut -f 1 | tr ' ' '\n' | sort -u)
     mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
     return
   fi

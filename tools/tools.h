@@ -64,7 +64,5 @@ extern const tf_io_form tf_flowgraph_forms[TF_IO_FORMS];
 /* The form of c's forms that the words argv[1..argc-1] take (see
  * tf_io_form), or NULL. Whether a DEM is given is the caller's to judge. */
 const tf_io_form *tf_io_form_of(const tf_command *c, int argc, char *const *argv);
-/* Is name one of the blank-separated words of list? */
-int tf_word_listed(const char *list, const char *name);
 
 #endif

@@ -22,6 +22,7 @@ const char *tr_strerror(int status) {
     case TR_EINTERRUPTED: return "interrupted";
     case TR_EFTLIMIT: return "too many faults";
     case TR_ERANK: return "a rank stopped answering";
+    case TR_EBATCH: return "a job of the batch failed";
     default: return "internal error";
   }
 }
@@ -38,6 +39,7 @@ int tr_exit_code(int status) {
     case TR_EINTERRUPTED: return TR_EXIT_INTERRUPTED;
     case TR_EFTLIMIT: return TR_EXIT_FTLIMIT;
     case TR_ERANK: return TR_EXIT_RANK;
+    case TR_EBATCH: return TR_EXIT_BATCH;
     default: return TR_EXIT_INTERNAL;
   }
 }

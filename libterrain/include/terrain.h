@@ -118,6 +118,13 @@ const char *tr_library_version(void);
  * "cannot write output 'x': it is the batch's summary ('...')". */
 #define TR_KEEP_ENV "TERRAFORT_KEEP_FILES"
 
+/* Set by tr_batch in each job's environment to its rank's pid: a job whose
+ * rank is gone cancels itself (the program's stop), so a job of a rank
+ * killed outright stops instead of writing after the batch gave it up. (Not
+ * the kernel's parent-death signal: it comes again at every re-parenting,
+ * and a second signal ends a run at once, leaving its temporary.) */
+#define TR_BATCH_PARENT_ENV "TERRAFORT_BATCH_PARENT"
+
 /* Status codes. tr_exit_code() maps them to the documented exit codes. */
 typedef enum {
   TR_OK = 0,
@@ -133,7 +140,8 @@ typedef enum {
   TR_EINTERRUPTED = -10,/* cancelled by the progress callback (e.g. Ctrl-C) */
   TR_EINTERNAL = -11,   /* a bug: please report */
   TR_EFTLIMIT = -12,    /* --ft replay: more faults detected than --ft-max-errors */
-  TR_ERANK = -13        /* under mpirun: a rank stopped answering (killed, stopped, hung) */
+  TR_ERANK = -13,       /* under mpirun: a rank stopped answering (killed, stopped, hung) */
+  TR_EBATCH = -14       /* tr_batch: at least one job failed (the others ran) */
 } tr_status;
 
 /* A short English name of a status code. */
@@ -753,6 +761,45 @@ int tr_interpolate(const tr_interpolate_opts *opts, const char *src, const char 
  * smoothing_iterations), written to dst in src's type, nodata, georeferencing
  * and CRS. tr_interpolate calls it when opts->fill_voids is set. */
 int tr_fill_voids(const tr_interpolate_opts *opts, const char *src, const char *dst, tr_error *err);
+
+/* terrafort batch: many terrafort jobs, each one command line run as a child
+ * process of the terrafort program, handed out one at a time to whichever
+ * rank is free (under mpirun; one process otherwise), resumable through a
+ * done list, with a JSON summary (terrafort-batch(1)). Which words of a job
+ * are files it writes is read from its command's option table, as the
+ * program prints it (`terrafort CMD --options`), so the library and the
+ * program cannot disagree. */
+typedef struct {
+  tr_run_opts run;         /* progress (jobs ended of those to run), cancelled (its return: the
+                              signal that asked, forwarded to the jobs, or 1), live and coll (the
+                              ranks' monitor and context under mpirun); the rest is unused */
+  const char *jobs_file;   /* one command line a line ('#' comments, shell quoting) */
+  const char *dir, *glob, *cmd; /* instead: a job per file of dir matching glob, from the template cmd
+                              ({} {name} {stem} {base} {dir}) */
+  const char *summary;     /* the JSON summary; NULL: JOBS_FILE.summary.json, with dir:
+                              terrafort-batch.summary.json; "-": standard output */
+  int force;               /* run every job, even one the done list has */
+  int jobs_per_rank;       /* children at once on each rank (default 1, at most 256) */
+  double kill_after_s;     /* after a forwarded signal, children still running get SIGKILL (10) */
+  const char *program;     /* the terrafort program the jobs run; NULL: $TERRAFORT_PROGRAM, else
+                              "terrafort" found on PATH */
+} tr_batch_opts;
+
+void tr_batch_opts_init(tr_batch_opts *o);
+
+/* Runs the batch on every rank (each calls it). TR_OK: every job done or
+ * skipped; TR_EBATCH: a job failed (the others ran; err says how many);
+ * TR_EUSAGE a bad option or job line, TR_EINPUT a missing or empty jobs
+ * file, TR_EINTERRUPTED (cancelled), TR_ERANK (a rank lost; both already
+ * said on standard error as they happened), TR_EOUTPUT (the summary could
+ * not be written), TR_ENOMEM. */
+int tr_batch(const tr_batch_opts *opts, tr_error *err);
+
+/* Do the words argv[1..argc-1] (a long option's "=value" cut off) take this
+ * form of a command line: every blank-separated word of all given (a word
+ * "A|B": either spelling), one word of any (when it names one), and no word
+ * of none? flowgraph's TauDEM command lines, which batch reads the same way. */
+int tr_argv_form(const char *all, const char *any, const char *none, int argc, char *const *argv);
 
 #ifdef __cplusplus
 }

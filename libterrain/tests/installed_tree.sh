@@ -7,7 +7,9 @@
 #   - a C program (installed_consumer.c) built with `pkg-config --cflags
 #     --libs terrafort`, and again as a CMake project with
 #     find_package(terrafort), runs against the installed library and writes
-#     the same bytes as `terrafort slope` and `terrafort fill`;
+#     the same bytes as `terrafort slope` and `terrafort fill`; the first
+#     also runs a batch (tr_batch) with the installed program on PATH, and
+#     its job's output is the command's bytes too;
 #   - the Python package, installed beside the library, loads it and writes
 #     the command's bytes.
 set -eu
@@ -45,7 +47,10 @@ export PKG_CONFIG_PATH
 cc -o "$tmp/consumer_pc" "$src/libterrain/tests/installed_consumer.c" $(pkg-config --cflags --libs terrafort) \
   $(pkg-config --cflags --libs gdal) -Wl,-rpath,"$lib"
 ldd "$tmp/consumer_pc" | grep -q "$so\|$lib/libterrafort.so.0" || fail "the program does not load the installed library"
-"$tmp/consumer_pc" "$dem" "$tmp/slope_pc.tif" "$tmp/fill_pc.tif"
+mkdir "$tmp/batch"
+PATH="$tmp/p/bin:$PATH" "$tmp/consumer_pc" "$dem" "$tmp/slope_pc.tif" "$tmp/fill_pc.tif" "$tmp/batch" ||
+  fail "the library's calls (slope, fill, batch) failed"
+cmp "$tmp/slope_cli.tif" "$tmp/batch/slope.tif" || fail "slope as a job of tr_batch differs from the command's"
 cmp "$tmp/slope_cli.tif" "$tmp/slope_pc.tif" || fail "slope through the library differs from the command's"
 cmp "$tmp/fill_cli.tif" "$tmp/fill_pc.tif" || fail "fill through the library differs from the command's"
 

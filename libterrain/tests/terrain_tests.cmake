@@ -10,6 +10,13 @@ terrafort_add_test(terrain_json SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_json.c LI
                    LABELS terrain)
 target_include_directories(terrain_json PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
 
+# tr_batch's job list against the program's option tables (`terrafort CMD --options`): every
+# spelling of every option read as the table says (its value an output or skipped), the
+# TauDEM command lines, and the lines it refuses
+terrafort_add_test(terrain_batch_jobs SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch_jobs.c LIBS terrain
+                   ARGS $<TARGET_FILE:terrafort> LABELS terrain)
+target_include_directories(terrain_batch_jobs PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
+
 foreach(t gradient_analytic local_determinism)
   terrafort_add_test(terrain_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain
                      ARGS ${CMAKE_BINARY_DIR}/testdata LABELS terrain)

@@ -70,8 +70,8 @@ endif()
 # the GeoTIFF reader path (fewer cases under the sanitizers).
 terrafort_add_test(cli_robust SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_robust.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;mpi")
-# every command's option table against the parser, row by row, and against what batch
-# reads from a job's words (issue 30 item 1; --help and man pages: cli_help_man)
+# every command's option table against the parser, row by row (issue 30 item 1; what batch
+# reads from a job's words: terrain_batch_jobs; --help and man pages: cli_help_man)
 terrafort_add_test(cli_options SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_options.c LIBS terrafort_commands LABELS cli)
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_options APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")

@@ -12,7 +12,7 @@ flags_of_help() { # every word starting with '-' that the help names
   "$tf" "$1" --help | grep -oE -- '(^|[][ ,|(])-{1,2}[A-Za-z][-A-Za-z0-9_]*' | sed -E 's/^[][ ,|(]+//' | sort -u
 }
 flags_of_table() { # every spelling of every row of the command's option table
-  "$tf" "$1" --options | cut -f 1 | tr ' ' '\n' | grep . | sort -u
+  "$tf" "$1" --options | grep -v '^#' | cut -f 1 | tr ' ' '\n' | grep . | sort -u
 }
 flags_of_man() { # every flag in the pages' macro lines (.B, .BI, .BR, .IR, .TP)
   grep -hE '^\.(B|BR|BI|IR|TP)' "$@" | sed 's/\\-/-/g; s/\\f[RPBI]/ /g' |

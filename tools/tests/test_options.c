@@ -2,11 +2,11 @@
  * test_options.c - every command's option table (options.h) against the two
  * readers that are not generated from its text: the parser, row by row (a
  * number at each end of its range taken, one past it refused, each choice
- * stored as its position, a flag's value set), and what `terrafort batch`
- * reads from a job's words (every output option's value is an output, every
- * other option's values are skipped, not taken for file names). --help and
- * the man pages are checked against the same table by help_man.sh, the
- * Python signatures by the package's test_options.py.
+ * stored as its position, a flag's value set). What `terrafort batch`
+ * (tr_batch) reads from a job's words is checked against the same table, as
+ * the program prints it, by libterrain's terrain_batch_jobs; --help and the
+ * man pages by help_man.sh, the Python signatures by the package's
+ * test_options.py.
  */
 #include <math.h>
 #include <stdint.h>
@@ -16,11 +16,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "batch.h"
 #include "tools.h"
 #include "tr_test.h"
 
-static char tmpdir[4096];
+
 
 static int is_end(const tf_opt *r) { return r->kind == TF_HEADING && !r->names && !r->doc; }
 
@@ -182,144 +181,4 @@ static int test_rows_parse_as_declared(void) {
   return 0;
 }
 
-/* The words a value of row stands for in a job line. */
-static const char *values_of(const tf_opt *row) {
-  const int n = row->kind == TF_FLAG || row->kind == TF_ACTION ? 0 : row->nvalues ? row->nvalues : 1;
-  if (row->kind == TF_CHOICE) {
-    static char v[64];
-    snprintf(v, sizeof v, "%.*s", (int)strcspn(row->choices, "|"), row->choices);
-    return v;
-  }
-  if (!strcmp(row->names, "-co --co")) return "KEY=VALUE";
-  if (!strcmp(row->names, "--device")) return "cpu";
-  if (!strcmp(row->names, "--percentiles")) return "50";
-  return n == 0 ? "" : n == 1 ? "7" : n == 2 ? "1 2" : "1 2 3 4"; /* -4: the box */
-}
-
-/* batch reads each row as the table says: an output option's value is an
- * output; every other option's values are skipped, so the line's last file
- * name is still the only other output. */
-static int test_batch_reads_the_table(void) {
-  size_t n;
-  const tf_command *cmds = tf_commands(&n);
-  char jobs[4200];
-  snprintf(jobs, sizeof jobs, "%s/jobs.txt", tmpdir);
-  int checked = 0;
-  for (size_t c = 0; c < n; c++) {
-    if (cmds[c].not_a_job) continue;
-    const tf_opt_set *set = cmds[c].opts;
-    for (int g = 0; g < TF_OPT_GROUPS && set->groups[g].rows; g++)
-      for (const tf_opt *r = set->groups[g].rows; !is_end(r); r++) {
-        if (r->kind == TF_HEADING || r->kind == TF_ACTION) continue;
-        char names[256];
-        snprintf(names, sizeof names, "%s", r->names);
-        for (char *save, *w = strtok_r(names, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-          const int out = r->role == TF_ROLE_OUT || r->role == TF_ROLE_OUT_IF_DEM;
-          /* "CMD IN [FILES] OPTION VALUE(S) OUT": the positional files first, as many as the command takes */
-          const char *files = !strcmp(cmds[c].name, "color-relief") ? "in.tif ramp.txt" : "in.tif";
-          FILE *f = fopen(jobs, "w");
-          ASSERT(f != NULL);
-          if (out)
-            fprintf(f, "%s %s %s opt_out.tif%s\n", cmds[c].name, files, w, set->last_positional ? " last.tif" : "");
-          else
-            fprintf(f, "%s %s %s %s%s\n", cmds[c].name, files, w, values_of(r), set->last_positional ? " last.tif" : "");
-          fclose(f);
-          tf_jobs js = {0};
-          char err[512] = "";
-          ASSERT_EQ_INT(tf_jobs_read(&js, jobs, err, sizeof err), 0);
-          ASSERT_EQ_INT(js.n, 1);
-          const tf_job *j = &js.v[0];
-          int has_opt = 0, has_last = 0, others = 0;
-          for (int k = 0; k < j->nout; k++) {
-            if (strstr(j->out[k], "opt_out.tif")) has_opt = 1;
-            else if (strstr(j->out[k], "last.tif")) has_last = 1;
-            else others++;
-          }
-          const int ok = has_opt == out && has_last == set->last_positional && !others;
-          if (!ok) {
-            fprintf(stderr, "batch reads %s %s wrongly: %d outputs (option's %d, last %d, others %d)\n", cmds[c].name, w,
-                    j->nout, has_opt, has_last, others);
-            tf_jobs_free(&js);
-            return 1;
-          }
-          tf_jobs_free(&js);
-          checked++;
-        }
-      }
-  }
-  printf("%d spellings read as batch jobs\n", checked);
-  ASSERT(checked > 300);
-  return 0;
-}
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* The blank-separated words of s in order, in place. */
-static void sort_words(char *s) {
-  char copy[512], *w[32];
-  int n = 0;
-  snprintf(copy, sizeof copy, "%s", s);
-  for (char *save, *t = strtok_r(copy, " ", &save); t && n < 32; t = strtok_r(NULL, " ", &save)) w[n++] = t;
-  qsort(w, (size_t)n, sizeof *w, by_name);
-  s[0] = '\0';
-  for (int k = 0; k < n; k++) snprintf(s + strlen(s), 512 - strlen(s), "%s%s", k ? " " : "", w[k]);
-}
-
-/* TauDEM's command lines (tf_flowgraph_forms): the files batch reads as a
- * job's outputs are those the program writes. */
-static int test_taudem_forms(void) {
-  static const struct {
-    const char *line, *outputs;
-  } cases[] = {
-      {"flowgraph -p p.tif -src src.tif -ad8 ad8.tif -ord ord.tif -net net.shp", "ord.tif net.shp"},
-      {"flowgraph -p p.tif -src src.tif -ad8 ad8.tif --order ord.tif", "ord.tif"},
-      {"flowgraph -p p.tif -src src.tif -o o.shp -om om.shp", "om.shp"},
-      {"flowgraph -ang ang.tif -sca sca.tif -nc", "sca.tif"},
-      {"flowgraph -ang ang.tif -fel fel.tif -src src.tif -dd dd.tif -m ave v", "dd.tif"},
-      {"flowgraph -slp slp.tif -sca sca.tif -twi twi.tif", "twi.tif"},
-      {"flowgraph -fel fel.tif -p p.tif -sd8 sd8.tif", "p.tif sd8.tif"},
-      {"flowgraph -fel fel.tif -ang ang.tif -slp slp.tif", "ang.tif slp.tif"},
-      {"flowgraph -p p.tif -ad8 ad8.tif", "ad8.tif"},
-      {"flowgraph dem.tif -p p.tif -ad8 ad8.tif -src src.tif -ord ord.tif", "p.tif ad8.tif src.tif ord.tif"},
-      {"flowgraph -z dem.tif -ang ang.tif -sca sca.tif", "ang.tif sca.tif"},
-  };
-  char jobs[4200];
-  snprintf(jobs, sizeof jobs, "%s/jobs.txt", tmpdir);
-  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-    FILE *f = fopen(jobs, "w");
-    ASSERT(f != NULL);
-    fprintf(f, "%s\n", cases[k].line);
-    fclose(f);
-    tf_jobs js = {0};
-    char err[512] = "";
-    ASSERT_EQ_INT(tf_jobs_read(&js, jobs, err, sizeof err), 0);
-    char got[512] = "";
-    for (int m = 0; m < js.v[0].nout; m++) {
-      const char *slash = strrchr(js.v[0].out[m], '/');
-      snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", m ? " " : "", slash ? slash + 1 : js.v[0].out[m]);
-    }
-    tf_jobs_free(&js);
-    char want[512];
-    snprintf(want, sizeof want, "%s", cases[k].outputs);
-    sort_words(got);
-    sort_words(want);
-    if (strcmp(got, want)) {
-      fprintf(stderr, "batch: '%s' writes '%s', read as '%s'\n", cases[k].line, cases[k].outputs, got);
-      return 1;
-    }
-  }
-  return 0;
-}
-
-int main(int argc, char **argv) {
-  snprintf(tmpdir, sizeof tmpdir, "%s/terrafort-options-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  if (!mkdtemp(tmpdir)) return 1;
-  static const tr_test_case cases[] = {TR_TEST(test_spellings_are_one_rows), TR_TEST(test_rows_parse_as_declared),
-                                       TR_TEST(test_batch_reads_the_table), TR_TEST(test_taudem_forms)};
-  const int rc = tr_test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
-  char jobs[4200];
-  snprintf(jobs, sizeof jobs, "%s/jobs.txt", tmpdir);
-  unlink(jobs);
-  rmdir(tmpdir);
-  return rc;
-}
+TR_MAIN(TR_TEST(test_spellings_are_one_rows), TR_TEST(test_rows_parse_as_declared))

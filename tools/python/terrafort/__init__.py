@@ -28,6 +28,7 @@ Not here yet: batch (its job grammar), and the program's GDAL configuration
 (--config: use osgeo.gdal.SetConfigOption)."""
 import ctypes
 import itertools
+import json
 import os
 import shutil
 import tempfile
@@ -38,7 +39,7 @@ _L = _lib.load()
 __version__ = _L.tr_library_version().decode()
 
 __all__ = ["TerrafortError", "slope", "aspect", "hillshade", "tri", "tpi", "roughness", "color_relief",
-           "smooth", "breach", "fill", "interpolate", "fill_voids", "flowgraph", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
+           "smooth", "breach", "fill", "interpolate", "fill_voids", "flowgraph", "batch", "slope_array", "aspect_array", "hillshade_array", "tri_array", "tpi_array",
            "roughness_array", "smooth_array", "fill_array"]
 
 
@@ -451,6 +452,29 @@ def flowgraph(dem=None, acc=None, streams=None, order=None, basins=None, network
         _burn(o.burn, keep, burn, burn_depth, burn_layer, burn_all_touched)
 
     _invoke("flowgraph", _lib.FlowgraphOpts, own, run, lambda c: [None if dem is None else c.path(dem)])
+
+
+def batch(jobs_file=None, dir=None, glob=None, cmd=None, summary=None, force=False, jobs=None, program=None,
+          progress=None):
+    """`terrafort batch` as a call (tr_batch): each line of jobs_file a terrafort command
+    line (or a job per file of dir matching glob, from the template cmd: {} {name} {stem}
+    {base} {dir}), run as a child process of the terrafort program (program, else
+    $TERRAFORT_PROGRAM, else terrafort on PATH), jobs at once (default 1); a job done
+    before whose files are all there is skipped unless force. Returns the JSON summary as
+    a dict (summary: its file, default JOBS_FILE.summary.json). A failing job raises
+    TerrafortError (exit_code 11) once the others ran; the summary file has the details."""
+    def set_own(o):
+        o.jobs_file, o.dir, o.glob, o.cmd = _b(jobs_file), _b(dir), _b(glob), _b(cmd)
+        o.summary, o.program = _b(summary), _b(program)
+        o.force = int(bool(force))
+        if jobs is not None:
+            o.jobs_per_rank = int(jobs)
+    if summary == "-":
+        raise ValueError("batch: summary '-' (standard output) is for the command; give a file")
+    _invoke("batch", _lib.BatchOpts, set_own, {"progress": progress}, lambda c: [])
+    path = summary or ((os.fspath(jobs_file) if jobs_file else "terrafort-batch") + ".summary.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def _array(fn, z, geotransform=(0.0, 1.0, 0.0, 0.0, 0.0, -1.0), crs=None, nodata=None, **opts):

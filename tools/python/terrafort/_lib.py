@@ -118,6 +118,12 @@ class FlowgraphOpts(ctypes.Structure):
     ]
 
 
+class BatchOpts(ctypes.Structure):
+    _fields_ = [("run", RunOpts), ("jobs_file", c_char_p), ("dir", c_char_p), ("glob", c_char_p), ("cmd", c_char_p),
+                ("summary", c_char_p), ("force", c_int), ("jobs_per_rank", c_int), ("kill_after_s", c_double),
+                ("program", c_char_p)]
+
+
 class Error(ctypes.Structure):
     _fields_ = [("msg", ctypes.c_char * 1024)]
 
@@ -128,7 +134,7 @@ STRUCTS = {
     "tr_aspect_opts": AspectOpts, "tr_hillshade_opts": HillshadeOpts, "tr_tri_opts": TriOpts,
     "tr_tpi_opts": TpiOpts, "tr_roughness_opts": RoughnessOpts, "tr_color_relief_opts": ColorReliefOpts,
     "tr_smooth_opts": SmoothOpts, "tr_burn_opts": BurnOpts, "tr_breach_opts": BreachOpts, "tr_fill_dem_opts": FillDemOpts, "tr_interpolate_opts": InterpolateOpts,
-    "tr_flowgraph_opts": FlowgraphOpts,
+    "tr_flowgraph_opts": FlowgraphOpts, "tr_batch_opts": BatchOpts,
     "tr_error": Error,
 }
 
@@ -193,5 +199,7 @@ def _declare(lib):
     lib.tr_flowgraph.argtypes = [ctypes.POINTER(FlowgraphOpts), c_char_p, ctypes.POINTER(Error)]
     lib.tr_flowgraph.restype = c_int
     lib.tr_graph_opts_init.argtypes, lib.tr_graph_opts_init.restype = [ctypes.POINTER(GraphOpts)], None
+    lib.tr_batch_opts_init.argtypes, lib.tr_batch_opts_init.restype = [ctypes.POINTER(BatchOpts)], None
+    lib.tr_batch.argtypes, lib.tr_batch.restype = [ctypes.POINTER(BatchOpts), ctypes.POINTER(Error)], c_int
     lib.tr_exit_code.argtypes, lib.tr_exit_code.restype = [c_int], c_int
     lib.tr_library_version.argtypes, lib.tr_library_version.restype = [], c_char_p

@@ -22,6 +22,8 @@ def _table(tf, words):
     text = subprocess.run([tf, *words, "--options"], capture_output=True, text=True, check=True).stdout
     rows = {}
     for line in text.splitlines():
+        if line.startswith("#"):  # what batch reads besides the rows: #set, #form
+            continue
         names, kind, role, nvalues, _choices, _range, _default, group = line.split("\t")
         for n in names.split():
             assert n not in rows, ("spelled twice", n)

@@ -1,5 +1,5 @@
 /*
- * batch_done.c - the done list of `terrafort batch` (see batch.h): which
+ * done.c - the done list of `terrafort batch` (see batch.h): which
  * jobs an earlier run did, and the files each reported writing.
  *
  * Why: a resumed batch must skip the jobs that are done, and a job is done
@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct tf_done {
+struct tb_done {
   char **key;   /* escaped words */
   char **cwd;   /* the folder it ran in */
   char **files; /* the rest of the line, escaped, tab-separated */
@@ -65,7 +65,7 @@ static int put(char **buf, size_t *len, size_t *cap, const char *s, int how) {
 }
 
 /* The job's words as one escaped field (malloc'd), NULL out of memory. */
-static char *key_of(const tf_job *j) {
+static char *key_of(const tb_job *j) {
   char *b = NULL;
   size_t len = 0, cap = 0;
   for (int w = 0; w < j->argc; w++)
@@ -78,7 +78,7 @@ static char *key_of(const tf_job *j) {
 
 /* Does a word of j (or an --option=VALUE's value) name, relatively, a file
  * here or in folder `then`? */
-static int relative_names(const tf_job *j, const char *then) {
+static int relative_names(const tb_job *j, const char *then) {
   for (int w = 1; w < j->argc; w++) {
     const char *a = j->argv[w], *eq = a[0] == '-' ? strchr(a, '=') : NULL;
     const char *name = eq ? eq + 1 : a[0] == '-' ? NULL : a;
@@ -105,8 +105,8 @@ static void unesc(char *s) {
   *o = 0;
 }
 
-tf_done *tf_done_load(const char *path) {
-  tf_done *d = calloc(1, sizeof *d);
+tb_done *tb_done_load(const char *path) {
+  tb_done *d = calloc(1, sizeof *d);
   if (!d) return NULL;
   FILE *f = fopen(path, "r");
   if (!f) return d;
@@ -147,7 +147,7 @@ tf_done *tf_done_load(const char *path) {
   return d;
 }
 
-void tf_done_free(tf_done *d) {
+void tb_done_free(tb_done *d) {
   if (!d) return;
   for (size_t i = 0; i < d->n; i++) {
     free(d->key[i]);
@@ -160,7 +160,7 @@ void tf_done_free(tf_done *d) {
   free(d);
 }
 
-int tf_done_complete(const tf_done *d, tf_job *j) {
+int tb_done_complete(const tb_done *d, tb_job *j) {
   char *k = d ? key_of(j) : NULL;
   if (!k) return 0;
   const char *files = NULL;
@@ -188,7 +188,7 @@ int tf_done_complete(const tf_done *d, tf_job *j) {
     p = e + 1;
   }
   *o = 0;
-  int ok = tf_job_set_wrote(j, list) == 0 && j->nwrote > 0;
+  int ok = tb_job_set_wrote(j, list) == 0 && j->nwrote > 0;
   for (int m = 0; ok && m < j->nwrote; m++) {
     struct stat st;
     ok = stat(j->wrote[m], &st) == 0 && S_ISREG(st.st_mode);
@@ -197,7 +197,7 @@ int tf_done_complete(const tf_done *d, tf_job *j) {
   return ok;
 }
 
-int tf_done_append(const char *path, const tf_job *j) {
+int tb_done_append(const char *path, const tb_job *j) {
   if (j->nwrote == 0) return 0;
   char *line = key_of(j), here[PATH_MAX];
   if (!line) return -1;

@@ -1,7 +1,7 @@
 /*
- * batch_child.c - one rank's jobs of a batch as child processes.
+ * child.c - one rank's jobs of a batch as child processes.
  *
- * Each job is this executable (/proc/self/exe) run with the job's words,
+ * Each job is the terrafort program (tb_batch_opts.program) run with the job's words,
  * without the MPI launcher's variables (so it runs as a plain one-process
  * terrafort: its output is the one it gives run alone), with the signals a
  * run handles at their defaults, in its own process group (a Ctrl-C on the
@@ -17,8 +17,8 @@
  * is unlinked too: the job has it as descriptor OUTPUTS_FD and the variable
  * names /proc/self/fd/OUTPUTS_FD, so a rank killed with its jobs running
  * leaves nothing in TMPDIR. And
- * TF_BATCH_PARENT_ENV: the job cancels itself should this process die
- * (process.c). And TR_KEEP_ENV: the batch's jobs file, summary and done
+ * TR_BATCH_PARENT_ENV: the job cancels itself should this process die
+ * (terrain.h). And TR_KEEP_ENV: the batch's jobs file, summary and done
  * list, which a job refuses to write as it refuses its input. A signal for
  * the jobs goes to each one's process group.
  */
@@ -38,19 +38,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "process.h"
-#include "terrain.h"
 
 extern char **environ;
 
-double tf_now_s(void) {
+double tb_now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-void tf_nap(void) {
+void tb_nap(void) {
   struct timespec t = {0, 2000000};
   nanosleep(&t, NULL);
 }
@@ -59,36 +56,43 @@ void tf_nap(void) {
  * the two set per child (below) are not inherited. */
 static int launcher_var(const char *e) {
   static const char *const prefixes[] = {"OMPI_", "PMIX_", "PMI_", "MPI_LOCALNRANKS=", "MPI_LOCALRANKID=",
-                                         TR_OUTPUTS_ENV "=", TF_BATCH_PARENT_ENV "=", TR_KEEP_ENV "="};
+                                         TR_OUTPUTS_ENV "=", TR_BATCH_PARENT_ENV "=", TR_KEEP_ENV "="};
   for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++)
     if (!strncmp(e, prefixes[k], strlen(prefixes[k]))) return 1;
   return 0;
 }
 
-int tf_runner_init(tf_runner *r, const tf_batch_opts *o) {
-  memset(r, 0, sizeof *r);
-  r->o = o;
-  ssize_t n = readlink("/proc/self/exe", r->exe, sizeof r->exe - 1);
-  if (n <= 0) return -1;
-  r->exe[n] = 0;
+char **tb_child_env(size_t extra) {
   size_t ne = 0;
   while (environ[ne]) ne++;
-  r->envp = calloc(ne + 4, sizeof *r->envp);
+  char **envp = calloc(ne + extra + 1, sizeof *envp);
+  if (!envp) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < ne; i++)
+    if (!launcher_var(environ[i])) envp[k++] = environ[i];
+  return envp;
+}
+
+int tb_runner_init(tb_runner *r, const tb_batch_opts *o) {
+  memset(r, 0, sizeof *r);
+  r->o = o;
+  if (!o->program || strlen(o->program) >= sizeof r->exe) return -1;
+  snprintf(r->exe, sizeof r->exe, "%s", o->program);
+  r->envp = tb_child_env(3);
   r->kids = calloc((size_t)o->jobs_per_rank, sizeof *r->kids);
   if (!r->envp || !r->kids) return -1;
   size_t k = 0;
-  for (size_t i = 0; i < ne; i++)
-    if (!launcher_var(environ[i])) r->envp[k++] = environ[i];
+  while (r->envp[k]) k++;
   /* the batch's own files, which no job may write (terrain.h) */
   if (o->keep_env) r->envp[k++] = (char *)o->keep_env;
   /* the two slots of each child's own variables */
-  snprintf(r->env_parent, sizeof r->env_parent, "%s=%ld", TF_BATCH_PARENT_ENV, (long)getpid());
+  snprintf(r->env_parent, sizeof r->env_parent, "%s=%ld", TR_BATCH_PARENT_ENV, (long)getpid());
   r->envp[k] = r->env_parent;
   r->envp[k + 1] = r->env_out;
   return 0;
 }
 
-void tf_runner_free(tf_runner *r) {
+void tb_runner_free(tb_runner *r) {
   free(r->envp);
   free(r->kids);
 }
@@ -99,7 +103,7 @@ void tf_runner_free(tf_runner *r) {
 
 /* A temporary file in TMPDIR (or /tmp), not inherited by children: its
  * descriptor, the path in path; -1 with res filled. */
-static int temp_file(char *path, size_t len, const char *what, tf_job_result *res) {
+static int temp_file(char *path, size_t len, const char *what, tb_job_result *res) {
   const char *tmp = getenv("TMPDIR");
   snprintf(path, len, "%s/terrafort-batch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   int fd = mkstemp(path);
@@ -115,7 +119,7 @@ static int temp_file(char *path, size_t len, const char *what, tf_job_result *re
 }
 
 /* Starts job words argv; 0, or -1 with res filled (the job failed to start). */
-int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
+int tb_child_start(tb_runner *r, int job, char **argv, tb_job_result *res) {
   char path[PATH_MAX], out_path[PATH_MAX];
   int fd = temp_file(path, sizeof path, "messages", res);
   if (fd < 0) return -1;
@@ -143,7 +147,13 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
   sigset_t def, none;
   sigemptyset(&def);
   sigemptyset(&none);
-  for (size_t k = 0; k < TF_NCANCEL_SIGNALS; k++) sigaddset(&def, tf_cancel_signals[k]);
+  /* the signals this process handles (the batch's stop) start at their
+   * defaults in the job; one ignored by whoever started us stays ignored */
+  for (int s = 1; s < NSIG; s++) {
+    struct sigaction sa;
+    if (s != SIGKILL && s != SIGSTOP && !sigaction(s, NULL, &sa) && sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+      sigaddset(&def, s);
+  }
   posix_spawnattr_setsigdefault(&at, &def);
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setpgroup(&at, 0);
@@ -166,17 +176,17 @@ int tf_child_start(tf_runner *r, int job, char **argv, tf_job_result *res) {
     snprintf(res->error, sizeof res->error, "cannot start %.400s: %s", r->exe, strerror(rc));
     return -1;
   }
-  tf_child *c = &r->kids[r->nkids++];
+  tb_child *c = &r->kids[r->nkids++];
   c->pid = pid;
   c->job = job;
   c->fd = fd;
   c->out_fd = out_fd;
-  c->t0 = tf_now_s();
+  c->t0 = tb_now_s();
   return 0;
 }
 
 /* What the child reported writing, whole or not at all (too long: none). */
-static void read_outputs(tf_child *c, char *out, size_t len) {
+static void read_outputs(tb_child *c, char *out, size_t len) {
   out[0] = 0;
   ssize_t n = pread(c->out_fd, out, len, 0);
   if (n < 0 || (size_t)n >= len) n = 0;
@@ -203,14 +213,14 @@ static void last_line(int fd, char *out, size_t len) {
 
 /* Reaps child k if it ended (block: wait for it); 1 with its job and res
  * when it did, removing it from the list. */
-int tf_child_reap(tf_runner *r, int k, int block, int *job, tf_job_result *res) {
-  tf_child *c = &r->kids[k];
+int tb_child_reap(tb_runner *r, int k, int block, int *job, tb_job_result *res) {
+  tb_child *c = &r->kids[k];
   struct rusage ru;
   int st;
   pid_t p = wait4(c->pid, &st, block ? 0 : WNOHANG, &ru);
   if (p == 0 || (p < 0 && errno == EINTR)) return 0;
   memset(res, 0, sizeof *res);
-  res->wall_s = tf_now_s() - c->t0;
+  res->wall_s = tb_now_s() - c->t0;
   if (p < 0) {
     res->exit = -1;
     snprintf(res->error, sizeof res->error, "lost track of its process: %s", strerror(errno));
@@ -238,18 +248,18 @@ int tf_child_reap(tf_runner *r, int k, int block, int *job, tf_job_result *res) 
 /* Forwards sig to every child's process group (whatever a job started goes
  * too), then waits for them: kill_after_s at most, then SIGKILL (a child
  * that ignores the signal cannot hold the batch). */
-void tf_children_stop(tf_runner *r, int sig) {
+void tb_children_stop(tb_runner *r, int sig) {
   for (int k = 0; k < r->nkids; k++) kill(-r->kids[k].pid, sig);
-  const double until = tf_now_s() + r->o->kill_after_s;
+  const double until = tb_now_s() + r->o->kill_after_s;
   int killed = 0;
   while (r->nkids) {
     int job, any = 0;
-    tf_job_result res;
-    for (int k = r->nkids - 1; k >= 0; k--) any |= tf_child_reap(r, k, killed, &job, &res);
-    if (!killed && tf_now_s() > until) {
+    tb_job_result res;
+    for (int k = r->nkids - 1; k >= 0; k--) any |= tb_child_reap(r, k, killed, &job, &res);
+    if (!killed && tb_now_s() > until) {
       for (int k = 0; k < r->nkids; k++) kill(-r->kids[k].pid, SIGKILL);
       killed = 1;
     }
-    if (!any) tf_nap();
+    if (!any) tb_nap();
   }
 }

@@ -1,7 +1,7 @@
 /*
- * batch_run.c - running a batch's jobs over the ranks.
+ * run.c - running a batch's jobs over the ranks.
  *
- * Every rank runs up to --jobs children at once (batch_child.c).
+ * Every rank runs up to --jobs children at once (child.c).
  * Rank 0 is the dispatcher and runs jobs too. The other ranks ask for work:
  * each keeps at most one message to rank 0 in flight, "a slot is free"
  * and/or "this job ended so", and rank 0 answers every message with one
@@ -29,10 +29,7 @@
 #include <unistd.h>
 
 #include "coll.h"
-#include "cli.h"
 #include "coll_live.h"
-#include "process.h"
-#include "tools.h"
 
 #ifdef TERRAFORT_HAVE_MPI
 #include <mpi.h>
@@ -40,15 +37,23 @@
 
 /* ---- signals -------------------------------------------------------------------------------- */
 
-static volatile sig_atomic_t got_signal; /* the first signal received */
-
-static void on_signal(int sig) {
-  if (!got_signal) got_signal = sig;
-}
+/* The batch being run (one at a time in a process) and, latched, what its
+ * caller's cancelled() said: the signal that asked (forwarded to the jobs),
+ * or 1. */
+static const tb_batch_opts *cur;
+static int stop_sig;
 
 static int interrupted(void *user) {
   (void)user;
-  return got_signal != 0;
+  if (!stop_sig && cur && cur->cancelled) stop_sig = cur->cancelled(cur->cancel_user);
+  return stop_sig != 0;
+}
+
+static const char *stop_name(void) { return stop_sig > 1 ? strsignal(stop_sig) : "cancelled"; }
+static int stop_signal(void) { return stop_sig > 1 ? stop_sig : SIGTERM; }
+
+static void progress(double frac) {
+  if (cur->progress) cur->progress(frac, NULL, cur->progress_user);
 }
 
 /* ---- messages ------------------------------------------------------------------------------- */
@@ -59,7 +64,7 @@ enum { DOWN_ASSIGN, DOWN_NOJOB, DOWN_ACK, DOWN_STOP };
 typedef struct {
   int32_t want; /* a slot is free: send a job */
   int32_t job;  /* the job this result is of, -1: none */
-  tf_job_result res;
+  tb_job_result res;
 } up_msg;
 
 typedef struct {
@@ -67,13 +72,13 @@ typedef struct {
   int32_t job;  /* ASSIGN: the job; STOP: the rank lost, or -1 */
   int32_t code; /* STOP: the exit code */
   int32_t len;  /* ASSIGN: bytes of argv */
-  char argv[TF_BATCH_ARGV_MAX];
+  char argv[TB_BATCH_ARGV_MAX];
 } down_msg;
 
 #define DOWN_HEAD ((int)offsetof(down_msg, argv))
 
 typedef struct {
-  tf_runner r;
+  tb_runner r;
   int rank, nranks;
   double t0;
 #ifdef TERRAFORT_HAVE_MPI
@@ -86,17 +91,17 @@ static void lost_line(const batch *b, int who) {
     fprintf(stderr,
             "terrafort batch: rank %d: rank %d stopped answering (silent for more than %.0f ms: killed, stopped or "
             "hung); the batch ends, its running jobs not done\n",
-            b->rank, who, coll_live_timeout(tf_live()));
+            b->rank, who, (cur->live ? coll_live_timeout(cur->live) : 0.0));
   else
     fprintf(stderr, "terrafort batch: rank %d: not every rank answered within %.0f ms; the batch ends\n", b->rank,
-            coll_live_timeout(tf_live()));
+            (cur->live ? coll_live_timeout(cur->live) : 0.0));
 }
 
 /* ---- rank 0 --------------------------------------------------------------------------------- */
 
 typedef struct {
   batch *b;
-  tf_jobs *jobs;
+  tb_jobs *jobs;
   int next;       /* the first job perhaps still pending */
   int total, ended; /* jobs to run, of which ended */
   int progress;   /* print progress */
@@ -111,7 +116,7 @@ typedef struct {
 } dispatcher;
 
 static int peek_next(dispatcher *d) {
-  while (d->next < d->jobs->n && d->jobs->v[d->next].state != TF_JOB_PENDING) d->next++;
+  while (d->next < d->jobs->n && d->jobs->v[d->next].state != TB_JOB_PENDING) d->next++;
   return d->next < d->jobs->n ? d->next : -1;
 }
 
@@ -124,15 +129,15 @@ static int take_next(dispatcher *d) {
 /* Reads a finished job's --stats-json into the summary's record: as it is,
  * once it is found to be a JSON object (the file names in it keep their
  * escapes: terrain.h). */
-static void read_stats(tf_job *j) {
+static void read_stats(tb_job *j) {
   if (!j->stats_json) return;
   FILE *f = fopen(j->stats_json, "rb");
   if (!f) return;
-  char *s = malloc(TF_BATCH_STATS_MAX + 1);
-  size_t n = s ? fread(s, 1, TF_BATCH_STATS_MAX + 1, f) : 0;
+  char *s = malloc(TB_BATCH_STATS_MAX + 1);
+  size_t n = s ? fread(s, 1, TB_BATCH_STATS_MAX + 1, f) : 0;
   fclose(f);
   tr_json *v = NULL;
-  if (s && n > 0 && n <= TF_BATCH_STATS_MAX) {
+  if (s && n > 0 && n <= TB_BATCH_STATS_MAX) {
     s[n] = 0;
     if (s[strspn(s, " \t\r\n")] == '{') v = tr_json_verbatim(s);
   }
@@ -141,41 +146,41 @@ static void read_stats(tf_job *j) {
   tr_json_free(v);
 }
 
-static void record(dispatcher *d, int job, int rank, const tf_job_result *res) {
+static void record(dispatcher *d, int job, int rank, const tb_job_result *res) {
   if (job < 0 || job >= d->jobs->n) return;
-  tf_job *j = &d->jobs->v[job];
-  if (j->state != TF_JOB_RUNNING || j->rank != rank) return;
+  tb_job *j = &d->jobs->v[job];
+  if (j->state != TB_JOB_RUNNING || j->rank != rank) return;
   j->res = *res;
-  j->t_end = tf_now_s() - d->b->t0;
-  j->state = res->exit == 0 ? TF_JOB_DONE : TF_JOB_FAILED;
+  j->t_end = tb_now_s() - d->b->t0;
+  j->state = res->exit == 0 ? TB_JOB_DONE : TB_JOB_FAILED;
   d->ended++;
   /* what it reported writing (a failed job may have written some) */
-  if (tf_job_set_wrote(j, res->outputs))
+  if (tb_job_set_wrote(j, res->outputs))
     fprintf(stderr, "terrafort batch: line %d: out of memory for its list of outputs\n", j->line);
-  if (j->state == TF_JOB_DONE) read_stats(j);
+  if (j->state == TB_JOB_DONE) read_stats(j);
   const char *done = d->b->r.o->done_list;
-  if (j->state == TF_JOB_DONE && done && tf_done_append(done, j))
+  if (j->state == TB_JOB_DONE && done && tb_done_append(done, j))
     fprintf(stderr, "terrafort batch: cannot add line %d to the done list '%s': %s\n", j->line, done,
             strerror(errno));
-  if (d->progress) tf_progress_line(d->total ? (double)d->ended / d->total : 1.0, NULL, NULL);
-  if (j->state == TF_JOB_FAILED)
+  if (d->progress) progress(d->total ? (double)d->ended / d->total : 1.0);
+  if (j->state == TB_JOB_FAILED)
     fprintf(stderr, "terrafort batch: line %d failed (exit %d on rank %d): %s\n", j->line, res->exit, rank,
             res->error[0] ? res->error : "no message");
 }
 
 static void start(dispatcher *d, int job, int rank) {
-  tf_job *j = &d->jobs->v[job];
-  j->state = TF_JOB_RUNNING;
+  tb_job *j = &d->jobs->v[job];
+  j->state = TB_JOB_RUNNING;
   j->rank = rank;
-  j->t_start = tf_now_s() - d->b->t0;
+  j->t_start = tb_now_s() - d->b->t0;
 }
 
 /* Every job still running when the batch ends early is not done. */
 static void abandon(dispatcher *d, const char *why) {
   for (int i = 0; i < d->jobs->n; i++) {
-    tf_job *j = &d->jobs->v[i];
-    if (j->state != TF_JOB_RUNNING) continue;
-    j->state = TF_JOB_NOT_DONE;
+    tb_job *j = &d->jobs->v[i];
+    if (j->state != TB_JOB_RUNNING) continue;
+    j->state = TB_JOB_NOT_DONE;
     snprintf(j->res.error, sizeof j->res.error, "%s", why);
   }
 }
@@ -196,7 +201,7 @@ static int reply(dispatcher *d, int w, int kind, int job, int code) {
   m->kind = kind;
   m->job = job;
   m->code = code;
-  m->len = kind == DOWN_ASSIGN ? tf_job_pack(&d->jobs->v[job], m->argv, sizeof m->argv) : 0;
+  m->len = kind == DOWN_ASSIGN ? tb_job_pack(&d->jobs->v[job], m->argv, sizeof m->argv) : 0;
   d->sbuf[d->nsend] = m;
   MPI_Isend(m, DOWN_HEAD + m->len, MPI_BYTE, w, TAG_DOWN, d->b->comm, &d->sreq[d->nsend]);
   d->nsend++;
@@ -255,14 +260,14 @@ static void stop_workers(dispatcher *d, int code, int lost) {
 }
 #endif
 
-static int dispatch(batch *b, tf_jobs *jobs) {
+static int dispatch(batch *b, tb_jobs *jobs) {
   dispatcher d;
   memset(&d, 0, sizeof d);
   d.b = b;
   d.jobs = jobs;
-  for (int i = 0; i < jobs->n; i++) d.total += jobs->v[i].state == TF_JOB_PENDING;
-  d.progress = !b->r.o->quiet && isatty(STDERR_FILENO);
-  if (d.progress) tf_progress_line(0.0, NULL, NULL);
+  for (int i = 0; i < jobs->n; i++) d.total += jobs->v[i].state == TB_JOB_PENDING;
+  d.progress = b->r.o->progress != NULL;
+  if (d.progress) progress(0.0);
   const int n = b->nranks; /* 1 without MPI */
   (void)n;
 #ifdef TERRAFORT_HAVE_MPI
@@ -279,23 +284,23 @@ static int dispatch(batch *b, tf_jobs *jobs) {
   int rc = 0;
   for (;;) {
     int busy = 0;
-    if (got_signal) {
-      fprintf(stderr, "terrafort batch: interrupted (%s): stopping the running jobs\n", strsignal(got_signal));
+    if (interrupted(NULL)) {
+      fprintf(stderr, "terrafort batch: interrupted (%s): stopping the running jobs\n", stop_name());
 #ifdef TERRAFORT_HAVE_MPI
       if (n > 1) stop_workers(&d, 8, -1);
 #endif
-      tf_children_stop(&b->r, got_signal);
+      tb_children_stop(&b->r, stop_signal());
       abandon(&d, "interrupted");
       rc = TR_EXIT_INTERRUPTED;
       break;
     }
-    const int lost = coll_live_lost(tf_live(), NULL);
+    const int lost = coll_live_lost(cur->live, NULL);
     if (lost != -1) {
       lost_line(b, lost);
 #ifdef TERRAFORT_HAVE_MPI
       if (n > 1) stop_workers(&d, 10, lost);
 #endif
-      tf_children_stop(&b->r, SIGTERM);
+      tb_children_stop(&b->r, SIGTERM);
       abandon(&d, "the batch ended: a rank was lost");
       rc = TR_EXIT_RANK;
       break;
@@ -317,8 +322,8 @@ static int dispatch(batch *b, tf_jobs *jobs) {
 #endif
     for (int k = b->r.nkids - 1; k >= 0; k--) {
       int job;
-      tf_job_result res;
-      if (tf_child_reap(&b->r, k, 0, &job, &res)) {
+      tb_job_result res;
+      if (tb_child_reap(&b->r, k, 0, &job, &res)) {
         busy = 1;
         record(&d, job, 0, &res);
       }
@@ -328,8 +333,8 @@ static int dispatch(batch *b, tf_jobs *jobs) {
       if (j < 0) break;
       busy = 1;
       start(&d, j, 0);
-      tf_job_result res;
-      if (tf_child_start(&b->r, j, jobs->v[j].argv, &res)) {
+      tb_job_result res;
+      if (tb_child_start(&b->r, j, jobs->v[j].argv, &res)) {
         b->r.run++;
         b->r.failed++;
         record(&d, j, 0, &res);
@@ -340,22 +345,22 @@ static int dispatch(batch *b, tf_jobs *jobs) {
     if (n > 1) pending |= workers_pending(&d);
 #endif
     if (!pending) break;
-    if (!busy) tf_nap();
+    if (!busy) tb_nap();
   }
   /* jobs never started when the batch ends early */
   for (int i = 0; i < jobs->n; i++)
-    if (jobs->v[i].state == TF_JOB_PENDING && rc) {
-      jobs->v[i].state = TF_JOB_NOT_DONE;
+    if (jobs->v[i].state == TB_JOB_PENDING && rc) {
+      jobs->v[i].state = TB_JOB_NOT_DONE;
       snprintf(jobs->v[i].res.error, sizeof jobs->v[i].res.error, "%s",
                rc == TR_EXIT_INTERRUPTED ? "interrupted" : "not started");
     }
-  if (d.progress && !rc) tf_progress_line(1.0, NULL, NULL);
+  if (d.progress && !rc) progress(1.0);
 #ifdef TERRAFORT_HAVE_MPI
   if (n > 1) {
     if (!rc) {
       int lost = -1;
-      if (d.nsend && coll_live_wait(tf_live(), d.nsend, d.sreq, interrupted, NULL, &lost) != COLL_LIVE_OK)
-        rc = got_signal ? TR_EXIT_INTERRUPTED : TR_EXIT_RANK;
+      if (d.nsend && coll_live_wait(cur->live, d.nsend, d.sreq, interrupted, NULL, &lost) != COLL_LIVE_OK)
+        rc = stop_sig ? TR_EXIT_INTERRUPTED : TR_EXIT_RANK;
       if (rc == TR_EXIT_RANK) lost_line(b, lost);
       for (int k = 0; k < d.nsend; k++) free(d.sbuf[k]);
     }
@@ -363,7 +368,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
      * among them: this process makes no MPI progress any more, so none
      * completes into it once freed (coll_live_quiesce); it exits without
      * MPI_Finalize. */
-    if (rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK) coll_live_quiesce(tf_live());
+    if (rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK) coll_live_quiesce(cur->live);
     free(d.sreq);
     free(d.sbuf);
     free(d.rreq);
@@ -380,7 +385,7 @@ static int dispatch(batch *b, tf_jobs *jobs) {
 
 #ifdef TERRAFORT_HAVE_MPI
 static int work(batch *b) {
-  tf_runner *r = &b->r;
+  tb_runner *r = &b->r;
   const int k = r->o->jobs_per_rank;
   down_msg *in = malloc(sizeof *in);
   up_msg *out = malloc(sizeof *out);
@@ -396,22 +401,22 @@ static int work(batch *b) {
   MPI_Irecv(in, sizeof *in, MPI_BYTE, 0, TAG_DOWN, b->comm, &rreq);
   for (;;) {
     int busy = 0;
-    if (got_signal) {
-      fprintf(stderr, "terrafort batch: rank %d: interrupted (%s): stopping its jobs\n", b->rank, strsignal(got_signal));
-      tf_children_stop(r, got_signal);
+    if (interrupted(NULL)) {
+      fprintf(stderr, "terrafort batch: rank %d: interrupted (%s): stopping its jobs\n", b->rank, stop_name());
+      tb_children_stop(r, stop_signal());
       rc = TR_EXIT_INTERRUPTED;
       break;
     }
-    const int lost = coll_live_lost(tf_live(), NULL);
+    const int lost = coll_live_lost(cur->live, NULL);
     if (lost != -1) {
       lost_line(b, lost);
-      tf_children_stop(r, SIGTERM);
+      tb_children_stop(r, SIGTERM);
       rc = TR_EXIT_RANK;
       break;
     }
     for (int c = r->nkids - 1; c >= 0; c--) {
       int job;
-      if (tf_child_reap(r, c, 0, &job, &queue[nq].res)) {
+      if (tb_child_reap(r, c, 0, &job, &queue[nq].res)) {
         queue[nq].job = job;
         nq++;
         busy = 1;
@@ -425,15 +430,15 @@ static int work(batch *b) {
       if (in->kind == DOWN_STOP) {
         if (in->code == 10)
           fprintf(stderr, "terrafort batch: rank %d: stopped by rank 0: rank %d stopped answering\n", b->rank, in->job);
-        tf_children_stop(r, SIGTERM);
+        tb_children_stop(r, SIGTERM);
         rc = in->code;
         break;
       }
       if (in->kind == DOWN_NOJOB) nojob = 1;
       if (in->kind == DOWN_ASSIGN) {
-        char *argv[TF_BATCH_ARGV_MAX / 2 + 1];
-        tf_job_unpack(in->argv, in->len, argv, (int)(sizeof argv / sizeof argv[0]));
-        if (tf_child_start(r, in->job, argv, &queue[nq].res)) {
+        char *argv[TB_BATCH_ARGV_MAX / 2 + 1];
+        tb_job_unpack(in->argv, in->len, argv, (int)(sizeof argv / sizeof argv[0]));
+        if (tb_child_start(r, in->job, argv, &queue[nq].res)) {
           r->run++;
           r->failed++;
           queue[nq++].job = in->job;
@@ -456,20 +461,20 @@ static int work(batch *b) {
       }
     }
     if (nojob && !waiting && !nq && !r->nkids) break;
-    if (!busy) tf_nap();
+    if (!busy) tb_nap();
   }
   if (!rc) {
     /* nothing more comes from rank 0: withdraw the posted receive */
     MPI_Cancel(&rreq);
     MPI_Request q[2] = {rreq, sreq};
     int lost = -1;
-    if (coll_live_wait(tf_live(), 2, q, interrupted, NULL, &lost) != COLL_LIVE_OK) {
-      rc = got_signal ? TR_EXIT_INTERRUPTED : TR_EXIT_RANK;
+    if (coll_live_wait(cur->live, 2, q, interrupted, NULL, &lost) != COLL_LIVE_OK) {
+      rc = stop_sig ? TR_EXIT_INTERRUPTED : TR_EXIT_RANK;
       if (rc == TR_EXIT_RANK) lost_line(b, lost);
     }
   }
   /* an early end leaves the receive posted on `in`: no progress after this */
-  if (rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK) coll_live_quiesce(tf_live());
+  if (rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK) coll_live_quiesce(cur->live);
   free(in);
   free(out);
   free(queue);
@@ -482,25 +487,25 @@ static int work(batch *b) {
 /* Every rank's figures to rank 0 (the writer of the summary) through the
  * timeout aggregation, a one-level tree rooted there: the others send and
  * go on. */
-static int gather(batch *b, double wall_s, tf_batch_outcome *out) {
+static int gather(batch *b, double wall_s, tb_batch_outcome *out) {
   const int n = b->nranks;
-  const size_t len = (size_t)n * TF_BATCH_RANK_FIELDS;
+  const size_t len = (size_t)n * TB_BATCH_RANK_FIELDS;
   double *mine = calloc(len, sizeof *mine), *sum = calloc(len, sizeof *sum);
   if (!mine || !sum) {
     free(mine);
     free(sum);
     return TR_EXIT_NOMEM;
   }
-  double *f = mine + (size_t)b->rank * TF_BATCH_RANK_FIELDS;
-  f[TF_RANK_JOBS] = b->r.run;
-  f[TF_RANK_FAILED] = b->r.failed;
-  f[TF_RANK_BUSY_S] = b->r.busy_s;
-  f[TF_RANK_CPU_S] = b->r.cpu_s;
-  f[TF_RANK_WALL_S] = wall_s;
-  coll_ctx *ctx = tf_coll();
+  double *f = mine + (size_t)b->rank * TB_BATCH_RANK_FIELDS;
+  f[TB_RANK_JOBS] = b->r.run;
+  f[TB_RANK_FAILED] = b->r.failed;
+  f[TB_RANK_BUSY_S] = b->r.busy_s;
+  f[TB_RANK_CPU_S] = b->r.cpu_s;
+  f[TB_RANK_WALL_S] = wall_s;
+  coll_ctx *ctx = cur->coll;
   coll_opts co;
   coll_ctx_get_opts(ctx, &co);
-  co.live = tf_live();
+  co.live = cur->live;
   co.cancel = interrupted;
   co.cancel_user = NULL;
   int rc = coll_ctx_set_opts(ctx, &co);
@@ -509,7 +514,7 @@ static int gather(batch *b, double wall_s, tf_batch_outcome *out) {
   ta.arity = n > 2 ? n - 1 : 2;
   ta.tan_policy = COLL_TAN_ROOT;
   ta.root_only = 1;
-  if (tf_live() && coll_live_lost(tf_live(), NULL) == -1) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS; /* the monitor bounds it */
+  if (cur->live && coll_live_lost(cur->live, NULL) == -1) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS; /* the monitor bounds it */
   coll_ta_report rep;
   memset(&rep, 0, sizeof rep);
   coll_op add = coll_op_builtin(COLL_SUM);
@@ -517,8 +522,8 @@ static int gather(batch *b, double wall_s, tf_batch_outcome *out) {
   free(mine);
   if (rc) {
     free(sum);
-    if (got_signal) return TR_EXIT_INTERRUPTED;
-    const int lost = coll_live_lost(tf_live(), NULL);
+    if (stop_sig) return TR_EXIT_INTERRUPTED;
+    const int lost = coll_live_lost(cur->live, NULL);
     if (lost != -1) {
       lost_line(b, lost);
       return TR_EXIT_RANK;
@@ -536,19 +541,20 @@ static int gather(batch *b, double wall_s, tf_batch_outcome *out) {
   return 0;
 }
 
-int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_outcome *out) {
+int tb_batch_run(tb_jobs *jobs, int startup, const tb_batch_opts *o, tb_batch_outcome *out) {
+  cur = o;
+  stop_sig = 0;
   batch b;
   memset(&b, 0, sizeof b);
   memset(out, 0, sizeof *out);
   out->lost_rank = -1;
-  b.t0 = tf_now_s();
+  b.t0 = tb_now_s();
   b.rank = tr_rank();
-  b.nranks = coll_ctx_size(tf_coll());
+  b.nranks = coll_ctx_size(cur->coll);
   out->nranks = b.nranks;
-  tf_catch_signals(on_signal);
   int verdict[2] = {startup, 0};
-  if (b.rank == 0 && !verdict[0] && tf_runner_init(&b.r, o)) {
-    fprintf(stderr, "terrafort batch: cannot find this program (/proc/self/exe) or out of memory\n");
+  if (b.rank == 0 && !verdict[0] && tb_runner_init(&b.r, o)) {
+    fprintf(stderr, "terrafort batch: cannot run the program %s, or out of memory\n", o->program ? o->program : "(none)");
     verdict[0] = TR_EXIT_NOMEM;
   }
 #ifdef TERRAFORT_HAVE_MPI
@@ -557,28 +563,29 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
     MPI_Request q;
     int lost = -1, w;
     MPI_Comm_idup(MPI_COMM_WORLD, &b.comm, &q);
-    w = coll_live_wait(tf_live(), 1, &q, interrupted, NULL, &lost);
+    w = coll_live_wait(cur->live, 1, &q, interrupted, NULL, &lost);
     if (w == COLL_LIVE_OK) {
       MPI_Ibcast(verdict, 2, MPI_INT, 0, b.comm, &q);
-      w = coll_live_wait(tf_live(), 1, &q, interrupted, NULL, &lost);
+      w = coll_live_wait(cur->live, 1, &q, interrupted, NULL, &lost);
     }
     if (w != COLL_LIVE_OK) {
-      tf_runner_free(&b.r);
+      tb_runner_free(&b.r);
       if (w == COLL_LIVE_CANCELED) return TR_EXIT_INTERRUPTED;
       lost_line(&b, lost);
       out->lost_rank = lost;
       return TR_EXIT_RANK;
     }
-    if (b.rank != 0 && !verdict[0] && tf_runner_init(&b.r, o)) {
+    if (b.rank != 0 && !verdict[0] && tb_runner_init(&b.r, o)) {
       /* rank 0 cannot learn it now: it sees this rank lost (exit 10) */
-      fprintf(stderr, "terrafort batch: rank %d: cannot find this program (/proc/self/exe) or out of memory\n", b.rank);
+      fprintf(stderr, "terrafort batch: rank %d: cannot run the program %s, or out of memory\n", b.rank,
+              o->program ? o->program : "(none)");
       fflush(NULL);
       _exit(TR_EXIT_NOMEM);
     }
   }
 #endif
   if (verdict[0]) {
-    tf_runner_free(&b.r);
+    tb_runner_free(&b.r);
     return verdict[0];
   }
   int rc;
@@ -587,12 +594,12 @@ int tf_batch_run(tf_jobs *jobs, int startup, const tf_batch_opts *o, tf_batch_ou
 #else
   rc = dispatch(&b, jobs);
 #endif
-  out->wall_s = tf_now_s() - b.t0;
-  if (rc == TR_EXIT_RANK) out->lost_rank = coll_live_lost(tf_live(), NULL);
+  out->wall_s = tb_now_s() - b.t0;
+  if (rc == TR_EXIT_RANK) out->lost_rank = coll_live_lost(cur->live, NULL);
   if (!rc) rc = gather(&b, out->wall_s, out);
 #ifdef TERRAFORT_HAVE_MPI
   if (!rc && b.nranks > 1) MPI_Comm_free(&b.comm);
 #endif
-  tf_runner_free(&b.r);
+  tb_runner_free(&b.r);
   return rc;
 }

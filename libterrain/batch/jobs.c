@@ -1,5 +1,5 @@
 /*
- * batch_jobs.c - the job list of `terrafort batch`: a jobs file or a
+ * jobs.c - the job list of `terrafort batch`: a jobs file or a
  * directory with a command template, split into words, and the files each
  * job's options name as its outputs.
  *
@@ -10,7 +10,7 @@
  * a shell script and mean the same.
  *
  * The outputs a job's options name are found from its command's option
- * table (options.h): the options that take values are skipped with their
+ * table as the program prints it (grammar.c): the options that take values are skipped with their
  * values, so that what is left are the file names, and the output options
  * and (for most commands) the last file name are the files written. They serve only the checks made before any job
  * runs: a batch refuses when two jobs would write one file, or a job would
@@ -30,10 +30,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "tools.h"
 
-#define LINE_MAX_BYTES TF_BATCH_ARGV_MAX
+#define LINE_MAX_BYTES TB_BATCH_ARGV_MAX
 
 static int oom(char *err, size_t len) {
   snprintf(err, len, "out of memory");
@@ -129,18 +127,31 @@ static int is_number(const char *s) {
   return !*end;
 }
 
-/* Fills j->out from j->argv with the command's option table: the values of
- * its output options, and its last file name when the table says so. The
- * form of the line (tf_io_form_of) turns some outputs into reads, and some
- * options written only with a DEM into outputs; a form needs no DEM, which
- * is learnt while the words are read: with one, its reads and the options
- * written only with a DEM are outputs. */
-static int find_outputs(tf_job *j, const tf_command *c) {
+/* Is name one of the blank-separated words of list? */
+static int listed(const char *list, const char *name) {
+  const size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    while (*p == ' ') p++;
+    const size_t k = strcspn(p, " ");
+    if (k == n && !strncmp(p, name, n)) return 1;
+    p += k;
+  }
+  return 0;
+}
+
+/* Fills j->out from j->argv with its command's option table (g): the values
+ * of its output options, and its last file name when the table says so.
+ * The form of the line (tr_argv_form over g's forms) turns some outputs
+ * into reads, and some options written only with a DEM into outputs; a
+ * form needs no DEM, which is learnt while the words are read: with one,
+ * its reads and the options written only with a DEM are outputs. */
+static int find_outputs(tb_job *j, const tb_grammar *g) {
   words out = {0};
   const char *pos[64];
   int npos = 0, dem = 0;
-  const tf_io_form *form = tf_io_form_of(c, j->argc, j->argv);
-  const char *reads = form ? form->reads : NULL;
+  const tb_form *form = NULL;
+  for (int f = 0; f < g->nforms && !form; f++)
+    if (tr_argv_form(g->forms[f].all, g->forms[f].any, g->forms[f].none, j->argc, j->argv)) form = &g->forms[f];
   const char *cond[8];
   int ncond = 0;
   for (int i = 1; i < j->argc; i++) {
@@ -157,15 +168,15 @@ static int find_outputs(tf_job *j, const tf_command *c) {
       *eq = 0;
       inline_v = a + (eq - name) + 1;
     }
-    const tf_opt *row = tf_opt_find(c->opts, name, NULL);
+    const tb_opt *row = tb_grammar_opt(g, name);
     const char *own = name;
-    if (!row && c->opts->dashdash && name[1] == '-') row = tf_opt_find(c->opts, own = name + 1, NULL);
+    if (!row && g->dashdash && name[1] == '-') row = tb_grammar_opt(g, own = name + 1);
     if (!row) continue; /* the job refuses it itself */
-    if (row->role == TF_ROLE_OUT || row->role == TF_ROLE_OUT_IF_DEM) {
+    if (row->role == TB_ROLE_OUT || row->role == TB_ROLE_OUT_IF_DEM) {
       const char *v = inline_v ? inline_v : (i + 1 < j->argc ? j->argv[++i] : NULL);
       if (!v) continue;
-      const int written_anyway = form && row->role == TF_ROLE_OUT_IF_DEM && tf_word_listed(form->writes, own);
-      if ((row->role == TF_ROLE_OUT_IF_DEM && !written_anyway) || (reads && tf_word_listed(reads, own))) {
+      const int written_anyway = form && row->role == TB_ROLE_OUT_IF_DEM && listed(form->writes, own);
+      if ((row->role == TB_ROLE_OUT_IF_DEM && !written_anyway) || (form && listed(form->reads, own))) {
         if (ncond < 8) cond[ncond++] = v;
       } else if (words_add(&out, v, strlen(v))) {
         words_free(&out);
@@ -175,11 +186,11 @@ static int find_outputs(tf_job *j, const tf_command *c) {
       continue;
     }
     if (!strcmp(own, "-z")) dem = 1;
-    int count = row->kind == TF_FLAG || row->kind == TF_ACTION ? 0 : row->nvalues ? row->nvalues : 1;
+    int count = row->nvalues;
     if (count == -4) count = i + 1 < j->argc && is_number(j->argv[i + 1]) ? 4 : 1;
     if (!inline_v) i += count;
   }
-  if (c->opts->last_positional && npos >= 2 && words_add(&out, pos[npos - 1], strlen(pos[npos - 1]))) {
+  if (g->last_positional && npos >= 2 && words_add(&out, pos[npos - 1], strlen(pos[npos - 1]))) {
     words_free(&out);
     return -1;
   }
@@ -195,15 +206,15 @@ static int find_outputs(tf_job *j, const tf_command *c) {
 
 /* ---- the list ------------------------------------------------------------------------------- */
 
-static tf_job *jobs_push(tf_jobs *jobs) {
+static tb_job *jobs_push(tb_jobs *jobs) {
   if (jobs->n == jobs->cap) {
     int cap = jobs->cap ? 2 * jobs->cap : 64;
-    tf_job *v = realloc(jobs->v, (size_t)cap * sizeof *v);
+    tb_job *v = realloc(jobs->v, (size_t)cap * sizeof *v);
     if (!v) return NULL;
     jobs->v = v;
     jobs->cap = cap;
   }
-  tf_job *j = &jobs->v[jobs->n++];
+  tb_job *j = &jobs->v[jobs->n++];
   memset(j, 0, sizeof *j);
   j->rank = -1;
   return j;
@@ -211,7 +222,7 @@ static tf_job *jobs_push(tf_jobs *jobs) {
 
 /* One job from its words (taken over) at line `line`; what = "line" or the
  * file name of a --dir job, for messages. */
-static int add_job(tf_jobs *jobs, words *w, const char *text, int line, const char *where, char *err, size_t len) {
+static int add_job(tb_jobs *jobs, words *w, const char *text, int line, const char *where, char *err, size_t len) {
   const char *cmd = w->v[0];
   if (!strcmp(cmd, "terrafort") && w->n > 1) { /* "terrafort slope ..." reads as "slope ..." */
     free(w->v[0]);
@@ -219,31 +230,32 @@ static int add_job(tf_jobs *jobs, words *w, const char *text, int line, const ch
     w->n--;
     cmd = w->v[0];
   }
-  const tf_command *c = tf_command_find(cmd);
-  if (!c) {
-    snprintf(err, len, "%s %d: unknown command '%s' (see 'terrafort --help')", where, line, cmd);
-    return TR_EXIT_USAGE;
+  char why[600];
+  const tb_grammar *g = tb_grammar_of(&jobs->grammars, jobs->program, cmd, why, sizeof why);
+  if (!g) {
+    snprintf(err, len, "%s %d: %s", where, line, why);
+    return strstr(why, "out of memory") ? TR_EXIT_NOMEM : TR_EXIT_USAGE;
   }
-  if (c->not_a_job) {
+  if (!g->job) {
     snprintf(err, len, "%s %d: '%s' cannot be a job of a batch (no recursion)", where, line, cmd);
     return TR_EXIT_USAGE;
   }
-  tf_job *j = jobs_push(jobs);
+  tb_job *j = jobs_push(jobs);
   if (!j || !(j->text = strdup(text))) return oom(err, len);
   j->line = line;
   j->argv = w->v;
   j->argc = w->n;
   memset(w, 0, sizeof *w);
-  char packed[TF_BATCH_ARGV_MAX];
-  if (tf_job_pack(j, packed, sizeof packed) < 0) {
-    snprintf(err, len, "%s %d: longer than %d bytes", where, line, TF_BATCH_ARGV_MAX);
+  char packed[TB_BATCH_ARGV_MAX];
+  if (tb_job_pack(j, packed, sizeof packed) < 0) {
+    snprintf(err, len, "%s %d: longer than %d bytes", where, line, TB_BATCH_ARGV_MAX);
     return TR_EXIT_USAGE;
   }
-  if (find_outputs(j, c)) return oom(err, len);
+  if (find_outputs(j, g)) return oom(err, len);
   return 0;
 }
 
-int tf_jobs_read(tf_jobs *jobs, const char *path, char *err, size_t len) {
+int tb_jobs_read(tb_jobs *jobs, const char *path, char *err, size_t len) {
   struct stat st;
   const int sr = stat(path, &st);
   FILE *f = sr == 0 && S_ISREG(st.st_mode) ? fopen(path, "r") : NULL;
@@ -367,7 +379,7 @@ static void index_free(out_index *ix) {
   memset(ix, 0, sizeof *ix);
 }
 
-static int index_build(const tf_jobs *jobs, out_index *ix) {
+static int index_build(const tb_jobs *jobs, out_index *ix) {
   size_t n = 0;
   for (int i = 0; i < jobs->n; i++) n += (size_t)jobs->v[i].nout;
   ix->n = 0;
@@ -402,7 +414,7 @@ static int index_writer(const out_index *ix, const char *path, int except) {
   return -1;
 }
 
-static void job_free(tf_job *j) {
+static void job_free(tb_job *j) {
   for (int i = 0; i < j->argc; i++) free(j->argv[i]);
   for (int i = 0; i < j->nout; i++) free(j->out[i]);
   for (int i = 0; i < j->nwrote; i++) free(j->wrote[i]);
@@ -413,7 +425,7 @@ static void job_free(tf_job *j) {
   free(j->stats);
 }
 
-int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const char *tmpl, char *err, size_t len) {
+int tb_jobs_from_dir(tb_jobs *jobs, const char *dir, const char *glob, const char *tmpl, char *err, size_t len) {
   words t = {0};
   int s = split(tmpl, &t);
   if (s || t.n == 0) {
@@ -484,21 +496,21 @@ int tf_jobs_from_dir(tf_jobs *jobs, const char *dir, const char *glob, const cha
   return rc;
 }
 
-int tf_jobs_check(const tf_jobs *jobs, char *err, size_t len) {
+int tb_jobs_check(const tb_jobs *jobs, char *err, size_t len) {
   out_index ix;
   if (index_build(jobs, &ix)) return oom(err, len);
   int rc = 0;
   for (size_t i = 1; i < ix.n && !rc; i++) {
     const out_key *a = &ix.v[i - 1], *b = &ix.v[i];
     if (strcmp(a->key, b->key)) continue;
-    const tf_job *x = &jobs->v[a->job], *y = &jobs->v[b->job];
+    const tb_job *x = &jobs->v[a->job], *y = &jobs->v[b->job];
     if (a->job == b->job) snprintf(err, len, "line %d writes '%s' twice", x->line, b->key);
     else snprintf(err, len, "lines %d and %d both write '%s': two jobs cannot write one file", x->line, y->line, b->key);
     rc = TR_EXIT_USAGE;
   }
   /* any other file name of a job that some job writes: that one would have to run first */
   for (int i = 0; i < jobs->n && !rc; i++) {
-    const tf_job *j = &jobs->v[i];
+    const tb_job *j = &jobs->v[i];
     for (int w = 1; w < j->argc && !rc; w++) {
       int is_out = 0;
       for (int m = 0; m < j->nout; m++) is_out |= !strcmp(j->out[m], j->argv[w]);
@@ -513,7 +525,7 @@ int tf_jobs_check(const tf_jobs *jobs, char *err, size_t len) {
   return rc;
 }
 
-int tf_job_set_wrote(tf_job *j, const char *lines) {
+int tb_job_set_wrote(tb_job *j, const char *lines) {
   words w = {0};
   for (const char *p = lines; p && *p;) {
     const char *e = strchr(p, '\n');
@@ -533,13 +545,14 @@ int tf_job_set_wrote(tf_job *j, const char *lines) {
   return 0;
 }
 
-void tf_jobs_free(tf_jobs *jobs) {
+void tb_jobs_free(tb_jobs *jobs) {
   for (int i = 0; i < jobs->n; i++) job_free(&jobs->v[i]);
   free(jobs->v);
+  tb_grammar_free(jobs->grammars);
   memset(jobs, 0, sizeof *jobs);
 }
 
-int tf_job_pack(const tf_job *j, char *buf, size_t len) {
+int tb_job_pack(const tb_job *j, char *buf, size_t len) {
   size_t n = 0;
   for (int i = 0; i < j->argc; i++) {
     size_t k = strlen(j->argv[i]) + 1;
@@ -550,7 +563,7 @@ int tf_job_pack(const tf_job *j, char *buf, size_t len) {
   return (int)n;
 }
 
-int tf_job_unpack(char *buf, int n, char **argv, int max) {
+int tb_job_unpack(char *buf, int n, char **argv, int max) {
   int argc = 0;
   for (int i = 0; i < n && argc < max - 1; i += (int)strlen(buf + i) + 1) argv[argc++] = buf + i;
   argv[argc] = NULL;
