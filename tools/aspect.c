@@ -21,11 +21,8 @@ static const tf_opt rows[] = {
     TF_OPT_END,
 };
 
-const tf_opt_set tf_aspect_set = {.cmd = "aspect",
-                               .head = head,
-                               .column = 32,
-                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
-                               .last_positional = 1};
+const tf_opt_set tf_aspect_set = {
+    .cmd = "aspect", .head = head, .column = 32, .groups = {{rows, 0}, {tf_common_opts, O(run)}}, .last_positional = 1};
 #undef O
 
 int tf_aspect_main(int argc, char **argv) {

@@ -37,34 +37,58 @@ typedef struct {
 
 #define O(f) offsetof(batch_args, f)
 static const tf_opt rows[] = {
-    {.kind = TF_INT, .names = "--jobs", .arg = "K", .off = O(o.jobs_per_rank), .lo = 1, .hi = 256,
+    {.kind = TF_INT,
+     .names = "--jobs",
+     .arg = "K",
+     .off = O(o.jobs_per_rank),
+     .lo = 1,
+     .hi = 256,
      .doc = "jobs at once on each rank (default 1)"},
     {.kind = TF_FLAG, .names = "--force", .off = O(o.force), .doc = "run every job, even one done before"},
-    {.kind = TF_STR, .names = "--summary", .arg = "FILE", .off = O(o.summary), .role = TF_ROLE_OUT,
+    {.kind = TF_STR,
+     .names = "--summary",
+     .arg = "FILE",
+     .off = O(o.summary),
+     .role = TF_ROLE_OUT,
      .doc = "the JSON summary (default: JOBS_FILE.summary.json; with --dir:\n"
             "terrafort-batch.summary.json here; '-': standard output)"},
-    {.kind = TF_STR, .names = "--dir", .arg = "DIR", .off = O(o.dir), .role = TF_ROLE_IN, .doc = "the folder of the files"},
-    {.kind = TF_STR, .names = "--glob", .arg = "PATTERN", .off = O(o.glob), .doc = "the files of DIR to run on (shell pattern)"},
-    {.kind = TF_STR, .names = "--cmd", .arg = "TEMPLATE", .off = O(o.cmd), .doc = "a job's command line, its placeholders above"},
+    {.kind = TF_STR,
+     .names = "--dir",
+     .arg = "DIR",
+     .off = O(o.dir),
+     .role = TF_ROLE_IN,
+     .doc = "the folder of the files"},
+    {.kind = TF_STR,
+     .names = "--glob",
+     .arg = "PATTERN",
+     .off = O(o.glob),
+     .doc = "the files of DIR to run on (shell pattern)"},
+    {.kind = TF_STR,
+     .names = "--cmd",
+     .arg = "TEMPLATE",
+     .off = O(o.cmd),
+     .doc = "a job's command line, its placeholders above"},
     TF_OPT_END,
 };
 
 /* batch's share of the common options: what a process of it needs */
 static const tf_opt process_rows[] = {
-    {.kind = TF_CUSTOM, .names = "--rank-timeout", .arg = "MS", .fn = tf_opt_rank_timeout, .lo = COLL_LIVE_MIN_TIMEOUT_MS,
+    {.kind = TF_CUSTOM,
+     .names = "--rank-timeout",
+     .arg = "MS",
+     .fn = tf_opt_rank_timeout,
+     .lo = COLL_LIVE_MIN_TIMEOUT_MS,
      .hi = COLL_LIVE_MAX_TIMEOUT_MS,
-     .doc = "under mpirun: a rank silent this long ends the batch, exit 10 (" COLL_LIVE_STR(COLL_LIVE_DEFAULT_TIMEOUT_MS) ")"},
+     .doc = "under mpirun: a rank silent this long ends the batch, exit 10 (" COLL_LIVE_STR(
+         COLL_LIVE_DEFAULT_TIMEOUT_MS) ")"},
     {.kind = TF_ACTION, .names = "-q --quiet", .fn = tf_opt_quiet, .doc = "no progress line"},
     {.kind = TF_ACTION, .names = "--options", .fn = tf_opt_options, .doc = "these options as a table, one a line"},
     {.kind = TF_ACTION, .names = "-h --help", .fn = tf_opt_help, .doc = "this help"},
     TF_OPT_END,
 };
 
-const tf_opt_set tf_batch_set = {.cmd = "batch",
-                                 .head = head,
-                                 .tail = tail,
-                                 .column = 23,
-                                 .groups = {{rows, 0}, {process_rows, 0}}};
+const tf_opt_set tf_batch_set = {
+    .cmd = "batch", .head = head, .tail = tail, .column = 23, .groups = {{rows, 0}, {process_rows, 0}}};
 #undef O
 
 /* The first signal that asked the batch to stop: its jobs get it too. */

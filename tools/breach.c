@@ -23,18 +23,37 @@ _Static_assert(sizeof(long) == sizeof(int64_t), "--max-length is read as a long"
 
 #define O(f) offsetof(tr_breach_opts, f)
 static const tf_opt rows[] = {
-    {.kind = TF_CHOICE, .names = "--mode", .choices = "complete|selective|constrained", .off = O(mode),
+    {.kind = TF_CHOICE,
+     .names = "--mode",
+     .choices = "complete|selective|constrained",
+     .off = O(mode),
      .left = "--mode complete|selective|constrained\n",
      .doc = "complete (default): every path cut whole; selective: only paths\n"
             "within the limits, the other pits left; constrained: every path\n"
             "cut, but only its first --max-length cells and no cell deeper\n"
             "than --max-depth"},
-    {.kind = TF_LONG, .names = "--max-length", .arg = "N", .off = O(max_length), .lo = 1, .hi = 4294967294.0,
+    {.kind = TF_LONG,
+     .names = "--max-length",
+     .arg = "N",
+     .off = O(max_length),
+     .lo = 1,
+     .hi = 4294967294.0,
      .doc = "cells of a path: the pit and each cell down to the first lower one"},
-    {.kind = TF_DOUBLE, .names = "--max-depth", .arg = "D", .off = O(max_depth), .lo = 0, .lo_open = 1, .hi = INFINITY,
+    {.kind = TF_DOUBLE,
+     .names = "--max-depth",
+     .arg = "D",
+     .off = O(max_depth),
+     .lo = 0,
+     .lo_open = 1,
+     .hi = INFINITY,
      .doc = "the deepest cut, in the DEM's units (above 0)"},
-    {.kind = TF_FLAG, .names = "--fill", .off = O(fill), .doc = "then fill what the limits left (selective, constrained)"},
-    {.kind = TF_FLAG, .names = "--epsilon", .off = O(epsilon),
+    {.kind = TF_FLAG,
+     .names = "--fill",
+     .off = O(fill),
+     .doc = "then fill what the limits left (selective, constrained)"},
+    {.kind = TF_FLAG,
+     .names = "--epsilon",
+     .off = O(epsilon),
      .doc = "cut paths fall by one float step a cell, raised pits sit one step\n"
             "below their lowest neighbour, filled cells one step above the cell\n"
             "they drain to (RichDEM's EPS), so every cut and fill drains"},

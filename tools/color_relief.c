@@ -20,21 +20,30 @@ static const char tail[] =
 
 #define O(f) offsetof(tr_color_relief_opts, f)
 static const tf_opt rows[] = {
-    {.kind = TF_FLAG, .names = "-alpha", .off = O(alpha), .doc = "add an alpha band (the entries' fourth component, default 255)"},
-    {.kind = TF_FLAG, .names = "-exact_color_entry", .off = O(mode), .set = TR_COLOR_EXACT,
+    {.kind = TF_FLAG,
+     .names = "-alpha",
+     .off = O(alpha),
+     .doc = "add an alpha band (the entries' fourth component, default 255)"},
+    {.kind = TF_FLAG,
+     .names = "-exact_color_entry",
+     .off = O(mode),
+     .set = TR_COLOR_EXACT,
      .doc = "no interpolation; as GDAL 3.6 does, only cells equal to the lowest\n"
             "entry get its colour, all others 0,0,0(,0) (see the man page)"},
-    {.kind = TF_FLAG, .names = "-nearest_color_entry", .off = O(mode), .set = TR_COLOR_NEAREST,
+    {.kind = TF_FLAG,
+     .names = "-nearest_color_entry",
+     .off = O(mode),
+     .set = TR_COLOR_NEAREST,
      .doc = "no interpolation: the nearest entry's colour"},
     TF_OPT_END,
 };
 
 const tf_opt_set tf_color_relief_set = {.cmd = "color-relief",
-                               .head = head,
-                               .tail = tail,
-                               .column = 25,
-                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
-                               .last_positional = 1};
+                                        .head = head,
+                                        .tail = tail,
+                                        .column = 25,
+                                        .groups = {{rows, 0}, {tf_common_opts, O(run)}},
+                                        .last_positional = 1};
 #undef O
 
 int tf_color_relief_main(int argc, char **argv) {

@@ -44,25 +44,45 @@ static int epsilon_on(tf_cli *cli, const tf_opt *row, void *base, int argc, char
 
 #define O(f) offsetof(fill_args, f)
 static const tf_opt rows[] = {
-    {.kind = TF_STR, .names = "-z", .arg = "DEM", .off = O(z), .role = TF_ROLE_IN, .doc = "the DEM (TauDEM's spelling)"},
-    {.kind = TF_STR, .names = "-fel", .arg = "OUT", .off = O(fel), .role = TF_ROLE_OUT,
+    {.kind = TF_STR,
+     .names = "-z",
+     .arg = "DEM",
+     .off = O(z),
+     .role = TF_ROLE_IN,
+     .doc = "the DEM (TauDEM's spelling)"},
+    {.kind = TF_STR,
+     .names = "-fel",
+     .arg = "OUT",
+     .off = O(fel),
+     .role = TF_ROLE_OUT,
      .doc = "the filled DEM written (TauDEM's spelling)"},
-    {.kind = TF_CUSTOM, .names = "-ot", .arg = "TYPE", .fn = out_type,
+    {.kind = TF_CUSTOM,
+     .names = "-ot",
+     .arg = "TYPE",
+     .fn = out_type,
      .doc = "output data type (Byte ... Float64; default Float32)"},
-    {.kind = TF_FLAG, .names = "--epsilon", .off = O(o.epsilon), .doc = "no flats: every cell drains strictly downhill"},
-    {.kind = TF_DOUBLE, .names = "--epsilon-step", .arg = "E", .off = O(o.epsilon_step), .lo = 0, .lo_open = 1,
-     .hi = INFINITY, .fn = epsilon_on, .doc = "the increment of --epsilon (default: one float ulp)"},
+    {.kind = TF_FLAG,
+     .names = "--epsilon",
+     .off = O(o.epsilon),
+     .doc = "no flats: every cell drains strictly downhill"},
+    {.kind = TF_DOUBLE,
+     .names = "--epsilon-step",
+     .arg = "E",
+     .off = O(o.epsilon_step),
+     .lo = 0,
+     .lo_open = 1,
+     .hi = INFINITY,
+     .fn = epsilon_on,
+     .doc = "the increment of --epsilon (default: one float ulp)"},
     TF_OPT_END,
 };
 
-const tf_opt_set tf_fill_set = {.cmd = "fill",
-                                .head = head,
-                                .column = 25,
-                                .groups = {{rows, 0},
-                                           {tf_graph_opts_rows, O(o.graph)},
-                                           {tf_burn_opts_rows, O(o.burn)},
-                                           {tf_common_opts, O(o.run)}},
-                                .last_positional = 1};
+const tf_opt_set tf_fill_set = {
+    .cmd = "fill",
+    .head = head,
+    .column = 25,
+    .groups = {{rows, 0}, {tf_graph_opts_rows, O(o.graph)}, {tf_burn_opts_rows, O(o.burn)}, {tf_common_opts, O(o.run)}},
+    .last_positional = 1};
 #undef O
 
 int tf_fill_main(int argc, char **argv) {

@@ -16,7 +16,7 @@ static const char head[] =
 
 typedef struct {
   tr_hillshade_opts o;
-  int modes;    /* bit per shading flag given */
+  int modes; /* bit per shading flag given */
   int az_given;
 } hs_cli;
 
@@ -36,20 +36,44 @@ static int azimuth_given(tf_cli *cli, const tf_opt *row, void *base, int argc, c
 #define O(f) offsetof(hs_cli, f)
 static const tf_opt rows[] = {
     {.kind = TF_DOUBLE, .names = "-z", .arg = "ZFACTOR", .off = O(o.z), .doc = "vertical exaggeration (default 1)"},
-    {.kind = TF_DOUBLE, .names = "-s -scale", .arg = "SCALE", .off = O(o.scale), .lo = 0, .lo_open = 1,
+    {.kind = TF_DOUBLE,
+     .names = "-s -scale",
+     .arg = "SCALE",
+     .off = O(o.scale),
+     .lo = 0,
+     .lo_open = 1,
      .hi = INFINITY,
      .doc = "vertical / horizontal units (gdaldem -s); without it a\n"
             "geographic DEM gets metric cell sizes from its ellipsoid"},
-    {.kind = TF_DOUBLE, .names = "-az -azimuth", .arg = "AZIMUTH", .off = O(o.azimuth),
-     .fn = azimuth_given, .doc = "light from, degrees clockwise from north (default 315)"},
-    {.kind = TF_DOUBLE, .names = "-alt -altitude", .arg = "ALTITUDE", .off = O(o.altitude),
+    {.kind = TF_DOUBLE,
+     .names = "-az -azimuth",
+     .arg = "AZIMUTH",
+     .off = O(o.azimuth),
+     .fn = azimuth_given,
+     .doc = "light from, degrees clockwise from north (default 315)"},
+    {.kind = TF_DOUBLE,
+     .names = "-alt -altitude",
+     .arg = "ALTITUDE",
+     .off = O(o.altitude),
      .doc = "light above the horizon, degrees (default 45)"},
     TF_ALG_ROW(O(o.alg)),
-    {.kind = TF_FLAG, .names = "-combined", .off = O(o.mode), .set = TR_SHADE_COMBINED, .fn = shading_given,
+    {.kind = TF_FLAG,
+     .names = "-combined",
+     .off = O(o.mode),
+     .set = TR_SHADE_COMBINED,
+     .fn = shading_given,
      .doc = "shade darkened by the slope"},
-    {.kind = TF_FLAG, .names = "-multidirectional", .off = O(o.mode), .set = TR_SHADE_MULTIDIRECTIONAL, .fn = shading_given,
+    {.kind = TF_FLAG,
+     .names = "-multidirectional",
+     .off = O(o.mode),
+     .set = TR_SHADE_MULTIDIRECTIONAL,
+     .fn = shading_given,
      .doc = "lights from 225, 270, 315 and 360 degrees"},
-    {.kind = TF_FLAG, .names = "-igor", .off = O(o.mode), .set = TR_SHADE_IGOR, .fn = shading_given,
+    {.kind = TF_FLAG,
+     .names = "-igor",
+     .off = O(o.mode),
+     .set = TR_SHADE_IGOR,
+     .fn = shading_given,
      .doc = "Igor's shading: no shadows on slopes facing the light"},
     {.kind = TF_FLAG, .names = "-compute_edges", .off = O(o.compute_edges), .doc = "compute edge cells too"},
     TF_OPT_END,

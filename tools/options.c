@@ -100,46 +100,52 @@ int tf_opt_take(tf_cli *cli, const tf_opt *row, void *opts, size_t base, int arg
     if (!(v = tf_value(cli, argc, argv, i))) return TF_ARG_ERROR;
     char range[96];
     switch (row->kind) {
-    case TF_INT:
-    case TF_LONG: {
-      long n;
-      if (tf_parse_int(cli, name, v, has_range(row) ? (long)row->lo : LONG_MIN, has_range(row) ? (long)row->hi : LONG_MAX, &n))
-        return TF_ARG_ERROR;
-      if (row->kind == TF_INT) *(int *)field = (int)n;
-      else *(long *)field = n;
-      break;
-    }
-    case TF_DOUBLE: {
-      double d;
-      if (tf_parse_double(cli, name, v, &d)) return TF_ARG_ERROR;
-      if (has_range(row) && (d < row->lo || d > row->hi || (row->lo_open && d == row->lo) || (row->hi_open && d == row->hi))) {
-        range_text(row, range, sizeof range);
-        if (row->lo == 0 && row->lo_open && isinf(row->hi)) tf_usage_error(cli, "%s must be positive, got %s", name, v);
-        else tf_usage_error(cli, "%s: %s is out of range %s", name, v, range);
-        return TF_ARG_ERROR;
+      case TF_INT:
+      case TF_LONG: {
+        long n;
+        if (tf_parse_int(cli, name, v, has_range(row) ? (long)row->lo : LONG_MIN,
+                         has_range(row) ? (long)row->hi : LONG_MAX, &n))
+          return TF_ARG_ERROR;
+        if (row->kind == TF_INT)
+          *(int *)field = (int)n;
+        else
+          *(long *)field = n;
+        break;
       }
-      *(double *)field = d;
-      break;
-    }
-    case TF_STR:
-      *(const char **)field = v;
-      break;
-    case TF_CHOICE: {
-      const int k = choice_of(row, v);
-      if (k < 0) {
-        char list[256];
-        choices_listed(row, list, sizeof list);
-        tf_usage_error(cli, "%s: '%s' is not one of %s", name, v, list);
-        return TF_ARG_ERROR;
+      case TF_DOUBLE: {
+        double d;
+        if (tf_parse_double(cli, name, v, &d)) return TF_ARG_ERROR;
+        if (has_range(row) &&
+            (d < row->lo || d > row->hi || (row->lo_open && d == row->lo) || (row->hi_open && d == row->hi))) {
+          range_text(row, range, sizeof range);
+          if (row->lo == 0 && row->lo_open && isinf(row->hi))
+            tf_usage_error(cli, "%s must be positive, got %s", name, v);
+          else
+            tf_usage_error(cli, "%s: %s is out of range %s", name, v, range);
+          return TF_ARG_ERROR;
+        }
+        *(double *)field = d;
+        break;
       }
-      *(int *)field = k;
-      break;
-    }
-    case TF_SIZE:
-      if (tf_parse_size(cli, name, v, (int64_t *)field)) return TF_ARG_ERROR;
-      break;
-    default:
-      return TF_ARG_ERROR;
+      case TF_STR:
+        *(const char **)field = v;
+        break;
+      case TF_CHOICE: {
+        const int k = choice_of(row, v);
+        if (k < 0) {
+          char list[256];
+          choices_listed(row, list, sizeof list);
+          tf_usage_error(cli, "%s: '%s' is not one of %s", name, v, list);
+          return TF_ARG_ERROR;
+        }
+        *(int *)field = k;
+        break;
+      }
+      case TF_SIZE:
+        if (tf_parse_size(cli, name, v, (int64_t *)field)) return TF_ARG_ERROR;
+        break;
+      default:
+        return TF_ARG_ERROR;
     }
   }
   return row->fn ? row->fn(cli, row, (char *)opts + base, argc, argv, i) : TF_ARG_TAKEN;
@@ -187,8 +193,10 @@ static void help_rows(const tf_opt *rows, int column) {
     const int w = printf("  %s", left);
     const char *d = r->doc;
     size_t n = strcspn(d, "\n");
-    if (w + 1 > column) printf("\n%*s%.*s\n", column, "", (int)n, d); /* a long left column: the text below it */
-    else printf("%*s%.*s\n", column - w, "", (int)n, d);
+    if (w + 1 > column)
+      printf("\n%*s%.*s\n", column, "", (int)n, d); /* a long left column: the text below it */
+    else
+      printf("%*s%.*s\n", column - w, "", (int)n, d);
     for (d += n; *d == '\n';) {
       d++;
       n = strcspn(d, "\n");
@@ -203,8 +211,10 @@ void tf_opt_print_help(const tf_opt_set *set) {
   int common = 0;
   printf("%s", set->head);
   for (int g = 0; g < TF_OPT_GROUPS && set->groups[g].rows; g++) {
-    if (set->groups[g].rows == tf_common_opts) common = 1;
-    else help_rows(set->groups[g].rows, column);
+    if (set->groups[g].rows == tf_common_opts)
+      common = 1;
+    else
+      help_rows(set->groups[g].rows, column);
   }
   if (set->tail) printf("%s", set->tail);
   if (!common) return;
@@ -214,7 +224,7 @@ void tf_opt_print_help(const tf_opt_set *set) {
 
 /* ---- the table as text -------------------------------------------------------------------- */
 
-static const char *const kind_names[] = {"heading", "flag", "int",  "int",  "number",
+static const char *const kind_names[] = {"heading", "flag",   "int",  "int",    "number",
                                          "text",    "choice", "size", "custom", "flag"};
 static const char *const role_names[] = {"value", "in", "out", "out-if-dem"};
 
@@ -225,27 +235,39 @@ void tf_opt_print_table(const tf_opt_set *set, const void *defaults) {
       const char *f = (const char *)defaults + set->groups[g].base + r->off;
       char def[128] = "-", range[96] = "-";
       switch (r->kind) {
-      case TF_FLAG:
-      case TF_INT: snprintf(def, sizeof def, "%d", *(const int *)f); break;
-      case TF_LONG: snprintf(def, sizeof def, "%ld", *(const long *)f); break;
-      case TF_DOUBLE: snprintf(def, sizeof def, "%.17g", *(const double *)f); break;
-      case TF_SIZE: snprintf(def, sizeof def, "%" PRId64, *(const int64_t *)f); break;
-      case TF_STR:
-        if (*(const char *const *)f) snprintf(def, sizeof def, "%s", *(const char *const *)f);
-        break;
-      case TF_CHOICE: {
-        const int k = *(const int *)f;
-        const char *p = r->choices;
-        for (int c = 0; p && *p && c < k; c++) p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
-        if (p && *p) snprintf(def, sizeof def, "%.*s", (int)strcspn(p, "|"), p);
-        break;
-      }
-      default: break;
+        case TF_FLAG:
+        case TF_INT:
+          snprintf(def, sizeof def, "%d", *(const int *)f);
+          break;
+        case TF_LONG:
+          snprintf(def, sizeof def, "%ld", *(const long *)f);
+          break;
+        case TF_DOUBLE:
+          snprintf(def, sizeof def, "%.17g", *(const double *)f);
+          break;
+        case TF_SIZE:
+          snprintf(def, sizeof def, "%" PRId64, *(const int64_t *)f);
+          break;
+        case TF_STR:
+          if (*(const char *const *)f) snprintf(def, sizeof def, "%s", *(const char *const *)f);
+          break;
+        case TF_CHOICE: {
+          const int k = *(const int *)f;
+          const char *p = r->choices;
+          for (int c = 0; p && *p && c < k; c++) p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
+          if (p && *p) snprintf(def, sizeof def, "%.*s", (int)strcspn(p, "|"), p);
+          break;
+        }
+        default:
+          break;
       }
       if (has_range(r)) range_text(r, range, sizeof range);
       const int nv = r->nvalues ? r->nvalues : r->kind == TF_FLAG || r->kind == TF_ACTION ? 0 : 1;
       const tf_opt *g0 = set->groups[g].rows;
-      const char *group = g0 == tf_common_opts ? "common" : g0 == tf_graph_opts_rows ? "engine" : g0 == tf_burn_opts_rows ? "burn" : "own";
+      const char *group = g0 == tf_common_opts       ? "common"
+                          : g0 == tf_graph_opts_rows ? "engine"
+                          : g0 == tf_burn_opts_rows  ? "burn"
+                                                     : "own";
       printf("%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r->names, kind_names[r->kind], role_names[r->role], nv,
              r->choices ? r->choices : "-", range, def, group);
     }
@@ -273,8 +295,10 @@ static int consider(const char *w, size_t k, void *user) {
     snprintf(s->buf, s->len, "%s", word);
   }
   if (s->n >= 4 && !strncmp(word, s->opt, s->n)) {
-    if (!s->prefix[0]) snprintf(s->prefix, sizeof s->prefix, "%s", word);
-    else if (strcmp(word, s->prefix)) s->ambiguous = 1;
+    if (!s->prefix[0])
+      snprintf(s->prefix, sizeof s->prefix, "%s", word);
+    else if (strcmp(word, s->prefix))
+      s->ambiguous = 1;
   }
   return 0;
 }

@@ -31,12 +31,12 @@ typedef enum {
   TF_FLAG,    /* nothing; the int at .off gets .set (1 when .set is 0) */
   TF_INT,     /* a whole number in [.lo, .hi] into an int (TF_LONG: a long) */
   TF_LONG,
-  TF_DOUBLE,  /* a finite number in the range (.lo_open/.hi_open: ends excluded) into a double */
-  TF_STR,     /* the word itself into a const char * */
-  TF_CHOICE,  /* one of .choices ("a|b|c"; .nocase: any case): its position into an int */
-  TF_SIZE,    /* a size (512M, 4G; plain numbers are MiB) into an int64_t */
-  TF_CUSTOM,  /* .fn reads (tf_value) and stores its value(s) */
-  TF_ACTION   /* takes nothing; .fn does what it asks */
+  TF_DOUBLE, /* a finite number in the range (.lo_open/.hi_open: ends excluded) into a double */
+  TF_STR,    /* the word itself into a const char * */
+  TF_CHOICE, /* one of .choices ("a|b|c"; .nocase: any case): its position into an int */
+  TF_SIZE,   /* a size (512M, 4G; plain numbers are MiB) into an int64_t */
+  TF_CUSTOM, /* .fn reads (tf_value) and stores its value(s) */
+  TF_ACTION  /* takes nothing; .fn does what it asks */
 } tf_opt_kind;
 
 /* What the value is, for batch (and the Python and QGIS signatures). */
@@ -57,15 +57,15 @@ struct tf_opt {
   const char *arg;   /* the value's name in --help ("SCALE"); a TF_CHOICE without one shows its choices */
   size_t off;        /* of its field in the group's struct */
   tf_opt_role role;
-  int nvalues;       /* words it takes when not 1 (TF_FLAG, TF_ACTION: 0); -4: four numbers, or one word */
-  double lo, hi;     /* TF_INT, TF_LONG, TF_DOUBLE range (both 0: any) */
+  int nvalues;   /* words it takes when not 1 (TF_FLAG, TF_ACTION: 0); -4: four numbers, or one word */
+  double lo, hi; /* TF_INT, TF_LONG, TF_DOUBLE range (both 0: any) */
   int lo_open, hi_open;
-  int set;           /* TF_FLAG: the value stored (0: 1) */
-  int nocase;        /* TF_CHOICE: any case */
+  int set;    /* TF_FLAG: the value stored (0: 1) */
+  int nocase; /* TF_CHOICE: any case */
   const char *choices;
-  tf_opt_fn fn;      /* TF_CUSTOM; with another kind, called after it stored (may check or add) */
-  const char *left;  /* --help's left column, when not "NAME ARG, NAME ARG" of every spelling */
-  const char *doc;   /* --help's text ('\n': a line more, aligned); NULL: not in --help */
+  tf_opt_fn fn;     /* TF_CUSTOM; with another kind, called after it stored (may check or add) */
+  const char *left; /* --help's left column, when not "NAME ARG, NAME ARG" of every spelling */
+  const char *doc;  /* --help's text ('\n': a line more, aligned); NULL: not in --help */
 };
 
 /* The rows of one group and where its struct lies in the command's. */
@@ -77,16 +77,17 @@ typedef struct {
 #define TF_OPT_GROUPS 6
 typedef struct {
   const char *cmd;
-  const char *head; /* --help before the options: usage lines and what it does */
-  const char *tail; /* --help after them (before the common options) */
-  int column;       /* where --help's texts start (0: 25) */
+  const char *head;                   /* --help before the options: usage lines and what it does */
+  const char *tail;                   /* --help after them (before the common options) */
+  int column;                         /* where --help's texts start (0: 25) */
   tf_opt_group groups[TF_OPT_GROUPS]; /* the command's first, the common options' last */
-  int dashdash;      /* a single-dash spelling answers to two dashes too (gdaldem hillshade's --az) */
-  int last_positional; /* batch: the last of two or more file names is the output */
+  int dashdash;                       /* a single-dash spelling answers to two dashes too (gdaldem hillshade's --az) */
+  int last_positional;                /* batch: the last of two or more file names is the output */
 } tf_opt_set;
 
 /* The end of a table. */
-#define TF_OPT_END {.kind = TF_HEADING, .names = NULL, .doc = NULL}
+#define TF_OPT_END \
+  { .kind = TF_HEADING, .names = NULL, .doc = NULL }
 
 /* The shared groups (cli.c): the common options on tr_run_opts (tf_cli's
  * own -q, --progress, -co, -h included), the AAP engine's on tr_graph_opts,

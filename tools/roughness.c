@@ -20,10 +20,10 @@ static const tf_opt rows[] = {
 };
 
 const tf_opt_set tf_roughness_set = {.cmd = "roughness",
-                               .head = head,
-                               .column = 22,
-                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
-                               .last_positional = 1};
+                                     .head = head,
+                                     .column = 22,
+                                     .groups = {{rows, 0}, {tf_common_opts, O(run)}},
+                                     .last_positional = 1};
 #undef O
 
 int tf_roughness_main(int argc, char **argv) {

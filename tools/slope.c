@@ -16,7 +16,12 @@ static const char head[] =
 static const tf_opt rows[] = {
     TF_ALG_ROW(O(alg)),
     {.kind = TF_FLAG, .names = "-p", .off = O(percent), .doc = "percent rise instead of degrees"},
-    {.kind = TF_DOUBLE, .names = "-s -scale", .arg = "SCALE", .off = O(scale), .lo = 0, .lo_open = 1,
+    {.kind = TF_DOUBLE,
+     .names = "-s -scale",
+     .arg = "SCALE",
+     .off = O(scale),
+     .lo = 0,
+     .lo_open = 1,
      .hi = INFINITY,
      .doc = "vertical / horizontal units (gdaldem -s); without it a\n"
             "geographic DEM gets metric cell sizes from its ellipsoid"},
@@ -24,11 +29,8 @@ static const tf_opt rows[] = {
     TF_OPT_END,
 };
 
-const tf_opt_set tf_slope_set = {.cmd = "slope",
-                               .head = head,
-                               .column = 32,
-                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
-                               .last_positional = 1};
+const tf_opt_set tf_slope_set = {
+    .cmd = "slope", .head = head, .column = 32, .groups = {{rows, 0}, {tf_common_opts, O(run)}}, .last_positional = 1};
 #undef O
 
 int tf_slope_main(int argc, char **argv) {

@@ -15,16 +15,18 @@ static const char head[] =
 
 #define O(f) offsetof(tr_smooth_opts, f)
 static const tf_opt rows[] = {
-    {.kind = TF_INT, .names = "--passes", .arg = "N", .off = O(passes), .lo = 1, .hi = TR_SMOOTH_MAX_PASSES,
+    {.kind = TF_INT,
+     .names = "--passes",
+     .arg = "N",
+     .off = O(passes),
+     .lo = 1,
+     .hi = TR_SMOOTH_MAX_PASSES,
      .doc = "passes of the filter"},
     TF_OPT_END,
 };
 
-const tf_opt_set tf_smooth_set = {.cmd = "smooth",
-                               .head = head,
-                               .column = 22,
-                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
-                               .last_positional = 1};
+const tf_opt_set tf_smooth_set = {
+    .cmd = "smooth", .head = head, .column = 22, .groups = {{rows, 0}, {tf_common_opts, O(run)}}, .last_positional = 1};
 #undef O
 
 int tf_smooth_main(int argc, char **argv) {

@@ -18,11 +18,8 @@ static const tf_opt rows[] = {
     TF_OPT_END,
 };
 
-const tf_opt_set tf_tpi_set = {.cmd = "tpi",
-                               .head = head,
-                               .column = 22,
-                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
-                               .last_positional = 1};
+const tf_opt_set tf_tpi_set = {
+    .cmd = "tpi", .head = head, .column = 22, .groups = {{rows, 0}, {tf_common_opts, O(run)}}, .last_positional = 1};
 #undef O
 
 int tf_tpi_main(int argc, char **argv) {

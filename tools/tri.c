@@ -14,18 +14,19 @@ static const char head[] =
 
 #define O(f) offsetof(tr_tri_opts, f)
 static const tf_opt rows[] = {
-    {.kind = TF_CHOICE, .names = "-alg", .choices = "Riley|Wilson", .nocase = 1, .off = O(alg),
+    {.kind = TF_CHOICE,
+     .names = "-alg",
+     .choices = "Riley|Wilson",
+     .nocase = 1,
+     .off = O(alg),
      .doc = "Riley: root of the summed squared differences to the 8 neighbours\n"
             "(default, as gdaldem); Wilson: their mean absolute difference"},
     {.kind = TF_FLAG, .names = "-compute_edges", .off = O(compute_edges), .doc = "compute edge cells too"},
     TF_OPT_END,
 };
 
-const tf_opt_set tf_tri_set = {.cmd = "tri",
-                               .head = head,
-                               .column = 22,
-                               .groups = {{rows, 0}, {tf_common_opts, O(run)}},
-                               .last_positional = 1};
+const tf_opt_set tf_tri_set = {
+    .cmd = "tri", .head = head, .column = 22, .groups = {{rows, 0}, {tf_common_opts, O(run)}}, .last_positional = 1};
 #undef O
 
 int tf_tri_main(int argc, char **argv) {

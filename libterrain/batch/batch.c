@@ -51,8 +51,10 @@ static tr_json *job_json(int i, const tb_job *j) {
     tr_json_set(o, "max_rss_kb", tr_json_int(j->res.max_rss_kb));
   }
   if (j->res.error[0]) tr_json_set(o, "error", tr_json_str(j->res.error));
-  if (j->stats) tr_json_set(o, "stats", tr_json_verbatim(j->stats)); /* checked as it was read */
-  else if (j->stats_json && j->state == TB_JOB_DONE) tr_json_set(o, "stats_file", tr_json_str(j->stats_json));
+  if (j->stats)
+    tr_json_set(o, "stats", tr_json_verbatim(j->stats)); /* checked as it was read */
+  else if (j->stats_json && j->state == TB_JOB_DONE)
+    tr_json_set(o, "stats_file", tr_json_str(j->stats_json));
   return o;
 }
 
@@ -124,7 +126,8 @@ static int save_summary(const char *path, const tr_batch_opts *a, const tb_jobs 
     char tmp[PATH_MAX + 64];
     snprintf(tmp, sizeof tmp, "%s.terrafort-%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
-    if (!f) rc = -1;
+    if (!f)
+      rc = -1;
     else {
       const int bad = fprintf(f, "%s\n", text) < 0;
       if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
@@ -160,21 +163,31 @@ static int find_program(const tr_batch_opts *o, char *buf, size_t len, tr_error 
     if (n && (size_t)snprintf(buf, len, "%.*s/%s", (int)n, d, p) < len && !access(buf, X_OK)) return 0;
     d += n + (d[n] == ':');
   }
-  return tr_fail(err, TR_EUSAGE, "no program '%s' on PATH to run the jobs (set tr_batch_opts.program or TERRAFORT_PROGRAM)", p);
+  return tr_fail(err, TR_EUSAGE,
+                 "no program '%s' on PATH to run the jobs (set tr_batch_opts.program or TERRAFORT_PROGRAM)", p);
 }
 
 /* An exit code of the batch's insides as the status tr_exit_code maps back. */
 static int status_of(int code) {
   switch (code) {
-  case TR_EXIT_OK: return TR_OK;
-  case TR_EXIT_USAGE: return TR_EUSAGE;
-  case TR_EXIT_INPUT: return TR_EINPUT;
-  case TR_EXIT_OUTPUT: return TR_EOUTPUT;
-  case TR_EXIT_NOMEM: return TR_ENOMEM;
-  case TR_EXIT_INTERRUPTED: return TR_EINTERRUPTED;
-  case TR_EXIT_RANK: return TR_ERANK;
-  case TR_EXIT_BATCH: return TR_EBATCH;
-  default: return TR_EINTERNAL;
+    case TR_EXIT_OK:
+      return TR_OK;
+    case TR_EXIT_USAGE:
+      return TR_EUSAGE;
+    case TR_EXIT_INPUT:
+      return TR_EINPUT;
+    case TR_EXIT_OUTPUT:
+      return TR_EOUTPUT;
+    case TR_EXIT_NOMEM:
+      return TR_ENOMEM;
+    case TR_EXIT_INTERRUPTED:
+      return TR_EINTERRUPTED;
+    case TR_EXIT_RANK:
+      return TR_ERANK;
+    case TR_EXIT_BATCH:
+      return TR_EBATCH;
+    default:
+      return TR_EINTERNAL;
   }
 }
 
@@ -182,8 +195,9 @@ int tr_batch(const tr_batch_opts *a, tr_error *err) {
   if (a->jobs_file && (a->dir || a->glob || a->cmd))
     return tr_fail(err, TR_EUSAGE, "give either a jobs file or dir/glob/cmd, not both");
   if (!a->jobs_file && (!a->dir || !a->glob || !a->cmd))
-    return tr_fail(err, TR_EUSAGE, a->dir || a->glob || a->cmd ? "--dir, --glob and --cmd go together"
-                                                               : "expected a JOBS_FILE (or --dir, --glob and --cmd)");
+    return tr_fail(err, TR_EUSAGE,
+                   a->dir || a->glob || a->cmd ? "--dir, --glob and --cmd go together"
+                                               : "expected a JOBS_FILE (or --dir, --glob and --cmd)");
   if (a->jobs_per_rank < 1 || a->jobs_per_rank > 256)
     return tr_fail(err, TR_EUSAGE, "jobs per rank: %d is out of range [1, 256]", a->jobs_per_rank);
   char program[PATH_MAX];
@@ -205,11 +219,15 @@ int tr_batch(const tr_batch_opts *a, tr_error *err) {
   tb_jobs jobs = {.program = program};
   char summary[PATH_MAX + 32], done_list[PATH_MAX + 40];
   const char *dflt = a->jobs_file ? a->jobs_file : "terrafort-batch";
-  if (a->summary) snprintf(summary, sizeof summary, "%s", a->summary);
-  else snprintf(summary, sizeof summary, "%s.summary.json", dflt);
+  if (a->summary)
+    snprintf(summary, sizeof summary, "%s", a->summary);
+  else
+    snprintf(summary, sizeof summary, "%s.summary.json", dflt);
   /* beside the summary, or where it would be when it goes to stdout */
-  if (strcmp(summary, "-")) snprintf(done_list, sizeof done_list, "%s.done", summary);
-  else snprintf(done_list, sizeof done_list, "%s.summary.json.done", dflt);
+  if (strcmp(summary, "-"))
+    snprintf(done_list, sizeof done_list, "%s.done", summary);
+  else
+    snprintf(done_list, sizeof done_list, "%s.summary.json.done", dflt);
   /* the batch's own files: no job may write one (every rank's jobs) */
   static char keep[3 * PATH_MAX + 200];
   snprintf(keep, sizeof keep, "%s=the batch's jobs file\t%s\nthe batch's summary\t%s\nthe batch's done list\t%s",
@@ -231,8 +249,10 @@ int tr_batch(const tr_batch_opts *a, tr_error *err) {
   tb_batch_outcome out;
   int rc = tb_batch_run(tr_rank() == 0 ? &jobs : NULL, startup, &run, &out);
   int status = status_of(rc);
-  if (startup) status = tr_fail(err, status_of(startup), "%s", why);
-  else if (tr_rank() != 0 && rc != TR_EXIT_OK) status = tr_fail(err, status, "%s", tr_strerror(status));
+  if (startup)
+    status = tr_fail(err, status_of(startup), "%s", why);
+  else if (tr_rank() != 0 && rc != TR_EXIT_OK)
+    status = tr_fail(err, status, "%s", tr_strerror(status));
   if (tr_rank() == 0 && !startup && (rc == TR_EXIT_OK || rc == TR_EXIT_INTERRUPTED || rc == TR_EXIT_RANK)) {
     int failed = 0;
     for (int i = 0; i < jobs.n; i++) failed += jobs.v[i].state == TB_JOB_FAILED;

@@ -110,8 +110,10 @@ static char *field(char **p) {
 }
 
 static int role_of(const char *s) {
-  return !strcmp(s, "in") ? TB_ROLE_IN : !strcmp(s, "out") ? TB_ROLE_OUT : !strcmp(s, "out-if-dem") ? TB_ROLE_OUT_IF_DEM
-                                                                                                       : TB_ROLE_VALUE;
+  return !strcmp(s, "in")           ? TB_ROLE_IN
+         : !strcmp(s, "out")        ? TB_ROLE_OUT
+         : !strcmp(s, "out-if-dem") ? TB_ROLE_OUT_IF_DEM
+                                    : TB_ROLE_VALUE;
 }
 
 /* The table text into g (the text is cut up in place; every string copied). */
@@ -125,9 +127,12 @@ static int parse(tb_grammar *g, char *text) {
     if (!strcmp(first, "#set")) {
       for (const char *k; p && *(k = field(&p));) {
         const int v = atoi(field(&p));
-        if (!strcmp(k, "last_positional")) g->last_positional = v;
-        else if (!strcmp(k, "dashdash")) g->dashdash = v;
-        else if (!strcmp(k, "job")) g->job = v;
+        if (!strcmp(k, "last_positional"))
+          g->last_positional = v;
+        else if (!strcmp(k, "dashdash"))
+          g->dashdash = v;
+        else if (!strcmp(k, "job"))
+          g->job = v;
       }
     } else if (!strcmp(first, "#form")) {
       if (g->nforms == cap_f) {

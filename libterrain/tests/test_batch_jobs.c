@@ -66,8 +66,8 @@ static const char *values_for(const char *names, int nvalues, const char *choice
 static int test_batch_reads_the_table(void) {
   static char cmds[64][512], rows[512][512];
   char sh[8300];
-  snprintf(sh, sizeof sh, "'%.4000s' --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} /^$/ {on = 0}'",
-           tf);
+  snprintf(sh, sizeof sh,
+           "'%.4000s' --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} /^$/ {on = 0}'", tf);
   const int ncmd = run_lines(sh, cmds, 64);
   ASSERT(ncmd >= 10);
   int checked = 0;
@@ -90,7 +90,8 @@ static int test_batch_reads_the_table(void) {
       if (rows[r][0] == '#') continue;
       char row[512], *save;
       snprintf(row, sizeof row, "%.500s", rows[r]);
-      char *names = strtok_r(row, "\t", &save), *kind = strtok_r(NULL, "\t", &save), *role = strtok_r(NULL, "\t", &save);
+      char *names = strtok_r(row, "\t", &save), *kind = strtok_r(NULL, "\t", &save),
+           *role = strtok_r(NULL, "\t", &save);
       char *nv = strtok_r(NULL, "\t", &save), *choices = strtok_r(NULL, "\t", &save);
       ASSERT(names && kind && role && nv && choices);
       if (!strcmp(names, "--options") || !strcmp(names, "-h --help")) continue; /* a job with them only prints */
@@ -99,10 +100,11 @@ static int test_batch_reads_the_table(void) {
       snprintf(spell, sizeof spell, "%.500s", names);
       for (char *s2, *w = strtok_r(spell, " ", &s2); w; w = strtok_r(NULL, " ", &s2)) {
         char line[1024];
-        if (out) snprintf(line, sizeof line, "%.100s %s %.200s opt_out.tif%s", cmds[c], files, w, last ? " last.tif" : "");
+        if (out)
+          snprintf(line, sizeof line, "%.100s %s %.200s opt_out.tif%s", cmds[c], files, w, last ? " last.tif" : "");
         else
-          snprintf(line, sizeof line, "%.100s %s %.200s %.100s%s", cmds[c], files, w, values_for(names, atoi(nv), choices),
-                   last ? " last.tif" : "");
+          snprintf(line, sizeof line, "%.100s %s %.200s %.100s%s", cmds[c], files, w,
+                   values_for(names, atoi(nv), choices), last ? " last.tif" : "");
         tb_jobs js;
         char err[512] = "";
         ASSERT_EQ_INT(read_jobs(&js, line, err, sizeof err), 0);
@@ -110,9 +112,12 @@ static int test_batch_reads_the_table(void) {
         const tb_job *j = &js.v[0];
         int has_opt = 0, has_last = 0, others = 0;
         for (int k = 0; k < j->nout; k++) {
-          if (strstr(j->out[k], "opt_out.tif")) has_opt = 1;
-          else if (strstr(j->out[k], "last.tif")) has_last = 1;
-          else others++;
+          if (strstr(j->out[k], "opt_out.tif"))
+            has_opt = 1;
+          else if (strstr(j->out[k], "last.tif"))
+            has_last = 1;
+          else
+            others++;
         }
         const int ok = has_opt == out && has_last == last && !others;
         if (!ok)

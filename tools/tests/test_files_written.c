@@ -503,6 +503,15 @@ typedef struct {
   const char *skip;       /* outputs this form of the run cannot have (they need a DEM) */
 } walk_run;
 
+/* flowgraph's outputs by kind, for the runs' lists of outputs they cannot have (each
+ * word ends with a blank, so that lists join by juxtaposition) */
+#define WALK_DINF "--ang -ang --slp -slp --sca -sca --twi -twi --spi "
+#define WALK_D8_LINKS "--acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --basin-stats "
+#define WALK_DIRS "--dir -p --slope -sd8 "
+#define WALK_SIDE "--stats-json --ft-report --aap-stats "
+#define WALK_OUTLETS "--moved-outlets -om --outlet-table -id "
+#define WALK_LENGTHS "--plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord "
+#define WALK_DISTANCES "--hand -dd --d8-dist -dist "
 static const walk_run walk_runs[] = {
     {.cmd = NULL, .line = "%s"},
     {.cmd = "color-relief", .line = "%s ramp.txt", .reads = "ramp.txt"},
@@ -511,48 +520,35 @@ static const walk_run walk_runs[] = {
     {.cmd = "breach", .line = "%s --burn l.gpkg --burn-depth 1", .reads = "l.gpkg"},
     {.cmd = "flowgraph",
      .line = "%s --basins b.tif --weights w.tif --filled-in f.tif --outlets o.gpkg --burn l.gpkg --burn-depth 1",
-     .reads = "w.tif f.tif o.gpkg l.gpkg", .skip = "--ang -ang --slp -slp --sca -sca --twi -twi --spi"},
+     .reads = "w.tif f.tif o.gpkg l.gpkg", .skip = WALK_DINF},
     /* (--moved-outlets needs --outlets, which both D8 runs give) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif -wg w.tif -fel f.tif -w b.tif -o o.gpkg", .reads = "p.tif",
-     .skip = "--dir -p --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi --spi"},
+     .skip = WALK_DINF WALK_DIRS},
     /* TauDEM streamnet's inputs, the streams and the area given (w.tif,
      * f.tif: on the directions' grid); the products made from --threshold
      * and the given ones' names are refused with them (exit 2) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif --streams-in w.tif --acc-in f.tif -fel f.tif -w b.tif",
      .reads = "p.tif w.tif f.tif",
-     .skip = "--dir -p --acc -ad8 --streams -src --slope -sd8 --ang -ang --slp -slp --sca -sca --twi -twi --spi "
-             "--moved-outlets -om --outlet-table -id --hand -dd --d8-dist -dist"},
+     .skip = WALK_DINF WALK_DIRS WALK_OUTLETS WALK_DISTANCES "--acc -ad8 --streams -src"},
     /* D-infinity's products (--method dinf refuses D8's, --plen, --tlen and
      * --gord among them, and takes --hand and --d8-dist; the side files are
      * the first run's), each run with one product of its own */
     {.cmd = "flowgraph", .line = "%s --method dinf --ang a.tif",
-     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id -gw --plen -plen "
-             "--tlen -tlen --gord -gord --tree -tree --coord -coord"},
+     .skip = WALK_D8_LINKS WALK_DIRS WALK_SIDE WALK_OUTLETS WALK_LENGTHS "--ang -ang"},
     {.cmd = "flowgraph", .line = "%s --method dinf --slp s.tif",
-     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w --network -net --slope -sd8 --basin-stats "
-             "--slp -slp --sca -sca --twi -twi --spi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
-             "-gw --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+     .skip = WALK_D8_LINKS WALK_DIRS WALK_SIDE WALK_OUTLETS WALK_LENGTHS "--slp -slp --sca -sca --twi -twi --spi"},
     /* TauDEM areadinf's form: existing angles (an.tif), --sca alone */
     {.cmd = "flowgraph", .line = "--ang-in an.tif", .reads = "an.tif",
-     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --slp -slp --twi -twi --spi --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
-             "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+     .skip = WALK_D8_LINKS WALK_DIRS WALK_SIDE WALK_OUTLETS WALK_LENGTHS WALK_DISTANCES "--ang -ang --slp -slp --twi -twi --spi"},
     /* TauDEM moveoutletstostreams' inputs: the outlets stop at the streams given (w.tif) */
     {.cmd = "flowgraph", .line = "--dir-in p.tif --streams-in w.tif -o o.gpkg", .reads = "p.tif w.tif o.gpkg",
-     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --slp -slp --sca -sca --twi -twi --spi --stats-json --ft-report --aap-stats --hand -dd --d8-dist -dist "
-             "--plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+     .skip = WALK_DINF WALK_DIRS WALK_SIDE WALK_LENGTHS WALK_DISTANCES "--acc -ad8 --streams -src --order -ord --network -net --basin-stats"},
     /* TauDEM dinfdistdown's form: the angles (an.tif), filled DEM and streams (w.tif) given, --hand alone */
     {.cmd = "flowgraph", .line = "%s --filled --ang-in an.tif --streams-in w.tif", .reads = "an.tif w.tif",
-     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --slp -slp --sca -sca --twi -twi --spi --stats-json --ft-report --aap-stats --moved-outlets -om "
-             "--outlet-table -id --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+     .skip = WALK_DINF WALK_D8_LINKS WALK_DIRS WALK_SIDE WALK_OUTLETS WALK_LENGTHS "--d8-dist -dist"},
     /* TauDEM twi's form: an existing slope and sca (w.tif, f.tif: one grid), --twi alone */
     {.cmd = "flowgraph", .line = "--slp-in w.tif --sca-in f.tif", .reads = "w.tif f.tif",
-     .skip = "--dir -p --acc -ad8 --streams -src --order -ord --basins -w -gw --network -net --slope -sd8 --basin-stats "
-             "--ang -ang --slp -slp --sca -sca --stats-json --ft-report --aap-stats --moved-outlets -om --outlet-table -id "
-             "--hand -dd --d8-dist -dist --plen -plen --tlen -tlen --gord -gord --tree -tree --coord -coord"},
+     .skip = WALK_D8_LINKS WALK_DIRS WALK_SIDE WALK_OUTLETS WALK_LENGTHS WALK_DISTANCES "--ang -ang --slp -slp --sca -sca"},
     {.cmd = "interpolate", .line = "pts.shp", .reads = "pts.shp pts.shx pts.dbf"},
     {.cmd = "interpolate", .line = "p.xyz -clipsrc clip.gpkg", .reads = "p.xyz clip.gpkg"},
     {.cmd = "interpolate", .line = "--fill-voids %s"},

@@ -19,8 +19,6 @@
 #include "tools.h"
 #include "tr_test.h"
 
-
-
 static int is_end(const tf_opt *r) { return r->kind == TF_HEADING && !r->names && !r->doc; }
 
 /* Each spelling of a command is one row's: the parser finds that row. */
@@ -102,8 +100,10 @@ static int check_number(const tf_opt_set *set, const tf_opt *row, size_t base, c
       }
       /* one past the end (a whole number's next, or a tenth of the range) */
       const double past = ends[e] + (e ? 1 : -1) * (isinf(ends[1 - e]) ? 1 : 0.1 * (row->hi - row->lo));
-      if (whole) snprintf(v, sizeof v, "%ld", (long)ends[e] + (e ? 1 : -1)); /* exact beyond 2^53 too */
-      else snprintf(v, sizeof v, "%.17g", past);
+      if (whole)
+        snprintf(v, sizeof v, "%ld", (long)ends[e] + (e ? 1 : -1)); /* exact beyond 2^53 too */
+      else
+        snprintf(v, sizeof v, "%.17g", past);
       if (take1(set, row, base, name, v) != TF_ARG_ERROR) {
         fprintf(stderr, "%s %s %s: taken, out of its range\n", set->cmd, name, v);
         return 1;
@@ -148,26 +148,31 @@ static int test_rows_parse_as_declared(void) {
         snprintf(name, sizeof name, "%.*s", (int)strcspn(r->names ? r->names : "", " "), r->names ? r->names : "");
         int rc = 0;
         switch (r->kind) {
-        case TF_FLAG:
-          ASSERT_EQ_INT(take(set, r, base, name, NULL, 0), TF_ARG_TAKEN);
-          ASSERT_EQ_INT(*(int *)field(r, base), r->set ? r->set : 1);
-          break;
-        case TF_INT:
-        case TF_LONG:
-        case TF_DOUBLE: rc = check_number(set, r, base, name); break;
-        case TF_CHOICE: rc = check_choice(set, r, base, name); break;
-        case TF_STR: {
-          const char *v = "some/value.tif";
-          ASSERT_EQ_INT(take1(set, r, base, name, v), TF_ARG_TAKEN);
-          ASSERT(*(const char **)field(r, base) == v);
-          break;
-        }
-        case TF_SIZE:
-          ASSERT_EQ_INT(take1(set, r, base, name, "4G"), TF_ARG_TAKEN);
-          ASSERT(*(int64_t *)field(r, base) == (int64_t)4 << 30);
-          ASSERT_EQ_INT(take1(set, r, base, name, "-1M"), TF_ARG_ERROR);
-          break;
-        default: continue; /* headings; custom rows are their commands' tests' */
+          case TF_FLAG:
+            ASSERT_EQ_INT(take(set, r, base, name, NULL, 0), TF_ARG_TAKEN);
+            ASSERT_EQ_INT(*(int *)field(r, base), r->set ? r->set : 1);
+            break;
+          case TF_INT:
+          case TF_LONG:
+          case TF_DOUBLE:
+            rc = check_number(set, r, base, name);
+            break;
+          case TF_CHOICE:
+            rc = check_choice(set, r, base, name);
+            break;
+          case TF_STR: {
+            const char *v = "some/value.tif";
+            ASSERT_EQ_INT(take1(set, r, base, name, v), TF_ARG_TAKEN);
+            ASSERT(*(const char **)field(r, base) == v);
+            break;
+          }
+          case TF_SIZE:
+            ASSERT_EQ_INT(take1(set, r, base, name, "4G"), TF_ARG_TAKEN);
+            ASSERT(*(int64_t *)field(r, base) == (int64_t)4 << 30);
+            ASSERT_EQ_INT(take1(set, r, base, name, "-1M"), TF_ARG_ERROR);
+            break;
+          default:
+            continue; /* headings; custom rows are their commands' tests' */
         }
         if (rc) {
           fprintf(stderr, "%s: row %s\n", set->cmd, r->names);
