@@ -4,7 +4,7 @@
 # parser and batch read) is one the help names and every flag the help names is one of the
 # table's; every flag the help names is documented in man/terrafort-CMD.1 or, for the common
 # options, man/terrafort.1; every option entry of the command's page (a .B/.BI/.BR line that
-# starts with a flag) is one the help names. A row added without its help line or man page
+# starts with a flag) is one the help names, and every flag of its SYNOPSIS one of the table's. A row added without its help line or man page
 # entry, or documented but gone from the program, fails here.
 set -u
 tf=$1 src=$2
@@ -13,6 +13,10 @@ flags_of_help() { # every word starting with '-' that the help names
 }
 flags_of_table() { # every spelling of every row of the command's option table
   "$tf" "$1" --options | grep -v '^#' | cut -f 1 | tr ' ' '\n' | grep . | sort -u
+}
+flags_of_synopsis() { # the flags of the page's SYNOPSIS (mpirun's own -n left out)
+  awk '/^\.SH SYNOPSIS/ {on = 1; next} /^\.SH/ {on = 0} on && !/mpirun/' "$1" | sed 's/\\-/-/g; s/\\f[RPBI]/ /g' |
+    grep -oE -- '(^|[][ "|(])-{1,2}[A-Za-z][-A-Za-z0-9_]*' | sed -E 's/^[][ "|(]+//' | sort -u
 }
 flags_of_man() { # every flag in the pages' macro lines (.B, .BI, .BR, .IR, .TP)
   grep -hE '^\.(B|BR|BI|IR|TP)' "$@" | sed 's/\\-/-/g; s/\\f[RPBI]/ /g' |
@@ -32,6 +36,11 @@ for c in $cmds; do
   untabled=$(comm -13 <(flags_of_table "$c") <(flags_of_help "$c") | tr '\n' ' ')
   if [ -n "$hidden" ] || [ -n "$untabled" ]; then
     echo "help_man: $c: in the option table, not named by --help: '$hidden'; named by --help, not in the table: '$untabled'" >&2
+    fails=$((fails + 1))
+  fi
+  stale=$(comm -23 <(flags_of_synopsis "$page") <(flags_of_table "$c") | tr '\n' ' ')
+  if [ -n "$stale" ]; then
+    echo "help_man: $c: in the SYNOPSIS of terrafort-$c(1), not in the option table: $stale" >&2
     fails=$((fails + 1))
   fi
   undocumented=$(comm -23 <(flags_of_help "$c") <(flags_of_man "$page" "$src/man/terrafort.1") | tr '\n' ' ')
