@@ -77,6 +77,15 @@ struct coll_ctx {
 
   uint64_t ta_next_op;  /* id of the next timeout-aggregation op */
   coll_msg *early;      /* messages of operations not yet entered */
+  /* root_only reduces: the bypass entries of operations this rank has left
+   * (an interior node returns at its release): a late child's data that
+   * reached it anyway is forwarded to the op's TAN when it is next seen */
+  struct coll_bypass {
+    int child;     /* its rank */
+    int tan;
+    uint64_t opid;
+  } *bypass;
+  size_t nbypass, capbypass;
 };
 
 /* Scratch buffer `which` (0 or 1) of at least n bytes, NULL on failure. */
@@ -112,6 +121,12 @@ int coll_waitn(coll_ctx *ctx, int n, void *reqs);
  * still in flight. In comm.c: the context owns the sends and its
  * destruction waits for them. */
 size_t coll_ctx_reap_sends(coll_ctx *ctx);
+#ifdef TERRAFORT_HAVE_MPI
+/* A timeout-aggregation message (tag) of an operation this rank has left:
+ * forwarded to its TAN when it is a late child's data with a bypass entry
+ * of the context (1, m taken), else 0 (the caller drops it). */
+int coll_ta_take_late(coll_ctx *ctx, int source, int tag, unsigned char *m, size_t len);
+#endif
 #endif
 
 #endif

@@ -178,7 +178,7 @@ static void drain_once(coll_ctx *c) {
     unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
     if (!b) return;
     MPI_Recv(b, len, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, c->ta_comm, MPI_STATUS_IGNORE);
-    free(b);
+    if (!coll_ta_take_late(c, st.MPI_SOURCE, st.MPI_TAG, b, (size_t)len)) free(b);
   }
 }
 #endif
@@ -205,11 +205,15 @@ void coll_ctx_destroy(coll_ctx *c) {
       gone = coll_ctx_gone(c);
       coll_sleep_ms(0.2);
     }
+    /* (late data forwarded while waiting has reached its TAN: the TAN came
+     * to the barrier only with it; its buffer, like every send's, is left to
+     * the process) */
     if (gone) {
       free(c->sends);
       goto local;
     }
     drain_once(c);
+    (void)coll_ctx_reap_sends(c); /* without waiting: those complete by now freed */
     free(c->sends);
     MPI_Comm_free(&c->ta_comm);
     MPI_Comm_free(&c->comm);
@@ -222,6 +226,7 @@ local:
     free(m->buf);
     free(m);
   }
+  free(c->bypass);
   free(c->scratch[0]);
   free(c->scratch[1]);
   free(c->trace);

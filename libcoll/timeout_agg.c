@@ -31,6 +31,17 @@
  * forwards the message unchanged but typed LATE straight to the TAN; nobody
  * on the way aggregates it.
  *
+ * Late data of a reduce (root_only). There only the root needs the result,
+ * so an interior node other than the root does not stay for its late
+ * children: at its release it tells each of them RELEASED and returns. A
+ * late child that finds RELEASED from its parent when it comes to send sends
+ * its data straight to the TAN, typed LATE (the source's "send straight to
+ * the TAN with the flag set"); so the late data goes to the aggregation node
+ * and no interior node waits for it. Should the child's DATA have left
+ * before the notice arrived, the parent keeps the bypass entry in the
+ * context and forwards that DATA to the TAN when it next meets it (its next
+ * operation, or the drain of coll_ctx_destroy).
+ *
  * The TAN (chosen by every rank with the same rule: a fixed rank, a hash of
  * the operation id, or the root) collects PARTIAL and LATE pieces, drops a
  * piece whose bitmap overlaps what it already has (it would count a rank
@@ -130,7 +141,7 @@ static void list_ranks(char *buf, size_t cap, const uint64_t *bits, int n) {
 }
 
 enum { TAG_TA = 7 };
-enum { MSG_DATA = 1, MSG_LATE, MSG_PARTIAL, MSG_RESULT, MSG_ERROR };
+enum { MSG_DATA = 1, MSG_LATE, MSG_PARTIAL, MSG_RESULT, MSG_ERROR, MSG_RELEASED };
 
 typedef struct {
   uint32_t type;
@@ -223,6 +234,8 @@ typedef struct {
   int npieces;
   uint64_t *tanbits;
   double tan_deadline;       /* < 0: no piece yet */
+
+  int released;              /* root_only: the parent released without this rank's data */
 
   int done, rc;
 } ta_op;
@@ -335,6 +348,40 @@ static int tan_try_finish(ta_op *t) {
   return rc;
 }
 
+static int handle(ta_op *t, int src, unsigned char *m, size_t len);
+static int receive(ta_op *t, int source, int *rc);
+
+/* Every message the parent has sent this rank so far (a RELEASED among them
+ * sets t->released). */
+static void take_released(ta_op *t, int parent, int *rc) {
+  while (!*rc && receive(t, parent, rc)) {
+  }
+}
+
+static int keep_bypass(coll_ctx *c, int child, int tan, uint64_t opid) {
+  if (c->nbypass == c->capbypass) {
+    size_t cap = c->capbypass ? 2 * c->capbypass : 8;
+    struct coll_bypass *b = realloc(c->bypass, cap * sizeof *b);
+    if (!b) return coll_fail(c, COLL_ENOMEM, "no memory for a bypass entry");
+    c->bypass = b;
+    c->capbypass = cap;
+  }
+  c->bypass[c->nbypass++] = (struct coll_bypass){child, tan, opid};
+  return COLL_OK;
+}
+
+int coll_ta_take_late(coll_ctx *c, int source, int tag, unsigned char *m, size_t len) {
+  if (tag != TAG_TA || len < sizeof(hdr) || ((hdr *)m)->type != MSG_DATA) return 0;
+  for (size_t i = 0; i < c->nbypass; i++)
+    if (c->bypass[i].child == source && c->bypass[i].opid == ((hdr *)m)->opid) {
+      const int tan = c->bypass[i].tan;
+      c->bypass[i] = c->bypass[--c->nbypass]; /* single use */
+      (void)forward(c, tan, MSG_LATE, m, len);
+      return 1;
+    }
+  return 0;
+}
+
 /* The interior (or leaf) contribution: fold, send up or decide, release. */
 static int finish_collect(ta_op *t) {
   coll_ctx *c = t->c;
@@ -358,9 +405,26 @@ static int finish_collect(ta_op *t) {
     }
   } else if (t->have_acc) {
     int parent = real_of(t, (t->rel - 1) / t->k);
-    for (int i = 0; i <= dup && !rc; i++)
+    if (t->o->root_only) take_released(t, parent, &rc);
+    if (!rc && t->released) {
+      /* the parent has gone on without it: straight to the TAN */
+      rc = post(c, t->tan, MSG_LATE, t->me, t->opid, t->accbits, t->nw, t->acc, t->bytes);
+      t->rep->late_direct++;
+    }
+    for (int i = 0; i <= dup && !rc && !t->released; i++)
       rc = post(c, parent, MSG_DATA, t->me, t->opid, t->accbits, t->nw, t->acc, t->bytes);
   }
+  /* A reduce's interior node other than the root does not wait for its late
+   * children: each is told, and its entry kept in the context should its
+   * data come here anyway. */
+  if (!rc && t->o->root_only && t->rel != 0)
+    for (int i = 0; i < t->nchild && !rc; i++) {
+      if (!t->bypass[i]) continue;
+      const int child = real_of(t, t->child0 + i);
+      rc = keep_bypass(c, child, t->tan, t->opid);
+      if (!rc) rc = post(c, child, MSG_RELEASED, t->me, t->opid, t->accbits, t->nw, NULL, 0);
+      t->bypass[i] = 0;
+    }
   t->rep->t_sent = coll_now();
   /* Release: only the bypass entries survive. */
   if (t->child_msg) {
@@ -443,6 +507,10 @@ static int handle(ta_op *t, int src, unsigned char *m, size_t len) {
     finish_ok(t, msg_payload(m), msg_bits(m));
     free(m);
     return COLL_OK;
+  case MSG_RELEASED:
+    if (t->rel != 0 && src == real_of(t, (t->rel - 1) / t->k)) t->released = 1;
+    free(m);
+    return COLL_OK;
   case MSG_ERROR:
     finish_error(t, msg_bits(m), src);
     free(m);
@@ -453,12 +521,13 @@ static int handle(ta_op *t, int src, unsigned char *m, size_t len) {
   }
 }
 
-/* Receives one waiting message if any; 1 when one was handled. */
-static int poll_one(ta_op *t, int *rc) {
+/* Receives one waiting message from source (MPI_ANY_SOURCE: any) if any; 1
+ * when one was handled. */
+static int receive(ta_op *t, int source, int *rc) {
   coll_ctx *c = t->c;
   int flag = 0;
   MPI_Status st;
-  MPI_Iprobe(MPI_ANY_SOURCE, TAG_TA, c->ta_comm, &flag, &st);
+  MPI_Iprobe(source, TAG_TA, c->ta_comm, &flag, &st);
   if (!flag) return 0;
   int len = 0;
   MPI_Get_count(&st, MPI_BYTE, &len);
@@ -468,8 +537,12 @@ static int poll_one(ta_op *t, int *rc) {
   if ((size_t)len < sizeof(hdr)) { free(m); return 1; }
   uint64_t id = ((hdr *)m)->opid;
   if (id < t->opid) {
-    free(m);
-    t->rep->dropped_stale++;
+    if (coll_ta_take_late(c, st.MPI_SOURCE, TAG_TA, m, (size_t)len)) {
+      t->rep->late_forwarded++;
+    } else {
+      free(m);
+      t->rep->dropped_stale++;
+    }
   } else if (id > t->opid) {
     coll_msg *e = malloc(sizeof *e), **tail = &c->early;
     if (!e) { free(m); *rc = coll_fail(c, COLL_ENOMEM, "no memory"); return 1; }
@@ -533,7 +606,7 @@ static int run_tree(ta_op *t) {
   while (!rc && !t->done) {
     /* before any progress: once gone, none (coll_live_quiesce) */
     if ((rc = coll_ctx_gone(c)) != 0) break;
-    int got = poll_one(t, &rc);
+    int got = receive(t, MPI_ANY_SOURCE, &rc);
     if (rc) break;
     double now = coll_now();
     if (t->collecting) {

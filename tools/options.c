@@ -89,8 +89,12 @@ static void range_text(const tf_opt *row, char *buf, size_t len) {
 static int has_range(const tf_opt *row) { return row->lo != 0 || row->hi != 0; }
 
 int tf_opt_take(tf_cli *cli, const tf_opt *row, void *opts, size_t base, int argc, char **argv, int *i) {
+  /* messages name the option as it was typed ("-thresh", "--az"), without a "=value" */
   char name[64];
-  first_name(row, name, sizeof name);
+  if (*i < argc && argv[*i][0] == '-')
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(argv[*i], "="), argv[*i]);
+  else
+    first_name(row, name, sizeof name);
   char *field = (char *)opts + base + row->off;
   const char *v = NULL;
   if (row->kind == TF_CUSTOM || row->kind == TF_ACTION) return row->fn(cli, row, (char *)opts + base, argc, argv, i);

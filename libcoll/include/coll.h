@@ -298,6 +298,8 @@ typedef struct coll_ta_report {
   int tan_msgs;               /* TAN: partial + late messages received */
   int dropped_duplicates;     /* messages dropped because they would count a rank twice */
   int dropped_stale;          /* messages of earlier operations dropped */
+  int late_direct;            /* root_only: this rank's own data sent straight to the TAN, its
+                                 parent having released without it (RELEASED) */
 } coll_ta_report;
 
 /* Allreduce over a k-ary tree that tolerates late ranks (see the spec): every

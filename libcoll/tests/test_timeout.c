@@ -404,6 +404,51 @@ static int test_root_only(void) {
   return fails;
 }
 
-MPI_TR_MAIN(TR_TEST(test_all_on_time), TR_TEST(test_root_only), TR_TEST(test_one_late), TR_TEST(test_several_late),
+/* root_only over a binary tree (a reduce, as --coll-arity gives the
+ * statistics): the last rank, a leaf, is late past the root's threshold. Its parent
+ * releases without it, tells it so and returns at once (before the late rank
+ * even contributes); the late rank sends its data straight to the TAN (the
+ * root): no rank forwards it, the TAN gets exactly one late message, the
+ * root the exact sum, and the next operation is exact too. */
+static int test_root_only_tree(void) {
+  world();
+  if (size_ < 4) return 0;
+  int fails = 0;
+  coll_ctx *c = make_ctx();
+  ASSERT(c != NULL);
+  coll_ta_opts o = ta(2, COLL_TAN_ROOT, 0);
+  o.root_only = 1;
+  /* late past the root's threshold (BASE_MS x the tree's height) */
+  const int late = size_ - 1, parent = (late - 1) / 2, delay = (int)(BASE_MS * (coll_ta_depth(&o, size_, late) + 2));
+  o.deadline_ms = 2 * delay + 1000; /* from the TAN's first piece (the root's partial) */
+  coll_ta_report *reps = malloc(sizeof *reps * (size_t)size_);
+  coll_op sum = coll_op_builtin(COLL_SUM);
+  for (int k = 0; k < 2; k++) {
+    set_inject(c, k ? 0 : (uint64_t)1 << late, k ? 0 : delay, -1, -1);
+    int64_t s = (int64_t)1 << rank_, r = -1;
+    coll_ta_report rep;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    CHECK(coll_timeout_reduce(c, &s, &r, 1, COLL_INT64, &sum, &o, &rep) == COLL_OK);
+    double ms = (MPI_Wtime() - t0) * 1e3;
+    if (rank_ == 0) CHECK(r == ((int64_t)1 << size_) - 1);
+    if (!k && rank_ == parent) CHECK(ms < delay / 2.0); /* released, not held by the late child */
+    MPI_Gather(&rep, (int)sizeof rep, MPI_BYTE, reps, (int)sizeof rep, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!k && rank_ == 0) {
+      int fwd = 0, tan_late = 0;
+      for (int x = 0; x < size_; x++) fwd += reps[x].late_forwarded, tan_late += reps[x].late_msgs_at_tan;
+      CHECK(fwd == 0);
+      CHECK(tan_late == 1);
+      CHECK(reps[late].late_direct == 1);
+      CHECK(reps[parent].release_ms >= 0 && reps[parent].t_released < reps[late].t_sent);
+    }
+  }
+  set_inject(c, 0, 0, -1, -1);
+  free(reps);
+  coll_ctx_destroy(c);
+  return fails;
+}
+
+MPI_TR_MAIN(TR_TEST(test_all_on_time), TR_TEST(test_root_only), TR_TEST(test_root_only_tree), TR_TEST(test_one_late), TR_TEST(test_several_late),
             TR_TEST(test_never_contributes), TR_TEST(test_deterministic_float),
             TR_TEST(test_duplicates), TR_TEST(test_rejects))

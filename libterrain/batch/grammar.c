@@ -64,7 +64,9 @@ static int ask(const char *program, const char *cmd, char **text, int *status, c
     clock_gettime(CLOCK_MONOTONIC, &t);
     const long left = TB_GRAMMAR_WAIT_MS - (long)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
     struct pollfd p = {.fd = fds[0], .events = POLLIN};
-    if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+    const int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
       timed_out = 1;
       break;
     }
@@ -79,9 +81,18 @@ static int ask(const char *program, const char *cmd, char **text, int *status, c
     n += (size_t)k;
   }
   close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
+  /* its output ended: it ends too, within what is left of the bound */
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  for (pid_t w = 0; !timed_out && (w = waitpid(pid, &st, WNOHANG)) == 0;) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= TB_GRAMMAR_WAIT_MS) timed_out = 1;
+    else nanosleep(&(struct timespec){0, 2000000}, NULL);
+    if (w < 0 && errno != EINTR) break;
+  }
+  if (timed_out) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
   }
   if (!buf || timed_out) {
     free(buf);

@@ -104,7 +104,7 @@ static int coll_ctx_lost_rank(const tr_run_opts *run) { return coll_live_lost(ru
 typedef struct {
   double waited_ms, release_ms;
   double wall_ms; /* from the rank's job start to its statistics being done */
-  int interior, late_forwarded;
+  int interior, late_forwarded, late_direct;
 } rank_timing;
 
 /* The shortest %g form of v that reads back as v (no exponent below 1e17:
@@ -199,6 +199,7 @@ static tr_json *stats_json(const tr_run_opts *run, const coll_stats *t, const in
     tr_json_set(one, "release_ms", tr_json_fixed(per[r].release_ms, 3));
     tr_json_set(one, "wall_ms", tr_json_fixed(per[r].wall_ms, 3));
     tr_json_set(one, "late_forwarded", tr_json_int(per[r].late_forwarded));
+    tr_json_set(one, "late_direct", tr_json_int(per[r].late_direct));
     tr_json_push(ranks, one);
   }
   tr_json_set(c, "per_rank", ranks);
@@ -311,7 +312,8 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
     cc.halving_calls -= c0.halving_calls;
   }
 
-  rank_timing mine = {rep.waited_ms, rep.release_ms, (coll_now_s() - t_start) * 1e3, rep.interior, rep.late_forwarded};
+  rank_timing mine = {rep.waited_ms,   rep.release_ms,     (coll_now_s() - t_start) * 1e3,
+                      rep.interior,    rep.late_forwarded, rep.late_direct};
   rank_timing *per = calloc((size_t)nranks, sizeof *per);
   if (!per) {
     free(total);
