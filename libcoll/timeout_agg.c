@@ -366,7 +366,7 @@ static int keep_bypass(coll_ctx *c, int child, int tan, uint64_t opid) {
     c->bypass = b;
     c->capbypass = cap;
   }
-  c->bypass[c->nbypass++] = (struct coll_bypass){child, tan, opid};
+  c->bypass[c->nbypass++] = (struct coll_bypass){.child = child, .tan = tan, .opid = opid};
   return COLL_OK;
 }
 

@@ -17,7 +17,7 @@ static const tf_opt rows[] = {
     TF_ALG_ROW(O(alg)),
     {.kind = TF_FLAG, .names = "-trigonometric", .off = O(trigonometric), .doc = "counter-clockwise from east instead"},
     {.kind = TF_FLAG, .names = "-zero_for_flat", .off = O(zero_for_flat), .doc = "0 instead of nodata on flat cells"},
-    {.kind = TF_FLAG, .names = "-compute_edges", .off = O(compute_edges), .doc = "compute edge cells too"},
+    TF_EDGES_ROW(O(compute_edges)),
     TF_OPT_END,
 };
 

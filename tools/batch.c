@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "coll_live.h"
 #include "process.h"
 #include "tools.h"
 
@@ -72,20 +71,7 @@ static const tf_opt rows[] = {
 };
 
 /* batch's share of the common options: what a process of it needs */
-static const tf_opt process_rows[] = {
-    {.kind = TF_CUSTOM,
-     .names = "--rank-timeout",
-     .arg = "MS",
-     .fn = tf_opt_rank_timeout,
-     .lo = COLL_LIVE_MIN_TIMEOUT_MS,
-     .hi = COLL_LIVE_MAX_TIMEOUT_MS,
-     .doc = "under mpirun: a rank silent this long ends the batch, exit 10 (" COLL_LIVE_STR(
-         COLL_LIVE_DEFAULT_TIMEOUT_MS) ")"},
-    {.kind = TF_ACTION, .names = "-q --quiet", .fn = tf_opt_quiet, .doc = "no progress line"},
-    {.kind = TF_ACTION, .names = "--options", .fn = tf_opt_options, .doc = "these options as a table, one a line"},
-    {.kind = TF_ACTION, .names = "-h --help", .fn = tf_opt_help, .doc = "this help"},
-    TF_OPT_END,
-};
+static const tf_opt process_rows[] = {TF_RANK_TIMEOUT_ROW, TF_QUIET_ROW, TF_OPTIONS_ROW, TF_HELP_ROW, TF_OPT_END};
 
 const tf_opt_set tf_batch_set = {
     .cmd = "batch", .head = head, .tail = tail, .column = 23, .groups = {{rows, 0}, {process_rows, 0}}};

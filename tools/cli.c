@@ -206,7 +206,7 @@ const tf_opt tf_common_opts[] = {
      .doc = "creation option for the output driver (repeatable)"},
     {.kind = TF_CUSTOM, .names = "--config", .nvalues = 2, .fn = opt_config, .left = "--config KEY VALUE",
      .doc = "a GDAL configuration option, as in GDAL's utilities (repeatable)"},
-    {.kind = TF_ACTION, .names = "-q --quiet", .fn = tf_opt_quiet, .doc = "no progress line"},
+    TF_QUIET_ROW,
     {.kind = TF_ACTION, .names = "--progress -progress", .fn = opt_progress,
      .doc = "the progress line even when stderr is not a terminal (a log,\n"
             "mpirun: the writer's line, as GDAL's utilities' -progress)"},
@@ -260,14 +260,11 @@ const tf_opt tf_common_opts[] = {
             "GPU (node rank modulo GPUs); gpu:N: GPU N for every rank"},
     {.kind = TF_CHOICE, .names = "--replay-on", .choices = "gpu|cpu", .off = RUN(replay_on_cpu),
      .doc = "where a faulty GPU launch is replayed (default gpu)"},
-    {.kind = TF_CUSTOM, .names = "--rank-timeout", .arg = "MS", .fn = tf_opt_rank_timeout, .lo = COLL_LIVE_MIN_TIMEOUT_MS,
-     .hi = COLL_LIVE_MAX_TIMEOUT_MS,
-     .doc = "under mpirun: a rank silent this long ends the run, exit 10 (" COLL_LIVE_STR(COLL_LIVE_DEFAULT_TIMEOUT_MS) ")"},
+    TF_RANK_TIMEOUT_ROW,
     {.kind = TF_STR, .names = "--inject", .arg = "SPEC", .off = RUN(inject),
      .doc = "fault injection, as TERRAFORT_INJECT (see terrafort(1))"},
-    {.kind = TF_ACTION, .names = "--options", .fn = tf_opt_options,
-     .doc = "this command's options as a table, one a line (terrafort(1), OPTIONS TABLE)"},
-    {.kind = TF_ACTION, .names = "-h --help", .fn = tf_opt_help, .doc = "this help"},
+    TF_OPTIONS_ROW,
+    TF_HELP_ROW,
     TF_OPT_END,
 };
 #undef RUN

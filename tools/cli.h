@@ -5,6 +5,9 @@
 #ifndef TF_CLI_H
 #define TF_CLI_H
 
+#include <math.h>
+
+#include "coll_live.h"
 #include "options.h"
 #include "terrain.h"
 
@@ -60,6 +63,27 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run);
 
 /* Maps a library status to the exit code, printing the error line. */
 int tf_report(tf_cli *cli, int status, const tr_error *err);
+
+/* The rows of a process's own options, in the common group (cli.c) and in
+ * batch's table: --rank-timeout, -q, --options, -h. */
+#define TF_RANK_TIMEOUT_ROW                                                                                          \
+  {.kind = TF_CUSTOM, .names = "--rank-timeout", .arg = "MS", .fn = tf_opt_rank_timeout,                             \
+   .lo = COLL_LIVE_MIN_TIMEOUT_MS, .hi = COLL_LIVE_MAX_TIMEOUT_MS,                                                    \
+   .doc = "under mpirun: a rank silent this long ends the run, exit 10 (" COLL_LIVE_STR(COLL_LIVE_DEFAULT_TIMEOUT_MS) ")"}
+#define TF_QUIET_ROW {.kind = TF_ACTION, .names = "-q --quiet", .fn = tf_opt_quiet, .doc = "no progress line"}
+#define TF_OPTIONS_ROW                                            \
+  {.kind = TF_ACTION, .names = "--options", .fn = tf_opt_options, \
+   .doc = "this command's options as a table, one a line (terrafort(1), OPTIONS TABLE)"}
+#define TF_HELP_ROW {.kind = TF_ACTION, .names = "-h --help", .fn = tf_opt_help, .doc = "this help"}
+
+/* gdaldem's -compute_edges (an int flag at OFF) and -s SCALE (a positive
+ * double at OFF), rows of several commands' tables. */
+#define TF_EDGES_ROW(OFF) \
+  {.kind = TF_FLAG, .names = "-compute_edges", .off = (OFF), .doc = "compute edge cells too"}
+#define TF_SCALE_ROW(OFF)                                                                                      \
+  {.kind = TF_DOUBLE, .names = "-s -scale", .arg = "SCALE", .off = (OFF), .lo = 0, .lo_open = 1, .hi = INFINITY, \
+   .doc = "vertical / horizontal units (gdaldem -s); without it a\n"                                            \
+          "geographic DEM gets metric cell sizes from its ellipsoid"}
 
 /* gdaldem's -alg Horn|ZevenbergenThorne (any case) into a tr_gradient_alg
  * at offset OFF of the command's struct: a row of its table. */

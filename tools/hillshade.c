@@ -36,15 +36,7 @@ static int azimuth_given(tf_cli *cli, const tf_opt *row, void *base, int argc, c
 #define O(f) offsetof(hs_cli, f)
 static const tf_opt rows[] = {
     {.kind = TF_DOUBLE, .names = "-z", .arg = "ZFACTOR", .off = O(o.z), .doc = "vertical exaggeration (default 1)"},
-    {.kind = TF_DOUBLE,
-     .names = "-s -scale",
-     .arg = "SCALE",
-     .off = O(o.scale),
-     .lo = 0,
-     .lo_open = 1,
-     .hi = INFINITY,
-     .doc = "vertical / horizontal units (gdaldem -s); without it a\n"
-            "geographic DEM gets metric cell sizes from its ellipsoid"},
+    TF_SCALE_ROW(O(o.scale)),
     {.kind = TF_DOUBLE,
      .names = "-az -azimuth",
      .arg = "AZIMUTH",
@@ -75,7 +67,7 @@ static const tf_opt rows[] = {
      .set = TR_SHADE_IGOR,
      .fn = shading_given,
      .doc = "Igor's shading: no shadows on slopes facing the light"},
-    {.kind = TF_FLAG, .names = "-compute_edges", .off = O(o.compute_edges), .doc = "compute edge cells too"},
+    TF_EDGES_ROW(O(o.compute_edges)),
     TF_OPT_END,
 };
 

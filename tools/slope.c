@@ -16,16 +16,8 @@ static const char head[] =
 static const tf_opt rows[] = {
     TF_ALG_ROW(O(alg)),
     {.kind = TF_FLAG, .names = "-p", .off = O(percent), .doc = "percent rise instead of degrees"},
-    {.kind = TF_DOUBLE,
-     .names = "-s -scale",
-     .arg = "SCALE",
-     .off = O(scale),
-     .lo = 0,
-     .lo_open = 1,
-     .hi = INFINITY,
-     .doc = "vertical / horizontal units (gdaldem -s); without it a\n"
-            "geographic DEM gets metric cell sizes from its ellipsoid"},
-    {.kind = TF_FLAG, .names = "-compute_edges", .off = O(compute_edges), .doc = "compute edge cells too"},
+    TF_SCALE_ROW(O(scale)),
+    TF_EDGES_ROW(O(compute_edges)),
     TF_OPT_END,
 };
 

@@ -14,7 +14,7 @@ static const char head[] =
 
 #define O(f) offsetof(tr_tpi_opts, f)
 static const tf_opt rows[] = {
-    {.kind = TF_FLAG, .names = "-compute_edges", .off = O(compute_edges), .doc = "compute edge cells too"},
+    TF_EDGES_ROW(O(compute_edges)),
     TF_OPT_END,
 };
 

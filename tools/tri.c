@@ -21,7 +21,7 @@ static const tf_opt rows[] = {
      .off = O(alg),
      .doc = "Riley: root of the summed squared differences to the 8 neighbours\n"
             "(default, as gdaldem); Wilson: their mean absolute difference"},
-    {.kind = TF_FLAG, .names = "-compute_edges", .off = O(compute_edges), .doc = "compute edge cells too"},
+    TF_EDGES_ROW(O(compute_edges)),
     TF_OPT_END,
 };
 

@@ -98,6 +98,8 @@ typedef struct tb_grammar {
  * program's own, for an unknown command). */
 const tb_grammar *tb_grammar_of(tb_grammar **cache, const char *program, const char *cmd, char *err, size_t len);
 void tb_grammar_free(tb_grammar *cache);
+/* Is name one of the blank-separated words of list (NULL: none)? */
+int tb_listed(const char *list, const char *name);
 /* The row spelling name, or NULL. */
 const tb_opt *tb_grammar_opt(const tb_grammar *g, const char *name);
 /* The environment a child gets: this process's without the MPI launcher's

@@ -233,9 +233,9 @@ const tb_grammar *tb_grammar_of(tb_grammar **cache, const char *program, const c
   return g;
 }
 
-static int spells(const char *names, const char *name) {
+int tb_listed(const char *names, const char *name) {
   const size_t n = strlen(name);
-  for (const char *p = names; *p;) {
+  for (const char *p = names; p && *p;) {
     while (*p == ' ') p++;
     const size_t k = strcspn(p, " ");
     if (k == n && !strncmp(p, name, n)) return 1;
@@ -246,6 +246,6 @@ static int spells(const char *names, const char *name) {
 
 const tb_opt *tb_grammar_opt(const tb_grammar *g, const char *name) {
   for (int i = 0; i < g->nopts; i++)
-    if (spells(g->opts[i].names, name)) return &g->opts[i];
+    if (tb_listed(g->opts[i].names, name)) return &g->opts[i];
   return NULL;
 }

@@ -127,18 +127,6 @@ static int is_number(const char *s) {
   return !*end;
 }
 
-/* Is name one of the blank-separated words of list? */
-static int listed(const char *list, const char *name) {
-  const size_t n = strlen(name);
-  for (const char *p = list; p && *p;) {
-    while (*p == ' ') p++;
-    const size_t k = strcspn(p, " ");
-    if (k == n && !strncmp(p, name, n)) return 1;
-    p += k;
-  }
-  return 0;
-}
-
 /* Fills j->out from j->argv with its command's option table (g): the values
  * of its output options, and its last file name when the table says so.
  * The form of the line (tr_argv_form over g's forms) turns some outputs
@@ -175,8 +163,8 @@ static int find_outputs(tb_job *j, const tb_grammar *g) {
     if (row->role == TB_ROLE_OUT || row->role == TB_ROLE_OUT_IF_DEM) {
       const char *v = inline_v ? inline_v : (i + 1 < j->argc ? j->argv[++i] : NULL);
       if (!v) continue;
-      const int written_anyway = form && row->role == TB_ROLE_OUT_IF_DEM && listed(form->writes, own);
-      if ((row->role == TB_ROLE_OUT_IF_DEM && !written_anyway) || (form && listed(form->reads, own))) {
+      const int written_anyway = form && row->role == TB_ROLE_OUT_IF_DEM && tb_listed(form->writes, own);
+      if ((row->role == TB_ROLE_OUT_IF_DEM && !written_anyway) || (form && tb_listed(form->reads, own))) {
         if (ncond < 8) cond[ncond++] = v;
       } else if (words_add(&out, v, strlen(v))) {
         words_free(&out);

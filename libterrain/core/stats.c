@@ -312,8 +312,12 @@ int tr_stats_publish(const tr_run_opts *run, const tr_inject *inj, GDALDatasetH 
     cc.halving_calls -= c0.halving_calls;
   }
 
-  rank_timing mine = {rep.waited_ms,   rep.release_ms,     (coll_now_s() - t_start) * 1e3,
-                      rep.interior,    rep.late_forwarded, rep.late_direct};
+  rank_timing mine = {.waited_ms = rep.waited_ms,
+                      .release_ms = rep.release_ms,
+                      .wall_ms = (coll_now_s() - t_start) * 1e3,
+                      .interior = rep.interior,
+                      .late_forwarded = rep.late_forwarded,
+                      .late_direct = rep.late_direct};
   rank_timing *per = calloc((size_t)nranks, sizeof *per);
   if (!per) {
     free(total);
