@@ -42,6 +42,13 @@
  * context and forwards that DATA to the TAN when it next meets it (its next
  * operation, or the drain of coll_ctx_destroy).
  *
+ * Snapshots (snapshot, a reduce whose TAN is the root). The root returns
+ * what it folded at its release, naming the missing ranks as late, and
+ * never waits for their data: a late message reaches the root in a later
+ * operation, or in coll_ctx_destroy's drain, and is dropped as stale. A
+ * progress figure wants that: a fresh partial now rather than a complete
+ * one once the slowest rank answers.
+ *
  * The TAN (chosen by every rank with the same rule: a fixed rank, a hash of
  * the operation id, or the root) collects PARTIAL and LATE pieces, drops a
  * piece whose bitmap overlaps what it already has (it would count a rank
@@ -400,6 +407,14 @@ static int finish_collect(ta_op *t) {
       if (!none) return coll_fail(c, COLL_ENOMEM, "no memory");
       rc = decide_result(t, t->acc, none);
       free(none);
+    } else if (t->have_acc && t->o->snapshot) {
+      /* a snapshot: what arrived is the answer, the missing are named */
+      uint64_t *missing = calloc((size_t)t->nw, 8);
+      if (!missing) return coll_fail(c, COLL_ENOMEM, "no memory");
+      for (int i = 0; i < t->nw; i++) missing[i] = ~t->accbits[i];
+      if (t->n % 64) missing[t->nw - 1] &= ((uint64_t)1 << (t->n % 64)) - 1;
+      finish_ok(t, t->acc, missing);
+      free(missing);
     } else if (t->have_acc) {
       rc = post(c, t->tan, MSG_PARTIAL, t->me, t->opid, t->accbits, t->nw, t->acc, t->bytes);
     }
@@ -681,7 +696,8 @@ int coll_timeout_reduce(coll_ctx *c, const void *send, void *recv, size_t count,
   coll_ta_opts o;
   if (o_in) o = *o_in; else coll_ta_opts_init(&o);
   if (o.arity < 2 || o.root < 0 || o.root >= c->size || o.threshold_ms <= 0 ||
-      o.deadline_ms <= 0 || (o.tan_policy == COLL_TAN_FIXED && (o.tan_rank < 0 || o.tan_rank >= c->size)))
+      o.deadline_ms <= 0 || (o.tan_policy == COLL_TAN_FIXED && (o.tan_rank < 0 || o.tan_rank >= c->size)) ||
+      (o.snapshot && (!o.root_only || tan_of(&o, c->size, c->ta_next_op) != o.root)))
     return coll_fail(c, COLL_EINVAL, "invalid timeout aggregation options");
   coll_ta_report scratch_rep, *rep = rep_out ? rep_out : &scratch_rep;
   uint64_t opid = c->ta_next_op++;

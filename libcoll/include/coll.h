@@ -258,6 +258,15 @@ typedef struct coll_ta_opts {
                                  children by index; at the TAN pieces by their
                                  lowest rank) so floating-point results are
                                  bit-identical for the same late set */
+  int snapshot;               /* 1 (needs root_only and the root as TAN): the
+                                 root takes what has arrived by its threshold
+                                 (or its entry cap) and returns it at once,
+                                 COLL_OK with the ranks missing in the
+                                 report's late list; nobody waits for late
+                                 data, which a later operation drops as stale.
+                                 For figures where a fresh partial beats a
+                                 complete old one (terrafort's progress line
+                                 under mpirun). Default 0. */
 } coll_ta_opts;
 
 /* A deadline_ms that never fires in practice (one day): for a timeout

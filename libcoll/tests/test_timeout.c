@@ -449,6 +449,53 @@ static int test_root_only_tree(void) {
   return fails;
 }
 
-MPI_TR_MAIN(TR_TEST(test_all_on_time), TR_TEST(test_root_only), TR_TEST(test_root_only_tree), TR_TEST(test_one_late), TR_TEST(test_several_late),
+/* snapshot: the root returns the sum of the ranks on time within its
+ * threshold, naming the late one, and never waits for it; the late data
+ * is dropped as stale by the next operation, which is exact. Flat and
+ * binary trees. */
+static int test_snapshot(void) {
+  world();
+  if (size_ < 3) return 0;
+  int fails = 0;
+  coll_ctx *c = make_ctx();
+  ASSERT(c != NULL);
+  coll_op sum = coll_op_builtin(COLL_SUM);
+  for (int arity = size_ - 1; arity >= 2; arity = arity == 2 ? 1 : 2) {
+    coll_ta_opts o = ta(arity, COLL_TAN_ROOT, 0);
+    o.root_only = 1;
+    o.snapshot = 1;
+    const int late = size_ - 1;
+    const int delay = (int)(BASE_MS * (coll_ta_depth(&o, size_, late) + 4));
+    for (int k = 0; k < 2; k++) {
+      set_inject(c, k ? 0 : (uint64_t)1 << late, k ? 0 : delay, -1, -1);
+      int64_t s = (int64_t)1 << rank_, r = -1;
+      coll_ta_report rep;
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime();
+      CHECK(coll_timeout_reduce(c, &s, &r, 1, COLL_INT64, &sum, &o, &rep) == COLL_OK);
+      double ms = (MPI_Wtime() - t0) * 1e3;
+      if (rank_ == 0) {
+        const int64_t all = ((int64_t)1 << size_) - 1;
+        if (!k) {
+          CHECK(r == (all & ~((int64_t)1 << late)));
+          CHECK(rep.nlate == 1 && rep.late_ranks[0] == late);
+          CHECK(ms < coll_ta_threshold_ms(&o, size_, 0) + MARGIN_MS);
+          CHECK(rep.late_msgs_at_tan == 0);
+        } else {
+          CHECK(r == all);
+          CHECK(rep.nlate == 0);
+        }
+      }
+      /* the late rank's data of the first round is gone before the second */
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    CHECK((o.root_only = 0, coll_timeout_reduce(c, NULL, NULL, 0, COLL_INT64, &sum, &o, NULL)) == COLL_EINVAL);
+  }
+  set_inject(c, 0, 0, -1, -1);
+  coll_ctx_destroy(c);
+  return fails;
+}
+
+MPI_TR_MAIN(TR_TEST(test_all_on_time), TR_TEST(test_root_only), TR_TEST(test_root_only_tree), TR_TEST(test_snapshot), TR_TEST(test_one_late), TR_TEST(test_several_late),
             TR_TEST(test_never_contributes), TR_TEST(test_deterministic_float),
             TR_TEST(test_duplicates), TR_TEST(test_rejects))
