@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "options.h"
 #include "process.h"
+#include "progress.h"
 #include "tools.h"
 
 #include "coll_live.h"
@@ -452,10 +453,14 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const long most = cores > 0 ? 4 * cores : 4;
   if (run->threads > most) run->threads = (int)most;
-  /* the writer's line, on a terminal or when asked (--progress: a log, or
-   * under mpirun, whose ranks' stderr is a pipe to it); -q wins */
-  run->progress =
-      (!cli->quiet && (isatty(STDERR_FILENO) || cli->progress) && tr_rank() == 0) ? progress_term : progress_quiet;
+  /* Under mpirun --progress (every rank has the same options): the
+   * writer's line from every rank's figures (progress.h). Otherwise the
+   * writer's own line, on a terminal or when asked (--progress: a log);
+   * -q wins. */
+  const int ranks_line = cli->progress && !cli->quiet && tf_progress_start(run, cli->cmd, 1, run->coll_arity);
+  run->progress = (!cli->quiet && !ranks_line && (isatty(STDERR_FILENO) || cli->progress) && tr_rank() == 0)
+                      ? progress_term
+                      : progress_quiet;
   run->progress_user = NULL;
   run->cancelled = cancelled;
   run->warning = warning_line;

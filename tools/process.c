@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "process.h"
+#include "progress.h"
 
 #include "coll.h"
 #include "coll_live.h"
@@ -383,6 +384,7 @@ int tf_process_end(int rc) {
   inject_stop("stop-end");
   if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
     /* collective and bounded by the monitor; a rank lost here is exit 10 */
+    tf_progress_stop(rc);
     coll_ctx_destroy(coll);
     const int lost = coll_live_lost(live, NULL);
     if (lost != -1) {

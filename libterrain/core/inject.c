@@ -182,7 +182,10 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       }
     } else if (!strcmp(kind, "stop-stage")) {
       if (after < 1) st = tr_fail(err, TR_EUSAGE, "inject: stop-stage needs after=K (K >= 1)");
-      else out->stop_stage = (int)after;
+      else {
+        out->stop_stage = (int)after;
+        out->stop_stage_rank = rank >= 0 ? (int)rank : 0;
+      }
     } else if (!strcmp(kind, "stop-start") || !strcmp(kind, "stop-started") || !strcmp(kind, "stop-end") ||
                !strcmp(kind, "stop-finalize")) {
       /* acted on by the program around the command (tools/process.c) */

@@ -34,8 +34,9 @@
  *   gpu-hang:tile=T[,ms=M]            a GPU launch of tile T (-1: every tile) first runs a kernel that
  *                                     spins M ms (default 60000), as a hung device does: the launch's
  *                                     deadline (--ft-timeout) gives up on it (tests on a GPU machine)
- *   stop-stage:after=K                flowgraph: rank 0 stops itself (SIGSTOP) once its K-th stage is
- *                                     done, before the next (a test signals it there, between stages)
+ *   stop-stage:after=K[,rank=R]       flowgraph: rank R (default 0) stops itself (SIGSTOP) once its K-th
+ *                                     stage is done, before the next (a test signals it there, between
+ *                                     stages)
  *   stop-start:rank=R                 under mpirun, rank R stops itself (SIGSTOP) before MPI starts
  *                                     (TERRAFORT_INJECT only; read by the program, tools/process.c)
  *   stop-started:rank=R               the same right after MPI_Init (before the liveness monitor)
@@ -114,6 +115,7 @@ typedef struct tr_inject {
   int hold_rank[TR_INJECT_MAX_HOLDS], hold_ms[TR_INJECT_MAX_HOLDS];
   int64_t spill_fail;       /* the spill that fails, 1-based; 0: none */
   int stop_stage;           /* stop-stage: after this stage (1-based); 0: none */
+  int stop_stage_rank;      /* stop-stage: the rank that stops (rank=R; default 0) */
 } tr_inject;
 
 /* Parses spec (NULL or "" injects nothing). */

@@ -577,12 +577,14 @@ static int held_at(const tr_run_opts *run, char at[TR_PATH_MAX], const char *pat
 /* Between two stages: a signal seen since (its handler has removed the
  * temporaries, products and scratch rasters alike) ends the run here,
  * rather than as the next stage's failure to open them. `stage` counts the
- * stages done; the injected stop-stage:after=K stops rank 0 after the K-th. */
+ * stages done; the injected stop-stage:after=K[,rank=R] stops rank R (0)
+ * after the K-th. */
 static int stage_done(const tr_run_opts *run, int *stage, tr_error *err) {
   ++*stage;
   tr_inject inj;
   tr_error ignored;
-  if (run->inject && tr_rank() == 0 && !tr_inject_parse(run->inject, &inj, &ignored) && inj.stop_stage == *stage)
+  if (run->inject && !tr_inject_parse(run->inject, &inj, &ignored) && inj.stop_stage == *stage &&
+      tr_rank() == inj.stop_stage_rank)
     raise(SIGSTOP);
   if (run->cancelled && run->cancelled(run->progress_user)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
   return TR_OK;

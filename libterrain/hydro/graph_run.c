@@ -27,6 +27,7 @@
 
 #include "burn.h"
 #include "dist.h"
+#include "rank_progress.h"
 #include "graph.h"
 #include "graph_ft.h"
 #include "graph_plan.h"
@@ -137,6 +138,7 @@ static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, in
   if (!st && first) {
     d->seen[t->index] = 1;
     d->started++;
+    tr_rank_progress_step(d->run);
     if (d->run->progress && !d->run->progress(0.5 * (double)d->started / (double)d->mine, NULL, d->run->progress_user))
       st = tr_fail(&e, TR_EINTERRUPTED, "interrupted");
   }

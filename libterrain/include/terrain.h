@@ -325,7 +325,22 @@ typedef struct tr_run_opts {
    * of the writer (scripts/bench/RESULTS.md: no deeper tree was faster on
    * the machines measured). */
   int coll_arity;
+  /* Where this rank counts its own progress (NULL: nowhere), for a program
+   * that shows every rank's under mpirun (terrafort's progress line gathers
+   * them by timeout aggregation, tools/progress.c): the library writes it
+   * with atomic operations and the program may read it from any thread. */
+  struct tr_rank_progress *rank_progress;
 } tr_run_opts;
+
+/* One rank's progress (tr_run_opts.rank_progress). stage: the runs this
+ * rank has started (a command of several, flowgraph, has one per product);
+ * done of total: the current run's tile steps on this rank - a local
+ * kernel's tiles it computes (steps_per_tile 1), or a graph program's
+ * fragments it loads and then its tiles it hands to the writer (2). Read
+ * each field with __atomic_load_n. */
+typedef struct tr_rank_progress {
+  int64_t stage, done, total, steps_per_tile;
+} tr_rank_progress;
 
 /* Number of usable GPUs (0 when built without CUDA or none is present);
  * why (may be NULL) says why there is none. */

@@ -16,6 +16,7 @@
  * progress completes it later into a released frame or tile.
  */
 #include "sink.h"
+#include "rank_progress.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -254,7 +255,13 @@ static void drain_before(tr_sink *s, int64_t upto) {
     if (owner(s, s->next) != 0) recv_tile(s, s->next);
 }
 
+int64_t tr_sink_owned(const tr_sink *s) {
+  if (s->mode == TR_SINK_SPREAD) return tr_grid_owned(s->ntiles, s->rank, s->nranks);
+  return s->rank == 0 ? s->ntiles : 0;
+}
+
 void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const void *cells) {
+  tr_rank_progress_step(s->run);
   if (s->hold_ms > 0) {
     /* fault injection: this rank is slow to deliver (terrafort(1), hold:) */
     struct timespec ts = {s->hold_ms / 1000, (long)(s->hold_ms % 1000) * 1000000L};

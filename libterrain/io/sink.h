@@ -102,6 +102,9 @@ int64_t tr_sink_row_bytes(const tr_grid *g, const tr_product *p, int64_t block_c
 
 /* Hands over tile i (cells: its rows x cols cells, row-major, no halo) with
  * the status of its computation (cells ignored when status != 0). */
+/* The tiles this rank hands to the sink. */
+int64_t tr_sink_owned(const tr_sink *s);
+
 void tr_sink_put(tr_sink *s, int64_t i, int status, const tr_error *e, const void *cells);
 
 /* Rank 0: receives and writes every remaining tile. Others: nothing. Returns

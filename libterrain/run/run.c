@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "dist.h"
+#include "rank_progress.h"
 #include "side_file.h"
 #include "written.h"
 
@@ -104,6 +105,9 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
     j->sink_open = 1;
   }
   j->sink.progress_from = progress_from;
+  /* this rank's steps: its tiles handed over, and before them as many
+   * loads when the writer's first share is the loading's (graph runs) */
+  tr_rank_progress_stage(j->run, tr_sink_owned(&j->sink), progress_from > 0 ? 2 : 1);
   for (int h = 0; h < j->inject.n_hold; h++)
     if (j->inject.hold_rank[h] == j->rank) j->sink.hold_ms = j->inject.hold_ms[h];
   st = tr_dist_agree(j->run, st, err);

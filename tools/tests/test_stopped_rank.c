@@ -193,6 +193,77 @@ static int test_slope_stats(void) { return sweep("slope -q --stats '%s' o.tif --
 static int test_fill(void) { return sweep("fill -q '%s' o.tif", 1); }
 static int test_flowgraph(void) { return sweep("flowgraph -q '%s' --acc o.tif", 2); }
 
+/* The process's state letter (T: stopped), 0 when gone. */
+static char proc_state(pid_t pid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  const size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *c = strrchr(buf, ')');
+  return c ? c[2] : 0;
+}
+
+/* Progress under mpirun (issue 27 item 4): the writer's line, built from
+ * every rank's figures by snapshot timeout aggregations, keeps coming
+ * while a rank is stopped and names it with how long it has been silent;
+ * once the rank answers again a line without it follows, and the run ends
+ * as usual (exit 0, the bytes of one process). Rank 2 stops itself after
+ * flowgraph's first stage (stop-stage:after=1,rank=2) and is continued
+ * 3 s later; the rank timeout (30 s) is far beyond. */
+static int test_progress_names_late(void) {
+  reset(outdir);
+  char c[4096];
+  snprintf(c, sizeof c,
+           "cd '%s' && exec mpirun --allow-run-as-root --oversubscribe -n 3 '%s' flowgraph --progress '%s' --acc o.tif "
+           "--rank-timeout 30000 --inject stop-stage:after=1,rank=2",
+           outdir, tf, dem);
+  char *argv[] = {"/bin/sh", "-c", c, NULL};
+  const double t0 = pc_now();
+  const pid_t mp = pc_spawn(argv, errfile, 0);
+  ASSERT(mp > 0);
+  pid_t v = 0;
+  while (!(v = pc_rank_pid(mp, 2)) && pc_now() - t0 < 30) pc_sleep_ms(5);
+  ASSERT(v > 0);
+  while (proc_state(v) != 'T' && proc_state(v) && pc_now() - t0 < 60) pc_sleep_ms(5);
+  ASSERT_EQ_INT(proc_state(v), 'T');
+  const double ts = pc_now();
+  pc_sleep_ms(3000);
+  kill(v, SIGCONT);
+  pc_result r;
+  ASSERT_EQ_INT(pc_wait(mp, 120, &r), 0);
+  const char *err = rc_slurp(errfile);
+  printf("  rank 2 stopped at %.2f s for 3 s; mpirun ended %.2f s after the stop:\n%s", ts - t0, pc_now() - ts, err);
+  ASSERT(r.exited && r.code == 0);
+  /* the longest silence named, and a line without it after that */
+  double longest = 0;
+  const char *after = NULL;
+  for (const char *l = err; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    const char *x = strstr(l, "late: rank 2 (no answer for ");
+    const char *eol = strchr(l, '\n');
+    if (x && (!eol || x < eol)) {
+      const double s = atof(x + strlen("late: rank 2 (no answer for "));
+      if (s > longest) longest = s;
+      after = NULL;
+    } else if (longest > 0 && !after && !strncmp(l, "terrafort flowgraph: ", 21)) {
+      after = l;
+    }
+  }
+  ASSERT(longest >= 2.0);
+  ASSERT(after != NULL && strncmp(after, "terrafort flowgraph: 100% - done in", 35) != 0);
+  ASSERT(strstr(err, "terrafort flowgraph: 100% - done in ") && strstr(err, " on 3 ranks.\n"));
+  /* the same accumulation as one process */
+  snprintf(c, sizeof c, "cd '%s' && '%s' flowgraph -q '%s' --acc one.tif", outdir, tf, dem);
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  char a[700], b[700];
+  snprintf(a, sizeof a, "%s/o.tif", outdir);
+  snprintf(b, sizeof b, "%s/one.tif", outdir);
+  ASSERT(rc_same_file(a, b));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   dir = argv[1];
@@ -204,7 +275,8 @@ int main(int argc, char **argv) {
     printf("skip: no mpirun\n");
     return 0;
   }
-  static const tr_test_case cases[] = {TR_TEST(test_slope_stats), TR_TEST(test_fill), TR_TEST(test_flowgraph)};
+  static const tr_test_case cases[] = {TR_TEST(test_slope_stats), TR_TEST(test_fill), TR_TEST(test_flowgraph),
+                                       TR_TEST(test_progress_names_late)};
 #ifndef TERRAFORT_HAVE_MPI
   (void)cases;
   printf("skip: terrafort built without MPI\n");
