@@ -2,17 +2,19 @@
  * dist.c - rank queries, the bounded wait and status agreement over
  * MPI_COMM_WORLD (see dist.h).
  *
- * The agreement is one libcoll allreduce (on the command's context,
- * run->coll) of a vote - rank, status, line - under an operation that keeps
- * the lowest failing rank's; without a context (library use), two
- * non-blocking MPI collectives (MPI_Iallreduce of the lowest failing rank,
- * MPI_Ibcast of its status and line). Both are bounded by the monitor, so a
- * rank that is killed or stopped ends it within the rank timeout instead of
- * hanging every other rank.
+ * One vote protocol: a libcoll allreduce of a vote - rank, status, line -
+ * under an operation that keeps the lowest failing rank's (a reduce to the
+ * writer for tr_dist_report), on the command's context (run->coll), or,
+ * for a library caller that gave none, on one this file makes at the first
+ * vote (every rank is there) and keeps. The reductions of values go through
+ * the same context. All of it is bounded by the monitor, so a rank that is
+ * killed or stopped ends it within the rank timeout instead of hanging
+ * every other rank.
  */
 #include "dist.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "coll.h"
@@ -90,39 +92,61 @@ static void first_failure(const void *in, void *inout, size_t n, void *arg) {
 }
 
 /* A libcoll failure of a vote as a status. */
-static int coll_rc_status(const tr_run_opts *run, int rc, tr_error *err) {
-  if (rc == COLL_ELOST) return live_status(run, COLL_LIVE_LOST, coll_live_lost(run->live, NULL), err);
+static int coll_rc_status(const tr_run_opts *run, coll_ctx *ctx, int rc, tr_error *err) {
+  if (rc == COLL_ELOST) return live_status(run, COLL_LIVE_LOST, coll_live_lost(run ? run->live : NULL, NULL), err);
   if (rc == COLL_ECANCELED) return live_status(run, COLL_LIVE_CANCELED, -1, err);
-  return tr_fail(err, TR_EINTERNAL, "agreement: %s", coll_errmsg(run->coll));
+  return tr_fail(err, TR_EINTERNAL, "agreement: %s", ctx ? coll_errmsg(ctx) : coll_strerror(rc));
 }
 
-/* The agreement as one libcoll allreduce of a vote on the command's
- * context (bounded by its monitor). */
-/* Sets the command's context up for a vote (bounded by the monitor, no
- * injected delay) and fills this rank's ballot. */
-static void vote_begin(const tr_run_opts *run, int status, const tr_error *err, vote *mine) {
+/* The context every vote and reduction of a run goes through: the
+ * command's, else this library's own, made at the first vote of a caller
+ * that gave none (collective: every rank votes at the same point) and kept
+ * for the process. NULL with *rc set when it cannot be made. */
+static coll_ctx *vote_ctx(const tr_run_opts *run, int *rc) {
+  *rc = COLL_OK;
+  if (run && run->coll && coll_ctx_is_mpi(run->coll)) return run->coll;
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static coll_ctx *own;
+  pthread_mutex_lock(&mu);
+  if (!own) {
+    coll_opts co;
+    coll_opts_init(&co);
+    co.live = run ? run->live : NULL;
+    co.cancel = run ? run->cancelled : NULL;
+    co.cancel_user = run ? run->progress_user : NULL;
+    *rc = coll_ctx_create_world(&own, &co);
+    if (*rc) own = NULL;
+  }
+  coll_ctx *c = own;
+  pthread_mutex_unlock(&mu);
+  return c;
+}
+
+/* Sets ctx up for a vote (bounded by the run's monitor, no injected
+ * delay) and fills this rank's ballot. */
+static void vote_begin(const tr_run_opts *run, coll_ctx *ctx, int status, const tr_error *err, vote *mine) {
   coll_opts co;
-  coll_ctx_get_opts(run->coll, &co);
-  co.live = run->live;
-  co.cancel = run->cancelled;
-  co.cancel_user = run->progress_user;
+  coll_ctx_get_opts(ctx, &co);
+  co.live = run ? run->live : NULL;
+  co.cancel = run ? run->cancelled : NULL;
+  co.cancel_user = run ? run->progress_user : NULL;
   /* the injector's delay is for the statistics (stats.c), not for votes */
   co.inject.delay_rank = -1;
   co.inject.delay_mask = 0;
   co.inject.delay_ms = 0;
-  coll_ctx_set_opts(run->coll, &co);
+  coll_ctx_set_opts(ctx, &co);
   memset(mine, 0, sizeof *mine);
   mine->rank = status ? tr_rank() : INT_MAX;
   mine->status = status;
   if (status && err) memcpy(mine->msg, err->msg, sizeof mine->msg);
 }
 
-static int agree_coll(const tr_run_opts *run, int status, tr_error *err) {
+static int agree_coll(const tr_run_opts *run, coll_ctx *ctx, int status, tr_error *err) {
   vote mine, all;
-  vote_begin(run, status, err, &mine);
+  vote_begin(run, ctx, status, err, &mine);
   coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
-  int rc = coll_allreduce(run->coll, &mine, &all, 1, COLL_UINT8, &op);
-  if (rc) return coll_rc_status(run, rc, err);
+  int rc = coll_allreduce(ctx, &mine, &all, 1, COLL_UINT8, &op);
+  if (rc) return coll_rc_status(run, ctx, rc, err);
   if (all.rank == INT_MAX) return TR_OK;
   if (err) memcpy(err->msg, all.msg, sizeof all.msg);
   return all.status;
@@ -141,9 +165,11 @@ int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
   const int gone = given_up(run, err);
   if (gone) return gone;
-  if (!run || !run->coll || !coll_ctx_is_mpi(run->coll)) return tr_dist_agree(run, status, err);
+  int rc;
+  coll_ctx *ctx = vote_ctx(run, &rc);
+  if (!ctx) return coll_rc_status(run, NULL, rc, err);
   vote mine, all;
-  vote_begin(run, status, err, &mine);
+  vote_begin(run, ctx, status, err, &mine);
   all = mine;
   /* a reduce to rank 0 over a one-level tree: the others send and go on */
   coll_ta_opts ta;
@@ -152,10 +178,10 @@ int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
   ta.arity = n > 2 ? n - 1 : 2;
   ta.tan_policy = COLL_TAN_ROOT;
   ta.root_only = 1;
-  if (run->live) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS; /* the monitor bounds it */
+  if (run && run->live) ta.deadline_ms = COLL_DEADLINE_MONITORED_MS; /* the monitor bounds it */
   coll_op op = coll_op_user(first_failure, NULL, sizeof(vote), 1);
-  int rc = coll_timeout_reduce(run->coll, &mine, &all, 1, COLL_UINT8, &op, &ta, NULL);
-  if (rc) return coll_rc_status(run, rc, err);
+  rc = coll_timeout_reduce(ctx, &mine, &all, 1, COLL_UINT8, &op, &ta, NULL);
+  if (rc) return coll_rc_status(run, ctx, rc, err);
   if (tr_rank() != 0) return status;
   if (all.rank == INT_MAX) return TR_OK;
   if (err) memcpy(err->msg, all.msg, sizeof all.msg);
@@ -166,71 +192,35 @@ int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
   const int gone = given_up(run, err);
   if (gone) return gone;
-  if (run && run->coll && coll_ctx_is_mpi(run->coll)) return agree_coll(run, status, err);
-  /* A lost rank or a signal is this rank's own failure: it joins the vote. */
-  int me = status ? tr_rank() : INT_MAX, first = INT_MAX;
-  MPI_Request q;
-  MPI_Iallreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &q);
-  tr_error w;
-  int st = tr_dist_wait(run, 1, &q, &w);
-  if (st) {
-    if (err) *err = w;
-    return st;
-  }
-  if (first == INT_MAX) return TR_OK;
-  struct {
-    int status;
-    char msg[sizeof(((tr_error *)0)->msg)];
-  } m;
-  memset(&m, 0, sizeof m);
-  if (tr_rank() == first) {
-    m.status = status;
-    if (err) memcpy(m.msg, err->msg, sizeof m.msg);
-  }
-  MPI_Ibcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD, &q);
-  st = tr_dist_wait(run, 1, &q, &w);
-  if (st) {
-    if (err) *err = w;
-    return st;
-  }
-  if (err) memcpy(err->msg, m.msg, sizeof m.msg);
-  return m.status;
+  int rc;
+  coll_ctx *ctx = vote_ctx(run, &rc);
+  if (!ctx) return coll_rc_status(run, NULL, rc, err);
+  return agree_coll(run, ctx, status, err);
 }
 
-/* v[0 .. n) reduced element-wise over every rank, in place: through the
- * run's libcoll context where there is one (bounded as a vote, no injected
- * delay; a long vector takes the pipelined halving path), else MPI's own
- * MPI_Iallreduce in slices an int counts, waited on with the liveness
- * deadline. */
-static int reduce(const tr_run_opts *run, void *v, size_t n, coll_dtype cdt, coll_op_kind cop, MPI_Datatype mdt,
-                  MPI_Op mop, size_t size, tr_error *err) {
+/* v[0 .. n) reduced element-wise over every rank, in place, through the
+ * votes' context (bounded as a vote, no injected delay; a long vector takes
+ * the pipelined halving path). */
+static int reduce(const tr_run_opts *run, void *v, size_t n, coll_dtype cdt, coll_op_kind cop, tr_error *err) {
   if (tr_dist_size() < 2 || n == 0) return TR_OK;
   const int gone = given_up(run, err);
   if (gone) return gone;
-  if (run && run->coll && coll_ctx_is_mpi(run->coll)) {
-    vote unused; /* the context's options as for a vote */
-    vote_begin(run, 0, NULL, &unused);
-    coll_op op = coll_op_builtin(cop);
-    const int rc = coll_allreduce(run->coll, v, v, n, cdt, &op);
-    return rc ? coll_rc_status(run, rc, err) : TR_OK;
-  }
-  for (size_t i = 0; i < n;) {
-    const int k = n - i > (size_t)1 << 30 ? 1 << 30 : (int)(n - i);
-    MPI_Request q;
-    MPI_Iallreduce(MPI_IN_PLACE, (char *)v + i * size, k, mdt, mop, MPI_COMM_WORLD, &q);
-    const int st = tr_dist_wait(run, 1, &q, err);
-    if (st) return st;
-    i += (size_t)k;
-  }
-  return TR_OK;
+  int rc;
+  coll_ctx *ctx = vote_ctx(run, &rc);
+  if (!ctx) return coll_rc_status(run, NULL, rc, err);
+  vote unused; /* the context's options as for a vote */
+  vote_begin(run, ctx, 0, NULL, &unused);
+  coll_op op = coll_op_builtin(cop);
+  rc = coll_allreduce(ctx, v, v, n, cdt, &op);
+  return rc ? coll_rc_status(run, ctx, rc, err) : TR_OK;
 }
 
 int tr_dist_min(const tr_run_opts *run, double *v, int n, tr_error *err) {
-  return reduce(run, v, n > 0 ? (size_t)n : 0, COLL_DOUBLE, COLL_MIN, MPI_DOUBLE, MPI_MIN, sizeof *v, err);
+  return reduce(run, v, n > 0 ? (size_t)n : 0, COLL_DOUBLE, COLL_MIN, err);
 }
 
 int tr_dist_sum_u64(const tr_run_opts *run, uint64_t *v, size_t n, tr_error *err) {
-  return reduce(run, v, n, COLL_UINT64, COLL_SUM, MPI_UINT64_T, MPI_SUM, sizeof *v, err);
+  return reduce(run, v, n, COLL_UINT64, COLL_SUM, err);
 }
 
 int tr_dist_bcast(const tr_run_opts *run, void *buf, int bytes, tr_error *err) {
