@@ -188,7 +188,7 @@ int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) {
   return all.status;
 }
 
-int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
+int tr_dist_vote(const tr_run_opts *run, int status, tr_error *err) {
   if (tr_dist_size() < 2) return status;
   const int gone = given_up(run, err);
   if (gone) return gone;
@@ -255,11 +255,11 @@ int tr_dist_check(const tr_run_opts *run, tr_error *err) {
   if (run && run->cancelled && run->cancelled(run->progress_user)) return tr_fail(err, TR_EINTERRUPTED, "interrupted");
   return TR_OK;
 }
-int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err) {
+int tr_dist_vote(const tr_run_opts *run, int status, tr_error *err) {
   (void)run;
   (void)err;
   return status;
 }
-int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) { return tr_dist_agree(run, status, err); }
+int tr_dist_report(const tr_run_opts *run, int status, tr_error *err) { return tr_dist_vote(run, status, err); }
 
 #endif

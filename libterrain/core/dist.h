@@ -32,12 +32,13 @@ int tr_dist_wait(const tr_run_opts *run, int n, void *reqs, tr_error *err);
  * that wait by polling. */
 int tr_dist_check(const tr_run_opts *run, tr_error *err);
 
-/* Makes every rank agree on a status: if any rank failed, all return the
- * failure of the lowest failing rank, with its message in err. Bounded by
- * tr_dist_wait. */
-int tr_dist_agree(const tr_run_opts *run, int status, tr_error *err);
+/* The vote: every rank agrees on a status - if any rank failed, all return
+ * the failure of the lowest failing rank, with its message in err. Bounded
+ * by tr_dist_wait. Called by run/step.c alone: the library's code takes
+ * steps (run/step.h), it does not vote. */
+int tr_dist_vote(const tr_run_opts *run, int status, tr_error *err);
 
-/* As tr_dist_agree, but only rank 0 (the writer) learns the outcome: the
+/* As tr_dist_vote, but only rank 0 (the writer) learns the outcome: the
  * others send their vote through libcoll's timeout aggregation (a reduce
  * over a one-level tree) and return their own status at once, so a late
  * rank holds rank 0 alone. Every rank must call it at the same point. */

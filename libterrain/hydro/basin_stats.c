@@ -31,6 +31,7 @@
 #include <strings.h>
 
 #include "dist.h"
+#include "step.h"
 #include "flow.h"
 #include "grid.h"
 #include "mem_limit.h"
@@ -208,6 +209,18 @@ static void partials_free(partials *p) {
   free(p->mm);
 }
 
+/* write_csv as the writer's step */
+typedef struct {
+  const tr_basin_stats_src *s;
+  const tr_input *lab;
+  const partials *p;
+  const char *dst;
+} csv_job;
+static int csv_step(void *arg, tr_error *err) {
+  const csv_job *j = arg;
+  return write_csv(j->s, j->lab, j->p, j->dst, err);
+}
+
 int tr_basin_stats_write(const tr_basin_stats_src *s, const char *dst, tr_error *err) {
   const int64_t nb = s->noutlets;
   partials p = {.nb = nb};
@@ -235,14 +248,15 @@ int tr_basin_stats_write(const tr_basin_stats_src *s, const char *dst, tr_error 
     for (int64_t i = 0; !st && i < 2 * nb; i++) p.mm[i] = INFINITY;
   }
   if (!st) st = scan(s, &lab, nopen > 1 ? &dem : NULL, nopen > 2 ? &sd8 : NULL, &p, err);
-  st = tr_dist_agree(s->run, st, err);
+  st = tr_step_end(s->run, st, err);
   for (int64_t i = 0; !st && i < nb; i++) {
     tr_wide_to_limbs(p.lane + i * NLANES + L_Z, p.zs[i]);
     tr_wide_to_limbs(p.lane + i * NLANES + L_S, p.ss[i]);
   }
   if (!st && nb) st = tr_dist_sum_u64(s->run, p.lane, (size_t)nb * NLANES, err);
   if (!st && nb && s->dem) st = tr_dist_min(s->run, p.mm, (int)(2 * nb), err);
-  if (!st) st = tr_dist_agree(s->run, tr_rank() == 0 ? write_csv(s, &lab, &p, dst, err) : TR_OK, err);
+  csv_job cj = {s, &lab, &p, dst};
+  if (!st) st = tr_step_writer(s->run, csv_step, &cj, err);
   if (nopen > 2) tr_input_close(&sd8);
   if (nopen > 1) tr_input_close(&dem);
   if (nopen > 0) tr_input_close(&lab);

@@ -22,6 +22,7 @@
 #include "burn.h"
 #include "d8.h"
 #include "dist.h"
+#include "step.h"
 #include "executor.h"
 #include "flowdir.h"
 #include "graph.h"
@@ -52,6 +53,7 @@ static int stage_cb(double frac, const char *msg, void *user) {
 static tr_run_opts stage_run(const tr_run_opts *run, stage_progress *sp, int stage, int nstages, int keep_stats,
                              int keep_report) {
   tr_run_opts r = *run;
+  r.stage_of_several = 1; /* the next stage starts on every rank or none */
   if (run->progress) {
     sp->fn = run->progress;
     sp->user = run->progress_user;
@@ -139,7 +141,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     st = tr_d8_geom_init(&in, &geom, err);
     tr_input_close(&in);
   }
-  if ((st = tr_dist_agree(run, st, err))) return st;
+  if ((st = tr_step_end(run, st, err))) return st;
 
   const int nstages = (o->filled ? 1 : 2) + (o->slope ? 1 : 0);
   stage_progress sp[3];
@@ -179,8 +181,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
      * fill is the pipeline's largest stage, and at 8000² the default 16 MB
      * cost 25 MB of peak for no measurable time */
     if (fo.graph.cache_mb < 0) fo.graph.cache_mb = 4;
-    /* agreed: a run's outcome is otherwise the writer's alone */
-    st = tr_dist_agree(run, tr_fill_dem(&fo, src, fel, err), err);
+    st = tr_fill_dem(&fo, src, fel, err); /* a stage: its outcome agreed (stage_run) */
     stage++;
     dem = fel;
   }
@@ -190,7 +191,6 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     const dinf_job ja = {o, TR_DINF_ANG};
     st = o->method == TR_FLOW_DINF ? tr_run_graph(&rs, g, "dinf", dinf_prepare, &ja, dem, dir_dst, err)
                                    : tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err);
-    st = tr_dist_agree(run, st, err);
     stage++;
     if (st && !o->filled && o->filled_out) delete_raster(run, o->filled_out);
   }
@@ -201,7 +201,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     const dinf_job js = {o, TR_DINF_SLP};
     if (o->method == TR_FLOW_DINF) {
       rs.ft_report_append = g->ft_report_append;
-      st = tr_dist_agree(run, tr_run_graph(&rs, g, "dinf", dinf_prepare, &js, dem, o->slope, err), err);
+      st = tr_run_graph(&rs, g, "dinf", dinf_prepare, &js, dem, o->slope, err);
     } else
       st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
     if (st) {
@@ -214,7 +214,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
   /* the deletions are rank 0's: nobody returns before they are done */
   tr_error e = {{0}};
   if (err) e = *err;
-  st = tr_dist_agree(run, st, &e);
+  st = tr_step_end(run, st, &e);
   if (st && err) *err = e;
   return st;
 }

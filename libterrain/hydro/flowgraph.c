@@ -37,6 +37,7 @@
 #include "d8_codes.h"
 #include "dinf.h"
 #include "dist.h"
+#include "step.h"
 #include "flow.h"
 #include "flowdir.h"
 #include "held.h"
@@ -132,10 +133,8 @@ static int run_up(const tr_flowgraph_opts *o, const tr_run_opts *run, const char
   const char *srcs[2] = {dir, o->weights};
   const tr_graph_opts g = graph_of(o, o->weights != NULL);
   /* the planner takes d8_up_wide for weights whose sums a double rounds;
-   * agreed: a run's outcome is otherwise the writer's alone, and the next
-   * stage must not start on some ranks only */
-  return tr_dist_agree(run, tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err),
-                       err);
+   * a stage of several: its outcome agreed (run/step.h) */
+  return tr_run_graph_inputs(run, &g, "d8_up", up_prepare, &j, srcs, o->weights ? 2 : 1, dst, err);
 }
 
 typedef struct {
@@ -692,7 +691,7 @@ static int len_stages(const tr_flowgraph_opts *o, const char *dir, int *stage, f
   for (int k = 0; k < 3 && !st; k++) {
     if (!dst[k]) continue;
     const len_job j = {k == 0 ? TR_D8_PLEN : k == 1 ? TR_D8_TLEN : TR_D8_GORD, o->encoding, dir};
-    st = tr_dist_agree(&o->run, tr_run_graph(&o->run, &g, "d8_len", len_prepare, &j, dir, dst[k], err), err);
+    st = tr_run_graph(&o->run, &g, "d8_len", len_prepare, &j, dir, dst[k], err);
     if (!st) stats_take(o, fs, name[k], dst[k]);
     if (!st) st = stage_done(&o->run, stage, err);
   }
@@ -726,11 +725,10 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   if (o->streams_in) { /* the streams given: their cells' order, whatever --mem (d8_up knows only --threshold) */
     tr_order_params p;
     memset(&p, 0, sizeof p);
-    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, o->streams_in, (int)o->encoding, &p, err), err);
+    st = tr_step_end(&o->run, tr_order_cells_build(&o->run, dir, o->streams_in, (int)o->encoding, &p, err), err);
     const tr_graph_opts g0 = graph_of(o, 0);
     if (!st)
-      st = tr_dist_agree(&o->run, tr_run_graph(&o->run, &g0, "d8_order_cells", order_prepare, &p, dir, o->order, err),
-                         err);
+      st = tr_run_graph(&o->run, &g0, "d8_order_cells", order_prepare, &p, dir, o->order, err);
     tr_order_cells_free(&p);
     return st;
   }
@@ -761,8 +759,8 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   memset(&p, 0, sizeof p);
   int cells_short = 0; /* the stream cells do not fit --mem */
   if (!st) {
-    st = tr_dist_agree(&o->run, tr_order_cells_build(&o->run, dir, reuse ? streams_at : tmp, (int)o->encoding, &p, err),
-                       err);
+    st = tr_step_end(&o->run, tr_order_cells_build(&o->run, dir, reuse ? streams_at : tmp, (int)o->encoding, &p, err),
+                     err);
     cells_short = st == TR_ENOMEM;
   }
   if (!reuse && tr_rank() == 0) tr_output_scratch_remove(tmp);
@@ -776,8 +774,7 @@ static int run_order(const tr_flowgraph_opts *o, const char *dir, const weights_
   }
   if (!st) {
     const tr_graph_opts g0 = graph_of(o, 0);
-    st = tr_dist_agree(&o->run, tr_run_graph(&o->run, &g0, "d8_order_cells", order_prepare, &p, dir, o->order, err),
-                       err);
+    st = tr_run_graph(&o->run, &g0, "d8_order_cells", order_prepare, &p, dir, o->order, err);
   }
   tr_order_cells_free(&p);
   return st;
@@ -807,13 +804,19 @@ static int scratch_place(const char *scratch, const char *path, const char *what
   return st;
 }
 
+/* The writer's step that puts every held product in place. */
+static int held_commit(void *arg, tr_error *err) {
+  const tr_run_opts *run = arg;
+  return tr_held_commit(run->held, run, err);
+}
+
 /* The end of a run: every product put in place (rank 0 holds them), or
  * none; a run a signal ended says so (exit 8), whatever the stage that
  * noticed it first failed with. */
 static int finish(const tr_run_opts *run, int st, tr_error *err) {
   const int stopped = run->cancelled && run->cancelled(run->progress_user);
   if (!st && stopped) st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
-  if (!st) st = tr_dist_agree(run, tr_rank() == 0 ? tr_held_commit(run->held, run, err) : TR_OK, err);
+  if (!st) st = tr_step_writer(run, held_commit, (void *)run, err);
   else tr_held_abort(run->held);
   if (st && st != TR_ERANK && st != TR_EINTERRUPTED && run->cancelled && run->cancelled(run->progress_user))
     st = tr_fail(err, TR_EINTERRUPTED, "interrupted");
@@ -831,9 +834,10 @@ static int stages(const tr_flowgraph_opts *o, const char *dem, const fg_inputs *
 int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) {
   int st = check_opts(opts, dem, err);
   fg_inputs s;
-  if (!st) st = tr_dist_agree(&opts->run, survey(opts, dem, &s, err), err);
+  if (!st) st = tr_step_end(&opts->run, survey(opts, dem, &s, err), err);
   if (st) return st;
   tr_flowgraph_opts oc = *opts;
+  oc.run.stage_of_several = 1; /* each program's run is a stage: every rank learns how it ended */
   const char *outs[FG_NPRODUCTS], *first = NULL;
   products_of(opts, outs);
   for (int i = 0; i < FG_NPRODUCTS && !first; i++) first = outs[i];
@@ -873,7 +877,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
    * or none (held.h); the side files follow them */
   oc.run.held = tr_held_new();
   if (!st && !oc.run.held) st = tr_fail(err, TR_ENOMEM, "out of memory");
-  st = tr_dist_agree(&opts->run, st, err);
+  st = tr_step_end(&opts->run, st, err);
   if (!st) st = stages(&oc, dem, &s, &fs, err);
   /* the side files, written whole under their temporary names before any
    * product is put in place (a full disk there leaves no product), and put
@@ -884,7 +888,7 @@ int tr_flowgraph(const tr_flowgraph_opts *opts, const char *dem, tr_error *err) 
   if (!st && aap_tmp[0] && tr_rank() == 0) st = scratch_place(aap_tmp, opts->graph.aap_stats, "engine statistics", err);
   if (!st && ftr_tmp[0] && tr_rank() == 0)
     st = scratch_place(ftr_tmp, opts->run.ft_report, "fault-tolerance report", err);
-  if (oc.run.held) st = finish(&oc.run, tr_dist_agree(&opts->run, st, err), err);
+  if (oc.run.held) st = finish(&oc.run, tr_step_end(&opts->run, st, err), err);
   if (!st && tr_rank() == 0) st = tr_side_commit_waiting(err);
   else tr_side_abort_waiting();
   if (tr_rank() == 0) {
@@ -921,9 +925,8 @@ static int run_dinf_up(const tr_flowgraph_opts *o, const char *ang, const char *
   const char *srcs[2] = {ang, slp};
   tr_graph_opts g = o->graph;
   if (g.cache_mb < 0 && product == TR_DINF_UP_SCA) g.cache_mb = 0; /* the angles are read once, in PEval */
-  return tr_dist_agree(&o->run, tr_run_graph_inputs(&o->run, &g, "dinf_up", dinf_up_prepare, &j, srcs,
-                                                    product == TR_DINF_UP_SCA ? 1 : 2, dst, err),
-                       err);
+  return tr_run_graph_inputs(&o->run, &g, "dinf_up", dinf_up_prepare, &j, srcs, product == TR_DINF_UP_SCA ? 1 : 2,
+                             dst, err);
 }
 
 /* --hand or --d8-dist: the "dist_down" program. */
@@ -975,6 +978,16 @@ static int any_stream(const char *path, int *found, tr_error *err) {
  * ang is made here from fel into a scratch raster beside the product
  * (directions: --dir-encoding), the directions only where they are read
  * (--d8-dist, or streams from --threshold). */
+/* any_stream as the writer's step */
+typedef struct {
+  const char *path;
+  int *found;
+} any_stream_job;
+static int any_stream_step(void *arg, tr_error *err) {
+  const any_stream_job *j = arg;
+  return any_stream(j->path, j->found, err);
+}
+
 static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *fel, int fel_band, const char *ang,
                        const weights_sums *ws, int *stage, fg_stats *fs, tr_error *err) {
   const char *first = o->hand ? o->hand : o->d8_dist;
@@ -1011,7 +1024,8 @@ static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *
   /* with no stream cell every distance would be nodata: refused, so that a
    * threshold above the largest accumulation is said, not written */
   int found = 1;
-  if (!st) st = tr_dist_agree(&o->run, tr_rank() == 0 ? any_stream(src, &found, err) : TR_OK, err);
+  any_stream_job as = {src, &found};
+  if (!st) st = tr_step_writer(&o->run, any_stream_step, &as, err);
   if (!st) st = tr_dist_bcast(&o->run, &found, (int)sizeof found, err);
   if (!st && !found && o->streams_in)
     st = tr_fail(err, TR_EINPUT, "%s: no stream cell: no cell of --streams-in '%s' is 1 or more",
@@ -1024,16 +1038,14 @@ static int dist_stages(const tr_flowgraph_opts *o, const char *dir, const char *
   if (!st && o->d8_dist) {
     const down_job j = {TR_DOWN_D8DIST, o->encoding, dir};
     const char *srcs[2] = {dir, src};
-    st = tr_dist_agree(&o->run,
-                       tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 2, o->d8_dist, err), err);
+    st = tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 2, o->d8_dist, err);
     if (!st) stats_take(o, fs, "d8_dist", o->d8_dist);
     if (!st) st = stage_done(&o->run, stage, err);
   }
   if (!st && o->hand) {
     const down_job j = {TR_DOWN_HAND, o->encoding, ang};
     const char *srcs[3] = {ang, fel, src};
-    st = tr_dist_agree(&o->run, tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 3, o->hand, err),
-                       err);
+    st = tr_run_graph_inputs(&ob.run, &g, "dist_down", down_prepare, &j, srcs, 3, o->hand, err);
     if (!st) stats_take(o, fs, "hand", o->hand);
     if (!st) st = stage_done(&o->run, stage, err);
   }
@@ -1183,8 +1195,7 @@ static int mfd_stages(const tr_flowgraph_opts *o, const char *dem, fg_stats *fs,
     tr_flowgraph_opts ob = *o;
     ob.run.band = need_fel ? 1 : o->run.band;
     const char *srcs[2] = {need_fel ? fel_tmp : dem, ang_tmp};
-    st = tr_dist_agree(&ob.run, tr_run_graph_inputs(&ob.run, &ob.graph, "mfd_up", mfd_up_prepare, o, srcs, 2, o->acc, err),
-                       err);
+    st = tr_run_graph_inputs(&ob.run, &ob.graph, "mfd_up", mfd_up_prepare, o, srcs, 2, o->acc, err);
     if (!st) stats_take(o, fs, "acc", o->acc);
     if (!st) st = stage_done(&o->run, &stage, err);
   }
@@ -1295,7 +1306,7 @@ static tr_basin_outlet *outlets_of(const tr_links *links, const tr_basin_seed *s
  * where the basin statistics read it). */
 static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *dir, const char *dem, int dem_band,
                     const char *elev, int elev_band, const char *sd8, int *stage, fg_stats *fs, tr_error *err) {
-  int st = tr_dist_agree(&o->run, check_valid(dir, dem, dem_band, s, err), err);
+  int st = tr_step_end(&o->run, check_valid(dir, dem, dem_band, s, err), err);
   if (st) return st;
   const int edge = !o->no_edge_check;
   const weights_sums ws = s->ws;
@@ -1416,7 +1427,7 @@ static int products(const tr_flowgraph_opts *o, const fg_inputs *s, const char *
     int64_t nout = 0;
     tr_basin_outlet *outl = st ? NULL : outlets_of(by_links ? &links : NULL, seeds, nseeds, &nout);
     if (!st && !outl) st = tr_fail(err, TR_ENOMEM, "out of memory");
-    st = tr_dist_agree(&o->run, st, err);
+    st = tr_step_end(&o->run, st, err);
     tr_basin_stats_src bs = {&o->run, o->basins ? w_at : w_tmp, dem, dem_band, sd8, outl, nout, s->cell_area};
     if (!st) st = tr_basin_stats_write(&bs, o->basin_stats, err);
     if (!st) st = stage_done(&o->run, stage, err);

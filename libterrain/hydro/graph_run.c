@@ -27,6 +27,7 @@
 
 #include "burn.h"
 #include "dist.h"
+#include "step.h"
 #include "rank_progress.h"
 #include "graph.h"
 #include "graph_ft.h"
@@ -200,7 +201,7 @@ static int open_extra(graph_run *r, tr_error *err) {
       break;
     }
   }
-  st = tr_dist_agree(r->run, st, err);
+  st = tr_step_end(r->run, st, err);
   if (st) close_extra(r, k);
   return st;
 }
@@ -219,7 +220,7 @@ static int run_open(graph_run *r, tr_error *err) {
                          err);
   if ((st = open_extra(r, err))) return tr_job_finish(&r->job, st, err);
   /* the burn lines, laid on the DEM's grid on every rank */
-  if (r->burn_opts && (st = tr_dist_agree(r->run, tr_burn_open(&r->burn, r->burn_opts, &r->job.in, r->run, err), err))) {
+  if (r->burn_opts && (st = tr_step_end(r->run, tr_burn_open(&r->burn, r->burn_opts, &r->job.in, r->run, err), err))) {
     close_extra(r, r->nsrc);
     return tr_job_finish(&r->job, st, err);
   }
@@ -306,7 +307,7 @@ static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts,
 /* Agreed: with every rank's plan good, the output and sink, the stores and
  * the layout; else the job ends. */
 static int run_create(graph_run *r, int st, tr_error *err) {
-  st = tr_dist_agree(r->run, st, err);
+  st = tr_step_end(r->run, st, err);
   if (st) {
     tr_job_finish(&r->job, st, err);
     return st;
@@ -409,7 +410,7 @@ static int run_engine(graph_run *r, tr_error *e) {
   r->eng.spill_stats = &r->sstats;
   /* all ranks run the engine or none does: one missing would leave the
    * others waiting */
-  status = tr_dist_agree(r->run, status, e);
+  status = tr_step_end(r->run, status, e);
   if (status) {
     tr_sink_fail(&job->sink, status, e);
     for (int64_t i = job->rank; i < job->ntiles; i += job->nranks) tr_sink_put(&job->sink, i, status, e, NULL);
@@ -524,17 +525,17 @@ static int run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char 
 int tr_run_graph_inputs(const tr_run_opts *run, const tr_graph_opts *g, const char *name,
                         tr_graph_prepare_fn prepare, const void *opts, const char *const *srcs, int nsrc,
                         const char *dst, tr_error *err) {
-  return run_graph(run, g, name, prepare, opts, srcs, nsrc, NULL, dst, err);
+  return tr_stage_end(run, run_graph(run, g, name, prepare, opts, srcs, nsrc, NULL, dst, err), err);
 }
 
 int tr_run_graph(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                  const void *opts, const char *src, const char *dst, tr_error *err) {
-  return run_graph(run, g, name, prepare, opts, &src, 1, NULL, dst, err);
+  return tr_stage_end(run, run_graph(run, g, name, prepare, opts, &src, 1, NULL, dst, err), err);
 }
 
 int tr_run_graph_burnt(const tr_run_opts *run, const tr_graph_opts *g, const char *name, tr_graph_prepare_fn prepare,
                        const void *opts, const char *src, const tr_burn_opts *burn, const char *dst, tr_error *err) {
-  return run_graph(run, g, name, prepare, opts, &src, 1, burn, dst, err);
+  return tr_stage_end(run, run_graph(run, g, name, prepare, opts, &src, 1, burn, dst, err), err);
 }
 
 int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *name, const void *params,

@@ -31,6 +31,7 @@
 
 #include "d8_codes.h"
 #include "dist.h"
+#include "step.h"
 #include "flow.h"
 #include "gradient.h"
 #include "mem_limit.h"
@@ -302,7 +303,7 @@ int tr_links_build(const tr_links_src *s, tr_links *out, tr_error *err) {
   free(l.v);
   for (int k = 0; k < 4; k++)
     if (in[k].ds) tr_input_close(&in[k]);
-  st = tr_dist_agree(s->run, st, err);
+  st = tr_step_end(s->run, st, err);
   if (st) tr_links_free(out);
   return st;
 }
@@ -506,7 +507,8 @@ static int links_to(const char *path, const char *drv, void *user, tr_error *err
 
 int tr_links_write(const tr_links_src *s, const tr_links *l, const char *dst, const char *driver, tr_error *err) {
   links_out o = {s, l, dst};
-  return tr_vector_write(s->run, dst, driver, links_to, &o, err);
+  tr_vector_job j = {s->run, dst, driver, links_to, &o};
+  return tr_step_writer(s->run, tr_vector_write, &j, err);
 }
 
 /* ------------------------------------------------------ the text files */
@@ -617,5 +619,5 @@ int tr_links_text_write(const tr_links_src *s, const tr_links *l, const char *tr
       else st = tr_side_close(side, err);
     }
   }
-  return tr_dist_agree(s->run, st, err);
+  return tr_step_end(s->run, st, err); /* the writer's text files */
 }

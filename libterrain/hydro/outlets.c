@@ -18,6 +18,7 @@
 
 #include "d8_codes.h"
 #include "dist.h"
+#include "step.h"
 #include "flow.h"
 #include "raster.h"
 #include "side_file.h"
@@ -271,7 +272,7 @@ int tr_seeds_build(const tr_seed_src *s, tr_basin_seed **out, int64_t *nout, tr_
       if (!k || (*out)[k - 1].cell != (*out)[i].cell) (*out)[k++] = (*out)[i];
     *nout = k;
   }
-  st = tr_dist_agree(s->run, st, err);
+  st = tr_step_end(s->run, st, err);
   if (st) {
     free(*out);
     *out = NULL;
@@ -335,7 +336,8 @@ static int write_moves(const char *path, const char *drv, void *user, tr_error *
 int tr_outlets_write(const tr_run_opts *run, const char *dir, const tr_outlet_move *m, int64_t n, const char *dst,
                      const char *driver, tr_error *err) {
   moves_out o = {dir, dst, m, n};
-  return tr_vector_write(run, dst, driver, write_moves, &o, err);
+  tr_vector_job j = {run, dst, driver, write_moves, &o};
+  return tr_step_writer(run, tr_vector_write, &j, err);
 }
 
 int tr_outlet_table_write(const tr_run_opts *run, const char *dir, int encoding, const char *basins,
@@ -369,5 +371,5 @@ int tr_outlet_table_write(const tr_run_opts *run, const char *dir, int encoding,
     if (wopen) tr_input_close(&w);
     if (dopen) tr_input_close(&d);
   }
-  return tr_dist_agree(run, st, err);
+  return tr_step_end(run, st, err);
 }

@@ -330,6 +330,11 @@ typedef struct tr_run_opts {
    * them by timeout aggregation, tools/progress.c): the library writes it
    * with atomic operations and the program may read it from any thread. */
   struct tr_rank_progress *rank_progress;
+  /* 1: this run is a stage of a run of several (flowgraph's products, the
+   * fill before flowdir's directions), and every rank learns its outcome
+   * when it ends, as the next stage needs. 0 (the default): the outcome is
+   * the writer's, and the other ranks go on as soon as their part is done. */
+  int stage_of_several;
 } tr_run_opts;
 
 /* One rank's progress (tr_run_opts.rank_progress). stage: the runs this

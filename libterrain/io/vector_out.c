@@ -56,10 +56,12 @@ static void remove_tree(const char *tmp) {
   rmdir(tmp);
 }
 
-int tr_vector_write(const tr_run_opts *run, const char *dst, const char *driver, tr_vector_write_fn write, void *user,
-                    tr_error *err) {
+int tr_vector_write(void *job, tr_error *err) {
+  const tr_vector_job *j = job;
+  const tr_run_opts *run = j->run;
+  const char *dst = j->dst, *driver = j->driver;
   int st = TR_OK;
-  if (tr_rank() == 0) {
+  {
     /* Written into a folder of its own under a short name, whatever dst's
      * (a driver may write several files; the folder's name and the inner
      * one stay far from NAME_MAX and from SQLite's path limit), then held
@@ -81,7 +83,7 @@ int tr_vector_write(const tr_run_opts *run, const char *dst, const char *driver,
       st = tr_fail(err, TR_EOUTPUT, "cannot write '%s': cannot make a temporary folder beside it: %s", dst, strerror(errno));
     else {
       tr_tmp_track_folder(folder);
-      st = write(path, tr_vector_driver(dst, driver), user, err);
+      st = j->write(path, tr_vector_driver(dst, driver), j->user, err);
       if (!st && tr_held_folder(held, final, folder, inner)) st = tr_fail(err, TR_ENOMEM, "out of memory");
       if (st) {
         remove_tree(folder);
@@ -92,5 +94,5 @@ int tr_vector_write(const tr_run_opts *run, const char *dst, const char *driver,
     free(folder);
     tr_held_free(own);
   }
-  return tr_dist_agree(run, st, err);
+  return st;
 }

@@ -22,12 +22,18 @@ const char *tr_vector_driver(const char *dst, const char *driver);
  * `flag`, the option that chose it, otherwise). */
 int tr_vector_check(const char *dst, const char *driver, const char *flag, tr_error *err);
 
-/* Rank 0 calls write(path, drv, user, err), which creates the dataset at
- * path (a temporary; its messages name dst) with driver drv; the result is
- * put in place (or held, run->held) when write succeeds, removed when not.
- * Every rank calls it and gets the agreed status. */
+/* The writer's step of a vector output (run/step.h: tr_step_writer with
+ * tr_vector_write and a tr_vector_job): write(path, drv, user, err) creates
+ * the dataset at path (a temporary; its messages name dst) with driver drv;
+ * the result is put in place (or held, run->held) when write succeeds,
+ * removed when not. */
 typedef int (*tr_vector_write_fn)(const char *path, const char *drv, void *user, tr_error *err);
-int tr_vector_write(const tr_run_opts *run, const char *dst, const char *driver, tr_vector_write_fn write, void *user,
-                    tr_error *err);
+typedef struct {
+  const tr_run_opts *run;
+  const char *dst, *driver;
+  tr_vector_write_fn write;
+  void *user;
+} tr_vector_job;
+int tr_vector_write(void *job, tr_error *err);
 
 #endif

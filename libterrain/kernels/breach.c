@@ -54,6 +54,7 @@
 
 #include "burn.h"
 #include "dist.h"
+#include "step.h"
 #include "executor.h"
 #include "kernel.h"
 #include "mem_limit.h"
@@ -387,7 +388,7 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
   tr_burn_close(burn);
   if (!st && holder) st = br_breach(dem, in.rows, in.cols, &how, err);
   /* the writer's outcome, every rank's (a failure there ends them all) */
-  st = tr_dist_agree(&o->run, st, err);
+  st = tr_step_end(&o->run, st, err);
   if (!st) {
     br_params p = {.has_nodata = in.has_nodata, .nodata = (float)in.nodata};
     br_src s = {.dem = dem, .rows = in.rows, .cols = in.cols};

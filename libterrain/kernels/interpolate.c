@@ -50,6 +50,7 @@
 #include <ogr_srs_api.h>
 
 #include "dist.h"
+#include "step.h"
 #include "executor.h"
 #include "grid.h"
 #include "grid_alg.h"
@@ -729,7 +730,7 @@ int tr_interpolate(const tr_interpolate_opts *o, const char *src, const char *ds
     if (s.ip.g.alg == TR_GRID_LINEAR) st = plan_triangles(&s, pts.n, err);
   }
   /* every rank goes on or stops together (the disk check is rank 0's) */
-  st = tr_dist_agree(&o->run, st, err);
+  st = tr_step_end(&o->run, st, err);
   if (!st) {
     /* the output grid as the executor's input: no dataset, north-up */
     tr_input grid = {.path = src, .rows = rows, .cols = cols, .type = GDT_Float64, .has_gt = 1,

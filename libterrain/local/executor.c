@@ -40,6 +40,7 @@
 
 #include "device.h"
 #include "dist.h"
+#include "step.h"
 #include "edac.h"
 #include "ft.h"
 #include "kernel.h"
@@ -502,7 +503,7 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
   tr_error e = {{0}};
   if (run->ft == TR_FT_DUAL) status = ft_setup(s, prod, &e);
   else status = tr_launcher_open(&s->launch, run, &job->inject, s->k, job->grid.tile, &e);
-  status = tr_dist_agree(run, status, &e);
+  status = tr_step_end(run, status, &e);
   /* a rank could not start (no GPU, libft refused): no rank computes, and
    * the writer must not wait for the others' tiles */
   if (status) tr_sink_none(&job->sink, status, &e);
@@ -581,7 +582,7 @@ static int band_range(const tr_run_opts *run, tr_job *job, tr_error *err) {
     st = tr_input_minmax_rows(in, r0, r1 - r0, mm, &valid, err);
     if (!st && valid) v[0] = mm[0], v[1] = -mm[1];
   }
-  st = tr_dist_agree(run, st, err);
+  st = tr_step_end(run, st, err);
   if (!st) st = tr_dist_min(run, v, 2, err);
   if (st) return st;
   in->range_known = 1;
@@ -605,7 +606,7 @@ int tr_run_kernel_ranged(const tr_run_opts *run, const char *kernel, tr_wants_ra
   if (!s.k) return tr_fail(err, TR_EINTERNAL, "no kernel named '%s' in the kernel table", kernel);
   tr_job job;
   int st = tr_job_open(&job, run, src, err);
-  if (st) return st;
+  if (st) return st; /* agreed */
   s.job = &job;
   if (wants) {
     int w = 0;
@@ -618,8 +619,8 @@ int tr_run_kernel_ranged(const tr_run_opts *run, const char *kernel, tr_wants_ra
   tr_product prod = {s.k->out_type, s.k->bands, 0, 0, GDT_Unknown};
   if (!st) st = s.params ? prepare(&job.in, opts, s.params, &prod, err) : tr_fail(err, TR_ENOMEM, "out of memory");
   if (!st) st = local_memory(run, &job, s.k, &prod, 0, err);
-  st = tr_dist_agree(run, st, err);
-  return run_job(&s, &prod, st, dst, err);
+  st = tr_step_end(run, st, err);
+  return tr_stage_end(run, run_job(&s, &prod, st, dst, err), err);
 }
 
 int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_source *src, const char *dst,
@@ -633,12 +634,12 @@ int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_so
     return tr_fail(err, TR_EINTERNAL, "kernel '%s' cannot run over a source", kernel);
   tr_job job;
   int st = tr_job_open_grid(&job, run, src->grid, err);
-  if (st) return st;
+  if (st) return st; /* every rank's own: the same on every rank */
   s.job = &job;
   s.params = malloc(s.k->params_size ? s.k->params_size : 1);
   if (s.params) memcpy(s.params, src->params, s.k->params_size);
   else st = tr_fail(err, TR_ENOMEM, "out of memory");
   if (!st) st = local_memory(run, &job, s.k, &src->prod, src->held, err);
-  st = tr_dist_agree(run, st, err);
-  return run_job(&s, &src->prod, st, dst, err);
+  st = tr_step_end(run, st, err);
+  return tr_stage_end(run, run_job(&s, &src->prod, st, dst, err), err);
 }

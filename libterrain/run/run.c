@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "dist.h"
+#include "step.h"
 #include "rank_progress.h"
 #include "side_file.h"
 #include "written.h"
@@ -59,7 +60,7 @@ int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *er
   if (st) return st;
   st = tr_input_open(&j->in, src, run->band, err);
   j->in_open = st == TR_OK;
-  st = tr_dist_agree(run, st, err);
+  st = tr_step_end(run, st, err);
   if (st) {
     job_close(j);
     return st;
@@ -110,7 +111,7 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
   tr_rank_progress_stage(j->run, tr_sink_owned(&j->sink), progress_from > 0 ? 2 : 1);
   for (int h = 0; h < j->inject.n_hold; h++)
     if (j->inject.hold_rank[h] == j->rank) j->sink.hold_ms = j->inject.hold_ms[h];
-  st = tr_dist_agree(j->run, st, err);
+  st = tr_step_end(j->run, st, err);
   if (st) job_close(j);
   return st;
 }
