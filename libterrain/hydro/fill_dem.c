@@ -25,6 +25,7 @@ void tr_fill_dem_opts_init(tr_fill_dem_opts *o) {
   memset(o, 0, sizeof *o);
   tr_run_opts_init(&o->run);
   tr_graph_opts_init(&o->graph);
+  o->graph.mem_of_input = TR_FILL_MEM_OF_INPUT;
 }
 
 /* The nodata of an integer -ot when the input's does not fit (or there is

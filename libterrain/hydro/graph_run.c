@@ -183,6 +183,7 @@ typedef struct {
   dem_loader d[TR_GRAPH_MAX_INPUTS];
   tr_state_store_stats sstats;
   tr_graph_ft_counts ftc;
+  int64_t mem; /* what this rank plans for (plan_mem) */
 } graph_run;
 
 static void close_extra(graph_run *r, int upto) {
@@ -242,14 +243,33 @@ static int run_open(graph_run *r, tr_error *err) {
   return TR_OK;
 }
 
+/* What this rank plans for: --mem, or its default. Without --mem and with
+ * g->mem_of_input: that many times this rank's share of the input's cells
+ * as Float32, where the main body still keeps at least half of its state
+ * there (it spills the rest); where it would not (the planner would take a
+ * twin, slower: a DEM whose state is not well above the fixed part, whose
+ * memory is mostly the process's anyway), or where that is above the
+ * default, the default. */
+static int64_t plan_mem(const graph_run *r, const tr_graph_space *sp) {
+  const int64_t dflt = tr_mem_limit(r->run->mem);
+  if (r->run->mem > 0 || !(r->g->mem_of_input > 0)) return dflt;
+  const double cells = (double)r->job.in.rows * (double)r->job.in.cols / (double)r->job.nranks;
+  const int64_t want = (int64_t)(r->g->mem_of_input * cells * (double)sizeof(float));
+  if (want >= dflt) return dflt;
+  tr_graph_need n;
+  const tr_graph_body *b = tr_graph_plan_body(r->prog, r->params, sp, want, &n);
+  if (!b || b->role != TR_BODY_MAIN || want < n.fixed + (int64_t)(sp->pinned + 1) * n.frag_max) return dflt;
+  return want;
+}
+
 /* Where the state beyond --mem goes (man terrafort-fill, MEMORY): --tmp or
  * the output's folder, checked even when nothing will spill (a mistyped
  * folder found only on the day a larger DEM spills would end that run), and
  * with room for what spills. */
-static int spill_plan(graph_run *r, const char *what, tr_error *err) {
+static int spill_plan(graph_run *r, const tr_graph_space *sp, const char *what, tr_error *err) {
   int st = tr_scratch_folder(r->g->tmp_dir, r->dst, r->spill_dir, sizeof r->spill_dir, err);
   if (st) return st;
-  const int64_t mem = tr_mem_limit(r->run->mem);
+  int64_t mem = r->mem;
   const int pinned = rounds_at_once(r->job.nranks, r->eng.aap.threads);
   if ((st = tr_graph_plan_budget(&r->need, pinned, mem, r->run->mem, what, &r->eng.state_budget, err)))
     return st;
@@ -273,8 +293,18 @@ static int spill_plan(graph_run *r, const char *what, tr_error *err) {
     return tr_fail(err, TR_EOUTPUT, "cannot use '%s' for the state that does not fit in --mem: %s", r->spill_dir,
                    strerror(errno));
   /* the node's ranks share the folder's disk as they share its memory */
-  const int64_t spill = r->need.state - r->eng.state_budget,
-                avail = (int64_t)vs.f_bavail * (int64_t)vs.f_frsize / tr_node_ranks();
+  int64_t spill = r->need.state - r->eng.state_budget;
+  const int64_t avail = (int64_t)vs.f_bavail * (int64_t)vs.f_frsize / tr_node_ranks();
+  if (spill > avail && r->run->mem <= 0 && mem < tr_mem_limit(0)) {
+    /* the default's own spill has no room there: the run plans for the
+     * default --mem instead, as it did before mem_of_input */
+    r->mem = mem = tr_mem_limit(0);
+    r->body = tr_graph_plan_body(r->prog, r->params, sp, mem, &r->need);
+    if (!r->body) return tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", r->prog->name);
+    if ((st = tr_graph_plan_budget(&r->need, pinned, mem, r->run->mem, what, &r->eng.state_budget, err))) return st;
+    if (r->eng.state_budget < 0) return TR_OK;
+    spill = r->need.state - r->eng.state_budget;
+  }
   if (spill > avail)
     return tr_fail(err, TR_ENOSPC,
                    "%s: %.2f GiB of state does not fit in %.0f MiB of memory and the rest, up to %.2f GiB, does "
@@ -297,9 +327,10 @@ static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts,
   tr_io_cache_plan(r->run, gdal_cache_mb(&r->job));
   tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);
   sp.fixed += tr_burn_bytes(r->burn); /* the burn lines, on every rank (burn.h) */
-  r->body = tr_graph_plan_body(r->prog, r->params, &sp, tr_mem_limit(r->run->mem), &r->need);
+  r->mem = plan_mem(r, &sp);
+  r->body = tr_graph_plan_body(r->prog, r->params, &sp, r->mem, &r->need);
   if (!r->body) return tr_fail(err, TR_EINTERNAL, "%s: no body computes these params", r->prog->name);
-  st = spill_plan(r, what, err);
+  st = spill_plan(r, &sp, what, err);
   r->eng.spill_dir = r->spill_dir;
   return st;
 }

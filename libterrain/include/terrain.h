@@ -556,7 +556,15 @@ typedef struct {
    * folder). */
   const char *tmp_dir;
   int ft_report_append;     /* as aap_stats_append, for run->ft_report's lines (one per program) */
+  /* Without --mem (run->mem 0): what each rank plans for, as a multiple of
+   * its share of the input's cells as Float32 (at least what the run needs,
+   * at most the default --mem), the state beyond it spilled; 0: the default
+   * --mem. tr_fill_dem_opts_init sets TR_FILL_MEM_OF_INPUT. */
+  double mem_of_input;
 } tr_graph_opts;
+
+/* fill's default memory: 1.2 times its DEM as Float32 (terrafort-fill(1), MEMORY) */
+#define TR_FILL_MEM_OF_INPUT 1.2
 
 void tr_graph_opts_init(tr_graph_opts *o);
 

@@ -362,8 +362,8 @@ static int test_flowgraph_same_bytes(void) {
 }
 
 /* Accumulation, stream cells, order and basins from --dir-in with --mem below
- * the state of d8_up and d8_basins but above what their perimeter twins need
- * (half of the in-memory run's estimate of d8_up's state, per process): the
+ * half the state of d8_up and d8_basins but above what their perimeter twins
+ * need (from the in-memory run's estimates, per process): the
  * runner runs the twins for those products (the basins' links read a scratch
  * accumulation, a fourth d8_up stage), and the order comes from the stream
  * cells (d8_order_cells, reading the run's --streams); every
@@ -398,9 +398,13 @@ static int test_flowgraph_perimeter(void) {
     const int mpi = run >= 2, twin = run % 2;
     if (mpi && !mpirun[0]) break;
     char flags[1024];
+    /* under half of the smaller state of d8_up's and d8_basins': the
+     * planner takes a twin only where the main body would spill more than
+     * half its state (graph_plan.c) */
+    const long long least = mem_run[0].state < mem_run[4].state ? mem_run[0].state : mem_run[4].state;
     if (twin)
       snprintf(flags, sizeof flags, "--threads %d --mem %lldB --tmp '%s'", mpi ? 1 : 2,
-               mem_run[0].fixed + mem_run[0].state / 2, tmpdir);
+               mem_run[0].fixed + least / 2 - (2LL << 20), tmpdir);
     else
       snprintf(flags, sizeof flags, "--threads %d", mpi ? 1 : 2);
     snprintf(c, sizeof c,
@@ -852,6 +856,64 @@ static int test_refusals(void) {
   return 0;
 }
 
+/* fill's default memory (terrafort-fill(1), MEMORY): without --mem a DEM
+ * whose W is well above the run's fixed part is planned within 1.2 times
+ * its cells as Float32, the main body keeping W and spilling the rest (a
+ * 7000 x 7000 resample of the demo: 187 MiB of W); the same bytes as all in
+ * memory (--mem 64G: nothing spilled) and as the demo itself in memory by
+ * default (W below the fixed part: the default then is the usual one). A
+ * --tmp without room for that spill makes the default plan in memory
+ * instead of failing (where a tmpfs can be mounted). */
+static int test_default_memory(void) {
+  char c[4096];
+  snprintf(c, sizeof c, "gdal_translate -q -r bilinear -outsize 7000 7000 '%s/demo.tif' '%s'", ck_dir,
+           ck_out("demo7k.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  const long long input = 7000LL * 7000LL * 4;
+  ss_line l[4];
+  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --aap-stats '%s' '%s' '%s'", ck_tf, ck_out("def.json"),
+           ck_out("demo7k.tif"), ck_out("def.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(read_stats(ck_out("def.json"), l, 4), 1);
+  printf("  default: %s, state %lld MiB, fixed %lld MiB, budget %lld MiB, %lld spills\n", l[0].prog, l[0].state >> 20,
+         l[0].fixed >> 20, l[0].budget >> 20, l[0].spills);
+  ASSERT(!strcmp(l[0].prog, "fill"));
+  ASSERT(l[0].budget > 0 && l[0].spills > 0 && l[0].restores > 0);
+  /* the plan: the fixed part, the rounds running and the budget within 1.2x */
+  ASSERT(l[0].fixed + l[0].budget <= input * 6 / 5);
+  ASSERT(2 * l[0].budget >= l[0].state - 4 * l[0].frag);
+  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --mem 64G --aap-stats '%s' '%s' '%s'", ck_tf, ck_out("mem.json"),
+           ck_out("demo7k.tif"), ck_out("mem.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(read_stats(ck_out("mem.json"), l, 4), 1);
+  ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
+  ASSERT(rc_same_file(ck_out("def.tif"), ck_out("mem.tif")));
+  snprintf(c, sizeof c, "'%s' fill -q --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf, ck_out("small.json"), ck_dir,
+           ck_out("small.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(read_stats(ck_out("small.json"), l, 4), 1);
+  ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
+  ASSERT(tmp_empty("fill, default memory"));
+  char mnt[700];
+  snprintf(mnt, sizeof mnt, "%s/mnt_default", ck_outdir);
+  mkdir(mnt, 0755);
+  if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+    printf("  (no tmpfs can be mounted here: the small --tmp case is not run)\n");
+    return 0;
+  }
+  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --tmp '%s' --aap-stats '%s' '%s' '%s'", ck_tf, mnt,
+           ck_out("tmp.json"), ck_out("demo7k.tif"), ck_out("tmp.tif"));
+  const int rc = rc_run(c, NULL);
+  const int entries = rc_count_entries(mnt);
+  umount(mnt);
+  ASSERT_EQ_INT(rc, 0);
+  ASSERT_EQ_INT(entries, 0);
+  ASSERT_EQ_INT(read_stats(ck_out("tmp.json"), l, 4), 1);
+  ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
+  ASSERT(rc_same_file(ck_out("def.tif"), ck_out("tmp.tif")));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   ck_init(argv[1], argv[2], "outofcore");
@@ -867,7 +929,8 @@ int main(int argc, char **argv) {
                                      TR_TEST(test_flowgraph_same_bytes),
                                      TR_TEST(test_flowgraph_perimeter), TR_TEST(test_flowgraph_whole_weights),
                                      TR_TEST(test_flowgraph_order_cells),
-                                     TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
+                                     TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals),
+                                     TR_TEST(test_default_memory)};
   static const tr_test_case sanitized[] = {TR_TEST(test_fill_same_bytes), TR_TEST(test_flowgraph_same_bytes),
                                            TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
   const tr_test_case *cases = TR_TEST_SANITIZED ? sanitized : all;

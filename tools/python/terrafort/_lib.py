@@ -37,7 +37,7 @@ class GraphOpts(ctypes.Structure):
     _fields_ = [
         ("schedule", c_char_p), ("staleness", c_int), ("ds_max_ms", c_double), ("l_bottom", c_int),
         ("l_up", c_int), ("straggler_ratio", c_double), ("cache_mb", c_double), ("aap_stats", c_char_p),
-        ("aap_stats_append", c_int), ("tmp_dir", c_char_p), ("ft_report_append", c_int),
+        ("aap_stats_append", c_int), ("tmp_dir", c_char_p), ("ft_report_append", c_int), ("mem_of_input", c_double),
     ]
 
 
