@@ -80,7 +80,8 @@ const tr_graph_body *tr_graph_plan_body(const tr_graph_program *prog, const void
   /* A twin only when the main body would spill more than half its state:
    * with less to spill it is the faster (fill at 8000² keeping 2/3 of its
    * state: 5.97 s against fill_perimeter's 7.5 to 8.6 s, 4.9 to 5.6 s in
-   * memory; terrafort-fill(1), MEMORY) */
+   * memory, timed by hand: scripts/bench/RESULTS.md, fill; terrafort-fill(1),
+   * MEMORY) */
   const tr_graph_need mn = tr_graph_plan_need(prog, main, sp);
   const int64_t main_budget = mem - mn.fixed - (int64_t)sp->pinned * mn.frag_max;
   if (tr_graph_plan_all_in_memory(prog, main, sp) > mem && 2 * main_budget < mn.state)
