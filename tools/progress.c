@@ -184,7 +184,9 @@ static void *loop(void *arg) {
     mine[3] = load(&pg.board.steps_per_tile);
     coll_ta_report rep;
     if (coll_timeout_reduce(pg.ctx, vec, sum, (size_t)n * SLOT, COLL_INT64, &add, &pg.o, &rep) != COLL_OK) break;
-    if (pg.rank == 0 && pg.show) writer_round(sum, &rep, now_s() > at + period);
+    /* more than two rounds behind (this process was stopped): the rounds
+     * it missed run at once, without lines */
+    if (pg.rank == 0 && pg.show) writer_round(sum, &rep, now_s() > at + 2 * period);
   }
   free(vec);
   free(sum);

@@ -77,14 +77,16 @@ const tr_graph_body *tr_graph_plan_body(const tr_graph_program *prog, const void
     if (prog->bodies[i]->role == TR_BODY_MAIN && applies(prog->bodies[i], params)) main = prog->bodies[i];
   if (!main) return NULL;
   const tr_graph_body *b = main;
-  /* A twin only when the main body would spill more than half its state:
-   * with less to spill it is the faster (fill at 8000² keeping 2/3 of its
-   * state: 5.97 s against fill_perimeter's 7.5 to 8.6 s, 4.9 to 5.6 s in
-   * memory, timed by hand: scripts/bench/RESULTS.md, fill; terrafort-fill(1),
-   * MEMORY) */
+  /* Where the state outweighs the fixed part, a twin only when the main
+   * body would spill more than half of it: with less to spill the main body
+   * is the faster (fill at 8000² keeping 2/3 of its state: 5.97 s against
+   * fill_perimeter's 7.5 to 8.6 s, 4.9 to 5.6 s in memory, timed by hand:
+   * scripts/bench/RESULTS.md, fill; terrafort-fill(1), MEMORY). Where it
+   * does not, the buffers are what --mem is short of, and a twin whenever
+   * the state does not fit whole. */
   const tr_graph_need mn = tr_graph_plan_need(prog, main, sp);
   const int64_t main_budget = mem - mn.fixed - (int64_t)sp->pinned * mn.frag_max;
-  if (tr_graph_plan_all_in_memory(prog, main, sp) > mem && 2 * main_budget < mn.state)
+  if (tr_graph_plan_all_in_memory(prog, main, sp) > mem && (mn.state <= mn.fixed || 2 * main_budget < mn.state))
     for (int i = 0; i < TR_GRAPH_MAX_BODIES && prog->bodies[i]; i++) {
       const tr_graph_body *t = prog->bodies[i];
       /* only when the twin's own working set fits (its rounds may hold more

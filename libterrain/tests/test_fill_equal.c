@@ -498,8 +498,7 @@ static int test_stats_json(void) {
  * over a sweep of memory from below any run's need to above W's: first a
  * refusal with the planner's line, then W per cell spilling (its minimum is
  * below the twin's), then fill_perimeter (its rounds and two tiles'
- * perimeters fit, not half of W), then W spilling again (half of it fits),
- * then W per cell all in memory; --epsilon's
+ * perimeters fit, W does not), then W per cell all in memory; --epsilon's
  * body, which has no twin, never changes. Every run gives the reference. */
 static int test_planner_chooses(void) {
   static float z[R * C];
@@ -510,10 +509,8 @@ static int test_planner_chooses(void) {
   const int64_t process = TR_PROCESS_BYTES;
   for (int epsilon = 0; epsilon < 2; epsilon++) {
     ref_fill(z, R, C, hn, nd, epsilon, 0, ref);
-    /* 0 refused, 1 the main body spilling most of W, 2 the twin, 3 the main
-     * body spilling at most half of W (it takes over from the twin there:
-     * graph_plan.c), 4 the main body in memory */
-    int phase = 0, seen[5] = {0};
+    /* 0 refused, 1 the main body spilling, 2 the twin, 3 the main body in memory */
+    int phase = 0, seen[4] = {0};
     for (int64_t extra = 0; extra <= 160 << 10; extra += 1024) {
       fill_opts o;
       fill_opts_default(&o);
@@ -542,7 +539,7 @@ static int test_planner_chooses(void) {
         if (!strcmp(o.chosen, "fill_perimeter")) now = 2;
         else {
           ASSERT(!strcmp(o.chosen, main_body));
-          now = ss.spills > 0 ? (seen[2] ? 3 : 1) : 4;
+          now = ss.spills > 0 ? 1 : 3;
         }
         if (now == 2) ASSERT(!epsilon);
       }
@@ -550,9 +547,8 @@ static int test_planner_chooses(void) {
       phase = now;
       seen[now] = 1;
     }
-    ASSERT(seen[0] && seen[1] && seen[4]);
+    ASSERT(seen[0] && seen[1] && seen[3]);
     ASSERT_EQ_INT(seen[2], !epsilon);
-    ASSERT_EQ_INT(seen[3], !epsilon);
   }
   return 0;
 }

@@ -362,8 +362,8 @@ static int test_flowgraph_same_bytes(void) {
 }
 
 /* Accumulation, stream cells, order and basins from --dir-in with --mem below
- * half the state of d8_up and d8_basins but above what their perimeter twins
- * need (from the in-memory run's estimates, per process): the
+ * the state of d8_up and d8_basins but above what their perimeter twins need
+ * (half of the in-memory run's estimate of d8_up's state, per process): the
  * runner runs the twins for those products (the basins' links read a scratch
  * accumulation, a fourth d8_up stage), and the order comes from the stream
  * cells (d8_order_cells, reading the run's --streams); every
@@ -398,13 +398,9 @@ static int test_flowgraph_perimeter(void) {
     const int mpi = run >= 2, twin = run % 2;
     if (mpi && !mpirun[0]) break;
     char flags[1024];
-    /* under half of the smaller state of d8_up's and d8_basins': the
-     * planner takes a twin only where the main body would spill more than
-     * half its state (graph_plan.c) */
-    const long long least = mem_run[0].state < mem_run[4].state ? mem_run[0].state : mem_run[4].state;
     if (twin)
       snprintf(flags, sizeof flags, "--threads %d --mem %lldB --tmp '%s'", mpi ? 1 : 2,
-               mem_run[0].fixed + least / 2 - (2LL << 20), tmpdir);
+               mem_run[0].fixed + mem_run[0].state / 2, tmpdir);
     else
       snprintf(flags, sizeof flags, "--threads %d", mpi ? 1 : 2);
     snprintf(c, sizeof c,
@@ -860,8 +856,9 @@ static int test_refusals(void) {
  * whose W is well above the run's fixed part is planned within 1.2 times
  * its cells as Float32, the main body keeping W and spilling the rest (a
  * 7000 x 7000 resample of the demo: 187 MiB of W); the same bytes as all in
- * memory (--mem 64G: nothing spilled) and as the demo itself in memory by
- * default (W below the fixed part: the default then is the usual one). A
+ * memory (--mem 64G: nothing spilled), as a given --mem that keeps 0.6 of W
+ * (the main body, spilling) or 0.3 (the perimeter twin), and the demo
+ * itself stays in memory by default (W below the fixed part). A
  * --tmp without room for that spill makes the default plan in memory
  * instead of failing (where a tmpfs can be mounted). */
 static int test_default_memory(void) {
@@ -888,10 +885,25 @@ static int test_default_memory(void) {
   ASSERT_EQ_INT(read_stats(ck_out("mem.json"), l, 4), 1);
   ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
   ASSERT(rc_same_file(ck_out("def.tif"), ck_out("mem.tif")));
-  snprintf(c, sizeof c, "'%s' fill -q --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf, ck_out("small.json"), ck_dir,
-           ck_out("small.tif"));
+  /* a --mem given: with 0.6 of W beside the fixed part the main body keeps
+   * W and spills the rest; with 0.3 the perimeter twin runs (graph_plan.c:
+   * W here outweighs the fixed part) */
+  const long long fixed = l[0].fixed, state = l[0].state;
+  for (int k = 0; k < 2; k++) {
+    snprintf(c, sizeof c, "'%s' fill -q --threads 2 --mem %lldB --tmp '%s' --aap-stats '%s' '%s' '%s'", ck_tf,
+             fixed + state * (k ? 3 : 6) / 10, tmpdir, ck_out("given.json"), ck_out("demo7k.tif"), ck_out("given.tif"));
+    ASSERT_EQ_INT(rc_run(c, NULL), 0);
+    ss_line g[4];
+    ASSERT_EQ_INT(read_stats(ck_out("given.json"), g, 4), 1);
+    printf("  --mem with %d/10 of W: %s, %lld spills\n", k ? 3 : 6, g[0].prog, g[0].spills);
+    ASSERT(!strcmp(g[0].prog, k ? "fill_perimeter" : "fill"));
+    if (!k) ASSERT(g[0].spills > 0);
+    ASSERT(rc_same_file(ck_out("def.tif"), ck_out("given.tif")));
+  }
+  snprintf(c, sizeof c, "'%s' fill -q --aap-stats '%s' '%s/demo.tif' '%s'", ck_tf, ck_out("demo_def.json"), ck_dir,
+           ck_out("demo_def.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
-  ASSERT_EQ_INT(read_stats(ck_out("small.json"), l, 4), 1);
+  ASSERT_EQ_INT(read_stats(ck_out("demo_def.json"), l, 4), 1);
   ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
   ASSERT(tmp_empty("fill, default memory"));
   char mnt[700];

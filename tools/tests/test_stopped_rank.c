@@ -212,7 +212,9 @@ static char proc_state(pid_t pid) {
  * once the rank answers again a line without it follows, and the run ends
  * as usual (exit 0, the bytes of one process). Rank 2 stops itself after
  * flowgraph's first stage (stop-stage:after=1,rank=2) and is continued
- * 3 s later; the rank timeout (30 s) is far beyond. */
+ * 5 s later (the writer names it within a second, then every 2 s: at least
+ * two lines however the rounds fall); the rank timeout (30 s) is far
+ * beyond. */
 static int test_progress_names_late(void) {
   reset(outdir);
   char c[4096];
@@ -230,12 +232,12 @@ static int test_progress_names_late(void) {
   while (proc_state(v) != 'T' && proc_state(v) && pc_now() - t0 < 60) pc_sleep_ms(5);
   ASSERT_EQ_INT(proc_state(v), 'T');
   const double ts = pc_now();
-  pc_sleep_ms(3000);
+  pc_sleep_ms(5000);
   kill(v, SIGCONT);
   pc_result r;
   ASSERT_EQ_INT(pc_wait(mp, 120, &r), 0);
   const char *err = rc_slurp(errfile);
-  printf("  rank 2 stopped at %.2f s for 3 s; mpirun ended %.2f s after the stop:\n%s", ts - t0, pc_now() - ts, err);
+  printf("  rank 2 stopped at %.2f s for 5 s; mpirun ended %.2f s after the stop:\n%s", ts - t0, pc_now() - ts, err);
   ASSERT(r.exited && r.code == 0);
   /* the longest silence named, and a line without it after that */
   double longest = 0;

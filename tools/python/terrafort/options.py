@@ -202,7 +202,8 @@ COMMANDS = [
 COMMON = [
     P("threads", "int", "--threads", "threads (default: all cores)"),
     P("tile_size", "int", "--tile-size", "cells per tile side (default 512)"),
-    P("mem", "int", "--mem", "bytes a run may keep in memory (default: 3/4 of what it may have)"),
+    P("mem", "int", "--mem", "bytes a run may keep in memory (default: 3/4 of what it may have; "
+      "fill: 1.2x its DEM where that holds half of it)"),
     P("band", "int", "-b --band", "input band (default 1)"),
     P("creation_options", "strings", "-co --co", "creation options NAME=VALUE of the output's driver"),
     P("stats", "bool", "--stats", "write the output's statistics into it"),
