@@ -112,6 +112,14 @@ static int order_by_cells(const ss_line *l, int n, const char *what) {
   return 0;
 }
 
+/* A 64 KiB tmpfs mounted at ck_outdir/name (into mnt): 0, or -1 where none
+ * can be mounted (no privilege) */
+static int small_tmpfs(char *mnt, size_t n, const char *name) {
+  snprintf(mnt, n, "%s/%s", ck_outdir, name);
+  mkdir(mnt, 0755);
+  return mount("tmpfs", mnt, "tmpfs", 0, "size=64k") == 0 ? 0 : -1;
+}
+
 static int tmp_empty(const char *what) {
   const int n = rc_count_entries(tmpdir);
   if (n != 0) fprintf(stderr, "%s: %d entries left in %s\n", what, n, tmpdir);
@@ -832,9 +840,7 @@ static int test_refusals(void) {
   ASSERT(access(ck_out("small.tif"), F_OK) != 0);
 
   char mnt[700];
-  snprintf(mnt, sizeof mnt, "%s/mnt_small", ck_outdir);
-  mkdir(mnt, 0755);
-  if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+  if (small_tmpfs(mnt, sizeof mnt, "mnt_small")) {
     printf("skip: cannot mount a tmpfs here\n");
     return 0;
   }
@@ -907,9 +913,7 @@ static int test_default_memory(void) {
   ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
   ASSERT(tmp_empty("fill, default memory"));
   char mnt[700];
-  snprintf(mnt, sizeof mnt, "%s/mnt_default", ck_outdir);
-  mkdir(mnt, 0755);
-  if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+  if (small_tmpfs(mnt, sizeof mnt, "mnt_default")) {
     printf("  (no tmpfs can be mounted here: the small --tmp case is not run)\n");
     return 0;
   }
