@@ -35,9 +35,11 @@
 #include <stdint.h>
 
 #include "d8.h"
+#include "dinf.h"
 
 /* The "dinf" program (the same file, the same bodies): TauDEM dinfflowdir's
- * angle and slope (hydro/dinf.h). Its flats take TauDEM's Garbrecht & Martz
+ * angle and slope (kernels/dinf.h; the slope is the "dinf_slp" local kernel,
+ * kernels/dinf_slope.c). Its flats take TauDEM's Garbrecht & Martz
  * gradients, which are these distances with one change: a level drain on the
  * DEM's edge or next to NoData (no angle of its own) seeds dl with 2 instead
  * of 1 (TauDEM's incfall counts it as a cell reached one pass later); then
@@ -45,15 +47,11 @@
  * per run, which cancels in every facet it enters (flowdir_program.c,
  * dinf_flat). */
 enum { TR_FLOWDIR_D8 = 0, TR_FLOWDIR_DINF = 1 };
-enum { TR_DINF_ANG = 0, TR_DINF_SLP = 1 };
-#define TR_DINF_ANG_NODATA (-3.4028234663852886e38) /* -FLT_MAX, as TauDEM writes it */
-#define TR_DINF_SLP_NODATA (-1.0)
 
 typedef struct {
   int32_t encoding;   /* tr_dir_encoding of the output codes */
   tr_d8_geom geom;    /* cell sizes (kernels/d8.h) */
   int32_t method;     /* TR_FLOWDIR_D8 (program "flowdir") or TR_FLOWDIR_DINF ("dinf") */
-  int32_t product;    /* dinf: TR_DINF_ANG or TR_DINF_SLP */
 } tr_flowdir_params;
 
 /* The "dinf_up" program (dinf_up_program.c): TauDEM areadinf's specific
@@ -133,31 +131,6 @@ typedef struct {
   tr_d8_geom geom;    /* cell sizes of input 0 (kernels/d8.h) */
   const char *src;    /* input 0's name, for its bad codes and cycles */
 } tr_d8_len_params;
-
-/* The cell size of global row grow of a grid of `rows` rows as TauDEM
- * measures it for its D-infinity tools (tiffIO's dxc, dyc): the
- * geotransform's for a projected grid; for a geographic one, metres on the
- * WGS84 ellipsoid at the row's latitude taken as TauDEM takes it (one and a
- * half rows below the row's top edge, in Float32), so that angles, slopes
- * and areas on geographic grids are TauDEM's. (D8's --slope measures the
- * row at its centre, kernels/gradient.h.) */
-static inline void tr_dinf_row_dxdy(const tr_d8_geom *g, int64_t rows, int64_t grow, double *dx, double *dy) {
-  const double dlon = fabs(g->gt[1]), dlat = fabs(g->gt[5]);
-  if (!g->geographic) {
-    *dx = dlon;
-    *dy = dlat;
-    return;
-  }
-  const double pi = 3.14159265359, a = 6378137.000, b = 6356752.314, boa = b / a;
-  const double yll = g->gt[3] - (double)rows * dlat - dlat / 2.;
-  const float rowlat = (float)(yll + (double)(rows - grow - 1) * dlat);
-  const double la = dlat * pi / 180., lo = dlon * pi / 180., lat = (double)rowlat * pi / 180.;
-  const double beta = atan(boa * tan(lat));
-  const double dbeta = la * boa * (cos(beta) / cos(lat)) * (cos(beta) / cos(lat));
-  const double ds2 = (pow(a * sin(beta), 2) + pow(b * cos(beta), 2)) * pow(dbeta, 2);
-  *dx = a * cos(beta) * fabs(lo);
-  *dy = sqrt(ds2);
-}
 
 /* --ft replay's invariant of flowdir's tiles (flow_check.c): the cells of n
  * that are not one of the encoding's nine codes (nodata included). */

@@ -8,19 +8,24 @@
  *      next run's stale-temporary clean-up);
  *   2. directions: the "flowdir" graph program (flowdir_program.c) over the
  *      filled DEM;
- *   3. slope (o->slope): the "d8" local kernel (kernels/d8.c) over it.
+ *   3. slope (o->slope): the "d8" local kernel (kernels/d8.c) over it, or
+ *      with --method dinf the "dinf_slp" kernel (kernels/dinf_slope.c).
  * Each stage is a complete run (its own temporary output and rename), so
  * memory is the largest stage's, not their sum. Progress is the stages'
  * shares of one 0..1 line. A failure deletes the outputs earlier stages
  * committed, so the call leaves all its outputs or none.
  */
 #include <gdal.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "burn.h"
 #include "d8.h"
+#include "dinf.h"
 #include "dist.h"
 #include "step.h"
 #include "executor.h"
@@ -82,23 +87,17 @@ static int flowdir_prepare(const tr_input *in, const void *opts, void *params, t
   return TR_OK;
 }
 
-/* The "dinf" program's angle or slope (flowdir.h). */
-typedef struct {
-  const tr_flowdir_opts *o;
-  int product;
-} dinf_job;
-
+/* The "dinf" program's angle (flowdir.h). */
 static int dinf_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
-  const dinf_job *j = opts;
+  const tr_flowdir_opts *o = opts;
   tr_flowdir_params *p = params;
-  p->encoding = (int32_t)j->o->encoding;
+  p->encoding = (int32_t)o->encoding;
   p->method = TR_FLOWDIR_DINF;
-  p->product = j->product;
   int st = tr_d8_geom_init(in, &p->geom, err);
   if (st) return st;
   prod->type = GDT_Float32;
   prod->has_nodata = 1;
-  prod->nodata = j->product == TR_DINF_SLP ? TR_DINF_SLP_NODATA : TR_DINF_ANG_NODATA;
+  prod->nodata = TR_DINF_ANG_NODATA;
   prod->file_type = GDT_Float32;
   return TR_OK;
 }
@@ -188,8 +187,7 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
   if (!st) {
     rs = stage_run(run, &sp[stage], stage, nstages, 1, g->ft_report_append);
     if (dem != src) rs.band = 1;
-    const dinf_job ja = {o, TR_DINF_ANG};
-    st = o->method == TR_FLOW_DINF ? tr_run_graph(&rs, g, "dinf", dinf_prepare, &ja, dem, dir_dst, err)
+    st = o->method == TR_FLOW_DINF ? tr_run_graph(&rs, g, "dinf", dinf_prepare, o, dem, dir_dst, err)
                                    : tr_run_graph(&rs, g, "flowdir", flowdir_prepare, o, dem, dir_dst, err);
     stage++;
     if (st && !o->filled && o->filled_out) delete_raster(run, o->filled_out);
@@ -198,12 +196,14 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     rs = stage_run(run, &sp[stage], stage, nstages, 0, 1);
     rs.ft_report_append = g->ft_report_append;
     if (dem != src) rs.band = 1;
-    const dinf_job js = {o, TR_DINF_SLP};
-    if (o->method == TR_FLOW_DINF) {
-      rs.ft_report_append = g->ft_report_append;
-      st = tr_run_graph(&rs, g, "dinf", dinf_prepare, &js, dem, o->slope, err);
-    } else
-      st = tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
+    st = o->method == TR_FLOW_DINF ? tr_run_kernel(&rs, "dinf_slp", tr_dinf_slp_prepare, NULL, dem, o->slope, err)
+                                   : tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
+#ifdef __GLIBC__
+    /* the kernel's tile buffers were freed in its threads' arenas, which
+     * glibc keeps: the stages after this one (flowgraph's sca) would start
+     * on top of them (57-114 MB more peak at 8000²) */
+    malloc_trim(0);
+#endif
     if (st) {
       delete_raster(run, dir_dst);
       if (!o->filled && o->filled_out) delete_raster(run, o->filled_out);

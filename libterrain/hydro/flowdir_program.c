@@ -786,7 +786,10 @@ static float dinf_flat(const fd_state *s, const float *Z, int64_t r, int64_t c, 
   const double dxx[3] = {0, dx, dy}, dd = sqrt(dx * dx + dy * dy);
   const int64_t pw = s->pw, p = r * pw + c;
   const double a = (double)Z[p];
-  double sk[9], ang[9], smax = 0.0;
+  /* each facet's slope, where its angle falls and its legs' slopes
+   * (tr_dinf_vslope_side): the angle itself only for the facet taken */
+  double sk[9], l1[9] = {0}, l2[9] = {0}, smax = 0.0;
+  int side[9] = {0};
   int kd = 0, diag_out = 0;
   for (int K = 1; K <= 8; K++) {
     const int k1 = k_at[tr_dinf_e1_row[K] + 1][tr_dinf_e1_col[K] + 1],
@@ -795,7 +798,7 @@ static float dinf_flat(const fd_state *s, const float *Z, int64_t r, int64_t c, 
     const double b = (double)Z[p + tr_dinf_e1_row[K] * pw + tr_dinf_e1_col[K]],
                  cz = (double)Z[p + tr_dinf_e2_row[K] * pw + tr_dinf_e2_col[K]];
     if (!in[k1] && !in[k2]) {
-      tr_dinf_vslope(a, b, cz, d1, d2, dd, &sk[K], &ang[K]);
+      side[K] = tr_dinf_vslope_side(a, b, cz, d1, d2, dd, &sk[K], &l1[K], &l2[K]);
       if (sk[K] >= 0.0) {
         if (b > a) { /* an outlet across the diagonal */
           if (!diag_out) diag_out = 1, kd = K;
@@ -806,33 +809,34 @@ static float dinf_flat(const fd_state *s, const float *Z, int64_t r, int64_t c, 
       }
     } else if (!in[k1]) {
       if (a >= b) {
-        ang[K] = sk[K] = 0.0;
+        side[K] = 0; /* angle 0 */
+        sk[K] = 0.0;
         kd = K;
         break;
       }
       const double a1 = e[0], c1 = e[k2], b1 = a1 > c1 ? a1 : c1;
-      tr_dinf_vslope(a1, b1, c1, d1, d2, dd, &sk[K], &ang[K]);
+      side[K] = tr_dinf_vslope_side(a1, b1, c1, d1, d2, dd, &sk[K], &l1[K], &l2[K]);
       if (sk[K] > smax) smax = sk[K], kd = K;
     } else if (!in[k2]) {
       if (a >= cz) {
         if (!diag_out) {
-          ang[K] = atan2(d2, d1);
+          side[K] = 2; /* the diagonal: atan2(d2, d1) */
           sk[K] = 0.0;
           kd = K;
           diag_out = 1;
         }
       } else {
         const double a1 = e[0], b1 = e[k1], c1 = a1 > b1 ? a1 : b1;
-        tr_dinf_vslope(a1, b1, c1, d1, d2, dd, &sk[K], &ang[K]);
+        side[K] = tr_dinf_vslope_side(a1, b1, c1, d1, d2, dd, &sk[K], &l1[K], &l2[K]);
         if (sk[K] > smax) smax = sk[K], kd = K;
       }
     } else {
-      tr_dinf_vslope(e[0], e[k1], e[k2], d1, d2, dd, &sk[K], &ang[K]);
+      side[K] = tr_dinf_vslope_side(e[0], e[k1], e[k2], d1, d2, dd, &sk[K], &l1[K], &l2[K]);
       if (sk[K] > smax) smax = sk[K], kd = K;
     }
   }
   if (!kd) return -1.0f;
-  const float t = tr_dinf_angle(kd, ang[kd]);
+  const float t = tr_dinf_facet_angle(kd, side[kd], l1[kd], l2[kd], dxx[tr_dinf_leg1[kd]], dxx[tr_dinf_leg2[kd]]);
   return t >= 0.0f ? t : -1.0f;
 }
 
@@ -844,15 +848,14 @@ static float dinf_toward(int k, double dx, double dy) {
   return tr_dinf_angle(facet[k], k % 2 ? 0.0 : atan2(dy, dx));
 }
 
-/* The "dinf" program's tile: TauDEM's angle (nodata -FLT_MAX) or slope
- * (nodata -1) of every cell. A flat cell that TauDEM's first pass leaves
+/* The "dinf" program's tile: TauDEM's angle (nodata -FLT_MAX) of every
+ * cell (the slope is the "dinf_slp" local kernel, kernels/dinf_slope.c). A flat cell that TauDEM's first pass leaves
  * without a direction (TauDEM iterates on its artificial surface, where the
  * flats' distances are not the ones computed here) takes the angle of its
  * D8 flat direction (flowdir.h's rule): every flat cell then drains. */
 static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const tr_aap_frag *f, float *tile) {
   const int64_t h = f->rows, w = f->cols, pw = w + 2;
-  const int slp = x->prm.product == TR_DINF_SLP;
-  const float nd = slp ? (float)TR_DINF_SLP_NODATA : (float)TR_DINF_ANG_NODATA;
+  const float nd = (float)TR_DINF_ANG_NODATA;
   int64_t slot = 0;
   for (int64_t r = 1; r <= h; r++) {
     double dx, dy;
@@ -864,10 +867,10 @@ static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const 
       const int64_t me = flat ? slot++ : -1;
       int outlet = isnan(Z[p]);
       for (int k = 1; k <= 8 && !outlet; k++) outlet = isnan(Z[p + tr_d8_drow[k] * pw + tr_d8_dcol[k]]);
-      float a = nd, sl = nd;
+      float a = nd, sl;
       if (!outlet && !tr_dinf_cell(Z + p, pw, dx, dy, &a, &sl) && flat) {
         a = nd;
-        if (!slp && fget(&s->dl, me) != INF) {
+        if (fget(&s->dl, me) != INF) {
           a = dinf_flat(s, Z, r, c, me, dx, dy);
           if (a < 0.0f) {
             const int k = flat_dir(s, r, c, me);
@@ -875,7 +878,7 @@ static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const 
           }
         }
       }
-      *out = slp ? sl : a;
+      *out = a;
     }
   }
 }
@@ -995,6 +998,9 @@ static int fd_init(tr_aap_program *p, tr_graph_env *env, const void *params) {
   p->assemble = fd_assemble;
   p->destroy = fd_destroy;
   p->aggr = fd_min;
+  /* Assemble applies the cell rule (D8's, or D-infinity's facets) to every
+   * cell of its tile again: most of the program's time, so on every thread */
+  p->assemble_parallel = 1;
   return 0;
 }
 
@@ -1041,16 +1047,14 @@ const tr_graph_program tr_program_flowdir = {
     .bodies = {&body_flowdir, &body_flowdir_compact},
 };
 
-/* --ft replay's invariant of "dinf"'s tile: angles in [0, 2 pi) or nodata,
- * slopes >= 0 or nodata. */
+/* --ft replay's invariant of "dinf"'s tile: angles in [0, 2 pi) or nodata. */
 static int64_t dinf_check_tile(void *user, const tr_aap_frag *f, const void *state, const void *cells) {
   (void)state;
-  const fd_ctx *x = user;
+  (void)user;
   const float *v = cells;
   int64_t bad = 0;
   for (int64_t i = 0; i < f->rows * f->cols; i++)
-    bad += x->prm.product == TR_DINF_SLP ? !(v[i] >= 0.0f || v[i] == (float)TR_DINF_SLP_NODATA)
-                                          : !((v[i] >= 0.0f && v[i] < 6.2832f) || v[i] == (float)TR_DINF_ANG_NODATA);
+    bad += !((v[i] >= 0.0f && v[i] < 6.2832f) || v[i] == (float)TR_DINF_ANG_NODATA);
   return bad;
 }
 

@@ -24,7 +24,8 @@
   X(interpolate)          \
   X(fill_voids)           \
   X(smooth)               \
-  X(breach)
+  X(breach)               \
+  X(dinf_slp)
 
 #define TR_KERNEL_DECLARE(n) extern const tr_kernel tr_kernel_##n;
 TR_KERNEL_LIST(TR_KERNEL_DECLARE)

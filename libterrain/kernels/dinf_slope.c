@@ -1,0 +1,80 @@
+/*
+ * dinf_slope.c - the `dinf_slp` local kernel: TauDEM dinfflowdir's slope
+ * (-slp), the steepest downslope facet's slope of each cell of a filled DEM
+ * (dinf.h's tr_dinf_cell), 0 where no facet slopes down (flats and pits)
+ * and -1 (nodata) where the cell or one of its eight neighbours is NoData
+ * or off the DEM. The slope needs no flat routing, so it is a local kernel
+ * rather than a pass of the "dinf" graph program (which makes the angles):
+ * the local runner's threads, ranks and --ft modes apply, and the cell rule
+ * is the angle's, so a cell's angle and slope always come from one facet.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dinf.h"
+#include "kernel.h"
+
+typedef struct {
+  tr_d8_geom geom;
+  int64_t rows; /* the DEM's: a geographic row's size depends on it (tr_dinf_row_dxdy) */
+  int has_nodata;
+  float nodata;
+} dinf_slp_params;
+
+static int dinf_slp_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
+  const dinf_slp_params *p = params;
+  float *out = outv;
+  for (int64_t r = row0; r < row0 + nrows; r++) {
+    double dx, dy;
+    tr_dinf_row_dxdy(&p->geom, p->rows, w->grow0 + r, &dx, &dy);
+    for (int64_t c = 0; c < w->cols; c++) {
+      /* the 3x3 with NoData as NaN by exact equality, as the graph runner's
+         tile store reads the DEM for the angles */
+      float z[9];
+      int valid = 1;
+      for (int dr = -1; dr <= 1; dr++)
+        for (int dc = -1; dc <= 1; dc++) {
+          const float v = tr_at(w, r + dr, c + dc);
+          const float u = p->has_nodata && v == p->nodata ? NAN : v;
+          valid &= !isnan(u);
+          z[(dr + 1) * 3 + dc + 1] = u;
+        }
+      float a = 0.0f, s = (float)TR_DINF_SLP_NODATA;
+      if (valid) tr_dinf_cell(z + 4, 3, dx, dy, &a, &s);
+      out[(r - row0) * w->cols + c] = s;
+    }
+  }
+  return 0;
+}
+
+/* --ft replay's invariant: a slope is >= 0, or nodata. */
+static int64_t dinf_slp_check(const void *params, const tr_window *w, const void *cells) {
+  (void)params;
+  const float *v = cells;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < w->rows * w->cols; i++) bad += !(v[i] >= 0.0f || v[i] == (float)TR_DINF_SLP_NODATA);
+  return bad;
+}
+
+const tr_kernel tr_kernel_dinf_slp = {.name = "dinf_slp",
+                                      .halo = 1,
+                                      .params_size = sizeof(dinf_slp_params),
+                                      .out_type = GDT_Float32,
+                                      .bands = 1,
+                                      .cpu = dinf_slp_kernel,
+                                      .check = dinf_slp_check};
+
+int tr_dinf_slp_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
+  (void)opts;
+  dinf_slp_params *p = params;
+  int st = tr_d8_geom_init(in, &p->geom, err);
+  if (st) return st;
+  p->rows = in->rows;
+  p->has_nodata = in->has_nodata && !isnan(in->nodata);
+  p->nodata = (float)in->nodata;
+  prod->type = GDT_Float32;
+  prod->file_type = GDT_Float32;
+  prod->has_nodata = 1;
+  prod->nodata = TR_DINF_SLP_NODATA;
+  return TR_OK;
+}
