@@ -19,8 +19,8 @@
  * such cells are nodata.
  *
  * State of a fragment over its padded window: the angle (NaN for nodata and
- * off the grid), sca (NaN while unknown) and the contamination byte, 9
- * bytes a cell. PEval: Kahn's order inside the tile from the cells whose
+ * off the grid), sca (NaN while unknown) and the flow byte (the neighbours
+ * the cell's flow reaches, and its contamination), 9 bytes a cell. PEval: Kahn's order inside the tile from the cells whose
  * donors are all final; a perimeter cell that becomes final and gives flow
  * to a halo cell is emitted once with its value (absolute and final, so a
  * duplicate changes nothing; f_aggr keeps the first). IncEval: a halo
@@ -69,12 +69,12 @@ typedef struct {
   int64_t n;
   float *ang; /* padded window; NaN: no angle */
   float *sca; /* NaN while unknown */
-  uint8_t *con;
+  uint8_t *fl; /* the flow byte (FL_* below) */
 } du_state;
 
 /* the state's arrays, each a value per padded cell */
 static const tr_dag_array du_arrays[] = {TR_DAG_ARRAY(du_state, ang), TR_DAG_ARRAY(du_state, sca),
-                                         TR_DAG_ARRAY(du_state, con)};
+                                         TR_DAG_ARRAY(du_state, fl)};
 #define DU_NARRAYS ((int)(sizeof du_arrays / sizeof du_arrays[0]))
 
 static void du_destroy(void *user, void *state) {
@@ -88,28 +88,72 @@ static int round_begin(const du_ctx *x, const tr_aap_frag *f, tr_dag_round *w) {
   return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, TR_DAG_AREF);
 }
 
-/* The share of padded cell n's flow that reaches its neighbour in direction
- * k from n (> 0), or <= 0 for none. */
-static inline double share(const du_state *s, const tr_dag_round *w, int64_t n, int k) {
+/* The share of padded cell n (padded row r) flow that reaches its
+ * neighbour in direction k from n (> 0), or <= 0 for none. Rows travel
+ * with the cells: a division per share was most of a round's time. */
+static inline double share(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r, int k) {
   const float a = s->ang[n];
   if (isnan(a)) return -1.0;
-  const int64_t r = n / w->g.pw;
   return tr_dinf_prop_at(a, k, w->aref + 10 * r);
 }
 
 #define BACK(k) TR_DAG_BACK(k)
 
-/* Are all the donors of tile cell d final? */
-static int ready(const du_state *s, const tr_dag_round *w, int64_t d) {
+/* A padded cell's flow byte: which neighbours its flow reaches (share > 0),
+ * found once when its angle is known, so that the many "is n a donor of
+ * d?" questions of a round cost a bit test instead of a share each (they
+ * were most of the program's time); and its contamination. A D-infinity
+ * angle splits its flow between two neighbours k1 and the next one
+ * counter-clockwise (8 -> 1): bits 0-2 are k1 - 1, FL_HAS1 says the flow
+ * reaches k1, FL_HAS2 that it also reaches the next one. FL_ODD marks
+ * receivers of another form (not met: the reference angles increase), whose
+ * shares are then computed every time. */
+#define FL_K1 0x07u
+#define FL_HAS1 0x08u
+#define FL_HAS2 0x10u
+#define FL_CON 0x20u
+#define FL_ODD 0x40u
+
+/* The receiver bits of padded cell n (padded row r). */
+static uint8_t receivers_of(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r) {
+  if (isnan(s->ang[n])) return 0;
+  unsigned m = 0;
+  for (int k = 1; k <= 8; k++)
+    if (share(s, w, n, r, k) > 0.0) m |= 1u << (k - 1);
+  if (!m) return 0;
+  for (int k = 1; k <= 8; k++) {
+    const unsigned one = 1u << (k - 1), two = one | 1u << (k % 8);
+    if (m == one) return (uint8_t)(FL_HAS1 | (unsigned)(k - 1));
+    if (m == two) return (uint8_t)(FL_HAS1 | FL_HAS2 | (unsigned)(k - 1));
+  }
+  return FL_ODD;
+}
+
+/* Does padded cell n (padded row r) give flow to its neighbour k? The same
+ * as share(s, w, n, r, k) > 0. */
+static inline int gives(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r, int k) {
+  const unsigned b = s->fl[n];
+  if (b & FL_ODD) return share(s, w, n, r, k) > 0.0;
+  if (!(b & FL_HAS1)) return 0;
+  const int k1 = (int)(b & FL_K1) + 1;
+  return k == k1 || ((b & FL_HAS2) && k == k1 % 8 + 1);
+}
+
+static inline void set_con(du_state *s, int64_t i, int con) {
+  s->fl[i] = (uint8_t)((s->fl[i] & ~FL_CON) | (con ? FL_CON : 0u));
+}
+
+/* Are all the donors of tile cell d (padded row r) final? */
+static int ready(const du_state *s, const tr_dag_round *w, int64_t d, int64_t r) {
   for (int k = 1; k <= 8; k++) {
     const int64_t n = d + w->g.off[k];
-    if (isnan(s->sca[n]) && share(s, w, n, BACK(k)) > 0.0) return 0;
+    if (isnan(s->sca[n]) && gives(s, w, n, r + tr_dinf_nrow[k], BACK(k))) return 0;
   }
   return 1;
 }
 
-/* Finishes cell i from its donors (all final), TauDEM's sum. */
-static void finish(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t i) {
+/* Finishes cell i (padded row r) from its donors (all final), TauDEM's sum. */
+static void finish(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t i, int64_t r) {
   float acc = 0.0f;
   int con = 0;
   for (int k = 1; k <= 8; k++) {
@@ -118,13 +162,27 @@ static void finish(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t 
       con = 1;
       continue;
     }
-    const double p = share(s, w, n, BACK(k));
-    if (!(p > 0.0)) continue;
-    if (x->prm.edge_check && s->con[n]) con = 1;
+    if (!gives(s, w, n, r + tr_dinf_nrow[k], BACK(k))) continue;
+    const double p = share(s, w, n, r + tr_dinf_nrow[k], BACK(k));
+    if (x->prm.edge_check && (s->fl[n] & FL_CON)) con = 1;
     else acc = (float)((double)acc + p * (double)s->sca[n]);
   }
-  s->sca[i] = (float)((double)acc + w->dx[i / w->g.pw]);
-  s->con[i] = (uint8_t)con;
+  s->sca[i] = (float)((double)acc + w->dx[r]);
+  set_con(s, i, con);
+}
+
+/* Queues the tile cells that padded cell i (row r, column c) makes ready,
+ * its final value just set; 1 when it gives flow to a halo cell. */
+static int give(const du_state *s, const tr_dag_round *w, int64_t i, int64_t r, int64_t c, int64_t *q, int64_t *nq) {
+  int out = 0;
+  for (int k = 1; k <= 8; k++) {
+    if (!gives(s, w, i, r, k)) continue;
+    const int64_t d = i + w->g.off[k], rd = r + tr_dinf_nrow[k], cd = c + tr_dinf_ncol[k];
+    if (rd < 1 || rd > w->g.h || cd < 1 || cd > w->g.w) out = 1;
+    else if (!isnan(s->ang[d]) && isnan(s->sca[d]) && ready(s, w, d, rd))
+      q[(*nq)++] = d; /* once: it became ready with this, its last donor */
+  }
+  return out;
 }
 
 /* Runs the queue: finishes cells, queues those they make ready, emits
@@ -132,19 +190,11 @@ static void finish(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t 
 static int drain(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t nq, tr_aap_round *rd) {
   int64_t *q = w->q, work = 0;
   while (nq > 0) {
-    const int64_t i = q[--nq];
-    finish(x, s, w, i);
+    const int64_t i = q[--nq], r = i / w->g.pw, c = i - r * w->g.pw;
+    finish(x, s, w, i, r);
     work++;
-    int out = 0;
-    for (int k = 1; k <= 8; k++) {
-      if (!(share(s, w, i, k) > 0.0)) continue;
-      const int64_t d = i + w->g.off[k];
-      if (!tr_dag_in_tile(&w->g, d)) out = 1;
-      else if (!isnan(s->ang[d]) && isnan(s->sca[d]) && ready(s, w, d))
-        q[nq++] = d; /* once: it became ready with this, its last donor */
-    }
-    if (out) {
-      du_msg m = {s->sca[i], s->con[i]};
+    if (give(s, w, i, r, c, q, &nq)) {
+      du_msg m = {s->sca[i], (s->fl[i] & FL_CON) != 0};
       if (tr_aap_emit(rd, tr_dag_cell(&w->g, x->env->cols, i), &m)) return -1;
     }
   }
@@ -172,11 +222,13 @@ static int du_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   for (int64_t i = 0; i < n; i++) s->sca[i] = NAN;
   tr_dag_round w;
   if (round_begin(x, f, &w)) return -1;
+  for (int64_t r = 0, i = 0; r <= f->rows + 1; r++)
+    for (int64_t c = 0; c <= f->cols + 1; c++, i++) s->fl[i] = receivers_of(s, &w, i, r);
   int64_t nq = 0;
   for (int64_t r = 1; r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {
       const int64_t i = r * w.g.pw + c;
-      if (!isnan(s->ang[i]) && ready(s, &w, i)) w.q[nq++] = i;
+      if (!isnan(s->ang[i]) && ready(s, &w, i, r)) w.q[nq++] = i;
     }
   const int rc = drain(x, s, &w, nq, rd);
   tr_dag_round_end(&w);
@@ -196,12 +248,9 @@ static int du_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
     const int64_t i = tr_dag_index(&w.g, x->env->cols, cells[m]);
     if (!isnan(s->sca[i]) || isnan(s->ang[i])) continue; /* a copy of a value already applied */
     s->sca[i] = v.v;
-    s->con[i] = (uint8_t)(v.con != 0);
-    for (int k = 1; k <= 8; k++) {
-      if (!(share(s, &w, i, k) > 0.0)) continue;
-      const int64_t d = i + w.g.off[k];
-      if (tr_dag_in_tile(&w.g, d) && !isnan(s->ang[d]) && isnan(s->sca[d]) && ready(s, &w, d)) w.q[nq++] = d;
-    }
+    set_con(s, i, v.con != 0);
+    const int64_t r = i / w.g.pw;
+    give(s, &w, i, r, i - r * w.g.pw, w.q, &nq); /* a halo cell: what it gives out of the tile is not ours */
   }
   const int rc = drain(x, s, &w, nq, rd);
   tr_dag_round_end(&w);
@@ -220,7 +269,7 @@ static int du_cell(void *u, int64_t i, void *out) {
   const du_out *o = u;
   const float v = o->s->sca[i];
   float y = (float)TR_DINF_UP_NODATA;
-  if (!isnan(v) && !(o->x->prm.edge_check && o->s->con[i])) y = v;
+  if (!isnan(v) && !(o->x->prm.edge_check && (o->s->fl[i] & FL_CON))) y = v;
   if (o->slp && o->spi) {
     const float sl = o->slp[i];
     y = !isnan(v) && !isnan(sl) && sl >= 0.0f && v > 0.0f ? (float)((double)v * (double)sl) : (float)TR_DINF_UP_NODATA;

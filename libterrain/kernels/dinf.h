@@ -188,7 +188,8 @@ static inline __m128d tr_dinf_estimate2(const float *z, int64_t stride, int k, _
 
 /* A cell's angle and slope from the elevations of its window (z: the cell,
  * rows `stride` apart, all eight neighbours valid): 1 with *ang and *slp, or
- * 0 when no facet slopes strictly down (a flat: *slp = 0). The values of
+ * 0 when no facet slopes strictly down (a flat: *slp = 0); ang may be NULL
+ * when only the slope is wanted (no arctangent then). The values of
  * tr_dinf_vslope_side over the eight facets, the steepest first in K order.
  *
  * Every facet is first estimated without a division, a square root or an
@@ -274,7 +275,7 @@ static inline int tr_dinf_cell_by(const float *z, int64_t stride, double dx, dou
     }
   }
   *slp = (float)smax;
-  if (kd) *ang = tr_dinf_facet_angle(kd, side_max, s1max, s2max, dxx[tr_dinf_leg1[kd]], dxx[tr_dinf_leg2[kd]]);
+  if (kd && ang) *ang = tr_dinf_facet_angle(kd, side_max, s1max, s2max, dxx[tr_dinf_leg1[kd]], dxx[tr_dinf_leg2[kd]]);
   return kd != 0;
 }
 

@@ -39,8 +39,8 @@ static int dinf_slp_kernel(const void *params, const tr_window *w, int64_t row0,
           valid &= !isnan(u);
           z[(dr + 1) * 3 + dc + 1] = u;
         }
-      float a = 0.0f, s = (float)TR_DINF_SLP_NODATA;
-      if (valid) tr_dinf_cell(z + 4, 3, dx, dy, &a, &s);
+      float s = (float)TR_DINF_SLP_NODATA;
+      if (valid) tr_dinf_cell(z + 4, 3, dx, dy, NULL, &s);
       out[(r - row0) * w->cols + c] = s;
     }
   }
