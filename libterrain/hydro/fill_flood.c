@@ -9,8 +9,10 @@
  *
  * Flat fill is Barnes et al.'s Priority-Flood with a plain FIFO for cells inside
  * depressions (their value is the current level, so FIFO order is priority order) and a
- * binary heap of (value, index) for the rest; the epsilon variant raises by up() at each
- * step, so all its cells go through the heap (a FIFO would break priority order). Since a
+ * radix heap of (value, index) for the rest (fill_flood.h's fill_rq: every value queued
+ * is above the level being popped, so the queue is monotone; a binary heap's sift-down
+ * was half of the fill's time); the epsilon variant raises by up() at each step, so all
+ * its cells go through the heap (a FIFO would break priority order). Since a
  * cell is only ever lowered (`cand < W[n]`), the loop is also correct from any set of
  * seeds in any order: it is a label-correcting fixed point, and the priority order only
  * keeps the work near one pop per cell. Stale heap entries (value above W) are skipped.
@@ -24,6 +26,7 @@
 void fill_queues_free(fill_queues *q) {
   free(q->heap);
   free(q->fifo);
+  for (int b = 0; b < FILL_RQ_BUCKETS; b++) free(q->rq.b[b].v);
   memset(q, 0, sizeof *q);
 }
 
@@ -78,6 +81,68 @@ fill_ent fill_heap_pop(fill_queues *q) {
   return top;
 }
 
+/* A float's bits as an unsigned key in the floats' order (-0 just below +0:
+ * the flood's result does not depend on the order it pops equal values). */
+static inline uint32_t rq_key(float v) {
+  uint32_t b;
+  memcpy(&b, &v, sizeof b);
+  return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+
+static inline int rq_bucket(uint32_t key, uint32_t last) {
+  uint32_t d = key ^ last;
+#if defined(__GNUC__)
+  return d ? 32 - __builtin_clz(d) : 0;
+#else
+  int b = 0;
+  while (d) d >>= 1, b++;
+  return b;
+#endif
+}
+
+static inline void rq_add(fill_queues *q, int b, fill_ent e) {
+  if (q->rq.b[b].n == q->rq.b[b].cap) {
+    const size_t cap = q->rq.b[b].cap ? 2 * q->rq.b[b].cap : 256;
+    fill_ent *v = realloc(q->rq.b[b].v, cap * sizeof *v);
+    if (!v) {
+      q->oom = 1;
+      return;
+    }
+    q->rq.b[b].v = v;
+    q->rq.b[b].cap = cap;
+  }
+  q->rq.b[b].v[q->rq.b[b].n++] = e;
+}
+
+void fill_rq_push(fill_queues *q, float v, uint32_t i) {
+  const fill_ent e = {v, i};
+  rq_add(q, rq_bucket(rq_key(v), q->rq.last), e);
+  q->rq.n++;
+}
+
+/* The entry of lowest value (q->rq.n > 0): bucket 0's, else the lowest
+ * non-empty bucket's entries go down to buckets below it, relative to their
+ * least key. */
+static fill_ent rq_pop(fill_queues *q) {
+  fill_rq *r = &q->rq;
+  if (r->b[0].n == 0) {
+    int b = 1;
+    while (r->b[b].n == 0) b++;
+    uint32_t m = UINT32_MAX;
+    for (size_t j = 0; j < r->b[b].n; j++) {
+      const uint32_t k = rq_key(r->b[b].v[j].v);
+      if (k < m) m = k;
+    }
+    r->last = m;
+    const size_t n = r->b[b].n;
+    r->b[b].n = 0;
+    for (size_t j = 0; j < n; j++) rq_add(q, rq_bucket(rq_key(r->b[b].v[j].v), m), r->b[b].v[j]);
+    if (q->oom) return (fill_ent){INFINITY, 0}; /* an entry lost: the flood stops (-1) */
+  }
+  r->n--;
+  return r->b[0].v[--r->b[0].n];
+}
+
 static inline void fifo_push(fill_queues *q, uint32_t i) {
   if (q->ft == q->fcap) {
     if (q->fh > 0) {
@@ -110,8 +175,8 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
       lv = W[i];
     } else {
       q->fh = q->ft = 0;
-      if (q->hn == 0) break;
-      fill_ent e = fill_heap_pop(q);
+      if (q->rq.n == 0 || q->oom) break;
+      fill_ent e = rq_pop(q);
       if (e.v > W[e.i]) continue; /* stale */
       i = e.i;
       lv = e.v;
@@ -128,7 +193,7 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
           fifo_push(q, (uint32_t)n);
         } else if (z < wn) {
           W[n] = z;
-          fill_heap_push(q, z, (uint32_t)n);
+          fill_rq_push(q, z, (uint32_t)n);
         }
       }
     } else {
@@ -141,13 +206,14 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
         float cand = z > up ? z : up;
         if (cand < wn) {
           W[n] = cand;
-          fill_heap_push(q, cand, (uint32_t)n);
+          fill_rq_push(q, cand, (uint32_t)n);
         }
       }
     }
     if (q->oom) return -1;
   }
-  return work;
+  q->rq.last = 0; /* empty: the next flood's seeds may be any values */
+  return q->oom ? -1 : work;
 }
 
 int fill_aggr_min(void *user, void *acc, const void *value) {
