@@ -431,8 +431,9 @@ static int test_aaigrid_interrupt(void) {
 }
 
 /* SIGTERM to fill on the threads back-end, 5 and 7 s into a run of about
- * 12 s (its one worker slowed down 20 times: 64 tiles, 259 rounds of about
- * 0.05 s, short enough under ASan too): exit 8 within a second, nothing
+ * 13 s (its one worker slowed down 50 times: 64 tiles, rounds of about
+ * 0.05 s, short enough under ASan too; with 20, the run it had before the
+ * flood's radix heap, it now ends in 6 s): exit 8 within a second, nothing
  * left. That the back-end itself asks before every round is aap_sim's
  * test_give_up_threads. */
 static int test_threads_sigterm(void) {
@@ -443,7 +444,7 @@ static int test_threads_sigterm(void) {
     char o[1024];
     snprintf(o, sizeof o, "%s", out("o.tif"));
     char *argv[] = {(char *)tf, "fill", "-q", "--threads", "1", "--tile-size", "250", "--inject",
-                    "slow:worker=0,factor=20", big, o, NULL};
+                    "slow:worker=0,factor=50", big, o, NULL};
     const pid_t pid = pc_spawn(argv, errfile, 0);
     ASSERT(pid > 0 && pc_wait_for_entry(outdir, ".tmp", pid, 30));
     pc_sleep_ms(at_ms[i]);
