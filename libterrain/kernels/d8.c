@@ -69,14 +69,8 @@ static int d8_kernel(const void *params, const tr_window *w, int64_t row0, int64
     double fact[9];
     tr_d8_row_fact(&p->geom, w->grow0 + r, fact);
     for (int64_t c = 0; c < w->cols; c++) {
-      /* the 3x3 with NoData as NaN, by exact equality as the graph runner's
-         tile store reads it, so the slope and the directions see one DEM */
       float z[9];
-      for (int dr = -1; dr <= 1; dr++)
-        for (int dc = -1; dc <= 1; dc++) {
-          const float v = tr_at(w, r + dr, c + dc);
-          z[(dr + 1) * 3 + dc + 1] = p->has_nodata && v == p->nodata ? NAN : v;
-        }
+      tr_d8_window(w, r, c, p->has_nodata, p->nodata, z);
       float s;
       const int k = tr_d8_cell(z + 4, 3, fact, &s);
       out[(r - row0) * w->cols + c] = k < 0 ? -1.0f : s;

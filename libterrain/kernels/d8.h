@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "d8_codes.h"
+#include "kernel.h"
 #include "raster.h"
 #include "sink.h"
 
@@ -59,6 +60,22 @@ void tr_d8_row_fact(const tr_d8_geom *g, int64_t grow, double fact[9]);
 /* The `d8` kernel's prepare (a tr_prepare_fn, local/executor.h): cell sizes
  * and nodata from the filled DEM; the product is Float32 with nodata -1. */
 int tr_d8_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err);
+
+/* The 3x3 window of block cell (r, c) of w into z (row-major, the cell at
+ * z[4]) with NoData as NaN by exact equality, as the graph runner's tile
+ * store reads a DEM, so a slope kernel and the direction programs see one
+ * DEM: 1 when all nine cells are valid. */
+static inline int tr_d8_window(const tr_window *w, int64_t r, int64_t c, int has_nodata, float nodata, float z[9]) {
+  int valid = 1;
+  for (int dr = -1; dr <= 1; dr++)
+    for (int dc = -1; dc <= 1; dc++) {
+      const float v = tr_at(w, r + dr, c + dc);
+      const float u = has_nodata && v == nodata ? NAN : v;
+      valid &= !isnan(u);
+      z[(dr + 1) * 3 + dc + 1] = u;
+    }
+  return valid;
+}
 
 /* The search order: cardinal directions first, as TauDEM. */
 static const int tr_d8_order[8] = {1, 3, 5, 7, 2, 4, 6, 8};

@@ -28,19 +28,8 @@ static int dinf_slp_kernel(const void *params, const tr_window *w, int64_t row0,
     double dx, dy;
     tr_dinf_row_dxdy(&p->geom, p->rows, w->grow0 + r, &dx, &dy);
     for (int64_t c = 0; c < w->cols; c++) {
-      /* the 3x3 with NoData as NaN by exact equality, as the graph runner's
-         tile store reads the DEM for the angles */
-      float z[9];
-      int valid = 1;
-      for (int dr = -1; dr <= 1; dr++)
-        for (int dc = -1; dc <= 1; dc++) {
-          const float v = tr_at(w, r + dr, c + dc);
-          const float u = p->has_nodata && v == p->nodata ? NAN : v;
-          valid &= !isnan(u);
-          z[(dr + 1) * 3 + dc + 1] = u;
-        }
-      float s = (float)TR_DINF_SLP_NODATA;
-      if (valid) tr_dinf_cell(z + 4, 3, dx, dy, NULL, &s);
+      float z[9], s = (float)TR_DINF_SLP_NODATA;
+      if (tr_d8_window(w, r, c, p->has_nodata, p->nodata, z)) tr_dinf_cell(z + 4, 3, dx, dy, NULL, &s);
       out[(r - row0) * w->cols + c] = s;
     }
   }
