@@ -9,7 +9,7 @@
  *
  * Flat fill is Barnes et al.'s Priority-Flood with a plain FIFO for cells inside
  * depressions (their value is the current level, so FIFO order is priority order) and a
- * radix heap of (value, index) for the rest (fill_flood.h's fill_rq: every value queued
+ * radix heap of (value, index) for the rest (fill_flood.h's fill_radix: every value queued
  * is above the level being popped, so the queue is monotone; a binary heap's sift-down
  * was half of the fill's time); the epsilon variant raises by up() at each step, so all
  * its cells go through the heap (a FIFO would break priority order). Since a
@@ -26,7 +26,7 @@
 void fill_queues_free(fill_queues *q) {
   free(q->heap);
   free(q->fifo);
-  for (int b = 0; b < FILL_RQ_BUCKETS; b++) free(q->rq.b[b].v);
+  fill_radix_free(&q->rq);
   memset(q, 0, sizeof *q);
 }
 
@@ -82,15 +82,22 @@ fill_ent fill_heap_pop(fill_queues *q) {
 }
 
 /* A float's bits as an unsigned key in the floats' order (-0 just below +0:
- * the flood's result does not depend on the order it pops equal values). */
-static inline uint32_t rq_key(float v) {
-  uint32_t b;
-  memcpy(&b, &v, sizeof b);
-  return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+ * a flood's result does not depend on the order it pops equal values). */
+static inline uint32_t radix_key(float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  return (u & 0x80000000u) ? ~u : u | 0x80000000u;
 }
 
-static inline int rq_bucket(uint32_t key, uint32_t last) {
-  uint32_t d = key ^ last;
+static inline float radix_value(uint32_t k) {
+  const uint32_t u = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
+  float v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+static inline int radix_bucket(uint32_t k, uint32_t last) {
+  uint32_t d = k ^ last;
 #if defined(__GNUC__)
   return d ? 32 - __builtin_clz(d) : 0;
 #else
@@ -100,47 +107,61 @@ static inline int rq_bucket(uint32_t key, uint32_t last) {
 #endif
 }
 
-static inline void rq_add(fill_queues *q, int b, fill_ent e) {
-  if (q->rq.b[b].n == q->rq.b[b].cap) {
-    const size_t cap = q->rq.b[b].cap ? 2 * q->rq.b[b].cap : 256;
-    fill_ent *v = realloc(q->rq.b[b].v, cap * sizeof *v);
+static int radix_add(fill_radix *r, int b, fill_rent e) {
+  if (r->n[b] == r->cap[b]) {
+    const size_t cap = r->cap[b] ? 2 * r->cap[b] : 256;
+    fill_rent *v = realloc(r->b[b], cap * sizeof *v);
     if (!v) {
-      q->oom = 1;
-      return;
+      r->oom = 1;
+      return -1;
     }
-    q->rq.b[b].v = v;
-    q->rq.b[b].cap = cap;
+    r->b[b] = v;
+    r->cap[b] = cap;
   }
-  q->rq.b[b].v[q->rq.b[b].n++] = e;
+  r->b[b][r->n[b]++] = e;
+  return 0;
 }
 
-void fill_rq_push(fill_queues *q, float v, uint32_t i) {
-  const fill_ent e = {v, i};
-  rq_add(q, rq_bucket(rq_key(v), q->rq.last), e);
-  q->rq.n++;
+void fill_radix_push(fill_radix *r, float v, uint32_t i) {
+  const uint32_t k = radix_key(v);
+  if (!radix_add(r, radix_bucket(k, r->last), (fill_rent){k, i})) r->total++;
 }
 
-/* The entry of lowest value (q->rq.n > 0): bucket 0's, else the lowest
- * non-empty bucket's entries go down to buckets below it, relative to their
- * least key. */
-static fill_ent rq_pop(fill_queues *q) {
-  fill_rq *r = &q->rq;
-  if (r->b[0].n == 0) {
+uint32_t fill_radix_pop(fill_radix *r, float *v) {
+  if (r->n[0] == 0) {
     int b = 1;
-    while (r->b[b].n == 0) b++;
-    uint32_t m = UINT32_MAX;
-    for (size_t j = 0; j < r->b[b].n; j++) {
-      const uint32_t k = rq_key(r->b[b].v[j].v);
-      if (k < m) m = k;
-    }
+    while (r->n[b] == 0) b++;
+    fill_rent *e = r->b[b];
+    const size_t n = r->n[b];
+    uint32_t m = e[0].k;
+    for (size_t j = 1; j < n; j++)
+      if (e[j].k < m) m = e[j].k;
     r->last = m;
-    const size_t n = r->b[b].n;
-    r->b[b].n = 0;
-    for (size_t j = 0; j < n; j++) rq_add(q, rq_bucket(rq_key(r->b[b].v[j].v), m), r->b[b].v[j]);
-    if (q->oom) return (fill_ent){INFINITY, 0}; /* an entry lost: the flood stops (-1) */
+    r->n[b] = 0;
+    /* every entry moves to a lower bucket: the one it shares its highest
+       differing bit with the new last */
+    for (size_t j = 0; j < n; j++)
+      if (radix_add(r, radix_bucket(e[j].k, m), e[j])) {
+        *v = radix_value(e[j].k);
+        return e[j].i; /* an entry lost: oom, the flood stops */
+      }
   }
-  r->n--;
-  return r->b[0].v[--r->b[0].n];
+  r->total--;
+  const fill_rent e = r->b[0][--r->n[0]];
+  *v = radix_value(e.k);
+  return e.i;
+}
+
+void fill_radix_reset(fill_radix *r) {
+  for (int b = 0; b < 33; b++) r->n[b] = 0;
+  r->total = 0;
+  r->last = 0;
+  r->oom = 0;
+}
+
+void fill_radix_free(fill_radix *r) {
+  for (int b = 0; b < 33; b++) free(r->b[b]);
+  memset(r, 0, sizeof *r);
 }
 
 static inline void fifo_push(fill_queues *q, uint32_t i) {
@@ -175,11 +196,12 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
       lv = W[i];
     } else {
       q->fh = q->ft = 0;
-      if (q->rq.n == 0 || q->oom) break;
-      fill_ent e = rq_pop(q);
-      if (e.v > W[e.i]) continue; /* stale */
-      i = e.i;
-      lv = e.v;
+      if (q->rq.total == 0 || q->oom || q->rq.oom) break;
+      float v;
+      const uint32_t j = fill_radix_pop(&q->rq, &v);
+      if (v > W[j]) continue; /* stale */
+      i = j;
+      lv = v;
     }
     work++;
     if (!epsilon) {
@@ -193,7 +215,7 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
           fifo_push(q, (uint32_t)n);
         } else if (z < wn) {
           W[n] = z;
-          fill_rq_push(q, z, (uint32_t)n);
+          fill_radix_push(&q->rq, z, (uint32_t)n);
         }
       }
     } else {
@@ -206,14 +228,14 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
         float cand = z > up ? z : up;
         if (cand < wn) {
           W[n] = cand;
-          fill_rq_push(q, cand, (uint32_t)n);
+          fill_radix_push(&q->rq, cand, (uint32_t)n);
         }
       }
     }
-    if (q->oom) return -1;
+    if (q->oom || q->rq.oom) return -1;
   }
   q->rq.last = 0; /* empty: the next flood's seeds may be any values */
-  return q->oom ? -1 : work;
+  return q->oom || q->rq.oom ? -1 : work;
 }
 
 int fill_aggr_min(void *user, void *acc, const void *value) {

@@ -87,17 +87,8 @@ typedef struct {
   float w;
 } hedge;
 
-/* The flood's priority queue: a radix heap (monotone: nothing is pushed below the
- * last level popped) over the floats' bits as ordered integers. */
-typedef struct {
-  uint32_t k, i;
-} rent;
-
 typedef struct scratch {
-  rent *rb[33];
-  size_t rn[33], rc[33];
-  uint32_t rlast;
-  size_t rtotal;
+  fill_radix rq; /* the flood's queue (monotone: nothing is pushed below the last level popped) */
   float *level;
   uint32_t *label;
   size_t cells, lcap;
@@ -121,7 +112,7 @@ typedef struct perim_ctx {
 static void scratch_free(void *obj) {
   scratch *s = obj;
   if (!s) return;
-  for (int b = 0; b < 33; b++) free(s->rb[b]);
+  fill_radix_free(&s->rq);
   free(s->level);
   free(s->label);
   fill_queues_free(&s->q);
@@ -152,56 +143,17 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-static inline uint32_t fkey(float v) {
-  uint32_t u;
-  memcpy(&u, &v, sizeof u);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-static inline int rbucket(uint32_t k, uint32_t last) { return k == last ? 0 : 32 - __builtin_clz(k ^ last); }
-
 static void radix_push(scratch *s, float v, uint32_t i) {
-  const uint32_t k = fkey(v);
-  const int b = rbucket(k, s->rlast);
-  if (s->rn[b] == s->rc[b] && grow((void **)&s->rb[b], &s->rc[b], s->rn[b] + 1, sizeof(rent))) {
-    s->oom = 1;
-    return;
-  }
-  s->rb[b][s->rn[b]++] = (rent){k, i};
-  s->rtotal++;
+  fill_radix_push(&s->rq, v, i);
+  if (s->rq.oom) s->oom = 1;
 }
 
-/* The cell of a lowest level (call with rtotal > 0). */
+/* The cell of a lowest level (call with rq.total > 0). */
 static uint32_t radix_pop(scratch *s) {
-  if (s->rn[0] == 0) {
-    int b = 1;
-    while (s->rn[b] == 0) b++;
-    rent *e = s->rb[b];
-    const size_t n = s->rn[b];
-    uint32_t m = e[0].k;
-    for (size_t j = 1; j < n; j++)
-      if (e[j].k < m) m = e[j].k;
-    s->rlast = m;
-    s->rn[b] = 0;
-    /* every entry moves to a lower bucket: the one it shares its highest
-       differing bit with the new last */
-    for (size_t j = 0; j < n; j++) {
-      const int nb = rbucket(e[j].k, m);
-      if (s->rn[nb] == s->rc[nb] && grow((void **)&s->rb[nb], &s->rc[nb], s->rn[nb] + 1, sizeof(rent))) {
-        s->oom = 1;
-        return e[j].i;
-      }
-      s->rb[nb][s->rn[nb]++] = e[j];
-    }
-  }
-  s->rtotal--;
-  return s->rb[0][--s->rn[0]].i;
-}
-
-static void radix_reset(scratch *s) {
-  for (int b = 0; b < 33; b++) s->rn[b] = 0;
-  s->rtotal = 0;
-  s->rlast = 0;
+  float v;
+  const uint32_t i = fill_radix_pop(&s->rq, &v);
+  if (s->rq.oom) s->oom = 1;
+  return i;
 }
 
 /* The label graph's edges while flooding: a - b (a < b) with the lowest weight seen. */
@@ -327,7 +279,7 @@ static int64_t flood(scratch *s, const float *Z, int64_t h, int64_t w, int edges
     L[i] = -INFINITY;
     lab[i] = NONE;
   }
-  radix_reset(s);
+  fill_radix_reset(&s->rq);
   if (edges && s->ht) memset(s->ht, 0, s->hcap_t * sizeof *s->ht);
   s->hcount = 0;
   for (int64_t r = 1; r <= h; r++)
@@ -364,7 +316,7 @@ static int64_t flood(scratch *s, const float *Z, int64_t h, int64_t w, int edges
       i = s->fifo[fh++];
     } else {
       fh = ft = 0;
-      if (s->rtotal == 0) break;
+      if (s->rq.total == 0) break;
       i = radix_pop(s);
       if (lab[i] == NONE) {
         if (K == NONE - 1) return -1;

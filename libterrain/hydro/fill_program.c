@@ -47,9 +47,7 @@ static fill_queues *q_get(fill_ctx *x) { return tr_pool_get(&x->pool); }
 static void q_put(fill_ctx *x, fill_queues *q) {
   if (!q) return;
   q->hn = q->fh = q->ft = 0;
-  for (int b = 0; b < FILL_RQ_BUCKETS; b++) q->rq.b[b].n = 0;
-  q->rq.n = 0;
-  q->rq.last = 0;
+  fill_radix_reset(&q->rq);
   q->oom = 0;
   tr_pool_put(&x->pool, q);
 }
@@ -112,10 +110,10 @@ static int fill_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_rou
                    isnan(Z[i + pw]) || isnan(Z[i + pw + 1]);
       if (outlet) {
         W[i] = Z[i];
-        fill_rq_push(q, Z[i], (uint32_t)i);
+        fill_radix_push(&q->rq, Z[i], (uint32_t)i);
       }
     }
-  int64_t work = q->oom ? -1 : fill_flood(W, Z, pw, q, x->prm.epsilon, x->prm.eps);
+  int64_t work = q->oom || q->rq.oom ? -1 : fill_flood(W, Z, pw, q, x->prm.epsilon, x->prm.eps);
   q_put(x, q);
   tr_graph_window_done(x->env, f, Z);
   *state = st;
@@ -159,11 +157,11 @@ static int fill_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n
         float cand = Z[i] > lv ? Z[i] : lv;
         if (cand < W[i]) {
           W[i] = cand;
-          fill_rq_push(q, cand, (uint32_t)i);
+          fill_radix_push(&q->rq, cand, (uint32_t)i);
         }
       }
   }
-  int64_t work = q->oom ? -1 : fill_flood(W, Z, pw, q, eps_mode, x->prm.eps);
+  int64_t work = q->oom || q->rq.oom ? -1 : fill_flood(W, Z, pw, q, eps_mode, x->prm.eps);
   q_put(x, q);
   tr_graph_window_done(x->env, f, Z);
   if (work < 0) {
