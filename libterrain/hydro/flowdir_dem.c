@@ -16,9 +16,6 @@
  * committed, so the call leaves all its outputs or none.
  */
 #include <gdal.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -196,14 +193,8 @@ int tr_flowdir(const tr_run_opts *run, const tr_graph_opts *g, const tr_flowdir_
     rs = stage_run(run, &sp[stage], stage, nstages, 0, 1);
     rs.ft_report_append = g->ft_report_append;
     if (dem != src) rs.band = 1;
-    st = o->method == TR_FLOW_DINF ? tr_run_kernel(&rs, "dinf_slp", tr_dinf_slp_prepare, NULL, dem, o->slope, err)
+    st = o->method == TR_FLOW_DINF ? tr_run_kernel(&rs, "dinf_slp", tr_d8_prepare, NULL, dem, o->slope, err)
                                    : tr_run_kernel(&rs, "d8", tr_d8_prepare, NULL, dem, o->slope, err);
-#ifdef __GLIBC__
-    /* the kernel's tile buffers were freed in its threads' arenas, which
-     * glibc keeps: the stages after this one (flowgraph's sca) would start
-     * on top of them (57-114 MB more peak at 8000²) */
-    malloc_trim(0);
-#endif
     if (st) {
       delete_raster(run, dir_dst);
       if (!o->filled && o->filled_out) delete_raster(run, o->filled_out);

@@ -56,14 +56,8 @@ void tr_d8_row_fact(const tr_d8_geom *g, int64_t grow, double fact[9]) {
   }
 }
 
-typedef struct {
-  tr_d8_geom geom;
-  int has_nodata;
-  float nodata;
-} d8_params;
-
 static int d8_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
-  const d8_params *p = params;
+  const tr_d8_dem_params *p = params;
   float *out = outv;
   for (int64_t r = row0; r < row0 + nrows; r++) {
     double fact[9];
@@ -82,18 +76,19 @@ static int d8_kernel(const void *params, const tr_window *w, int64_t row0, int64
 const tr_kernel tr_kernel_d8 = {
     .name = "d8",
     .halo = 1,
-    .params_size = sizeof(d8_params),
+    .params_size = sizeof(tr_d8_dem_params),
     .out_type = GDT_Float32,
     .bands = 1,
     .cpu = d8_kernel};
 
-/* The `d8` kernel's prepare (tr_prepare_fn): cell sizes and nodata from the
- * filled DEM. */
+/* The slope kernels' prepare (tr_prepare_fn, d8.h): cell sizes and nodata
+ * from the filled DEM. */
 int tr_d8_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
   (void)opts;
-  d8_params *p = params;
+  tr_d8_dem_params *p = params;
   int st = tr_d8_geom_init(in, &p->geom, err);
   if (st) return st;
+  p->rows = in->rows;
   p->has_nodata = in->has_nodata && !isnan(in->nodata);
   p->nodata = (float)in->nodata;
   prod->has_nodata = 1;

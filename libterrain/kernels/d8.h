@@ -57,8 +57,18 @@ void tr_d8_row_dxdy(const tr_d8_geom *g, int64_t grow, double *dx, double *dy);
 /* fact[k] = 1 / distance to neighbour k for cells of global row grow. */
 void tr_d8_row_fact(const tr_d8_geom *g, int64_t grow, double fact[9]);
 
-/* The `d8` kernel's prepare (a tr_prepare_fn, local/executor.h): cell sizes
- * and nodata from the filled DEM; the product is Float32 with nodata -1. */
+/* The params of the two slope kernels over a filled DEM, `d8` (d8.c: sd8)
+ * and `dinf_slp` (dinf_slope.c: dinfflowdir's slope): plain data. */
+typedef struct {
+  tr_d8_geom geom;
+  int64_t rows; /* the DEM's (tr_dinf_row_dxdy: a geographic row's size) */
+  int has_nodata;
+  float nodata;
+} tr_d8_dem_params;
+
+/* Both slope kernels' prepare (a tr_prepare_fn, local/executor.h): cell
+ * sizes and nodata from the filled DEM into tr_d8_dem_params; the product
+ * is Float32 with nodata -1 (TauDEM's, for sd8 and for slp). */
 int tr_d8_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err);
 
 /* The 3x3 window of block cell (r, c) of w into z (row-major, the cell at

@@ -336,9 +336,5 @@ static inline void tr_dinf_row_dxdy(const tr_d8_geom *g, int64_t rows, int64_t g
   *dy = sqrt(ds2);
 }
 
-/* The "dinf_slp" kernel's prepare (a tr_prepare_fn, local/executor.h):
- * cell sizes and nodata from the filled DEM; the product is Float32 with
- * nodata -1, TauDEM dinfflowdir's slope. */
-int tr_dinf_slp_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err);
 
 #endif

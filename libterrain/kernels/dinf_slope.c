@@ -7,6 +7,7 @@
  * rather than a pass of the "dinf" graph program (which makes the angles):
  * the local runner's threads, ranks and --ft modes apply, and the cell rule
  * is the angle's, so a cell's angle and slope always come from one facet.
+ * Its params and prepare are the `d8` kernel's (d8.h, tr_d8_dem_params).
  */
 #include <math.h>
 #include <string.h>
@@ -14,15 +15,8 @@
 #include "dinf.h"
 #include "kernel.h"
 
-typedef struct {
-  tr_d8_geom geom;
-  int64_t rows; /* the DEM's: a geographic row's size depends on it (tr_dinf_row_dxdy) */
-  int has_nodata;
-  float nodata;
-} dinf_slp_params;
-
 static int dinf_slp_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
-  const dinf_slp_params *p = params;
+  const tr_d8_dem_params *p = params;
   float *out = outv;
   for (int64_t r = row0; r < row0 + nrows; r++) {
     double dx, dy;
@@ -47,23 +41,8 @@ static int64_t dinf_slp_check(const void *params, const tr_window *w, const void
 
 const tr_kernel tr_kernel_dinf_slp = {.name = "dinf_slp",
                                       .halo = 1,
-                                      .params_size = sizeof(dinf_slp_params),
+                                      .params_size = sizeof(tr_d8_dem_params),
                                       .out_type = GDT_Float32,
                                       .bands = 1,
                                       .cpu = dinf_slp_kernel,
                                       .check = dinf_slp_check};
-
-int tr_dinf_slp_prepare(const tr_input *in, const void *opts, void *params, tr_product *prod, tr_error *err) {
-  (void)opts;
-  dinf_slp_params *p = params;
-  int st = tr_d8_geom_init(in, &p->geom, err);
-  if (st) return st;
-  p->rows = in->rows;
-  p->has_nodata = in->has_nodata && !isnan(in->nodata);
-  p->nodata = (float)in->nodata;
-  prod->type = GDT_Float32;
-  prod->file_type = GDT_Float32;
-  prod->has_nodata = 1;
-  prod->nodata = TR_DINF_SLP_NODATA;
-  return TR_OK;
-}

@@ -32,6 +32,9 @@
 #include "executor.h"
 
 #include <gdal.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
@@ -535,6 +538,12 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
   free(s->params);
   free(s->kctx);
   free(s->ftk);
+#ifdef __GLIBC__
+  /* the tile buffers were freed in the workers' arenas, which glibc keeps:
+   * a pipeline's next stage would start on top of them (flowgraph's sca
+   * after the D-infinity slope: 57-114 MB more peak at 8000²) */
+  malloc_trim(0);
+#endif
   return st;
 }
 

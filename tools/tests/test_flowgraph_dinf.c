@@ -223,6 +223,20 @@ static int test_same_bytes(void) {
     ASSERT_EQ_INT(run_all("mpirun --allow-run-as-root --oversubscribe -n 3", "--tile-size 40", 1), 0);
     ASSERT(!same_products("mpirun -n 3"));
   }
+  /* --ft-report: --slp is the dinf_slp kernel's line (terrafort(1)), the
+   * angles the "dinf" program's */
+  char flags[1024];
+  snprintf(flags, sizeof flags, "--ft dual --tile-size 50 --ft-report '%s'", opath("d_ft.json"));
+  ASSERT_EQ_INT(run_all("", flags, 1), 0);
+  ASSERT(!same_products("--ft dual with a report"));
+  FILE *fp = fopen(opath("d_ft.json"), "r");
+  ASSERT(fp != NULL);
+  static char rep[1 << 16];
+  const size_t nrep = fread(rep, 1, sizeof rep - 1, fp);
+  fclose(fp);
+  rep[nrep] = 0;
+  ASSERT(strstr(rep, "\"kernel\":\"dinf_slp\"") != NULL);
+  ASSERT(strstr(rep, "\"program\":\"dinf\"") != NULL);
   return 0;
 }
 
