@@ -225,9 +225,9 @@ static int test_same_bytes(void) {
   }
   /* --ft-report: --slp is the dinf_slp kernel's line (terrafort(1)), the
    * angles the "dinf" program's */
-  char flags[1024];
-  snprintf(flags, sizeof flags, "--ft dual --tile-size 50 --ft-report '%s'", opath("d_ft.json"));
-  ASSERT_EQ_INT(run_all("", flags, 1), 0);
+  char rflags[1024];
+  snprintf(rflags, sizeof rflags, "--ft dual --tile-size 50 --ft-report '%s'", opath("d_ft.json"));
+  ASSERT_EQ_INT(run_all("", rflags, 1), 0);
   ASSERT(!same_products("--ft dual with a report"));
   FILE *fp = fopen(opath("d_ft.json"), "r");
   ASSERT(fp != NULL);
