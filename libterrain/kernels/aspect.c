@@ -59,6 +59,12 @@ static void aspect_row_clean(const tr_gradient_params *p, const tr_window *w, in
     o[c] = aspect_value(p, dx[c], dy[c], aspect_fix(deg[c], dy[c], -dx[c]) * (180.0 / M_PI));
 }
 
+/* A cell off the fast path: gdaldem's edge and nodata rules. */
+static float aspect_edge(const tr_gradient_params *p, const tr_window *w, int64_t r, int64_t c) {
+  float win[9];
+  return tr_window3(w, &p->nd, p->compute_edges, r, c, win) ? aspect_cell(p, win) : p->dst_nodata;
+}
+
 static int aspect_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_gradient_params *p = params;
   float *out = outv;
@@ -78,11 +84,9 @@ static int aspect_kernel(const void *params, const tr_window *w, int64_t row0, i
       done0 = c0;
       done1 = c1;
     }
-    for (int64_t c = 0; c < w->cols; c++) {
-      if (c >= done0 && c < done1) continue;
-      float win[9];
-      o[c] = tr_window3(w, &p->nd, p->compute_edges, r, c, win) ? aspect_cell(p, win) : p->dst_nodata;
-    }
+    /* the rest, [0, done0) and [done1, cols), without visiting the span */
+    for (int64_t c = 0; c < done0; c++) o[c] = aspect_edge(p, w, r, c);
+    for (int64_t c = done1; c < w->cols; c++) o[c] = aspect_edge(p, w, r, c);
   }
   free(scratch);
   return 0;

@@ -17,10 +17,15 @@
 /* atan(x) for x >= 0, after Cephes' atanf: reduce to |t| <= tan(pi/8), then
  * an odd polynomial; selects instead of branches so loops vectorise. */
 TR_HD static inline float atan_pos(float x) {
-  const int big = x > 2.414213562373095f;
-  const int mid = x > 0.414213562373095f;
-  const float base = big ? 1.5707963267948966f : (mid ? 0.7853981633974483f : 0.0f);
-  const float t = big ? -1.0f / x : (mid ? (x - 1.0f) / (x + 1.0f) : x);
+  /* Both quotients are computed and one selected, in two steps: GCC does
+   * not turn a conditional division, or a nested select, into vector
+   * selects, which kept the slope loop scalar. Unselected quotients may be
+   * inf or NaN; harmless. */
+  const float tb = -1.0f / x, tm = (x - 1.0f) / (x + 1.0f);
+  float base = x > 0.414213562373095f ? 0.7853981633974483f : 0.0f;
+  base = x > 2.414213562373095f ? 1.5707963267948966f : base;
+  float t = x > 0.414213562373095f ? tm : x;
+  t = x > 2.414213562373095f ? tb : t;
   const float z = t * t;
   const float p =
       (((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z - 3.33329491539e-1f) * z * t + t;

@@ -20,6 +20,41 @@
 #include "gradient_cell.h"
 #include "out_range.h"
 
+/* One interior span of a row. horn and percent are constants at each call
+ * (slope_kernel switches on them), so the loop has no control flow and GCC
+ * vectorises it; the cell is slope_cell()'s, with the same operations. */
+static inline __attribute__((always_inline)) void slope_span(const slope_row *s0, const int horn, const int percent,
+                                                              const float *restrict up, const float *restrict md,
+                                                              const float *restrict dn, float *restrict o, int64_t lo,
+                                                              int64_t hi) {
+  slope_row s = *s0;
+  s.horn = horn;
+  s.percent = percent;
+  for (int64_t c = lo; c < hi; c++)
+    o[c] = slope_cell(&s, up[c - 1], up[c], up[c + 1], md[c - 1], md[c + 1], dn[c - 1], dn[c], dn[c + 1]);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+/* AVX2 where the CPU has it: the same operations eight cells at a time (no
+ * FMA), so the same bits as the baseline clone */
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void slope_row_clean(const slope_row *s, const float *up, const float *md, const float *dn, float *o, int64_t lo,
+                            int64_t hi) {
+  if (s->horn)
+    s->percent ? slope_span(s, 1, 1, up, md, dn, o, lo, hi) : slope_span(s, 1, 0, up, md, dn, o, lo, hi);
+  else
+    s->percent ? slope_span(s, 0, 1, up, md, dn, o, lo, hi) : slope_span(s, 0, 0, up, md, dn, o, lo, hi);
+}
+
+/* A cell off the interior span: gdaldem's edge and nodata rules. */
+static float slope_edge(const tr_gradient_params *p, const slope_row *s, const tr_window *w, int64_t r, int64_t c) {
+  float win[9];
+  return tr_window3(w, &p->nd, p->compute_edges, r, c, win)
+             ? slope_cell(s, win[0], win[1], win[2], win[3], win[5], win[6], win[7], win[8])
+             : p->dst_nodata;
+}
+
 static int slope_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_gradient_params *p = params;
   float *out = outv;
@@ -40,16 +75,12 @@ static int slope_kernel(const void *params, const tr_window *w, int64_t row0, in
       const float *up = tr_row(w, r - 1);
       const float *md = tr_row(w, r);
       const float *dn = tr_row(w, r + 1);
-      for (int64_t c = lo; c < hi; c++)
-        o[c] = slope_cell(&s, up[c - 1], up[c], up[c + 1], md[c - 1], md[c + 1], dn[c - 1], dn[c], dn[c + 1]);
+      slope_row_clean(&s, up, md, dn, o, lo, hi);
     }
-    for (int64_t c = 0; c < w->cols; c++) {
-      if (c >= lo && c < hi) continue;
-      float win[9];
-      o[c] = tr_window3(w, &p->nd, p->compute_edges, r, c, win)
-                 ? slope_cell(&s, win[0], win[1], win[2], win[3], win[5], win[6], win[7], win[8])
-                 : p->dst_nodata;
-    }
+    /* The rest, [0, lo) and [hi, cols), without visiting the span (a loop
+     * over every column that skipped it cost 15% of the kernel). */
+    for (int64_t c = 0; c < lo; c++) o[c] = slope_edge(p, &s, w, r, c);
+    for (int64_t c = hi; c < w->cols; c++) o[c] = slope_edge(p, &s, w, r, c);
   }
   return 0;
 }
