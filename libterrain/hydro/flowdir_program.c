@@ -455,11 +455,21 @@ static inline int drain_cost(int dinf, const float *Z, int64_t p, int64_t pw) {
  * order; sorted by the caller for "dinf"). */
 static void seed_tile(fd_state *s, const float *Z, int dinf, qvec *sl, qvec *sh) {
   const int64_t pw = s->pw;
+  int64_t slot = 0; /* flat cells come in tile order, so their slots are 0, 1, 2, ... */
   for (int64_t r = 1; r <= s->h; r++)
-    for (int64_t c = 1; c <= s->w; c++) {
-      const int64_t t = tidx(s, r, c);
-      if (!is_flat(s, t)) continue;
-      const int64_t p = r * pw + c, slot = slot_of(s, t);
+    /* the row's flat cells by the bits' words: a word's cells off the flats
+     * cost one test, not one per cell */
+    for (int64_t t = tidx(s, r, 1), end = t + s->w;;) {
+      const uint64_t word = s->bits[t >> 6] >> (t & 63);
+      if (!word) {
+        t = (t | 63) + 1;
+        if (t >= end) break;
+        continue;
+      }
+      t += __builtin_ctzll(word);
+      if (t >= end) break;
+      const int64_t c = t - (end - s->w) + 1, p = r * pw + c;
+      t++;
       const float z = Z[p];
       int to_drain = 0, higher = 0;
       for (int k = 1; k <= 8; k++) {
@@ -479,6 +489,7 @@ static void seed_tile(fd_state *s, const float *Z, int dinf, qvec *sl, qvec *sh)
         s->dh.a[slot] = 0;
         qpush(sh, (uint32_t)p, 0);
       }
+      slot++;
     }
 }
 
