@@ -96,20 +96,26 @@ static inline int tr_d8_cell(const float *z, int64_t stride, const double fact[9
   const float c = z[0];
   *slope = 0.0f;
   if (isnan(c)) return TR_D8_CELL_NODATA;
-  for (int k = 1; k <= 8; k++)
-    if (isnan(z[tr_d8_drow[k] * stride + tr_d8_dcol[k]])) return TR_D8_CELL_OUTLET;
+  float n[9];
+  int gap = 0;
+  for (int k = 1; k <= 8; k++) {
+    n[k] = z[tr_d8_drow[k] * stride + tr_d8_dcol[k]];
+    gap |= isnan(n[k]);
+  }
+  if (gap) return TR_D8_CELL_OUTLET;
+  /* selects, not branches: whether a neighbour is lower is a coin toss on
+   * rough terrain, and mispredicted branches were most of this rule's time.
+   * A neighbour not lower counts as slope 0, which never beats smax >= 0. */
   float smax = 0.0f;
   int best = 0, first_lower = 0;
   for (int i = 0; i < 8; i++) {
     const int k = tr_d8_order[i];
-    const float d = c - z[tr_d8_drow[k] * stride + tr_d8_dcol[k]];
-    if (!(d > 0.0f)) continue;
-    if (!first_lower) first_lower = k;
-    const float s = (float)(fact[k] * (double)d);
-    if (s > smax) {
-      smax = s;
-      best = k;
-    }
+    const float d = c - n[k];
+    const int lower = d > 0.0f;
+    first_lower = !first_lower && lower ? k : first_lower;
+    const float s = lower ? (float)(fact[k] * (double)d) : 0.0f;
+    best = s > smax ? k : best;
+    smax = s > smax ? s : smax;
   }
   *slope = smax;
   return best ? best : first_lower;
