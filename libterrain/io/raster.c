@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +140,58 @@ const char *tr_file_not_regular(mode_t m) {
 
 static int inspect(tr_input *in, int band, tr_error *err);
 
+/* Sets in->direct when the band is one whose cells pread can fetch as they
+ * are: a plain file, GDAL's GTiff driver, one Float32 band, no compression
+ * and no NBITS, strips the raster's width, a little-endian TIFF on a
+ * little-endian machine, and every strip present and whole inside the file.
+ * Anything else (and any doubt) leaves the reads to GDAL. */
+static void direct_open(tr_input *in) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const char *off_env = getenv("TERRAFORT_GDAL_READS");
+  if (off_env && *off_env && strcmp(off_env, "0")) return;
+  if (!in->has_id || in->type != GDT_Float32 || GDALGetRasterCount(in->ds) != 1) return;
+  GDALDriverH drv = GDALGetDatasetDriver(in->ds);
+  if (!drv || strcmp(GDALGetDriverShortName(drv), "GTiff") != 0) return;
+  if (GDALGetMetadataItem(in->ds, "COMPRESSION", "IMAGE_STRUCTURE") ||
+      GDALGetMetadataItem(in->band, "NBITS", "IMAGE_STRUCTURE"))
+    return;
+  int bx = 0, by = 0;
+  GDALGetBlockSize(in->band, &bx, &by);
+  if (bx != in->cols || by < 1) return;
+  const int fd = open(in->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  unsigned char hdr[2];
+  struct stat st;
+  const int64_t nstrips = (in->rows + by - 1) / by;
+  uint64_t *off = NULL;
+  if (pread(fd, hdr, 2, 0) != 2 || hdr[0] != 'I' || hdr[1] != 'I' || fstat(fd, &st) != 0 ||
+      !(off = malloc((size_t)nstrips * sizeof *off)))
+    goto no;
+  for (int64_t s = 0; s < nstrips; s++) {
+    char key[64];
+    snprintf(key, sizeof key, "BLOCK_OFFSET_0_%lld", (long long)s);
+    const char *o = GDALGetMetadataItem(in->band, key, "TIFF");
+    snprintf(key, sizeof key, "BLOCK_SIZE_0_%lld", (long long)s);
+    const char *z = GDALGetMetadataItem(in->band, key, "TIFF");
+    const int64_t rows = in->rows - s * by < by ? in->rows - s * by : by;
+    const unsigned long long at = o ? strtoull(o, NULL, 10) : 0, bytes = z ? strtoull(z, NULL, 10) : 0;
+    if (!at || bytes != (unsigned long long)(rows * in->cols * 4) || at + bytes > (unsigned long long)st.st_size)
+      goto no;
+    off[s] = at;
+  }
+  in->direct = 1;
+  in->direct_fd = fd;
+  in->strip_rows = by;
+  in->strip_off = off;
+  return;
+no:
+  free(off);
+  close(fd);
+#else
+  (void)in;
+#endif
+}
+
 int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
@@ -171,6 +224,7 @@ int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
    * ...) as it goes on without it: quietly, as a library must */
   capture_begin(&c);
   const int status = inspect(in, band, err);
+  if (!status) direct_open(in);
   capture_end();
   if (status) tr_input_close(in);
   return status;
@@ -219,6 +273,12 @@ void tr_input_close(tr_input *in) {
   free(in->wkt);
   in->ds = NULL;
   in->wkt = NULL;
+  if (in->direct) {
+    close(in->direct_fd);
+    free(in->strip_off);
+    in->direct = 0;
+    in->strip_off = NULL;
+  }
 }
 
 int tr_input_minmax_rows(const tr_input *in, int64_t row0, int64_t rows, double mm[2], int *valid, tr_error *err) {
@@ -268,6 +328,24 @@ static int read_window(tr_input *in, int64_t row0, int64_t col0, int64_t rows, i
   *nr = r1 > r0 ? r1 - r0 : 0, *nc = c1 > c0 ? c1 - c0 : 0;
   *at = d + 4 * ((r0 - row0) * stride + (c0 - col0));
   if (!*nr || !*nc) return TR_OK;
+  if (in->direct && type == GDT_Float32) {
+    /* each row's cells straight from its strip */
+    for (int64_t r = r0; r < r1; r++) {
+      const int64_t s = r / in->strip_rows;
+      const uint64_t off = in->strip_off[s] + (uint64_t)(((r - s * in->strip_rows) * in->cols + c0) * 4);
+      char *q = *at + 4 * (r - r0) * stride;
+      size_t want = (size_t)(*nc * 4), got = 0;
+      while (got < want) {
+        const ssize_t k = pread(in->direct_fd, q + got, want - got, (off_t)(off + got));
+        if (k > 0) got += (size_t)k;
+        else if (k < 0 && errno == EINTR) continue;
+        else
+          return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path, (long long)r0,
+                         (long long)r1 - 1, k < 0 ? strerror(errno) : "read error (truncated or corrupt file?)");
+      }
+    }
+    return TR_OK;
+  }
   gdal_capture c;
   capture_begin(&c);
   CPLErr e = GDALRasterIOEx(in->band, GF_Read, (int)c0, (int)r0, (int)*nc, (int)*nr, *at, (int)*nc, (int)*nr, type, 4,

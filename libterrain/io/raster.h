@@ -7,7 +7,10 @@
  * and tr_output_abort() deletes it, so a failed run leaves nothing behind.
  *
  * GDAL datasets are not thread-safe: callers serialise tr_input_read and
- * tr_output_write per object (the executor does).
+ * tr_output_write per object (the executor does). The exception: an input
+ * read directly (tr_input.direct: an uncompressed, striped, little-endian
+ * Float32 GeoTIFF band) is read with pread from its strips, outside GDAL,
+ * and tr_input_read_f32 on it may run on any number of threads at once.
  */
 #ifndef TR_RASTER_H
 #define TR_RASTER_H
@@ -41,6 +44,14 @@ typedef struct {
   int range_known;
   int range_valid;       /* some cell is valid: range_min/max hold */
   double range_min, range_max;
+  /* Direct reads (see above; set by tr_input_open, off with the environment
+   * variable TERRAFORT_GDAL_READS=1): the file, its rows per strip and each
+   * strip's offset. GDAL's RasterIO gives these cells the same bits; this
+   * skips its block cache's copies and locks. */
+  int direct;
+  int direct_fd;
+  int64_t strip_rows;
+  uint64_t *strip_off;
 } tr_input;
 
 typedef struct {

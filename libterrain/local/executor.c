@@ -232,9 +232,12 @@ typedef struct {
 /* Tile t's window into inbuf (a source's tiles read nothing here). */
 static int read_window(run_state *s, const tr_tile *t, float *inbuf, tr_error *e) {
   const int64_t h = s->k->halo, stride = t->cols + 2 * h;
+  tr_input *in = &s->job->in;
+  /* a direct input (raster.h) is read outside GDAL: threads read at once */
+  if (in->direct) return tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
   int st;
 #pragma omp critical(tr_exec_read)
-  st = tr_input_read_f32(&s->job->in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
+  st = tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
   return st;
 }
 

@@ -40,3 +40,9 @@ endif()
 # hydro/dinf.h's cell rule against the plain rule written in the test (internal header).
 terrafort_add_test(terrain_dinf_cell SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dinf_cell.c LIBS terrain LABELS terrain)
 target_include_directories(terrain_dinf_cell PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
+
+# tr_input's direct reads (io/raster.h): which GeoTIFFs take them, and their windows against
+# GDAL's RasterIO of the same file, byte for byte (files written by the test itself)
+terrafort_add_test(terrain_direct_read SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_direct_read.c LIBS terrain
+                   LABELS terrain)
+target_include_directories(terrain_direct_read PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
