@@ -459,11 +459,10 @@ static void seed_tile(fd_state *s, const float *Z, int dinf, qvec *sl, qvec *sh)
   for (int64_t r = 1; r <= s->h; r++)
     /* the row's flat cells by the bits' words: a word's cells off the flats
      * cost one test, not one per cell */
-    for (int64_t t = tidx(s, r, 1), end = t + s->w;;) {
+    for (int64_t t = tidx(s, r, 1), end = t + s->w; t < end;) {
       const uint64_t word = s->bits[t >> 6] >> (t & 63);
       if (!word) {
         t = (t | 63) + 1;
-        if (t >= end) break;
         continue;
       }
       t += __builtin_ctzll(word);
