@@ -32,16 +32,6 @@
 #include "gradient_cell.h"
 #include "out_range.h"
 
-/* aspect_value (gradient_cell.h) with selects for its branches, the same
- * operations for every input (NaN included); trig is a constant at each
- * call. flat: the value of a cell without slope. */
-static inline float aspect_value_sel(const int trig, float flat, double dx, double dy, double deg) {
-  const float a = (float)deg;
-  float b = trig ? (a < 0 ? a + 360.0f : a) : (a > 90.0f ? 450.0f - a : 90.0f - a);
-  b = b == 360.0f ? 0.0f : b;
-  return dx == 0 && dy == 0 ? flat : b;
-}
-
 /* Interior cells [c0, c1) of block row r, whose windows hold no nodata: the
  * differences, then the angles in one loop the compiler vectorises, then the
  * values. dx, dy, deg: scratch of at least c1 doubles. */
@@ -69,14 +59,14 @@ static void aspect_row_clean(const tr_gradient_params *p, const tr_window *w, in
    * row that needs it (overflowing windows): the loop below then has no
    * control flow and vectorises (it ran scalar, half of this function) */
   int bad = 0;
-  for (int64_t c = c0; c < c1; c++) bad |= isnan(deg[c]) | isnan(dx[c]) | isnan(dy[c]);
+  for (int64_t c = c0; c < c1; c++) bad |= aspect_needs_fix(deg[c], dy[c], -dx[c]);
   if (bad)
     for (int64_t c = c0; c < c1; c++) deg[c] = aspect_fix(deg[c], dy[c], -dx[c]);
-  const float flat = p->zero_for_flat ? 0.0f : p->dst_nodata;
+  const float flat = aspect_flat(p);
   if (p->trigonometric)
-    for (int64_t c = c0; c < c1; c++) o[c] = aspect_value_sel(1, flat, dx[c], dy[c], deg[c] * (180.0 / M_PI));
+    for (int64_t c = c0; c < c1; c++) o[c] = aspect_value_of(1, flat, dx[c], dy[c], deg[c] * (180.0 / M_PI));
   else
-    for (int64_t c = c0; c < c1; c++) o[c] = aspect_value_sel(0, flat, dx[c], dy[c], deg[c] * (180.0 / M_PI));
+    for (int64_t c = c0; c < c1; c++) o[c] = aspect_value_of(0, flat, dx[c], dy[c], deg[c] * (180.0 / M_PI));
 }
 
 /* A cell off the fast path: gdaldem's edge and nodata rules. */

@@ -94,21 +94,26 @@ TR_HD static inline double aspect_atan2(double y, double x) {
  * elevations); the C library's atan2 then gives the IEEE answer. Every cell
  * goes through this same rule on every path, so the bits never depend on
  * which path (and so on the tiling) computed a cell. */
-TR_HD static inline double aspect_fix(double a, double y, double x) {
-  return isnan(a) || isnan(x) || isnan(y) ? atan2(y, x) : a;
+TR_HD static inline int aspect_needs_fix(double a, double y, double x) { return isnan(a) | isnan(x) | isnan(y); }
+
+TR_HD static inline double aspect_fix(double a, double y, double x) { return aspect_needs_fix(a, y, x) ? atan2(y, x) : a; }
+
+/* Degrees of the difference (dx, dy) -> the output value, with the flags
+ * given: selects, not branches, so that a row loop with trig constant
+ * vectorises (aspect.c). flat: the value of a cell without slope. */
+TR_HD static inline float aspect_value_of(const int trig, float flat, double dx, double dy, double deg) {
+  const float a = (float)deg;
+  float b = trig ? (a < 0 ? a + 360.0f : a) : (a > 90.0f ? 450.0f - a : 90.0f - a);
+  b = b == 360.0f ? 0.0f : b;
+  return dx == 0 && dy == 0 ? flat : b;
 }
 
-/* Degrees of the difference (dx, dy) -> the output value. */
+/* The value of a cell without slope. */
+TR_HD static inline float aspect_flat(const tr_gradient_params *p) { return p->zero_for_flat ? 0.0f : p->dst_nodata; }
+
+/* aspect_value_of with the run's flags. */
 TR_HD static inline float aspect_value(const tr_gradient_params *p, double dx, double dy, double deg) {
-  if (dx == 0 && dy == 0) return p->zero_for_flat ? 0.0f : p->dst_nodata;
-  float a = (float)deg;
-  if (!p->trigonometric) {
-    a = a > 90.0f ? 450.0f - a : 90.0f - a;
-  } else if (a < 0) {
-    a += 360.0f;
-  }
-  if (a == 360.0f) a = 0.0f;
-  return a;
+  return aspect_value_of(p->trigonometric, aspect_flat(p), dx, dy, deg);
 }
 /* The differences of a 3x3 window given as its three rows, at column c,
  * before the orientation's signs. */

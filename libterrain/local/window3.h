@@ -35,10 +35,15 @@ typedef struct {
                     integers (set by the kernels that follow that path) */
 } tr_nodata;
 
+/* v equals the nodata value x, or lies within a Float32 rounding of it. */
+TR_HD static inline int tr_near_nodata(float v, float x) {
+  return (v == x) | (fabsf(v - x) < 1.1920929e-07f * fabsf(v + x) * 2);
+}
+
 TR_HD static inline int tr_is_nodata(const tr_nodata *nd, float v) {
   if (isnan(v)) return 1;
   if (!nd->has || nd->is_nan) return 0;
-  return v == nd->value || fabsf(v - nd->value) < 1.1920929e-07f * fabsf(v + nd->value) * 2;
+  return tr_near_nodata(v, nd->value);
 }
 
 /* The input's nodata as the kernels compare it. */
@@ -145,7 +150,7 @@ static inline int tr_window_clean(const tr_window *w, const tr_nodata *nd) {
     int bad = 0;
     if (by_value)
       for (int64_t c = c0; c <= c1; c++)
-        bad |= isnan(p[c]) | (p[c] == v) | (fabsf(p[c] - v) < 1.1920929e-07f * fabsf(p[c] + v) * 2);
+        bad |= isnan(p[c]) | tr_near_nodata(p[c], v);
     else
       for (int64_t c = c0; c <= c1; c++) bad |= isnan(p[c]);
     if (bad) return 0;

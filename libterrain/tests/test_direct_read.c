@@ -149,14 +149,12 @@ static int test_truncated(void) {
   ASSERT_EQ_INT(make("cut.tif", 53, 61, GDT_Float32, 1, strip1), 0);
   struct stat st;
   ASSERT_EQ_INT(stat(path_of("cut.tif"), &st), 0);
-  /* GDAL writes the strips before the directory: cut into the last rows' cells */
+  /* cut into the last rows' cells */
   ASSERT_EQ_INT(truncate(path_of("cut.tif"), st.st_size / 2), 0);
   tr_input in;
   tr_error e = {{0}};
-  if (tr_input_open(&in, path_of("cut.tif"), 1, &e) != 0) { /* the directory went with it: refused at open */
-    printf("  cut file refused at open: %s\n", e.msg);
-    return 0;
-  }
+  /* GDAL writes the directory first, so the file still opens */
+  ASSERT_EQ_INT(tr_input_open(&in, path_of("cut.tif"), 1, &e), 0);
   ASSERT_EQ_INT(in.direct, 0);
   float *buf = malloc(53 * 61 * sizeof *buf);
   ASSERT(buf != NULL);
