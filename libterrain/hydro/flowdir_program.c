@@ -53,6 +53,7 @@
 
 #include "d8.h"
 #include "dinf.h"
+#include "dinf_span.h"
 #include "flowdir.h"
 #include "graph.h"
 #include "tile_ring.h"
@@ -867,18 +868,33 @@ static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const 
   const int64_t h = f->rows, w = f->cols, pw = w + 2;
   const float nd = (float)TR_DINF_ANG_NODATA;
   int64_t slot = 0;
+  /* a row whose three rows hold no NaN has no outlet: its cells go
+   * through the rule four at a time (dinf_span.h) */
+  float *sang = malloc((size_t)w * sizeof *sang), *sslp = malloc((size_t)w * sizeof *sslp);
+  uint8_t *sdown = malloc((size_t)w);
+  const int spans = sang && sslp && sdown;
   for (int64_t r = 1; r <= h; r++) {
     double dx, dy;
     tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &dx, &dy);
+    int gap = !spans;
+    for (int64_t i = (r - 1) * pw; i < (r + 2) * pw; i++) gap |= isnan(Z[i]);
+    if (!gap) tr_dinf_cell_span(Z + r * pw + 1, pw, w, dx, dy, sang, sslp, sdown);
     for (int64_t c = 1; c <= w; c++) {
       const int64_t p = r * pw + c, t = tidx(s, r, c);
       float *out = &tile[(r - 1) * w + (c - 1)];
       const int flat = is_flat(s, t);
       const int64_t me = flat ? slot++ : -1;
-      int outlet = isnan(Z[p]);
-      for (int k = 1; k <= 8 && !outlet; k++) outlet = isnan(Z[p + tr_d8_drow[k] * pw + tr_d8_dcol[k]]);
       float a = nd, sl;
-      if (!outlet && !tr_dinf_cell(Z + p, pw, dx, dy, &a, &sl) && flat) {
+      int down;
+      if (!gap) {
+        down = sdown[c - 1];
+        if (down) a = sang[c - 1];
+      } else {
+        int outlet = isnan(Z[p]);
+        for (int k = 1; k <= 8 && !outlet; k++) outlet = isnan(Z[p + tr_d8_drow[k] * pw + tr_d8_dcol[k]]);
+        down = outlet || tr_dinf_cell(Z + p, pw, dx, dy, &a, &sl);
+      }
+      if (!down && flat) {
         a = nd;
         if (fget(&s->dl, me) != INF) {
           a = dinf_flat(s, Z, r, c, me, dx, dy);
@@ -891,6 +907,9 @@ static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const 
       *out = a;
     }
   }
+  free(sang);
+  free(sslp);
+  free(sdown);
 }
 
 /* flowdir_compact's Assemble: the whole state from the filled DEM's window

@@ -186,62 +186,12 @@ static inline __m128d tr_dinf_estimate2(const float *z, int64_t stride, int k, _
 }
 #endif
 
-/* A cell's angle and slope from the elevations of its window (z: the cell,
- * rows `stride` apart, all eight neighbours valid): 1 with *ang and *slp, or
- * 0 when no facet slopes strictly down (a flat: *slp = 0); ang may be NULL
- * when only the slope is wanted (no arctangent then). The values of
- * tr_dinf_vslope_side over the eight facets, the steepest first in K order.
- *
- * Every facet is first estimated without a division, a square root or an
- * atan2 (tr_dinf_estimate; two at a time with SSE2 unless `portable`). The
- * slope it squares is the steepest descent over the facet's arc, which is
- * the exact slope wherever either is > 0 (on the arc's edges the formulas
- * meet); it has the exact slope's sign, and where positive it is within a
- * few ulps of it. Only the facets whose estimate is within 1e-12 of the
- * steepest are then computed exactly (tr_dinf_facet), in K order, so the
- * first steepest of all eight is among them. A window whose estimates are
- * all -1 has no facet down (-1 marks exactly the facets whose slope is not
- * > 0). One whose steepest estimate is not between 1e-280 and 1e280
- * (squares that could over- or underflow) or is NaN computes all eight
- * exactly. */
-static inline int tr_dinf_cell_by(const float *z, int64_t stride, double dx, double dy, float *ang, float *slp,
-                                  int portable) {
-  const double dxx[3] = {0, dx, dy}, dd = sqrt(dx * dx + dy * dy);
-  const double rx = 1. / dx, ry = 1. / dy, rdd = 1. / dd;
-  double est[9] = {0};
-  int nan = 0;
-  double emax = 0.;
-#ifdef __SSE2__
-  if (!portable) {
-    /* facets 1, 5 (and 2, 6) have dx as their first leg; 3, 7 (4, 8) dy */
-    const __m128d e0 = _mm_set1_pd((double)z[0]), vr = _mm_set1_pd(rdd);
-    const __m128d da = _mm_set_pd(dy, dx), db = _mm_set_pd(dx, dy), ra = _mm_set_pd(ry, rx), rb = _mm_set_pd(rx, ry);
-    __m128d vmax = _mm_setzero_pd(), vnan = _mm_setzero_pd();
-    for (int k = 1; k <= 7; k += 2) {
-      const int a = (k - 1) / 2 % 2 == 0;
-      const __m128d e = tr_dinf_estimate2(z, stride, k, e0, a ? da : db, a ? db : da, a ? ra : rb, a ? rb : ra, vr);
-      _mm_storeu_pd(&est[k], e);
-      vnan = _mm_or_pd(vnan, _mm_cmpunord_pd(e, e));
-      vmax = _mm_max_pd(e, vmax);
-    }
-    double m[2];
-    _mm_storeu_pd(m, vmax);
-    emax = m[1] > m[0] ? m[1] : m[0];
-    nan = _mm_movemask_pd(vnan) != 0;
-  } else
-#endif
-  {
-    const double e0 = (double)z[0], rxx[3] = {0, rx, ry};
-    for (int k = 1; k <= 8; k++) {
-      const double e = tr_dinf_estimate(e0, (double)z[tr_dinf_e1_row[k] * stride + tr_dinf_e1_col[k]],
-                                        (double)z[tr_dinf_e2_row[k] * stride + tr_dinf_e2_col[k]],
-                                        dxx[tr_dinf_leg1[k]], dxx[tr_dinf_leg2[k]], rxx[tr_dinf_leg1[k]],
-                                        rxx[tr_dinf_leg2[k]], rdd);
-      est[k] = e;
-      nan |= e != e;
-      emax = e > emax ? e : emax;
-    }
-  }
+/* tr_dinf_cell_by's second half: the cell's angle and slope from its
+ * facets' estimates est[1..8] (tr_dinf_estimate's values), their largest
+ * emax and whether any was NaN, with the legs dxx[1] = dx, dxx[2] = dy and
+ * the diagonal dd. */
+static inline int tr_dinf_cell_est(const float *z, int64_t stride, const double dxx[3], double dd, const double est[9],
+                                   double emax, int nan, float *ang, float *slp) {
   /* every estimate -1: no facet slopes down (a flat), nothing to compute */
   if (!nan && emax < 0.) {
     *slp = 0.0f;
@@ -277,6 +227,65 @@ static inline int tr_dinf_cell_by(const float *z, int64_t stride, double dx, dou
   *slp = (float)smax;
   if (kd && ang) *ang = tr_dinf_facet_angle(kd, side_max, s1max, s2max, dxx[tr_dinf_leg1[kd]], dxx[tr_dinf_leg2[kd]]);
   return kd != 0;
+}
+
+/* A cell's angle and slope from the elevations of its window (z: the cell,
+ * rows `stride` apart, all eight neighbours valid): 1 with *ang and *slp, or
+ * 0 when no facet slopes strictly down (a flat: *slp = 0); ang may be NULL
+ * when only the slope is wanted (no arctangent then). The values of
+ * tr_dinf_vslope_side over the eight facets, the steepest first in K order.
+ *
+ * Every facet is first estimated without a division, a square root or an
+ * atan2 (tr_dinf_estimate; two at a time with SSE2 unless `portable`). The
+ * slope it squares is the steepest descent over the facet's arc, which is
+ * the exact slope wherever either is > 0 (on the arc's edges the formulas
+ * meet); it has the exact slope's sign, and where positive it is within a
+ * few ulps of it. Only the facets whose estimate is within 1e-12 of the
+ * steepest are then computed exactly (tr_dinf_facet), in K order, so the
+ * first steepest of all eight is among them. A window whose estimates are
+ * all -1 has no facet down (-1 marks exactly the facets whose slope is not
+ * > 0). One whose steepest estimate is not between 1e-280 and 1e280
+ * (squares that could over- or underflow) or is NaN computes all eight
+ * exactly. */
+static inline int tr_dinf_cell_by(const float *z, int64_t stride, double dx, double dy, float *ang, float *slp,
+                                  int portable) {
+  const double dxx[3] = {0, dx, dy}, dd = sqrt(dx * dx + dy * dy);
+  const double rx = 1. / dx, ry = 1. / dy, rdd = 1. / dd;
+  double est[9] = {0};
+  int nan = 0;
+  double emax = -1.; /* the estimates are -1 or >= 0: all -1 is a flat */
+#ifdef __SSE2__
+  if (!portable) {
+    /* facets 1, 5 (and 2, 6) have dx as their first leg; 3, 7 (4, 8) dy */
+    const __m128d e0 = _mm_set1_pd((double)z[0]), vr = _mm_set1_pd(rdd);
+    const __m128d da = _mm_set_pd(dy, dx), db = _mm_set_pd(dx, dy), ra = _mm_set_pd(ry, rx), rb = _mm_set_pd(rx, ry);
+    __m128d vmax = _mm_set1_pd(-1.), vnan = _mm_setzero_pd();
+    for (int k = 1; k <= 7; k += 2) {
+      const int a = (k - 1) / 2 % 2 == 0;
+      const __m128d e = tr_dinf_estimate2(z, stride, k, e0, a ? da : db, a ? db : da, a ? ra : rb, a ? rb : ra, vr);
+      _mm_storeu_pd(&est[k], e);
+      vnan = _mm_or_pd(vnan, _mm_cmpunord_pd(e, e));
+      vmax = _mm_max_pd(e, vmax);
+    }
+    double m[2];
+    _mm_storeu_pd(m, vmax);
+    emax = m[1] > m[0] ? m[1] : m[0];
+    nan = _mm_movemask_pd(vnan) != 0;
+  } else
+#endif
+  {
+    const double e0 = (double)z[0], rxx[3] = {0, rx, ry};
+    for (int k = 1; k <= 8; k++) {
+      const double e = tr_dinf_estimate(e0, (double)z[tr_dinf_e1_row[k] * stride + tr_dinf_e1_col[k]],
+                                        (double)z[tr_dinf_e2_row[k] * stride + tr_dinf_e2_col[k]],
+                                        dxx[tr_dinf_leg1[k]], dxx[tr_dinf_leg2[k]], rxx[tr_dinf_leg1[k]],
+                                        rxx[tr_dinf_leg2[k]], rdd);
+      est[k] = e;
+      nan |= e != e;
+      emax = e > emax ? e : emax;
+    }
+  }
+  return tr_dinf_cell_est(z, stride, dxx, dd, est, emax, nan, ang, slp);
 }
 
 /* tr_dinf_cell_by with SSE2 where the compiler has it. */

@@ -13,18 +13,32 @@
 #include <string.h>
 
 #include "dinf.h"
+#include "dinf_span.h"
 #include "kernel.h"
+#include "window3.h"
 
 static int dinf_slp_kernel(const void *params, const tr_window *w, int64_t row0, int64_t nrows, void *outv) {
   const tr_d8_dem_params *p = params;
   float *out = outv;
+  /* a window without nodata: every cell off the DEM's edge has its nine
+   * cells, and the row's span takes them four at a time (dinf_span.h) */
+  const tr_nodata nd = tr_nodata_of(p->has_nodata, p->nodata);
+  const int clean = tr_window_clean(w, &nd);
+  /* the columns whose eight neighbours lie on the DEM */
+  const int64_t c0 = w->gcol0 == 0 ? 1 : 0, c1 = w->gcol0 + w->cols == w->raster_cols ? w->cols - 1 : w->cols;
   for (int64_t r = row0; r < row0 + nrows; r++) {
     double dx, dy;
-    tr_dinf_row_dxdy(&p->geom, p->rows, w->grow0 + r, &dx, &dy);
+    const int64_t gr = w->grow0 + r;
+    tr_dinf_row_dxdy(&p->geom, p->rows, gr, &dx, &dy);
+    float *o = out + (r - row0) * w->cols;
+    const int span = clean && gr > 0 && gr < w->raster_rows - 1 && c1 > c0;
+    if (span) tr_dinf_slp_span(tr_row(w, r) + c0, w->in_stride, c1 - c0, dx, dy, o + c0);
     for (int64_t c = 0; c < w->cols; c++) {
+      if (span && c >= c0 && c < c1) c = c1;
+      if (c >= w->cols) break;
       float z[9], s = (float)TR_DINF_SLP_NODATA;
       if (tr_d8_window(w, r, c, p->has_nodata, p->nodata, z)) tr_dinf_cell(z + 4, 3, dx, dy, NULL, &s);
-      out[(r - row0) * w->cols + c] = s;
+      o[c] = s;
     }
   }
   return 0;

@@ -11,6 +11,8 @@
  * windows of whole-metre and decimetre elevations too (a facet tied with
  * another on its slope, so the first in K order must win), and the angles
  * tr_dinf_angle_of takes from its own arctangent are glibc's atan2's.
+ * Every window is also put into a row of four cells for the spans
+ * (dinf_span.h), which must give the same bits for all four.
  */
 #include <float.h>
 #include <math.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "dinf.h"
+#include "dinf_span.h"
 #include "tr_test.h"
 
 /* Facet K: its cardinal and diagonal neighbours as (row, col) offsets and
@@ -66,6 +69,38 @@ static double uni(void) { /* [0, 1) */
   return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The spans (dinf_span.h: four cells at a time) on window z: z is put as
+ * the window of one of four cells of a 3 x 6 strip (which one turns with
+ * `turn`), the strip's other cells drawn from z's values, and all four
+ * cells' slopes (tr_dinf_slp_span) and results, angles and slopes
+ * (tr_dinf_cell_span) must be the plain rule's. */
+static int same_in_spans(const float z[9], double dx, double dy, long turn) {
+  float strip[3 * 6];
+  const int at = 1 + (int)(turn % 4);
+  for (int i = 0; i < 18; i++) strip[i] = z[(int)(uni() * 9)];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) strip[r * 6 + at - 1 + c] = z[r * 3 + c];
+  float slp[4], ang[4] = {0}, slp2[4];
+  uint8_t down[4];
+  tr_dinf_slp_span(strip + 6 + 1, 6, 4, dx, dy, slp);
+  tr_dinf_cell_span(strip + 6 + 1, 6, 4, dx, dy, ang, slp2, down);
+  for (int i = 0; i < 4; i++) {
+    float w[9], a = -1.f, sl = -1.f;
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) w[r * 3 + c] = strip[r * 6 + i + c];
+    const int k = plain_cell(w + 4, 3, dx, dy, &a, &sl);
+    if (memcmp(&slp[i], &sl, sizeof sl) != 0 || memcmp(&slp2[i], &sl, sizeof sl) != 0 || down[i] != k ||
+        (k && memcmp(&ang[i], &a, sizeof a) != 0)) {
+      fprintf(stderr, "span differs: dx %.17g dy %.17g z", dx, dy);
+      for (int j = 0; j < 9; j++) fprintf(stderr, " %.9g", w[j]);
+      fprintf(stderr, ": slope span %.9g, cell span %d %.9g %.9g, plain %d %.9g %.9g\n", slp[i], down[i], ang[i],
+              slp2[i], k, a, sl);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* Compares the two rules on window z (3 x 3, the cell in the middle). */
 static int same(const float z[9], double dx, double dy, long *ncells, long *nflat) {
   float a2 = -1.f, s2 = -1.f;
@@ -82,7 +117,7 @@ static int same(const float z[9], double dx, double dy, long *ncells, long *nfla
       return 0;
     }
   }
-  return 1;
+  return same_in_spans(z, dx, dy, *ncells);
 }
 
 static const double shapes[][2] = {{30, 30}, {1, 1}, {0.5, 2}, {2, 0.5}, {8.3e-5, 1.1e-4}, {1000, 1}, {1, 1000},
