@@ -116,10 +116,29 @@ static inline double share(const du_state *s, const tr_dag_round *w, int64_t n, 
 
 /* The receiver bits of padded cell n (padded row r). */
 static uint8_t receivers_of(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r) {
-  if (isnan(s->ang[n])) return 0;
+  const float a = s->ang[n];
+  if (isnan(a)) return 0;
   unsigned m = 0;
+  const double *aref = w->aref + 10 * r;
+  if (a >= 0.0f && (double)a <= aref[9]) {
+    /* aref[j] <= a < aref[j + 1] (j = 9 at 2 pi): tr_dinf_prop_at gives
+     * nothing outside (aref[k - 1], aref[k + 1]) (for k = 1 also after its
+     * turn by 2 pi), so only neighbours j - 1 .. j + 1 (mod 8) can receive */
+    int j = 0;
+    for (int k = 1; k <= 9; k++) j += (double)a >= aref[k];
+    for (int d = -1; d <= 1; d++) {
+      const int k = (j + d + 7) % 8 + 1;
+      if (share(s, w, n, r, k) > 0.0) m |= 1u << (k - 1);
+    }
+  } else
+    for (int k = 1; k <= 8; k++)
+      if (share(s, w, n, r, k) > 0.0) m |= 1u << (k - 1);
+#ifdef TR_DINF_UP_CHECK_RECEIVERS
+  unsigned full = 0;
   for (int k = 1; k <= 8; k++)
-    if (share(s, w, n, r, k) > 0.0) m |= 1u << (k - 1);
+    if (share(s, w, n, r, k) > 0.0) full |= 1u << (k - 1);
+  if (full != m) abort();
+#endif
   if (!m) return 0;
   for (int k = 1; k <= 8; k++) {
     const unsigned one = 1u << (k - 1), two = one | 1u << (k % 8);
