@@ -18,10 +18,14 @@
  * contributing donor is contaminated (TauDEM's contcheck); with the check
  * such cells are nodata.
  *
- * State of a fragment over its padded window: the angle (NaN for nodata and
- * off the grid), sca (NaN while unknown) and the flow byte (the neighbours
- * the cell's flow reaches, and its contamination), 9 bytes a cell. PEval: Kahn's order inside the tile from the cells whose
- * donors are all final; a perimeter cell that becomes final and gives flow
+ * State of a fragment over its padded window: sca alone (NaN while unknown;
+ * its sign bit the contamination, the values being > 0), 4 bytes a cell.
+ * Every round reads the angles' window again (NaN for nodata and off the
+ * grid) and finds the flow bytes (the neighbours a cell's flow reaches) of
+ * the cells it asks about: keeping them (9 bytes a cell in all) made sca the
+ * largest stage of a D-infinity run, 2.7 times the DEM at 8000^2, where the
+ * reads cost about a tenth of the stage. PEval: Kahn's order inside the tile
+ * (each cell's donors counted once) from the cells whose donors are all final; a perimeter cell that becomes final and gives flow
  * to a halo cell is emitted once with its value (absolute and final, so a
  * duplicate changes nothing; f_aggr keeps the first). IncEval: a halo
  * donor's first value is set, which may make the tile cells it drains into
@@ -67,14 +71,11 @@ typedef struct {
 
 typedef struct {
   int64_t n;
-  float *ang; /* padded window; NaN: no angle */
-  float *sca; /* NaN while unknown */
-  uint8_t *fl; /* the flow byte (FL_* below) */
+  float *sca; /* NaN while unknown; its sign bit: contaminated (computed products) */
 } du_state;
 
 /* the state's arrays, each a value per padded cell */
-static const tr_dag_array du_arrays[] = {TR_DAG_ARRAY(du_state, ang), TR_DAG_ARRAY(du_state, sca),
-                                         TR_DAG_ARRAY(du_state, fl)};
+static const tr_dag_array du_arrays[] = {TR_DAG_ARRAY(du_state, sca)};
 #define DU_NARRAYS ((int)(sizeof du_arrays / sizeof du_arrays[0]))
 
 static void du_destroy(void *user, void *state) {
@@ -88,57 +89,89 @@ static int round_begin(const du_ctx *x, const tr_aap_frag *f, tr_dag_round *w) {
   return tr_dag_round_begin(w, f, &x->prm.geom, x->env->rows, TR_DAG_AREF);
 }
 
+/* What a round reads besides the state: the angles' window (the input's,
+ * read again in every round rather than kept: 4 bytes a cell less between
+ * rounds) and the flow bytes found from it (FL_* below), FL_UNKNOWN until a
+ * cell's is first asked for. */
+typedef struct {
+  tr_dag_round w;
+  const float *ang; /* padded window; NaN: no angle */
+  uint8_t *fl;
+} du_round;
+
+#define FL_UNKNOWN 0xffu
+
+/* The round's window and flow bytes; 0 or -1 (out of memory, a failed read). */
+static int du_round_begin(const du_ctx *x, const tr_aap_frag *f, du_round *d) {
+  memset(d, 0, sizeof *d);
+  const int64_t n = (f->rows + 2) * (f->cols + 2);
+  if (round_begin(x, f, &d->w)) return -1;
+  d->fl = malloc((size_t)n);
+  d->ang = d->fl ? tr_graph_window(x->env, f) : NULL;
+  if (!d->ang) {
+    free(d->fl);
+    tr_dag_round_end(&d->w);
+    return -1;
+  }
+  memset(d->fl, FL_UNKNOWN, (size_t)n);
+  return 0;
+}
+
+static void du_round_end(const du_ctx *x, const tr_aap_frag *f, du_round *d) {
+  tr_graph_window_done(x->env, f, (float *)d->ang);
+  free(d->fl);
+  tr_dag_round_end(&d->w);
+}
+
+/* A contaminated cell's value carries a set sign bit (values are > 0). */
+static inline float sca_value(float v) { return fabsf(v); }
+static inline int sca_con(float v) { return signbit(v) != 0; }
+static inline float sca_with(float v, int con) { return con ? -v : v; }
+
 /* The share of padded cell n (padded row r) flow that reaches its
  * neighbour in direction k from n (> 0), or <= 0 for none. Rows travel
  * with the cells: a division per share was most of a round's time. */
-static inline double share(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r, int k) {
-  const float a = s->ang[n];
+static inline double share(const du_round *d, int64_t n, int64_t r, int k) {
+  const float a = d->ang[n];
   if (isnan(a)) return -1.0;
-  return tr_dinf_prop_at(a, k, w->aref + 10 * r);
+  return tr_dinf_prop_at(a, k, d->w.aref + 10 * r);
 }
 
 #define BACK(k) TR_DAG_BACK(k)
 
 /* A padded cell's flow byte: which neighbours its flow reaches (share > 0),
- * found once when its angle is known, so that the many "is n a donor of
- * d?" questions of a round cost a bit test instead of a share each (they
- * were most of the program's time); and its contamination. A D-infinity
- * angle splits its flow between two neighbours k1 and the next one
- * counter-clockwise (8 -> 1): bits 0-2 are k1 - 1, FL_HAS1 says the flow
- * reaches k1, FL_HAS2 that it also reaches the next one. FL_ODD marks
- * receivers of another form (not met: the reference angles increase), whose
- * shares are then computed every time. */
+ * found once a round when first asked for, so that the many "is n a donor
+ * of d?" questions of a round cost a bit test instead of a share each (they
+ * were most of the program's time). A D-infinity angle splits its flow
+ * between two neighbours k1 and the next one counter-clockwise (8 -> 1):
+ * bits 0-2 are k1 - 1, FL_HAS1 says the flow reaches k1, FL_HAS2 that it
+ * also reaches the next one. FL_ODD marks receivers of another form (not
+ * met: the reference angles increase), whose shares are then computed
+ * every time. */
 #define FL_K1 0x07u
 #define FL_HAS1 0x08u
 #define FL_HAS2 0x10u
-#define FL_CON 0x20u
 #define FL_ODD 0x40u
 
 /* The receiver bits of padded cell n (padded row r). */
-static uint8_t receivers_of(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r) {
-  const float a = s->ang[n];
+static uint8_t receivers_of(const du_round *d, int64_t n, int64_t r) {
+  const float a = d->ang[n];
   if (isnan(a)) return 0;
   unsigned m = 0;
-  const double *aref = w->aref + 10 * r;
+  const double *aref = d->w.aref + 10 * r;
   if (a >= 0.0f && (double)a <= aref[9]) {
     /* aref[j] <= a < aref[j + 1] (j = 9 at 2 pi): tr_dinf_prop_at gives
      * nothing outside (aref[k - 1], aref[k + 1]) (for k = 1 also after its
      * turn by 2 pi), so only neighbours j - 1 .. j + 1 (mod 8) can receive */
     int j = 0;
     for (int k = 1; k <= 9; k++) j += (double)a >= aref[k];
-    for (int d = -1; d <= 1; d++) {
-      const int k = (j + d + 7) % 8 + 1;
-      if (share(s, w, n, r, k) > 0.0) m |= 1u << (k - 1);
+    for (int e = -1; e <= 1; e++) {
+      const int k = (j + e + 7) % 8 + 1;
+      if (share(d, n, r, k) > 0.0) m |= 1u << (k - 1);
     }
   } else
     for (int k = 1; k <= 8; k++)
-      if (share(s, w, n, r, k) > 0.0) m |= 1u << (k - 1);
-#ifdef TR_DINF_UP_CHECK_RECEIVERS
-  unsigned full = 0;
-  for (int k = 1; k <= 8; k++)
-    if (share(s, w, n, r, k) > 0.0) full |= 1u << (k - 1);
-  if (full != m) abort();
-#endif
+      if (share(d, n, r, k) > 0.0) m |= 1u << (k - 1);
   if (!m) return 0;
   for (int k = 1; k <= 8; k++) {
     const unsigned one = 1u << (k - 1), two = one | 1u << (k % 8);
@@ -148,70 +181,71 @@ static uint8_t receivers_of(const du_state *s, const tr_dag_round *w, int64_t n,
   return FL_ODD;
 }
 
+/* Padded cell n's flow byte, found on the round's first question. */
+static inline unsigned flow_byte(du_round *d, int64_t n, int64_t r) {
+  if (d->fl[n] == FL_UNKNOWN) d->fl[n] = receivers_of(d, n, r);
+  return d->fl[n];
+}
+
 /* Does padded cell n (padded row r) give flow to its neighbour k? The same
- * as share(s, w, n, r, k) > 0. */
-static inline int gives(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r, int k) {
-  const unsigned b = s->fl[n];
-  if (b & FL_ODD) return share(s, w, n, r, k) > 0.0;
+ * as share(d, n, r, k) > 0. */
+static inline int gives(du_round *d, int64_t n, int64_t r, int k) {
+  const unsigned b = flow_byte(d, n, r);
+  if (b & FL_ODD) return share(d, n, r, k) > 0.0;
   if (!(b & FL_HAS1)) return 0;
   const int k1 = (int)(b & FL_K1) + 1;
   return k == k1 || ((b & FL_HAS2) && k == k1 % 8 + 1);
 }
 
-static inline void set_con(du_state *s, int64_t i, int con) {
-  s->fl[i] = (uint8_t)((s->fl[i] & ~FL_CON) | (con ? FL_CON : 0u));
-}
-
-/* Are all the donors of tile cell d (padded row r) final? */
-static int ready(const du_state *s, const tr_dag_round *w, int64_t d, int64_t r) {
+/* Are all the donors of tile cell c (padded row r) final? */
+static int ready(const du_state *s, du_round *d, int64_t c, int64_t r) {
   for (int k = 1; k <= 8; k++) {
-    const int64_t n = d + w->g.off[k];
-    if (isnan(s->sca[n]) && gives(s, w, n, r + tr_dinf_nrow[k], BACK(k))) return 0;
+    const int64_t n = c + d->w.g.off[k];
+    if (isnan(s->sca[n]) && gives(d, n, r + tr_dinf_nrow[k], BACK(k))) return 0;
   }
   return 1;
 }
 
 /* Finishes cell i (padded row r) from its donors (all final), TauDEM's sum. */
-static void finish(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t i, int64_t r) {
+static void finish(const du_ctx *x, du_state *s, du_round *d, int64_t i, int64_t r) {
   float acc = 0.0f;
   int con = 0;
   for (int k = 1; k <= 8; k++) {
-    const int64_t n = i + w->g.off[k];
-    if (isnan(s->ang[n])) {
+    const int64_t n = i + d->w.g.off[k];
+    if (isnan(d->ang[n])) {
       con = 1;
       continue;
     }
-    if (!gives(s, w, n, r + tr_dinf_nrow[k], BACK(k))) continue;
-    const double p = share(s, w, n, r + tr_dinf_nrow[k], BACK(k));
-    if (x->prm.edge_check && (s->fl[n] & FL_CON)) con = 1;
-    else acc = (float)((double)acc + p * (double)s->sca[n]);
+    if (!gives(d, n, r + tr_dinf_nrow[k], BACK(k))) continue;
+    const double p = share(d, n, r + tr_dinf_nrow[k], BACK(k));
+    if (x->prm.edge_check && sca_con(s->sca[n])) con = 1;
+    else acc = (float)((double)acc + p * (double)sca_value(s->sca[n]));
   }
-  s->sca[i] = (float)((double)acc + w->dx[r]);
-  set_con(s, i, con);
+  s->sca[i] = sca_with((float)((double)acc + d->w.dx[r]), con);
 }
 
 /* Queues the tile cells that padded cell i (row r, column c) makes ready,
  * its final value just set; 1 when it gives flow to a halo cell. */
-static int give(const du_state *s, const tr_dag_round *w, int64_t i, int64_t r, int64_t c, int64_t *q, int64_t *nq) {
+static int give(const du_state *s, du_round *d, int64_t i, int64_t r, int64_t c, int64_t *nq) {
   int out = 0;
   for (int k = 1; k <= 8; k++) {
-    if (!gives(s, w, i, r, k)) continue;
-    const int64_t d = i + w->g.off[k], rd = r + tr_dinf_nrow[k], cd = c + tr_dinf_ncol[k];
-    if (rd < 1 || rd > w->g.h || cd < 1 || cd > w->g.w) out = 1;
-    else if (!isnan(s->ang[d]) && isnan(s->sca[d]) && ready(s, w, d, rd))
-      q[(*nq)++] = d; /* once: it became ready with this, its last donor */
+    if (!gives(d, i, r, k)) continue;
+    const int64_t t = i + d->w.g.off[k], rt = r + tr_dinf_nrow[k], ct = c + tr_dinf_ncol[k];
+    if (rt < 1 || rt > d->w.g.h || ct < 1 || ct > d->w.g.w) out = 1;
+    else if (!isnan(d->ang[t]) && isnan(s->sca[t]) && ready(s, d, t, rt))
+      d->w.q[(*nq)++] = t; /* once: it became ready with this, its last donor */
   }
   return out;
 }
 
 /* The directions padded cell n's (padded row r) flow reaches, in
  * increasing order as gives() finds them, into ks: how many. */
-static inline int receivers(const du_state *s, const tr_dag_round *w, int64_t n, int64_t r, int ks[8]) {
-  const unsigned b = s->fl[n];
+static inline int receivers(du_round *d, int64_t n, int64_t r, int ks[8]) {
+  const unsigned b = flow_byte(d, n, r);
   int m = 0;
   if (b & FL_ODD) {
     for (int k = 1; k <= 8; k++)
-      if (share(s, w, n, r, k) > 0.0) ks[m++] = k;
+      if (share(d, n, r, k) > 0.0) ks[m++] = k;
     return m;
   }
   if (!(b & FL_HAS1)) return 0;
@@ -230,31 +264,31 @@ static inline int receivers(const du_state *s, const tr_dag_round *w, int64_t n,
  * (PEval's, cnt): a receiver is queued when its count falls to 0, which is
  * when ready() would first hold; the same cells in the same order, without
  * ready()'s eight questions per receiver. */
-static int give_counted(const du_state *s, const tr_dag_round *w, int64_t i, int64_t r, int64_t c, uint8_t *cnt,
-                        int64_t *q, int64_t *nq) {
+static int give_counted(const du_state *s, du_round *d, int64_t i, int64_t r, int64_t c, uint8_t *cnt, int64_t *nq) {
   int out = 0, ks[8];
-  const int m = receivers(s, w, i, r, ks);
+  const int m = receivers(d, i, r, ks);
   for (int j = 0; j < m; j++) {
     const int k = ks[j];
-    const int64_t d = i + w->g.off[k], rd = r + tr_dinf_nrow[k], cd = c + tr_dinf_ncol[k];
-    if (rd < 1 || rd > w->g.h || cd < 1 || cd > w->g.w) out = 1;
-    else if (--cnt[d] == 0 && !isnan(s->ang[d]) && isnan(s->sca[d]))
-      q[(*nq)++] = d;
+    const int64_t t = i + d->w.g.off[k], rt = r + tr_dinf_nrow[k], ct = c + tr_dinf_ncol[k];
+    if (rt < 1 || rt > d->w.g.h || ct < 1 || ct > d->w.g.w) out = 1;
+    else if (--cnt[t] == 0 && !isnan(d->ang[t]) && isnan(s->sca[t]))
+      d->w.q[(*nq)++] = t;
   }
   return out;
 }
 
 /* Runs the queue: finishes cells, queues those they make ready, emits
- * final perimeter cells that give flow to a halo cell. */
-static int drain(const du_ctx *x, du_state *s, const tr_dag_round *w, int64_t nq, uint8_t *cnt, tr_aap_round *rd) {
-  int64_t *q = w->q, work = 0;
+ * final perimeter cells that give flow to a halo cell. cnt: PEval's counts
+ * of donors not yet final (give_counted), or NULL (IncEval: ready()). */
+static int drain(const du_ctx *x, du_state *s, du_round *d, int64_t nq, uint8_t *cnt, tr_aap_round *rd) {
+  int64_t *q = d->w.q, work = 0;
   while (nq > 0) {
-    const int64_t i = q[--nq], r = i / w->g.pw, c = i - r * w->g.pw;
-    finish(x, s, w, i, r);
+    const int64_t i = q[--nq], r = i / d->w.g.pw, c = i - r * d->w.g.pw;
+    finish(x, s, d, i, r);
     work++;
-    if (cnt ? give_counted(s, w, i, r, c, cnt, q, &nq) : give(s, w, i, r, c, q, &nq)) {
-      du_msg m = {s->sca[i], (s->fl[i] & FL_CON) != 0};
-      if (tr_aap_emit(rd, tr_dag_cell(&w->g, x->env->cols, i), &m)) return -1;
+    if (cnt ? give_counted(s, d, i, r, c, cnt, &nq) : give(s, d, i, r, c, &nq)) {
+      du_msg m = {sca_value(s->sca[i]), sca_con(s->sca[i])};
+      if (tr_aap_emit(rd, tr_dag_cell(&d->w.g, x->env->cols, i), &m)) return -1;
     }
   }
   tr_aap_add_work(rd, work);
@@ -268,45 +302,41 @@ static int du_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_round
   *state = s;
   if (!s) return -1;
   s->n = n;
-  float *z = tr_dag_arrays_alloc(x->env, f, s, du_arrays, DU_NARRAYS, n) ? NULL : tr_graph_window(x->env, f);
-  if (!z) return -1;
+  if (tr_dag_arrays_alloc(x->env, f, s, du_arrays, DU_NARRAYS, n)) return -1;
   if (tr_dinf_up_given(x->prm.product)) { /* the sca given: final, nothing flows */
+    float *z = tr_graph_window(x->env, f);
+    if (!z) return -1;
     memcpy(s->sca, z, (size_t)n * sizeof *z);
     tr_graph_window_done(x->env, f, z);
-    for (int64_t i = 0; i < n; i++) s->ang[i] = NAN;
     return 0;
   }
-  memcpy(s->ang, z, (size_t)n * sizeof *z);
-  tr_graph_window_done(x->env, f, z);
   for (int64_t i = 0; i < n; i++) s->sca[i] = NAN;
-  tr_dag_round w;
-  if (round_begin(x, f, &w)) return -1;
-  for (int64_t r = 0, i = 0; r <= f->rows + 1; r++)
-    for (int64_t c = 0; c <= f->cols + 1; c++, i++) s->fl[i] = receivers_of(s, &w, i, r);
+  du_round d;
+  if (du_round_begin(x, f, &d)) return -1;
   /* every tile cell's donors (halo ones too: none is final yet) */
   uint8_t *cnt = calloc((size_t)n, 1);
   if (!cnt) {
-    tr_dag_round_end(&w);
+    du_round_end(x, f, &d);
     return -1;
   }
   for (int64_t r = 0, i = 0; r <= f->rows + 1; r++)
     for (int64_t c = 0; c <= f->cols + 1; c++, i++) {
       int ks[8];
-      const int m = receivers(s, &w, i, r, ks);
+      const int m = receivers(&d, i, r, ks);
       for (int j = 0; j < m; j++) {
-        const int64_t rd = r + tr_dinf_nrow[ks[j]], cd = c + tr_dinf_ncol[ks[j]];
-        if (rd >= 1 && rd <= f->rows && cd >= 1 && cd <= f->cols) cnt[i + w.g.off[ks[j]]]++;
+        const int64_t rt = r + tr_dinf_nrow[ks[j]], ct = c + tr_dinf_ncol[ks[j]];
+        if (rt >= 1 && rt <= f->rows && ct >= 1 && ct <= f->cols) cnt[i + d.w.g.off[ks[j]]]++;
       }
     }
   int64_t nq = 0;
   for (int64_t r = 1; r <= f->rows; r++)
     for (int64_t c = 1; c <= f->cols; c++) {
-      const int64_t i = r * w.g.pw + c;
-      if (!isnan(s->ang[i]) && !cnt[i]) w.q[nq++] = i;
+      const int64_t i = r * d.w.g.pw + c;
+      if (!isnan(d.ang[i]) && !cnt[i]) d.w.q[nq++] = i;
     }
-  const int rc = drain(x, s, &w, nq, cnt, rd);
+  const int rc = drain(x, s, &d, nq, cnt, rd);
   free(cnt);
-  tr_dag_round_end(&w);
+  du_round_end(x, f, &d);
   return rc;
 }
 
@@ -314,21 +344,21 @@ static int du_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n, 
                       const void *values, tr_aap_round *rd) {
   du_ctx *x = user;
   du_state *s = state;
-  tr_dag_round w;
-  if (round_begin(x, f, &w)) return -1;
+  if (tr_dinf_up_given(x->prm.product)) return 0; /* nothing is ever sent */
+  du_round d;
+  if (du_round_begin(x, f, &d)) return -1;
   int64_t nq = 0;
   for (int64_t m = 0; m < n; m++) {
     du_msg v;
     memcpy(&v, (const unsigned char *)values + (size_t)m * sizeof v, sizeof v);
-    const int64_t i = tr_dag_index(&w.g, x->env->cols, cells[m]);
-    if (!isnan(s->sca[i]) || isnan(s->ang[i])) continue; /* a copy of a value already applied */
-    s->sca[i] = v.v;
-    set_con(s, i, v.con != 0);
-    const int64_t r = i / w.g.pw;
-    give(s, &w, i, r, i - r * w.g.pw, w.q, &nq); /* a halo cell: what it gives out of the tile is not ours */
+    const int64_t i = tr_dag_index(&d.w.g, x->env->cols, cells[m]);
+    if (!isnan(s->sca[i]) || isnan(d.ang[i])) continue; /* a copy of a value already applied */
+    s->sca[i] = sca_with(v.v, v.con != 0);
+    const int64_t r = i / d.w.g.pw;
+    give(s, &d, i, r, i - r * d.w.g.pw, &nq); /* a halo cell: what it gives out of the tile is not ours */
   }
-  const int rc = drain(x, s, &w, nq, NULL, rd);
-  tr_dag_round_end(&w);
+  const int rc = drain(x, s, &d, nq, NULL, rd);
+  du_round_end(x, f, &d);
   return rc;
 }
 
@@ -342,9 +372,11 @@ typedef struct {
 
 static int du_cell(void *u, int64_t i, void *out) {
   const du_out *o = u;
-  const float v = o->s->sca[i];
+  /* a given sca is the input's own value, sign and all */
+  const int given = tr_dinf_up_given(o->x->prm.product);
+  const float raw = o->s->sca[i], v = given ? raw : sca_value(raw);
   float y = (float)TR_DINF_UP_NODATA;
-  if (!isnan(v) && !(o->x->prm.edge_check && (o->s->fl[i] & FL_CON))) y = v;
+  if (!isnan(v) && !(o->x->prm.edge_check && !given && sca_con(raw))) y = v;
   if (o->slp && o->spi) {
     const float sl = o->slp[i];
     y = !isnan(v) && !isnan(sl) && sl >= 0.0f && v > 0.0f ? (float)((double)v * (double)sl) : (float)TR_DINF_UP_NODATA;
@@ -399,11 +431,12 @@ static int64_t du_check_tile(void *user, const tr_aap_frag *f, const void *state
   return bad;
 }
 
-/* state: 9 bytes a padded cell (angle, sca, contamination) */
+/* state: 4 bytes a padded cell (sca, its sign the contamination); a round
+ * holds the flow bytes and PEval the donor counts, a byte a cell each */
 static const tr_graph_body body_dinf_up = {.name = "dinf_up",
                                            .init = du_init,
                                            .release = tr_graph_release_user,
-                                           .state = TR_STATE_PER_CELL(9),
+                                           .state = {.cell_bytes = 4, .round_bytes = 2},
                                            .msg_bytes = sizeof(du_msg),
                                            .state_bytes = sizeof(du_state),
                                            .check_tile = du_check_tile};
