@@ -47,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -224,13 +223,7 @@ static int inject_sigbus(const launch_args *a, int j) {
   const void *addr = buf == TR_SIGBUS_OUTSIDE ? (const void *)L
                      : buf == TR_SIGBUS_OUT   ? (const unsigned char *)a->out + cell_bytes(L->k, &a->w) / 2
                                               : (const unsigned char *)a->w.in + input_bytes(&a->w) / 2;
-  siginfo_t si;
-  memset(&si, 0, sizeof si);
-  si.si_signo = SIGBUS;
-  si.si_code = L->inj->sigbus[j].ao ? BUS_MCEERR_AO : BUS_MCEERR_AR;
-  si.si_addr = (void *)addr;
-  si.si_addr_lsb = (short)__builtin_ctzl((unsigned long)ps); /* as the kernel's: a whole page lost */
-  if (syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)syscall(SYS_gettid), SIGBUS, &si) != 0) {
+  if (tr_memfail_send(addr, L->inj->sigbus[j].ao) != 0) {
     snprintf(s->why, sizeof s->why, "inject sigbus: rt_tgsigqueueinfo failed: %s", strerror(errno));
     return LAUNCH_EINJECT;
   }
