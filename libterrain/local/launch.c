@@ -326,6 +326,10 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
     L->nvml = tr_nvml_open(bus, NULL, 0);
   L->mf_first_tile = -1;
   tr_edac_read(&L->edac_start);
+  for (int i = 0; !st && i < L->inj->nsigbus; i++)
+    if (L->inj->sigbus[i].launch < 0)
+      st = tr_fail(err, TR_EUSAGE, "inject: sigbus: launch=-1 is a graph round's Assemble; %s's launches count from 0",
+                   k->name);
   if (!st) {
     if (tr_memfail_open()) st = tr_fail(err, TR_EINTERNAL, "installing the SIGBUS handler: %s", strerror(errno));
     else L->memfail = 1;

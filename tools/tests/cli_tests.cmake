@@ -108,7 +108,8 @@ endif()
 
 # Memory failures in a local kernel's launch (issue 26 item 3): SIGBUS BUS_MCEERR_AR/AO in a
 # launch's buffers recovered on fresh buffers under --ft off and replay, --ft off's bytes and exact
-# counts for 1 and 2 threads and mpirun -n 2; a SIGBUS not ours still kills. cli_sigbus_hwpoison is
+# counts for 1 and 2 threads and mpirun -n 2; a SIGBUS not ours still kills. The same for the graph
+# programs' rounds (fill, flowgraph --dir --acc) under --ft replay and dual. cli_sigbus_hwpoison is
 # the real page poisoning alone (madvise(MADV_HWPOISON)): skipped (77) where the kernel refuses it.
 # Release tree only: not yet run under ASan, which has a SIGBUS handler of its own
 # (handle_sigbus) beside the one these runs install and leave by siglongjmp.
