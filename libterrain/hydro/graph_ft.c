@@ -5,9 +5,10 @@
  *
  * A computation ("replica" below) owns everything it writes: a copy of the
  * fragment's state (the struct of body->state_bytes and each array registered
- * inside it), a capture of its emits, Assemble's tile, and, under dual,
- * private copies of the snapshot and of every window it asks for. The thread
- * running it finds it through a thread-local pointer, which the environment's
+ * inside it), a capture of its emits, Assemble's tile, private copies of
+ * every window it asks for (kept to the round's end; replay too, so that a
+ * memory failure in one is the round's to recover, graph_ft.h) and, under
+ * dual, of the snapshot. The thread running it finds it through a thread-local pointer, which the environment's
  * calls consult (tr_graph_ft_keep/window/put). Adopting a computation's state
  * copies its struct over the fragment's (the state store's registrations
  * point into that struct, so they stay valid) and frees the old arrays.
@@ -31,7 +32,7 @@
 
 #define MAX_REG 16
 #define MAX_EXTRA 3 /* computations after the first two before a round fails */
-#define MAX_WIN 4   /* windows one computation holds at once */
+#define MAX_WIN 4   /* windows one computation holds (each kept to its end) */
 #define POOL_MAX 64
 #define MEMFAIL_TRIES 8 /* computations of one round after memory failures before giving up */
 
