@@ -15,7 +15,6 @@
  */
 #include "graph_ft.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -40,8 +39,9 @@
 _Static_assert(MAX_REG + MAX_WIN + 1 <= TR_MEMFAIL_RANGES, "a round's buffers exceed a memory-failure guard");
 
 /* What a computation returns when it gave up after MEMFAIL_TRIES memory
- * failures, and when the injector could not make its sigbus fault. */
-enum { RC_MEMFAIL = -3, RC_EINJECT = -4 };
+ * failures, and when the injector could not make its sigbus fault: the
+ * round has no such buffer, or the signal could not be sent. */
+enum { RC_MEMFAIL = -3, RC_EINJECT = -4, RC_ESEND = -5 };
 
 enum { K_PEVAL = 0, K_INCEVAL = 1, K_ASSEMBLE = 2 };
 
@@ -478,7 +478,8 @@ __attribute__((noinline)) static int sigbus_of(const tr_graph_ft *ft, const repl
  * naming the middle byte of buf=in the computation's first window copy,
  * else its copy of the state; out its new state, or Assemble's tile;
  * outside the context (no round's buffer). Inside the guard an AR does
- * not come back here. 0, or RC_EINJECT (the round has no such buffer). */
+ * not come back here. 0, RC_EINJECT (the round has no such buffer) or
+ * RC_ESEND. */
 static int sigbus_make(replica *r, int j) {
   tr_graph_ft *ft = r->ft;
   const int buf = ft->o.inject->launch.sigbus[j].buf;
@@ -510,7 +511,7 @@ static int sigbus_make(replica *r, int j) {
   pthread_mutex_lock(&ft->mu);
   ft->c.injected++;
   pthread_mutex_unlock(&ft->mu);
-  return tr_memfail_send(p + n / 2, ft->o.inject->launch.sigbus[j].ao) ? RC_EINJECT : 0;
+  return tr_memfail_send(p + n / 2, ft->o.inject->launch.sigbus[j].ao) ? RC_ESEND : 0;
 }
 
 /* After a memory failure: each poisoned buffer leaves the computation for
@@ -861,8 +862,9 @@ static int rc_line(tr_graph_ft *ft, const tr_aap_frag *f, int64_t round, int kin
       return fail_line(ft, f, round, kind, TR_EFT, why);
     case RC_EINJECT:
       return fail_line(ft, f, round, kind, TR_EUSAGE,
-                       errno ? "inject sigbus: rt_tgsigqueueinfo failed"
-                             : "inject sigbus: the round has no such buffer (buf=in: PEval without a window)");
+                       "inject sigbus: the round has no such buffer (buf=in: a PEval that reads no window; buf=out: "
+                       "a round that keeps no array)");
+    case RC_ESEND: return fail_line(ft, f, round, kind, TR_EINTERNAL, "inject sigbus: rt_tgsigqueueinfo failed");
     default: return rc;
   }
 }
@@ -906,7 +908,7 @@ static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind,
     goto out;
   }
   for (int i = 0; i < 2; i++)
-    if (rs[i]->rc == RC_MEMFAIL || rs[i]->rc == RC_EINJECT) {
+    if (rs[i]->rc <= RC_MEMFAIL && rs[i]->rc >= RC_ESEND) {
       rc = rc_line(ft, f, b->round, kind, rs[i]->rc);
       goto out;
     }
@@ -1068,7 +1070,7 @@ static int replay_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kin
       rc = fail_line(ft, f, round, kind, TR_EFTLIMIT, "more faults detected than --ft-max-errors allows");
       goto out;
     }
-    if (!er && (r->rc == RC_MEMFAIL || r->rc == RC_EINJECT)) {
+    if (!er && (r->rc <= RC_MEMFAIL && r->rc >= RC_ESEND)) {
       rc = rc_line(ft, f, round, kind, r->rc);
       goto out;
     }
