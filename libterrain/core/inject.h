@@ -60,7 +60,8 @@
  *                                     (IncEval, Assemble) its copy of the state, out its new state or
  *                                     Assemble's tile, outside the run's context; sent right after the
  *                                     program's call returned, inside the round; once per (fragment,
- *                                     round), in its first computation (hydro/graph_ft.h)
+ *                                     round), in its first computation (hydro/graph_ft.h); hwpoison
+ *                                     is refused there (usage error)
  *   hwpoison:tile=T[,launch=L]        the same through the kernel: madvise(MADV_HWPOISON) on a whole
  *                                     page of the launch's input window right before the kernel runs
  *                                     (needs CAP_SYS_ADMIN and a kernel with CONFIG_MEMORY_FAILURE)

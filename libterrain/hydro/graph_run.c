@@ -229,6 +229,14 @@ static int run_open(graph_run *r, tr_error *err) {
                                  r->prog->name),
                          err);
   }
+  for (int i = 0; i < r->job.inject.launch.nsigbus; i++)
+    if (r->job.inject.launch.sigbus[i].hwpoison)
+      /* a round's buffers are the program's to allocate: no page to poison before it reads one */
+      return tr_job_finish(&r->job,
+                           tr_fail(err, TR_EUSAGE,
+                                   "inject: hwpoison is for local kernels' launches; %s's rounds take sigbus faults",
+                                   r->prog->name),
+                           err);
   if ((st = open_extra(r, err))) return tr_job_finish(&r->job, st, err);
   /* the burn lines, laid on the DEM's grid on every rank */
   if (r->burn_opts && (st = tr_step_end(r->run, tr_burn_open(&r->burn, r->burn_opts, &r->job.in, r->run, err), err))) {

@@ -345,6 +345,11 @@ static int test_sigbus_graph_not_ours(void) {
   ASSERT(strstr(rc_slurp(ck_out("err.txt")), "sigbus and hwpoison faults in fill's rounds need --ft replay or dual") !=
          NULL);
   ASSERT(access(ck_out("dead_a.tif"), F_OK) != 0);
+  /* hwpoison poisons a launch's input window: a round has none before its program reads one */
+  snprintf(c, sizeof c, "%s --ft replay --inject 'hwpoison:tile=3'", gouts("fill", "dead", outs, sizeof outs));
+  ASSERT_EQ_INT(grun("", "fill", c), 2);
+  ASSERT(strstr(rc_slurp(ck_out("err.txt")), "hwpoison is for local kernels' launches") != NULL);
+  ASSERT(access(ck_out("dead_a.tif"), F_OK) != 0);
   return 0;
 }
 
