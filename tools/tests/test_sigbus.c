@@ -209,8 +209,10 @@ static const char *gouts(const char *cmd, const char *tag, char *buf, size_t n) 
   char a[512], b[512];
   snprintf(a, sizeof a, "%s_a.tif", tag);
   snprintf(b, sizeof b, "%s_b.tif", tag);
-  if (!strcmp(cmd, "fill")) snprintf(buf, n, "'%s'", ck_out(a));
-  else snprintf(buf, n, "--dir '%s' --acc '%s'", ck_out(a), ck_out(b));
+  if (!strcmp(cmd, "fill"))
+    snprintf(buf, n, "'%s'", ck_out(a));
+  else
+    snprintf(buf, n, "--dir '%s' --acc '%s'", ck_out(a), ck_out(b));
   return buf;
 }
 
@@ -419,11 +421,10 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2;
   ck_init(argv[1], argv[2], "sigbus");
   ck_mpirun(mpirun, sizeof mpirun);
-  static const tr_test_case cases[] = {TR_TEST(test_sigbus_replay),  TR_TEST(test_sigbus_iterative),
-                                       TR_TEST(test_sigbus_ft_off),  TR_TEST(test_sigbus_not_ours),
-                                       TR_TEST(test_sigbus_mpi),     TR_TEST(test_sigbus_bad_options),
-                                       TR_TEST(test_sigbus_graph),   TR_TEST(test_sigbus_graph_dual),
-                                       TR_TEST(test_sigbus_graph_mpi), TR_TEST(test_sigbus_graph_not_ours),
-                                       TR_TEST(test_sigbus_hwpoison)};
+  static const tr_test_case cases[] = {
+      TR_TEST(test_sigbus_replay),         TR_TEST(test_sigbus_iterative),  TR_TEST(test_sigbus_ft_off),
+      TR_TEST(test_sigbus_not_ours),       TR_TEST(test_sigbus_mpi),        TR_TEST(test_sigbus_bad_options),
+      TR_TEST(test_sigbus_graph),          TR_TEST(test_sigbus_graph_dual), TR_TEST(test_sigbus_graph_mpi),
+      TR_TEST(test_sigbus_graph_not_ours), TR_TEST(test_sigbus_hwpoison)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
