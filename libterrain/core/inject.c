@@ -209,7 +209,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       tr_launch_inject *li = &out->launch;
       const int hw = kind[0] == 'h';
       if (tile < -1) st = tr_fail(err, TR_EUSAGE, "inject: %s needs tile=T", kind);
-      else if (launch < 0) st = tr_fail(err, TR_EUSAGE, "inject: %s: launch=%g is not a launch of a tile", kind, launch);
+      else if (launch < 0 && hw) st = tr_fail(err, TR_EUSAGE, "inject: hwpoison: launch=%g is not a launch of a tile", launch);
       else if (hw && (buf != TR_SIGBUS_IN || ao || after))
         st = tr_fail(err, TR_EUSAGE, "inject: hwpoison poisons the input window: no buf=, code= or after=");
       else if (li->nsigbus >= TR_LAUNCH_INJECT_MAX)

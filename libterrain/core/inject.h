@@ -53,7 +53,15 @@
  *                                     (buf=in, default), its output (out), or memory that is no
  *                                     buffer of the launch (outside), right before the kernel runs
  *                                     (after=1: right after it returned, outside the launch); once
- *                                     per (tile, launch), not in a recomputation (local/memfail.h)
+ *                                     per (tile, launch), not in a recomputation (local/memfail.h).
+ *                                     Graph rounds (fill, flowgraph) under --ft replay or dual (a
+ *                                     usage error under off): tile=T the fragment, launch=L the round
+ *                                     (0 PEval, -1 Assemble); buf=in the round's first window copy, else
+ *                                     (IncEval, Assemble) its copy of the state, out its new state or
+ *                                     Assemble's tile, outside the run's context; sent right after the
+ *                                     program's call returned, inside the round; once per (fragment,
+ *                                     round), in its first computation (hydro/graph_ft.h); hwpoison
+ *                                     is refused there (usage error)
  *   hwpoison:tile=T[,launch=L]        the same through the kernel: madvise(MADV_HWPOISON) on a whole
  *                                     page of the launch's input window right before the kernel runs
  *                                     (needs CAP_SYS_ADMIN and a kernel with CONFIG_MEMORY_FAILURE)

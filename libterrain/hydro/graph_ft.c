@@ -5,9 +5,10 @@
  *
  * A computation ("replica" below) owns everything it writes: a copy of the
  * fragment's state (the struct of body->state_bytes and each array registered
- * inside it), a capture of its emits, Assemble's tile, and, under dual,
- * private copies of the snapshot and of every window it asks for. The thread
- * running it finds it through a thread-local pointer, which the environment's
+ * inside it), a capture of its emits, Assemble's tile, private copies of
+ * every window it asks for (kept to the round's end; replay too, so that a
+ * memory failure in one is the round's to recover, graph_ft.h) and, under
+ * dual, of the snapshot. The thread running it finds it through a thread-local pointer, which the environment's
  * calls consult (tr_graph_ft_keep/window/put). Adopting a computation's state
  * copies its struct over the fragment's (the state store's registrations
  * point into that struct, so they stay valid) and frees the old arrays.
@@ -15,19 +16,32 @@
 #include "graph_ft.h"
 
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "draw.h"
+#include "memfail.h"
 #include "report_json.h"
 #include "status.h"
 
 #define MAX_REG 16
 #define MAX_EXTRA 3 /* computations after the first two before a round fails */
-#define MAX_WIN 4   /* windows one computation holds at once */
+#define MAX_WIN 4   /* windows one computation holds (each kept to its end) */
 #define POOL_MAX 64
+#define MEMFAIL_TRIES 8 /* computations of one round after memory failures before giving up */
+
+/* a round's guard names its state's arrays, its window copies and its tile */
+_Static_assert(MAX_REG + MAX_WIN + 1 <= TR_MEMFAIL_RANGES, "a round's buffers exceed a memory-failure guard");
+
+/* What a computation returns when it gave up after MEMFAIL_TRIES memory
+ * failures, and when the injector could not make its sigbus fault: the
+ * round has no such buffer, or the signal could not be sent. */
+enum { RC_MEMFAIL = -3, RC_EINJECT = -4, RC_ESEND = -5 };
 
 enum { K_PEVAL = 0, K_INCEVAL = 1, K_ASSEMBLE = 2 };
 
@@ -76,6 +90,16 @@ typedef struct replica {
   int rc;
   int injected; /* a fault was put into this computation */
   double secs;
+  /* memory failures (memfail.h): the guard while the computation runs (its
+   * ranges are the buffers above it owns, each registered for AO reports
+   * under the same index), whether the injector's sigbus fault was made
+   * (once per round: never in a recomputation or a replay), and what was
+   * found; rc RC_MEMFAIL / RC_EINJECT say why it failed */
+  tr_memfail_guard mg;
+  int guarded; /* mg is armed: the hooks add their buffers to it */
+  int mf_reg[TR_MEMFAIL_RANGES];
+  volatile int mf_hit; /* an AR in mg's range mg.which jumped back */
+  int sigbus_done;
   /* the helper pool */
   int done;
   int orphan; /* given up on while a helper had it: the helper frees it */
@@ -113,6 +137,7 @@ struct tr_graph_ft {
   pthread_cond_t qcv, dcv;
   replica *qhead, *qtail;
   int stop;
+  int memfail; /* the SIGBUS handler is ours to put back at close */
 };
 
 static __thread replica *cur;
@@ -413,17 +438,129 @@ static replica *replica_new(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int
   return r;
 }
 
-/* Runs r's computation on the calling thread (its outputs reset first). */
-static void replica_run(replica *r) {
+/* ------------------------------------------------------------ memory failures */
+
+/* Adds [p, p + n) to the computation's guard (once), registered for AO
+ * reports under the same index. The range is published before the count:
+ * a signal in between sees the old count. */
+static void guard_add(replica *r, void *p, size_t n) {
+  tr_memfail_guard *g = &r->mg;
+  if (!r->guarded || !p || !n || g->n == TR_MEMFAIL_RANGES) return;
+  for (int i = 0; i < g->n; i++)
+    if (g->range[i].addr == p) return;
+  r->mf_reg[g->n] = tr_memfail_register(p, n);
+  g->range[g->n] = (tr_memfail_range){p, n};
+  atomic_signal_fence(memory_order_seq_cst);
+  g->n++;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* The computation's state arrays (its copy's, or those PEval registered). */
+static void guard_state(replica *r) {
+  if (!r->st) return;
+  for (int i = 0; i < r->nreg; i++) guard_add(r, *reg_ptr(r->st, &r->reg[i]), reg_size(r->st, &r->reg[i]));
+}
+
+/* The injector's sigbus fault for this computation: its index, or -1. The
+ * first computation of a fragment's round (slot 0) gets it, once: never
+ * its recomputation, a replay, a re-execution or dual's other replicas. */
+__attribute__((noinline)) static int sigbus_of(const tr_graph_ft *ft, const replica *r) {
+  const tr_launch_inject *li = ft->o.inject ? &ft->o.inject->launch : NULL;
+  if (!li || r->slot || r->sigbus_done) return -1;
+  for (int i = 0; i < li->nsigbus; i++)
+    if (!li->sigbus[i].hwpoison && (li->sigbus[i].tile == r->f->id || li->sigbus[i].tile == -1) &&
+        li->sigbus[i].launch == r->round)
+      return i;
+  return -1;
+}
+
+/* Makes injected fault j: the SIGBUS a memory failure brings (memfail.h),
+ * naming the middle byte of buf=in the computation's first window copy,
+ * else its copy of the state; out its new state, or Assemble's tile;
+ * outside the context (no round's buffer). Inside the guard an AR does
+ * not come back here. 0, RC_EINJECT (the round has no such buffer) or
+ * RC_ESEND. */
+static int sigbus_make(replica *r, int j) {
   tr_graph_ft *ft = r->ft;
-  const double t0 = now_s();
-  if (r->kind != K_PEVAL || !r->rc) release_state(ft, r->st, r->reg, r->nreg);
-  else destroy_state(ft, r->st);
-  r->st = NULL;
-  r->nkeep = r->nreg = 0;
-  r->put = 0;
-  if (r->cap) tr_aap_capture_reset(r->cap);
-  replica *saved = cur;
+  const int buf = ft->o.inject->launch.sigbus[j].buf;
+  unsigned char *p = NULL;
+  size_t n = 0;
+  if (buf == TR_SIGBUS_OUTSIDE) {
+    p = (unsigned char *)ft;
+    n = sizeof *ft;
+  }
+  for (int i = 0; buf == TR_SIGBUS_IN && !p && i < MAX_WIN; i++)
+    if (r->win[i]) {
+      p = (unsigned char *)r->win[i];
+      n = (size_t)((r->f->rows + 2) * (r->f->cols + 2)) * sizeof(float);
+    }
+  if (!p && buf == TR_SIGBUS_OUT && r->kind == K_ASSEMBLE && r->put) {
+    p = r->tile;
+    n = ft->o.cell_bytes * (size_t)(r->f->rows * r->f->cols);
+  }
+  /* IncEval's and Assemble's copy of the state is their input; PEval's
+   * and IncEval's the new state they leave */
+  const int state = buf == TR_SIGBUS_IN ? r->kind != K_PEVAL : buf == TR_SIGBUS_OUT && r->kind != K_ASSEMBLE;
+  for (int i = 0; state && !p && r->st && i < r->nreg; i++) {
+    p = *reg_ptr(r->st, &r->reg[i]);
+    n = reg_size(r->st, &r->reg[i]);
+    if (!n) p = NULL;
+  }
+  r->sigbus_done = 1;
+  if (!p) return RC_EINJECT;
+  pthread_mutex_lock(&ft->mu);
+  ft->c.injected++;
+  pthread_mutex_unlock(&ft->mu);
+  return tr_memfail_send(p + n / 2, ft->o.inject->launch.sigbus[j].ao) ? RC_ESEND : 0;
+}
+
+/* After a memory failure: each poisoned buffer leaves the computation for
+ * the retired list (never freed, never pooled, never used again); the
+ * next computation makes fresh ones. A range the program no longer holds
+ * (it freed or moved the array) has nothing left to retire. */
+static void retire(replica *r, const int *poisoned) {
+  tr_graph_ft *ft = r->ft;
+  for (int i = 0; i < r->mg.n; i++) {
+    if (!poisoned[i]) continue;
+    void *p = r->mg.range[i].addr;
+    int held = 0;
+    for (int k = 0; k < MAX_WIN && !held; k++)
+      if (r->win[k] == p) r->win[k] = NULL, held = 1;
+    if (!held && r->tile == p) r->tile = NULL, held = 1;
+    for (int k = 0; !held && r->st && k < r->nreg; k++)
+      if (*reg_ptr(r->st, &r->reg[k]) == p) *reg_ptr(r->st, &r->reg[k]) = NULL, held = 1;
+    if (!held) continue;
+    tr_memfail_retire(p, r->mg.range[i].size);
+    pthread_mutex_lock(&ft->mu);
+    ft->c.mf_retired += (int64_t)r->mg.range[i].size;
+    pthread_mutex_unlock(&ft->mu);
+  }
+}
+
+/* ------------------------------------------------------------ one computation */
+
+/* One computation of r inside a memory-failure guard (memfail.h) naming the
+ * buffers it owns as they come: its copy of the state, its window copies,
+ * its tile, and (once the program's call returned) PEval's new arrays. An
+ * AR in one jumps back here with r->mf_hit set; the injector's sigbus fault
+ * comes right after the program's call returned (the program then holds
+ * nothing of its own that a jump would lose). */
+static void compute(replica *r) {
+  tr_graph_ft *ft = r->ft;
+  /* volatile: read again after sigsetjmp, never kept in a register across it */
+  volatile int j = sigbus_of(ft, r);
+  replica *const saved = cur;
+  r->mg.n = 0;
+  r->mf_hit = 0;
+  if (sigsetjmp(r->mg.jb, 1)) {
+    cur = saved;
+    r->guarded = 0;
+    r->mf_hit = 1;
+    r->rc = 0;
+    return;
+  }
+  r->guarded = 1;
+  tr_memfail_enter(&r->mg);
   cur = r;
   int rc = 0;
   if (r->kind == K_PEVAL) {
@@ -432,6 +569,7 @@ static void replica_run(replica *r) {
     r->nreg = r->b->nreg;
     memcpy(r->reg, r->b->reg, sizeof r->reg);
     r->st = clone_state(ft, r->b);
+    guard_state(r);
     if (!r->st) rc = -1;
     else if (r->flip_input && r->b->nreg) {
       /* a fault in this computation's private copy of the state */
@@ -445,10 +583,6 @@ static void replica_run(replica *r) {
                                 : ft->in.assemble ? ft->in.assemble(ft->in.user, r->f, r->st) : 0;
   }
   cur = saved;
-  for (int i = 0; i < MAX_WIN; i++) {
-    free(r->win[i]);
-    r->win[i] = NULL;
-  }
   if (!rc && r->cap) {
     const int64_t m = tr_aap_capture_get(r->cap, NULL, NULL, NULL);
     if (m < 0) rc = (int)m;
@@ -464,8 +598,51 @@ static void replica_run(replica *r) {
       else
         r->reg[r->nreg++] = (reg_t){(size_t)(pp - s), r->keep_bytes[i], cnt ? (long)(cnt - s) : -1};
     }
+    if (!rc) guard_state(r);
   }
+  if (!rc && j >= 0 && !ft->o.inject->launch.sigbus[j].after) rc = sigbus_make(r, j);
+  tr_memfail_leave();
+  r->guarded = 0;
+  /* after=1: the same signal outside the guard, as a failure between rounds */
+  if (!rc && j >= 0 && ft->o.inject->launch.sigbus[j].after) rc = sigbus_make(r, j);
   r->rc = rc;
+}
+
+/* Runs r's computation on the calling thread (its outputs reset first),
+ * again on fresh buffers after a memory failure in one of its own, up to
+ * MEMFAIL_TRIES times (then rc RC_MEMFAIL). */
+static void replica_run(replica *r) {
+  tr_graph_ft *ft = r->ft;
+  const double t0 = now_s();
+  for (int attempt = 0;; attempt++) {
+    if (r->kind != K_PEVAL || !r->rc) release_state(ft, r->st, r->reg, r->nreg);
+    else destroy_state(ft, r->st);
+    r->st = NULL;
+    r->nkeep = r->nreg = 0;
+    r->put = 0;
+    if (r->cap) tr_aap_capture_reset(r->cap);
+    compute(r);
+    int poisoned[TR_MEMFAIL_RANGES], any = 0;
+    for (int i = 0; i < r->mg.n; i++) {
+      poisoned[i] = (r->mf_hit && r->mg.which == i) || tr_memfail_poisoned(r->mf_reg[i]);
+      any |= poisoned[i];
+      tr_memfail_unregister(r->mf_reg[i]);
+    }
+    if (any) retire(r, poisoned);
+    for (int i = 0; i < MAX_WIN; i++) {
+      free(r->win[i]);
+      r->win[i] = NULL;
+    }
+    pthread_mutex_lock(&ft->mu);
+    if (any) ft->c.mf_found++;
+    else ft->c.mf_corrected += attempt; /* each failure is corrected once a computation comes out whole */
+    pthread_mutex_unlock(&ft->mu);
+    if (!any) break;
+    if (attempt + 1 >= MEMFAIL_TRIES) {
+      r->rc = RC_MEMFAIL;
+      break;
+    }
+  }
   r->secs = now_s() - t0;
 }
 
@@ -593,7 +770,8 @@ int tr_graph_ft_keep(void *pp, size_t bytes, const size_t *count) {
 
 float *tr_graph_ft_window(tr_graph_env *env, int k, const tr_aap_frag *f) {
   replica *r = cur;
-  if (!r || !r->private_inputs) return NULL;
+  /* replay too: a copy is the round's own, which a memory failure can take */
+  if (!r) return NULL;
   int slot = 0;
   while (slot < MAX_WIN && r->win[slot]) slot++;
   const size_t n = (size_t)((f->rows + 2) * (f->cols + 2));
@@ -623,18 +801,16 @@ float *tr_graph_ft_window(tr_graph_env *env, int k, const tr_aap_frag *f) {
     r->injected = 1;
   }
   r->win[slot] = copy;
+  guard_add(r, copy, n * sizeof(float));
   return copy;
 }
 
 int tr_graph_ft_window_done(float *z) {
   replica *r = cur;
   if (!r) return 0;
+  /* kept to the round's end: the injector's buf=in names it there */
   for (int i = 0; i < MAX_WIN; i++)
-    if (r->win[i] == z) {
-      free(z);
-      r->win[i] = NULL;
-      return 1;
-    }
+    if (r->win[i] == z) return 1;
   return 0;
 }
 
@@ -646,6 +822,7 @@ int tr_graph_ft_put(const void *cells) {
   if (!r->tile) return -1;
   memcpy(r->tile, cells, n);
   r->put = 1;
+  guard_add(r, r->tile, n);
   return 1;
 }
 
@@ -671,6 +848,25 @@ static int fail_line(tr_graph_ft *ft, const tr_aap_frag *f, int64_t round, int k
   return tr_graph_fail(ft->env, f, status, "fault tolerance (--ft %s): %s's %s of tile %lld (round %lld): %s",
                        ft->o.mode == TR_FT_DUAL ? "dual" : "replay", ft->body->name, what, (long long)f->id,
                        (long long)round, why);
+}
+
+/* The line of a computation that failed for the runner's reasons, or its
+ * own rc (the program's failure). */
+static int rc_line(tr_graph_ft *ft, const tr_aap_frag *f, int64_t round, int kind, int rc) {
+  char why[160];
+  switch (rc) {
+    case -2: return fail_line(ft, f, round, kind, TR_EINTERNAL, "the program keeps state outside its struct");
+    case RC_MEMFAIL:
+      snprintf(why, sizeof why, "%d memory failures in a row (SIGBUS, BUS_MCEERR_AR/AO in its buffers): giving up",
+               MEMFAIL_TRIES);
+      return fail_line(ft, f, round, kind, TR_EFT, why);
+    case RC_EINJECT:
+      return fail_line(ft, f, round, kind, TR_EUSAGE,
+                       "inject sigbus: the round has no such buffer (buf=in: a PEval that reads no window; buf=out: "
+                       "a round that keeps no array)");
+    case RC_ESEND: return fail_line(ft, f, round, kind, TR_EINTERNAL, "inject sigbus: rt_tgsigqueueinfo failed");
+    default: return rc;
+  }
 }
 
 /* The accepted computation's messages to the engine, its tile to the sink. */
@@ -711,6 +907,11 @@ static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind,
     rc = helper_late(ft, f, b->round, kind);
     goto out;
   }
+  for (int i = 0; i < 2; i++)
+    if (rs[i]->rc <= RC_MEMFAIL && rs[i]->rc >= RC_ESEND) {
+      rc = rc_line(ft, f, b->round, kind, rs[i]->rc);
+      goto out;
+    }
   const double t0 = now_s();
   int mask = compare(rs[0], rs[1]);
   const double t1 = now_s();
@@ -757,8 +958,7 @@ static int dual_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kind,
   }
   pthread_mutex_unlock(&ft->mu);
   if (acc->rc) {
-    rc = acc->rc == -2 ? fail_line(ft, f, b->round, kind, TR_EINTERNAL, "the program keeps state outside its struct")
-                       : acc->rc; /* the program's own failure, agreed */
+    rc = rc_line(ft, f, b->round, kind, acc->rc); /* the program's own failure, agreed */
     goto out;
   }
   rc = deliver(ft, b, acc, rd);
@@ -809,9 +1009,7 @@ static int replay_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kin
   int64_t seq = -1;
   rc = ft_track_launch(ft->trk, &l, &seq);
   if (rc) {
-    rc = r->rc == -2 ? fail_line(ft, f, round, kind, TR_EINTERNAL, "the program keeps state outside its struct")
-         : r->rc     ? r->rc
-                     : -1;
+    rc = r->rc ? rc_line(ft, f, round, kind, r->rc) : -1;
     goto out;
   }
   int bit = -1, detected = 0;
@@ -870,6 +1068,10 @@ static int replay_round(tr_graph_ft *ft, box_t *b, const tr_aap_frag *f, int kin
     const int er = ft_track_error(ft->trk, seq, &how);
     if (er == FT_ERR_LIMIT) {
       rc = fail_line(ft, f, round, kind, TR_EFTLIMIT, "more faults detected than --ft-max-errors allows");
+      goto out;
+    }
+    if (!er && (r->rc <= RC_MEMFAIL && r->rc >= RC_ESEND)) {
+      rc = rc_line(ft, f, round, kind, r->rc);
       goto out;
     }
     if (er || r->rc) {
@@ -955,13 +1157,15 @@ int tr_graph_ft_open(tr_graph_ft **out, tr_aap_program *p, const tr_graph_body *
   pthread_mutex_init(&ft->qmu, NULL);
   pthread_cond_init(&ft->qcv, NULL);
   pthread_cond_init(&ft->dcv, NULL);
-  int ok = 1;
-  if (o->mode == TR_FT_REPLAY) {
+  /* memory failures in a round's buffers (memfail.h): the handler from here to close */
+  int ok = tr_memfail_open() == 0;
+  ft->memfail = ok;
+  if (ok && o->mode == TR_FT_REPLAY) {
     ft_tracker_opts to;
     ft_tracker_opts_init(&to);
     if (o->max_errors) to.max_errors = o->max_errors < 0 ? 0 : o->max_errors;
     ok = ft_tracker_create(&to, &ft->trk) == 0;
-  } else {
+  } else if (ok) {
     ft->nth = o->workers > 0 ? o->workers : 1;
     ft->th = calloc((size_t)ft->nth, sizeof *ft->th);
     ft->harg = calloc((size_t)ft->nth, sizeof *ft->harg);
@@ -1021,6 +1225,7 @@ void tr_graph_ft_close(tr_graph_ft *ft, tr_graph_ft_counts *counts) {
   }
   tr_edac_read(&ft->c.edac_end);
   if (counts) *counts = ft->c;
+  if (ft->memfail) tr_memfail_close();
   for (int i = 0; i < ft->npool; i++) free(ft->pool[i].p);
   pthread_mutex_destroy(&ft->pmu);
   pthread_mutex_destroy(&ft->mu);
@@ -1049,6 +1254,11 @@ tr_json *tr_graph_ft_json(tr_ft_mode mode, const char *program, const tr_graph_f
     if (inner) tr_json_ft_track(inner, &c->trk);
     tr_json_set(o, "tracker", inner);
   }
+  /* the local launches' keys (launch.c): SIGBUS memory failures found in
+   * rounds' buffers, rounds then computed whole, bytes retired */
+  tr_json_set(o, "memory_failures", tr_json_int(c->mf_found));
+  tr_json_set(o, "memory_corrected", tr_json_int(c->mf_corrected));
+  tr_json_set(o, "retired_bytes", tr_json_int(c->mf_retired));
   tr_json_set(o, "edac", tr_edac_json(&c->edac_start, &c->edac_end));
   return o;
 }

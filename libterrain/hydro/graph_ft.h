@@ -37,6 +37,26 @@
  * block=B the fragment, slot=K the computation, round=R the round, 0 PEval)
  * and `flip-input` (a bit of a computation's private input copy); replay takes
  * `flip-launch` (tile=T is the fragment, launch=L the round).
+ *
+ * Memory failures (local/memfail.h), under dual and replay alike: every
+ * computation runs inside a guard naming the buffers it owns: its copy of
+ * the state's arrays (IncEval, Assemble: from the start; PEval's new arrays
+ * once its call returned), its window copies (replay copies windows too, so
+ * that they are the round's own) and Assemble's tile. A SIGBUS
+ * BUS_MCEERR_AR in one jumps back; an _AO naming one marks it. Either way
+ * the poisoned buffer is retired (never freed, pooled or used again) and
+ * the round computed again on fresh buffers (up to 8 times, then TR_EFT);
+ * the report counts memory_failures, memory_corrected and retired_bytes as
+ * the local runner's does. Not guarded: the fragment's own state, the
+ * snapshot of messages, the capture of emits, and everything between
+ * rounds (checks, comparisons, adoption): an AR there kills the process by
+ * SIGBUS as before. A jump out of the middle of a program's call loses what
+ * the call had allocated (a leak, as the retired buffers are). Under --ft
+ * off a round writes the fragment's own state, so there is no copy to
+ * compute it again from: no guard. The injector's `sigbus` fault (tile=T
+ * the fragment, launch=L the round, -1 Assemble; buf=in|out|outside,
+ * code=ar|ao, after=1) comes once per (fragment, round), in its first
+ * computation, right after the program's call returned.
  */
 #ifndef TR_GRAPH_FT_H
 #define TR_GRAPH_FT_H
@@ -66,6 +86,7 @@ typedef struct tr_graph_ft_counts_s {
   int64_t injected, reported;             /* replay: faults injected, and reported as ECC would */
   int64_t inv_checked, inv_faults, inv_reproduced; /* replay: the body's invariant */
   ft_track_report trk;      /* replay: the tracker's counts */
+  int64_t mf_found, mf_corrected, mf_retired; /* memory failures in rounds' buffers (memfail.h) */
   tr_edac edac_start, edac_end; /* the machine's EDAC counters around the run (edac.h) */
 } tr_graph_ft_counts;
 

@@ -219,6 +219,24 @@ static int run_open(graph_run *r, tr_error *err) {
                                  (long long)r->job.grid.tile, (long long)r->job.ntiles, r->prog->name,
                                  TR_MIN_GRAPH_TILE),
                          err);
+  if (r->run->ft == TR_FT_OFF && r->job.inject.launch.nsigbus) {
+    /* --ft off computes a round in the fragment's own state: nothing to
+     * compute it again from, so no guard (graph_ft.h) */
+    return tr_job_finish(&r->job,
+                         tr_fail(err, TR_EUSAGE,
+                                 "inject: sigbus and hwpoison faults in %s's rounds need --ft replay or dual (under "
+                                 "--ft off a memory failure in a round kills the process by SIGBUS)",
+                                 r->prog->name),
+                         err);
+  }
+  for (int i = 0; i < r->job.inject.launch.nsigbus; i++)
+    if (r->job.inject.launch.sigbus[i].hwpoison)
+      /* a round's buffers are the program's to allocate: no page to poison before it reads one */
+      return tr_job_finish(&r->job,
+                           tr_fail(err, TR_EUSAGE,
+                                   "inject: hwpoison is for local kernels' launches; %s's rounds take sigbus faults",
+                                   r->prog->name),
+                           err);
   if ((st = open_extra(r, err))) return tr_job_finish(&r->job, st, err);
   /* the burn lines, laid on the DEM's grid on every rank */
   if (r->burn_opts && (st = tr_step_end(r->run, tr_burn_open(&r->burn, r->burn_opts, &r->job.in, r->run, err), err))) {
@@ -390,7 +408,8 @@ static int write_ft_report(graph_run *r, tr_error *e) {
                   &c->trk.idempotent, &c->trk.errors, &c->trk.reruns, &c->trk.relaunch_sets,
                   &c->trk.relaunch_launches, &c->trk.searches_failed, &c->trk.checkpoints,
                   &c->trk.checkpoint_restores, &c->trk.checkpoint_launches, &c->trk.unrepaired,
-                  &c->trk.limit_aborts, &c->trk.sampled, &c->trk.sample_mismatches};
+                  &c->trk.limit_aborts, &c->trk.sampled, &c->trk.sample_mismatches, &c->mf_found,
+                  &c->mf_corrected, &c->mf_retired};
   double *d[] = {&c->dual.compute_s, &c->dual.detect_s, &c->dual.recompute_s, &c->trk.replay_s};
   enum { NV = sizeof v / sizeof v[0], ND = sizeof d / sizeof d[0] };
   uint64_t u[NV + ND];

@@ -47,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -224,13 +223,7 @@ static int inject_sigbus(const launch_args *a, int j) {
   const void *addr = buf == TR_SIGBUS_OUTSIDE ? (const void *)L
                      : buf == TR_SIGBUS_OUT   ? (const unsigned char *)a->out + cell_bytes(L->k, &a->w) / 2
                                               : (const unsigned char *)a->w.in + input_bytes(&a->w) / 2;
-  siginfo_t si;
-  memset(&si, 0, sizeof si);
-  si.si_signo = SIGBUS;
-  si.si_code = L->inj->sigbus[j].ao ? BUS_MCEERR_AO : BUS_MCEERR_AR;
-  si.si_addr = (void *)addr;
-  si.si_addr_lsb = (short)__builtin_ctzl((unsigned long)ps); /* as the kernel's: a whole page lost */
-  if (syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)syscall(SYS_gettid), SIGBUS, &si) != 0) {
+  if (tr_memfail_send(addr, L->inj->sigbus[j].ao) != 0) {
     snprintf(s->why, sizeof s->why, "inject sigbus: rt_tgsigqueueinfo failed: %s", strerror(errno));
     return LAUNCH_EINJECT;
   }
@@ -333,6 +326,10 @@ int tr_launcher_open(tr_launcher **out, const tr_run_opts *run, const tr_inject 
     L->nvml = tr_nvml_open(bus, NULL, 0);
   L->mf_first_tile = -1;
   tr_edac_read(&L->edac_start);
+  for (int i = 0; !st && i < L->inj->nsigbus; i++)
+    if (L->inj->sigbus[i].launch < 0)
+      st = tr_fail(err, TR_EUSAGE, "inject: sigbus: launch=-1 is a graph round's Assemble; %s's launches count from 0",
+                   k->name);
   if (!st) {
     if (tr_memfail_open()) st = tr_fail(err, TR_EINTERNAL, "installing the SIGBUS handler: %s", strerror(errno));
     else L->memfail = 1;

@@ -18,6 +18,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifndef BUS_MCEERR_AR
 #define BUS_MCEERR_AR 4
@@ -176,3 +178,13 @@ void tr_memfail_retire(void *addr, size_t size) {
 }
 
 int64_t tr_memfail_retired_bytes(void) { return atomic_load(&retired_bytes); }
+
+int tr_memfail_send(const void *addr, int ao) {
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  si.si_signo = SIGBUS;
+  si.si_code = ao ? BUS_MCEERR_AO : BUS_MCEERR_AR;
+  si.si_addr = (void *)addr;
+  si.si_addr_lsb = (short)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE)); /* as the kernel's: a whole page lost */
+  return syscall(SYS_rt_tgsigqueueinfo, (long)getpid(), (long)syscall(SYS_gettid), SIGBUS, &si) == 0 ? 0 : -1;
+}

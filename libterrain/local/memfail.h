@@ -10,7 +10,11 @@
  * optional") when the page was found poisoned before anyone used it. Either
  * way si_addr is the page's address. By default the process dies.
  *
- * Here a launch (launch.h) runs a CPU kernel inside a guard: the thread's
+ * Here a launch (launch.h) runs a CPU kernel inside a guard, and so does a
+ * graph round under --ft replay or dual (hydro/graph_ft.c: a round computes
+ * on copies, so it can be computed again; under --ft off a round writes the
+ * fragment's own state and a memory failure there kills the process as
+ * before). The thread's
  * guard (thread-local) names the launch's buffers. The process-wide handler
  * recovers exactly one case: an AR whose address lies in one of the
  * faulting thread's guarded buffers; it jumps back to the guard's
@@ -52,7 +56,10 @@ typedef struct {
   size_t size;
 } tr_memfail_range;
 
-#define TR_MEMFAIL_RANGES 4
+/* A launch guards 4 buffers; a graph round (hydro/graph_ft.c) up to its
+ * state's arrays, its window copies and its tile (graph.h's limits). The
+ * handler only scans the first n of this fixed array. */
+#define TR_MEMFAIL_RANGES 32
 
 /* A thread's guard around a kernel call: the buffers a memory failure may
  * be recovered in, and what the handler found (valid after the jump). */
@@ -90,6 +97,13 @@ void tr_memfail_retire(void *addr, size_t size);
 
 /* Bytes retired in this process so far. */
 int64_t tr_memfail_retired_bytes(void);
+
+/* Sends the calling thread the SIGBUS a memory failure at addr brings
+ * (si_code BUS_MCEERR_AO when ao, else _AR; a whole page lost), as the
+ * injector's sigbus fault does: rt_tgsigqueueinfo, which lets a process
+ * give its own signals a kernel si_code. With a guard armed around addr it
+ * does not return here. 0, or -1 with errno. */
+int tr_memfail_send(const void *addr, int ao);
 
 /* Whether addr lies in r (async-signal-safe). */
 static inline int tr_memfail_in(const tr_memfail_range *r, const void *addr) {

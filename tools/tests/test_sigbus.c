@@ -15,6 +15,16 @@
  * kernel without CONFIG_MEMORY_FAILURE (EINVAL) or without CAP_SYS_ADMIN
  * (EPERM). Run it alone: `cli_sigbus_hwpoison` in ctest, or
  * build/tools/cli_sigbus build/testdata build/tools/terrafort test_sigbus_hwpoison
+ *
+ * The graph programs (hydro/graph_ft.h): under --ft replay (and dual) a
+ * round computes on copies, and a memory failure in them is recovered the
+ * same way: `terrafort fill` and `terrafort flowgraph --dir --acc` (fill,
+ * flowdir and d8_up, one report line each) with faults in PEval (round 0),
+ * the first IncEval (round 1) and Assemble (-1), buf=in and out, code=ar
+ * and ao, 1 and 2 threads and mpirun -n 2: --ft off's bytes and exact
+ * counts on every line. buf=outside and after=1 still die by SIGBUS with
+ * no output; under --ft off (no copy to compute again from) the fault is a
+ * usage error.
  */
 #include <errno.h>
 #include <signal.h>
@@ -179,12 +189,181 @@ static int test_sigbus_mpi(void) {
   return 0;
 }
 
+/* ---- graph programs ---- */
+
+/* fractal.tif in fragments of 64 cells: 12. Fragment 5 (inside) has a
+ * first IncEval in fill, flowdir and d8_up: its neighbours' PEvals message
+ * it, whatever the schedule (not every fragment does in flowdir) */
+enum { FRAGS64 = 12 };
+
+/* terrafort ARGS with fractal.tif as the DEM, stderr into err.txt: the exit code */
+static int grun(const char *prefix, const char *cmd, const char *args) {
+  char c[4096];
+  snprintf(c, sizeof c, "%s '%s' %s '%s/fractal.tif' %s --tile-size 64 -q 2>'%s'", prefix, ck_tf, cmd, ck_dir, args,
+           ck_out("err.txt"));
+  return rc_run(c, NULL);
+}
+
+/* The outputs of a graph command: "fill" one, "flowgraph" directions and accumulation. */
+static const char *gouts(const char *cmd, const char *tag, char *buf, size_t n) {
+  char a[512], b[512];
+  snprintf(a, sizeof a, "%s_a.tif", tag);
+  snprintf(b, sizeof b, "%s_b.tif", tag);
+  if (!strcmp(cmd, "fill"))
+    snprintf(buf, n, "'%s'", ck_out(a));
+  else
+    snprintf(buf, n, "--dir '%s' --acc '%s'", ck_out(a), ck_out(b));
+  return buf;
+}
+
+static int gsame(const char *cmd) {
+  if (!rc_same_file(ck_out("goff_a.tif"), ck_out("grep_a.tif"))) return 0;
+  return !strcmp(cmd, "fill") || rc_same_file(ck_out("goff_b.tif"), ck_out("grep_b.tif"));
+}
+
+/* Every line of r.json (one per program: fill 1, flowgraph 3) counts
+ * `each` faults found and corrected (injected too, under replay), with
+ * bytes retired and no tracker error; the lines are `lines`. */
+static int gcheck(const char *what, int lines, long long each, int replay) {
+  const char *j = rc_slurp(ck_out("r.json"));
+  int n = 0;
+  for (const char *p = j; p && *p; n++) {
+    const char *e = strchr(p, '\n');
+    const size_t len = e ? (size_t)(e - p) : strlen(p);
+    char line[8192];
+    if (len >= sizeof line) return fprintf(stderr, "%s: a report line of %zu bytes\n", what, len), 1;
+    memcpy(line, p, len);
+    line[len] = 0;
+    if ((replay && ck_json_int(line, "injected") != each) || ck_json_int(line, "memory_failures") != each ||
+        ck_json_int(line, "memory_corrected") != each || ck_json_int(line, "retired_bytes") <= 0 ||
+        (replay && ck_json_int(line, "errors") != 0)) {
+      fprintf(stderr, "%s: want %sinjected = memory_failures = memory_corrected = %lld, retired_bytes > 0: %s\n", what,
+              replay ? "" : "(dual: no top-level) ", each, line);
+      return 1;
+    }
+    p = e ? e + 1 : NULL;
+  }
+  if (n != lines) return fprintf(stderr, "%s: %d report lines, want %d: %s\n", what, n, lines, j), 1;
+  return 0;
+}
+
+/* fill and flowgraph --dir --acc under --ft replay, 1 and 2 threads: a
+ * fault in every fragment's PEval and one in a first IncEval's new state
+ * (AR), then action-optional ones in PEval's new state and a first
+ * IncEval's window copy, then every Assemble's tile and one's input copy. */
+static int test_sigbus_graph(void) {
+  static const char *cmds[] = {"fill", "flowgraph"};
+  static const struct {
+    const char *spec;
+    long long each;
+  } cases[] = {
+      {"sigbus:tile=-1;sigbus:tile=5,launch=1,buf=out", FRAGS64 + 1},
+      {"sigbus:tile=-1,buf=out,code=ao;sigbus:tile=5,launch=1,buf=in,code=ao", FRAGS64 + 1},
+      /* the first entry that matches is a round's fault: tile 7's Assemble gets the AO */
+      {"sigbus:tile=7,launch=-1,buf=in,code=ao;sigbus:tile=-1,launch=-1,buf=out", FRAGS64},
+  };
+  char outs[1200], flags[2048];
+  for (size_t c = 0; c < 2; c++) {
+    const int lines = c ? 3 : 1;
+    ASSERT_EQ_INT(grun("", cmds[c], gouts(cmds[c], "goff", outs, sizeof outs)), 0);
+    for (int threads = 1; threads <= 2; threads++)
+      for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        unlink(ck_out("r.json"));
+        snprintf(flags, sizeof flags, "%s --threads %d --ft replay --inject '%s' --ft-report '%s'",
+                 gouts(cmds[c], "grep", outs, sizeof outs), threads, cases[k].spec, ck_out("r.json"));
+        ASSERT_EQ_INT(grun("", cmds[c], flags), 0);
+        ASSERT(gsame(cmds[c]));
+        char what[600];
+        snprintf(what, sizeof what, "%s --threads %d '%s'", cmds[c], threads, cases[k].spec);
+        ASSERT_EQ_INT(gcheck(what, lines, cases[k].each, 1), 0);
+      }
+  }
+  return 0;
+}
+
+/* --ft dual: each computation is guarded the same way; the first replica
+ * of a round gets the fault (its report has no top-level injected). */
+static int test_sigbus_graph_dual(void) {
+  char outs[1200], flags[2048];
+  ASSERT_EQ_INT(grun("", "fill", gouts("fill", "goff", outs, sizeof outs)), 0);
+  snprintf(flags, sizeof flags,
+           "%s --threads 2 --ft dual --inject 'sigbus:tile=-1;sigbus:tile=5,launch=1,buf=out,code=ao' --ft-report '%s'",
+           gouts("fill", "grep", outs, sizeof outs), ck_out("r.json"));
+  unlink(ck_out("r.json"));
+  ASSERT_EQ_INT(grun("", "fill", flags), 0);
+  ASSERT(gsame("fill"));
+  ASSERT_EQ_INT(gcheck("fill --ft dual", 1, FRAGS64 + 1, 0), 0);
+  return 0;
+}
+
+/* Each rank's rounds recover their own failures; the report sums them. */
+static int test_sigbus_graph_mpi(void) {
+  if (!mpirun[0]) {
+    printf("skip: no mpirun\n");
+    return 0;
+  }
+  char prefix[300], outs[1200], flags[2048];
+  snprintf(prefix, sizeof prefix, "%s -n 2", mpirun);
+  static const char *cmds[] = {"fill", "flowgraph"};
+  for (size_t c = 0; c < 2; c++) {
+    ASSERT_EQ_INT(grun("", cmds[c], gouts(cmds[c], "goff", outs, sizeof outs)), 0);
+    unlink(ck_out("r.json"));
+    snprintf(flags, sizeof flags,
+             "%s --ft replay --inject 'sigbus:tile=-1;sigbus:tile=5,launch=1,buf=out,code=ao' --ft-report '%s'",
+             gouts(cmds[c], "grep", outs, sizeof outs), ck_out("r.json"));
+    ASSERT_EQ_INT(grun(prefix, cmds[c], flags), 0);
+    ASSERT(gsame(cmds[c]));
+    ASSERT_EQ_INT(gcheck(cmds[c], c ? 3 : 1, FRAGS64 + 1, 1), 0);
+  }
+  return 0;
+}
+
+/* Not ours: an AR naming memory no round owns, or sent between rounds
+ * (after=1), kills the process by SIGBUS and leaves no output; under --ft
+ * off there is no copy to compute a round again from: a usage error. */
+static int test_sigbus_graph_not_ours(void) {
+  static const char *flags[] = {"--ft replay --inject 'sigbus:tile=3,buf=outside'",
+                                "--ft replay --threads 2 --inject 'sigbus:tile=3,launch=1,buf=outside'",
+                                "--ft replay --inject 'sigbus:tile=3,launch=-1,after=1'",
+                                "--ft dual --threads 2 --inject 'sigbus:tile=3,buf=outside'"};
+  static const char *cmds[] = {"fill", "flowgraph"};
+  char outs[1200], c[4096];
+  for (size_t k = 0; k < 2; k++)
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+      unlink(ck_out("dead_a.tif"));
+      unlink(ck_out("dead_b.tif"));
+      snprintf(c, sizeof c, "exec '%s' %s '%s/fractal.tif' %s --tile-size 64 %s -q 2>'%s'", ck_tf, cmds[k], ck_dir,
+               gouts(cmds[k], "dead", outs, sizeof outs), flags[i], ck_out("err.txt"));
+      const int st = system(c);
+      if (st == -1 || !WIFSIGNALED(st) || WTERMSIG(st) != SIGBUS) {
+        fprintf(stderr, "%s %s: wait status %#x, want death by SIGBUS\n", cmds[k], flags[i], st);
+        return 1;
+      }
+      ASSERT(access(ck_out("dead_a.tif"), F_OK) != 0);
+      ASSERT(access(ck_out("dead_b.tif"), F_OK) != 0);
+    }
+  snprintf(c, sizeof c, "%s --inject 'sigbus:tile=3'", gouts("fill", "dead", outs, sizeof outs));
+  ASSERT_EQ_INT(grun("", "fill", c), 2);
+  ASSERT(strstr(rc_slurp(ck_out("err.txt")), "sigbus and hwpoison faults in fill's rounds need --ft replay or dual") !=
+         NULL);
+  ASSERT(access(ck_out("dead_a.tif"), F_OK) != 0);
+  /* hwpoison poisons a launch's input window: a round has none before its program reads one */
+  snprintf(c, sizeof c, "%s --ft replay --inject 'hwpoison:tile=3'", gouts("fill", "dead", outs, sizeof outs));
+  ASSERT_EQ_INT(grun("", "fill", c), 2);
+  ASSERT(strstr(rc_slurp(ck_out("err.txt")), "hwpoison is for local kernels' launches") != NULL);
+  ASSERT(access(ck_out("dead_a.tif"), F_OK) != 0);
+  return 0;
+}
+
 static int test_sigbus_bad_options(void) {
   ASSERT_EQ_INT(run("", "slope", "bad.tif", "--inject 'sigbus:tile=1,buf=nope'"), 2);
   ASSERT(strstr(rc_slurp(ck_out("err.txt")), "buf=nope is not in, out or outside") != NULL);
   ASSERT_EQ_INT(run("", "slope", "bad.tif", "--inject 'hwpoison:tile=1,code=ao'"), 2);
   ASSERT_EQ_INT(run("", "slope", "bad.tif", "--inject 'sigbus:launch=1'"), 2);
   ASSERT(strstr(rc_slurp(ck_out("err.txt")), "sigbus needs tile=T") != NULL);
+  /* launch=-1 is a graph round's Assemble: a local kernel has none */
+  ASSERT_EQ_INT(run("", "slope", "bad.tif", "--inject 'sigbus:tile=1,launch=-1'"), 2);
+  ASSERT(strstr(rc_slurp(ck_out("err.txt")), "launch=-1") != NULL);
   return 0;
 }
 
@@ -242,9 +421,10 @@ int main(int argc, char **argv) {
   if (argc < 3) return 2;
   ck_init(argv[1], argv[2], "sigbus");
   ck_mpirun(mpirun, sizeof mpirun);
-  static const tr_test_case cases[] = {TR_TEST(test_sigbus_replay),  TR_TEST(test_sigbus_iterative),
-                                       TR_TEST(test_sigbus_ft_off),  TR_TEST(test_sigbus_not_ours),
-                                       TR_TEST(test_sigbus_mpi),     TR_TEST(test_sigbus_bad_options),
-                                       TR_TEST(test_sigbus_hwpoison)};
+  static const tr_test_case cases[] = {
+      TR_TEST(test_sigbus_replay),         TR_TEST(test_sigbus_iterative),  TR_TEST(test_sigbus_ft_off),
+      TR_TEST(test_sigbus_not_ours),       TR_TEST(test_sigbus_mpi),        TR_TEST(test_sigbus_bad_options),
+      TR_TEST(test_sigbus_graph),          TR_TEST(test_sigbus_graph_dual), TR_TEST(test_sigbus_graph_mpi),
+      TR_TEST(test_sigbus_graph_not_ours), TR_TEST(test_sigbus_hwpoison)};
   return tr_test_main(argc - 2, argv + 2, cases, (int)(sizeof cases / sizeof cases[0]));
 }
