@@ -45,6 +45,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "terrafort: unknown command '%s' (see 'terrafort --help')\n", argv[1]);
     return TR_EXIT_USAGE;
   }
+  /* the graph programs allocate and free their arrays round after round */
+  if (!strcmp(cmd->name, "fill") || !strcmp(cmd->name, "flowgraph")) tf_process_heap_setup();
   const int prc = tf_process_start(&argc, &argv);
   if (prc) return prc;
   tf_apply_config(argc, argv); /* before the drivers: GDAL_SKIP and the like too */

@@ -102,11 +102,13 @@ static void start_watchdog(char **argv); /* below: the step watchdog */
  * the rounds of the graph programs allocate and free their megabyte-sized
  * arrays tile after tile: every new one was fresh pages, a page fault each
  * (on a virtual machine a costly one). flowgraph --dir at 8000^2: system
- * time 4.4 s -> 3.1 s, the run 12.0 s -> 10.4 s; the peak moved by 1%
- * (scripts/bench/RESULTS.md). Not when the user set glibc's own tunables
+ * time 3.80 s -> 2.82 s, the run 9.51 s -> 8.44 s, the peak +2%
+ * (scripts/bench/heap, RESULTS.md). Only for the graph commands (fill,
+ * flowgraph; main.c): slope, a local mode, measured no gain (0.82 s without,
+ * 0.90 s with, within this machine's noise). Not when the user set glibc's own tunables
  * (a glibc.malloc. tunable in GLIBC_TUNABLES, or any MALLOC_* variable):
  * theirs stand (terrafort(1), ENVIRONMENT). */
-static void heap_setup(void) {
+void tf_process_heap_setup(void) {
 #if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
   extern char **environ;
   const char *t = getenv("GLIBC_TUNABLES");
@@ -119,7 +121,6 @@ static void heap_setup(void) {
 }
 
 int tf_process_init(char **argv) {
-  heap_setup();
 #ifdef TERRAFORT_MPI_PEER
   if (launched_by_mpirun()) {
     run_mpi_peer(argv);

@@ -18,6 +18,11 @@ struct coll_ctx;
  * rank's pid (terrain.h, TR_BATCH_PARENT_ENV). Returns 0 to go on. */
 int tf_process_init(char **argv);
 
+/* glibc's heap for a graph command (fill, flowgraph): freed memory up to
+ * 32 MiB kept for the next allocation, unless the user set glibc's malloc
+ * tunables (process.c). */
+void tf_process_heap_setup(void);
+
 /* Before MPI starts (no command, an unknown one): is this rank 0 of a
  * launch, or no launch at all? Under mpirun only rank 0 speaks. */
 int tf_process_speaks(void);
