@@ -878,7 +878,7 @@ static void dinf_tile(const fd_ctx *x, const fd_state *s, const float *Z, const 
     tr_dinf_row_dxdy(&x->prm.geom, x->env->rows, f->row0 + r - 1, &dx, &dy);
     int gap = !spans;
     for (int64_t i = (r - 1) * pw; i < (r + 2) * pw; i++) gap |= isnan(Z[i]);
-    if (!gap) tr_dinf_cell_span(Z + r * pw + 1, pw, w, dx, dy, sang, sslp, sdown);
+    if (!gap) tr_dinf_span(Z + r * pw + 1, pw, w, dx, dy, sang, sslp, sdown);
     for (int64_t c = 1; c <= w; c++) {
       const int64_t p = r * pw + c, t = tidx(s, r, c);
       float *out = &tile[(r - 1) * w + (c - 1)];

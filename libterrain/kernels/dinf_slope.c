@@ -32,7 +32,7 @@ static int dinf_slp_kernel(const void *params, const tr_window *w, int64_t row0,
     tr_dinf_row_dxdy(&p->geom, p->rows, gr, &dx, &dy);
     float *o = out + (r - row0) * w->cols;
     const int span = clean && gr > 0 && gr < w->raster_rows - 1 && c1 > c0;
-    if (span) tr_dinf_slp_span(tr_row(w, r) + c0, w->in_stride, c1 - c0, dx, dy, o + c0);
+    if (span) tr_dinf_span(tr_row(w, r) + c0, w->in_stride, c1 - c0, dx, dy, NULL, o + c0, NULL);
     for (int64_t c = 0; c < w->cols; c++) {
       if (span && c >= c0 && c < c1) c = c1;
       if (c >= w->cols) break;

@@ -81,13 +81,16 @@ static inline void tr_dinf_est4(const float *p, int64_t stride, const double dxx
   memcpy(nan, &vnan, sizeof vnan);
 }
 
-/* The slopes of cells z[0 .. n - 1] of a row (rows `stride` floats apart,
- * all nine cells of every window valid) of cell size dx x dy into out. */
+/* tr_dinf_cell of cells z[0 .. n - 1] of a row (rows `stride` floats
+ * apart, all nine cells of every window valid) of cell size dx x dy: slp[i]
+ * the slope; with ang, ang[i] the angle where a facet slopes down and
+ * down[i] whether one does. Without ang (the slope alone) a cell whose
+ * float the estimate settles takes it without the exact step. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default"), unused))
 #endif
 static void
-tr_dinf_slp_span(const float *z, int64_t stride, int64_t n, double dx, double dy, float *out) {
+tr_dinf_span(const float *z, int64_t stride, int64_t n, double dx, double dy, float *ang, float *slp, uint8_t *down) {
   const double dd = sqrt(dx * dx + dy * dy);
   const double dxx[3] = {0, dx, dy}, rxx[3] = {0, 1. / dx, 1. / dy}, rdd = 1. / dd;
   int64_t c = 0;
@@ -96,39 +99,23 @@ tr_dinf_slp_span(const float *z, int64_t stride, int64_t n, double dx, double dy
     int64_t nan[4];
     tr_dinf_est4(z + c, stride, dxx, rxx, rdd, est, emax, nan);
     for (int i = 0; i < 4; i++) {
-      float s = nan[i] ? -1.0f : tr_dinf_slp_of_estimate(emax[i]);
-      if (s < 0.0f) tr_dinf_cell(z + c + i, stride, dx, dy, NULL, &s);
-      out[c + i] = s;
-    }
-  }
-  for (; c < n; c++) tr_dinf_cell(z + c, stride, dx, dy, NULL, &out[c]);
-}
-
-/* tr_dinf_cell of cells z[0 .. n - 1] of a row (as tr_dinf_slp_span):
- * down[i] its result (1: a facet slopes down), ang[i] and slp[i] its
- * angle (where down) and slope. */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default"), unused))
-#endif
-static void
-tr_dinf_cell_span(const float *z, int64_t stride, int64_t n, double dx, double dy, float *ang, float *slp,
-                  uint8_t *down) {
-  const double dd = sqrt(dx * dx + dy * dy);
-  const double dxx[3] = {0, dx, dy}, rxx[3] = {0, 1. / dx, 1. / dy}, rdd = 1. / dd;
-  int64_t c = 0;
-  for (; c + 4 <= n; c += 4) {
-    double est[9][4], emax[4];
-    int64_t nan[4];
-    tr_dinf_est4(z + c, stride, dxx, rxx, rdd, est, emax, nan);
-    for (int i = 0; i < 4; i++) {
+      if (!ang) {
+        float s = nan[i] ? -1.0f : tr_dinf_slp_of_estimate(emax[i]);
+        if (s < 0.0f) tr_dinf_cell(z + c + i, stride, dx, dy, NULL, &s);
+        slp[c + i] = s;
+        continue;
+      }
       double e[9];
-      for (int k = 1; k <= 8; k++) e[k] = est[k][i];
       e[0] = 0.;
-      down[c + i] = (uint8_t)tr_dinf_cell_est(z + c + i, stride, dxx, dd, e, emax[i], nan[i] != 0, &ang[c + i],
-                                              &slp[c + i]);
+      for (int k = 1; k <= 8; k++) e[k] = est[k][i];
+      down[c + i] =
+          (uint8_t)tr_dinf_cell_est(z + c + i, stride, dxx, dd, e, emax[i], nan[i] != 0, &ang[c + i], &slp[c + i]);
     }
   }
-  for (; c < n; c++) down[c] = (uint8_t)tr_dinf_cell(z + c, stride, dx, dy, &ang[c], &slp[c]);
+  for (; c < n; c++) {
+    const int d = tr_dinf_cell(z + c, stride, dx, dy, ang ? &ang[c] : NULL, &slp[c]);
+    if (ang) down[c] = (uint8_t)d;
+  }
 }
 
 #endif

@@ -72,8 +72,8 @@ static double uni(void) { /* [0, 1) */
 /* The spans (dinf_span.h: four cells at a time) on window z: z is put as
  * the window of one of four cells of a 3 x 6 strip (which one turns with
  * `turn`), the strip's other cells drawn from z's values, and all four
- * cells' slopes (tr_dinf_slp_span) and results, angles and slopes
- * (tr_dinf_cell_span) must be the plain rule's. */
+ * cells' slopes (tr_dinf_span without ang) and results, angles and slopes
+ * (with ang) must be the plain rule's. */
 static int same_in_spans(const float z[9], double dx, double dy, long turn) {
   float strip[3 * 6];
   const int at = 1 + (int)(turn % 4);
@@ -82,8 +82,8 @@ static int same_in_spans(const float z[9], double dx, double dy, long turn) {
     for (int c = 0; c < 3; c++) strip[r * 6 + at - 1 + c] = z[r * 3 + c];
   float slp[4], ang[4] = {0}, slp2[4];
   uint8_t down[4];
-  tr_dinf_slp_span(strip + 6 + 1, 6, 4, dx, dy, slp);
-  tr_dinf_cell_span(strip + 6 + 1, 6, 4, dx, dy, ang, slp2, down);
+  tr_dinf_span(strip + 6 + 1, 6, 4, dx, dy, NULL, slp, NULL);
+  tr_dinf_span(strip + 6 + 1, 6, 4, dx, dy, ang, slp2, down);
   for (int i = 0; i < 4; i++) {
     float w[9], a = -1.f, sl = -1.f;
     for (int r = 0; r < 3; r++)
