@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     return TR_EXIT_USAGE;
   }
   /* the graph programs allocate and free their arrays round after round */
-  if (!strcmp(cmd->name, "fill") || !strcmp(cmd->name, "flowgraph")) tf_process_heap_setup();
+  if (cmd->graph_heap) tf_process_heap_setup();
   const int prc = tf_process_start(&argc, &argv);
   if (prc) return prc;
   tf_apply_config(argc, argv); /* before the drivers: GDAL_SKIP and the like too */

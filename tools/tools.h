@@ -49,6 +49,7 @@ typedef struct {
   const tf_opt_set *opts;             /* its options */
   int not_a_job;                      /* batch cannot run it (batch itself) */
   const tf_io_form *forms;            /* its forms, or NULL */
+  int graph_heap;                     /* runs graph programs: tf_process_heap_setup (process.h) */
 } tf_command;
 
 /* The row named `name`, NULL for an unknown command. */
