@@ -124,15 +124,15 @@ typedef struct {
 } dem_loader;
 
 static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
-                    float *dst) {
+                    float *dst, int64_t stride) {
   dem_loader *d = user;
   tr_error e;
   const int first = d->seen && !d->seen[t->index];
-  int st = tr_input_read_f32(d->in, row0, col0, rows, cols, dst, cols, &e);
+  int st = tr_input_read_f32(d->in, row0, col0, rows, cols, dst, stride, &e);
   if (!st && d->burn) {
     const int64_t tile[4] = {t->row0, t->col0, t->rows, t->cols};
     int64_t n = 0;
-    st = tr_burn_window(d->burn, row0, col0, rows, cols, dst, cols, d->in->has_nodata, (float)d->in->nodata,
+    st = tr_burn_window(d->burn, row0, col0, rows, cols, dst, stride, d->in->has_nodata, (float)d->in->nodata,
                         first && t->index % d->nranks == d->rank ? tile : NULL, &n, &e);
     d->burnt += n;
   }
@@ -607,15 +607,31 @@ int tr_graph_fits(const tr_run_opts *run, const tr_graph_opts *g, const char *na
 
 /* ------------------------------------------------- the caller's runner */
 
+/* The caller's loader fills a contiguous window: rows to be placed at a
+ * wider stride go through a scratch array kept from one load to the next
+ * (loads run one at a time, tile_store.h). */
 typedef struct {
   const tr_graph_io *io;
   int k;
+  float *scratch;
+  size_t scratch_n;
 } io_loader;
 
-static int io_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst) {
+static int io_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst,
+                   int64_t stride) {
   (void)t;
-  const io_loader *l = user;
-  return l->io->load(l->io->load_user[l->k], row0, col0, rows, cols, dst);
+  io_loader *l = user;
+  if (stride == cols) return l->io->load(l->io->load_user[l->k], row0, col0, rows, cols, dst);
+  const size_t n = (size_t)(rows * cols);
+  if (n > l->scratch_n) {
+    float *p = realloc(l->scratch, n * sizeof(float));
+    if (!p) return -1;
+    l->scratch = p;
+    l->scratch_n = n;
+  }
+  if (l->io->load(l->io->load_user[l->k], row0, col0, rows, cols, l->scratch) != 0) return -1;
+  for (int64_t r = 0; r < rows; r++) memcpy(dst + r * stride, l->scratch + r * cols, (size_t)cols * sizeof(float));
+  return 0;
 }
 
 static int io_write(void *user, const tr_tile *t, const void *cells, tr_error *e) {
@@ -698,10 +714,10 @@ int tr_graph_run_io(const char *name, const void *params, const tr_graph_io *io,
     rc = TR_AAP_ENOMEM;
   }
   if (!rc && io->chosen) *io->chosen = body->name;
-  io_loader loaders[TR_GRAPH_MAX_INPUTS];
+  io_loader loaders[TR_GRAPH_MAX_INPUTS] = {{0}};
   tr_tile_store *stores[TR_GRAPH_MAX_INPUTS] = {NULL};
   for (int k = 0; !rc && k < io->ninputs; k++) {
-    loaders[k] = (io_loader){io, k};
+    loaders[k] = (io_loader){io, k, NULL, 0};
     stores[k] = tr_tile_store_create(io->rows, io->cols, L->nfrags, io->cache_bytes / (size_t)io->ninputs,
                                      io->has_nodata, io->nodata, io_load, &loaders[k]);
     if (!stores[k]) rc = TR_AAP_ENOMEM;
@@ -727,7 +743,10 @@ int tr_graph_run_io(const char *name, const void *params, const tr_graph_io *io,
     }
   }
   if (sink_ok) tr_sink_close(&sink);
-  for (int k = 0; k < io->ninputs; k++) tr_tile_store_destroy(stores[k]);
+  for (int k = 0; k < io->ninputs; k++) {
+    tr_tile_store_destroy(stores[k]);
+    free(loaders[k].scratch);
+  }
   tr_aap_layout_free(&own);
   return rc;
 }

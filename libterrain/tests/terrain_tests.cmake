@@ -41,6 +41,11 @@ endif()
 terrafort_add_test(terrain_dinf_cell SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dinf_cell.c LIBS terrain LABELS terrain)
 target_include_directories(terrain_dinf_cell PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
 
+# The graph runner's store of input windows (io/tile_store.h): windows cell by cell for budgets
+# from none to all, the budget held between calls, spare windows reused
+terrafort_add_test(terrain_tile_store SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tile_store.c LIBS terrain LABELS terrain)
+target_include_directories(terrain_tile_store PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
+
 # tr_input's direct reads (io/raster.h): which GeoTIFFs take them, and their windows against
 # GDAL's RasterIO of the same file, byte for byte (files written by the test itself)
 terrafort_add_test(terrain_direct_read SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_direct_read.c LIBS terrain

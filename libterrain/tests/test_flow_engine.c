@@ -257,10 +257,11 @@ static int64_t *g_loads;
 static tr_aap_stats *g_stats;
 static const float *g_weights; /* the weights input: not counted */
 
-static int arr_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst) {
+static int arr_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst,
+                      int64_t stride) {
   const arr_in *a = user;
   if (g_loads && a->v != g_weights) __atomic_fetch_add(&g_loads[t->index], 1, __ATOMIC_RELAXED);
-  for (int64_t r = 0; r < rows; r++) memcpy(dst + r * cols, a->v + (row0 + r) * C + col0, (size_t)cols * sizeof(float));
+  for (int64_t r = 0; r < rows; r++) memcpy(dst + r * stride, a->v + (row0 + r) * C + col0, (size_t)cols * sizeof(float));
   return 0;
 }
 

@@ -445,11 +445,12 @@ typedef struct {
   int64_t *loads;
 } count_in;
 
-static int count_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst) {
+static int count_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst,
+                      int64_t stride) {
   count_in *a = user;
   __atomic_fetch_add(&a->loads[t->index], 1, __ATOMIC_RELAXED);
   for (int64_t r = 0; r < rows; r++)
-    memcpy(dst + r * cols, a->k->fel + (row0 + r) * a->k->dem.cols + col0, (size_t)cols * sizeof(float));
+    memcpy(dst + r * stride, a->k->fel + (row0 + r) * a->k->dem.cols + col0, (size_t)cols * sizeof(float));
   return 0;
 }
 
