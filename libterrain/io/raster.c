@@ -31,6 +31,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <ogr_srs_api.h>
 #include <stdarg.h>
@@ -72,6 +73,44 @@ static void capture_end(void) { CPLPopErrorHandler(); }
 
 static const char *why(const gdal_capture *c, const char *fallback) {
   return c->failed && c->msg[0] ? c->msg : fallback;
+}
+
+/* GDAL's own threads (a GeoTIFF's block decoding under NUM_THREADS) have no
+ * capture of ours: their errors go to the process's handler, which would
+ * print them as a second line ("ERROR 1: ZIPDecode: ..."). Once an input is
+ * opened with decoding threads, the process's handler is this one: while one
+ * of our reads is in flight (reads_in_flight) it keeps the first failure for
+ * the read that fails (worker_error); everything else, and every failure
+ * outside our reads (a program using libterrain has its own), goes on to
+ * the handler before it. */
+static pthread_mutex_t worker_mu = PTHREAD_MUTEX_INITIALIZER;
+static char worker_msg[512];
+static CPLErrorHandler worker_prev;
+static pthread_once_t worker_once = PTHREAD_ONCE_INIT;
+static int reads_in_flight;
+
+static void CPL_STDCALL worker_handler(CPLErr cls, CPLErrorNum no, const char *msg) {
+  if (cls >= CE_Failure && __atomic_load_n(&reads_in_flight, __ATOMIC_ACQUIRE) > 0) {
+    pthread_mutex_lock(&worker_mu);
+    if (!worker_msg[0]) snprintf(worker_msg, sizeof worker_msg, "%s", msg);
+    pthread_mutex_unlock(&worker_mu);
+    return;
+  }
+  if (worker_prev) worker_prev(cls, no, msg);
+  else CPLDefaultErrorHandler(cls, no, msg);
+}
+
+static void worker_install(void) { worker_prev = CPLSetErrorHandler(worker_handler); }
+
+/* The first failure a GDAL thread reported (taken: the next read starts
+ * afresh), or `fallback`. */
+static const char *worker_error(char *buf, size_t n, const char *fallback) {
+  pthread_mutex_lock(&worker_mu);
+  const int have = worker_msg[0] != 0;
+  if (have) snprintf(buf, n, "%s", worker_msg);
+  worker_msg[0] = 0;
+  pthread_mutex_unlock(&worker_mu);
+  return have ? buf : fallback;
 }
 
 void tr_io_cache_plan(const tr_run_opts *run, int mb) {
@@ -193,6 +232,10 @@ no:
 }
 
 int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
+  return tr_input_open_threads(in, path, band, 1, err);
+}
+
+int tr_input_open_threads(tr_input *in, const char *path, int band, int threads, tr_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
   struct stat st;
@@ -214,7 +257,18 @@ int tr_input_open(tr_input *in, const char *path, int band, tr_error *err) {
 
   gdal_capture c;
   capture_begin(&c);
-  in->ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, NULL, NULL);
+  char **oo = NULL;
+  if (threads > 1 && !CPLGetConfigOption("GDAL_NUM_THREADS", NULL)) {
+    GDALDriverH d = GDALIdentifyDriver(path, NULL);
+    if (d && !strcmp(GDALGetDriverShortName(d), "GTiff")) {
+      char n[32];
+      snprintf(n, sizeof n, "%d", threads);
+      oo = CSLSetNameValue(oo, "NUM_THREADS", n);
+      pthread_once(&worker_once, worker_install);
+    }
+  }
+  in->ds = GDALOpenEx(path, GDAL_OF_RASTER | GDAL_OF_READONLY, NULL, (const char *const *)oo, NULL);
+  CSLDestroy(oo);
   capture_end();
   if (!in->ds)
     return tr_fail(err, TR_EINPUT, "cannot open input '%s': %s", path,
@@ -348,12 +402,17 @@ static int read_window(tr_input *in, int64_t row0, int64_t col0, int64_t rows, i
   }
   gdal_capture c;
   capture_begin(&c);
+  __atomic_add_fetch(&reads_in_flight, 1, __ATOMIC_ACQ_REL);
   CPLErr e = GDALRasterIOEx(in->band, GF_Read, (int)c0, (int)r0, (int)*nc, (int)*nr, *at, (int)*nc, (int)*nr, type, 4,
                             (GSpacing)(stride * 4), NULL);
+  __atomic_sub_fetch(&reads_in_flight, 1, __ATOMIC_ACQ_REL);
   capture_end();
-  if (e != CE_None)
+  if (e != CE_None) {
+    char wbuf[512];
     return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path, (long long)r0,
-                   (long long)r1 - 1, why(&c, "read error (truncated or corrupt file?)"));
+                   (long long)r1 - 1,
+                   why(&c, worker_error(wbuf, sizeof wbuf, "read error (truncated or corrupt file?)")));
+  }
   return TR_OK;
 }
 
@@ -883,8 +942,7 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
   out->options = CSLDuplicate((char **)creation_options);
   /* GDAL compresses a GeoTIFF's (or COG's) blocks on one thread unless
    * told: the run's thread count, as --threads promises (terrafort(1)).
-   * Decoding a compressed input stays on the reading thread: GDAL's
-   * worker threads report a damaged block past the run's error capture. */
+   * The input's decoding threads are tr_input_open_threads'. */
   const char *dn = GDALGetDriverShortName(out->driver);
   if ((!strcmp(dn, "GTiff") || !strcmp(dn, "COG")) && !CSLFetchNameValue(out->options, "NUM_THREADS") &&
       !CPLGetConfigOption("GDAL_NUM_THREADS", NULL)) {

@@ -88,6 +88,12 @@ void tr_io_cache_plan(const tr_run_opts *run, int mb);
 /* Opens band `band` of `path` read-only and validates it. A plain path must
  * be a regular file; GDAL names (/vsi..., DRIVER:file:sub) go to GDAL as is. */
 int tr_input_open(tr_input *in, const char *path, int band, tr_error *err);
+/* The same, for a run of `threads` threads: a GeoTIFF is opened with GDAL's
+ * NUM_THREADS, so that a read spanning several compressed blocks decodes
+ * them on that many threads (unless GDAL_NUM_THREADS is set: the user's
+ * choice stands). A decoding thread's error then reaches the read's error
+ * message, not stderr (raster.c: worker_errors). */
+int tr_input_open_threads(tr_input *in, const char *path, int band, int threads, tr_error *err);
 void tr_input_close(tr_input *in);
 /* TR_OK when `in` (opened from `path`) has the size of `ref` (from `ref_path`),
  * else an input error naming both; `ref_what` ("" or e.g. "the DEM ") goes

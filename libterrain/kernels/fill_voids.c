@@ -275,9 +275,9 @@ static int fv_tile_input(void *ctx, const tr_tile *t, tr_bytes *buf, tr_error *e
     buf->cap = need;
   }
   memcpy(buf->p, &h, sizeof h);
-  int st;
-#pragma omp critical(tr_exec_read)
-  st = tr_input_read_f32(s->in, h.row0, h.col0, h.rows, h.cols, (float *)((fv_head *)buf->p + 1), h.cols, e);
+  tr_exec_io_lock();
+  const int st = tr_input_read_f32(s->in, h.row0, h.col0, h.rows, h.cols, (float *)((fv_head *)buf->p + 1), h.cols, e);
+  tr_exec_io_unlock();
   buf->len = need;
   return st;
 }

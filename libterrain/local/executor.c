@@ -230,14 +230,20 @@ typedef struct {
 } tile_io;
 
 /* Tile t's window into inbuf (a source's tiles read nothing here). */
+static pthread_mutex_t io_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void tr_exec_io_lock(void) { pthread_mutex_lock(&io_mu); }
+
+void tr_exec_io_unlock(void) { pthread_mutex_unlock(&io_mu); }
+
 static int read_window(run_state *s, const tr_tile *t, float *inbuf, tr_error *e) {
   const int64_t h = s->k->halo, stride = t->cols + 2 * h;
   tr_input *in = &s->job->in;
   /* a direct input (raster.h) is read outside GDAL: threads read at once */
   if (in->direct) return tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
-  int st;
-#pragma omp critical(tr_exec_read)
-  st = tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
+  tr_exec_io_lock();
+  const int st = tr_input_read_f32(in, t->row0 - h, t->col0 - h, t->rows + 2 * h, stride, inbuf, stride, e);
+  tr_exec_io_unlock();
   return st;
 }
 
@@ -299,8 +305,9 @@ static void write_slot(void *user, int64_t k, void *buf) {
    * blocks from a thread reading the input, so a write beside a read is two
    * threads in the output dataset (cli_outofcore's small-cache test: 3 of 8
    * slope runs gave other bytes) */
-#pragma omp critical(tr_exec_read)
+  tr_exec_io_lock();
   tr_sink_put(&w->s->job->sink, tile_of(w->s, w->per, k), h->status, &h->e, (unsigned char *)buf + SLOT_HEAD);
+  tr_exec_io_unlock();
 }
 
 /* Whether this rank may leave its remaining tiles: the run is cancelled (a

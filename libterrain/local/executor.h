@@ -65,4 +65,12 @@ typedef struct {
 int tr_run_kernel_source(const tr_run_opts *run, const char *kernel, const tr_source *src, const char *dst,
                          tr_error *err);
 
+/* The lock around GDAL calls of a local run: the input's reads (unless it is
+ * read directly) and the sink's writes, which GDAL's block cache ties
+ * together (executor.c). A pthread mutex, not an OpenMP critical section:
+ * libgomp's waiters spin, and on a machine with as many cores as tile
+ * threads the spinning took the cores GDAL's compression threads needed. */
+void tr_exec_io_lock(void);
+void tr_exec_io_unlock(void);
+
 #endif

@@ -58,7 +58,7 @@ static void job_plan(tr_job *j) {
 int tr_job_open(tr_job *j, const tr_run_opts *run, const char *src, tr_error *err) {
   int st = job_start(j, run, err);
   if (st) return st;
-  st = tr_input_open(&j->in, src, run->band, err);
+  st = tr_input_open_threads(&j->in, src, run->band, j->threads, err);
   j->in_open = st == TR_OK;
   st = tr_step_end(run, st, err);
   if (st) {

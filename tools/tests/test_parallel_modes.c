@@ -4,9 +4,12 @@
  * bit flips, under mpirun with 1..4 ranks, and --ft dual under mpirun -n 3;
  * fault counters that add up exactly; stalled and killed workers that end
  * without a hang and without a partial output; statistics identical across
- * threads and ranks.
+ * threads and ranks; compressed output and input (decoded on the run's
+ * threads) give the plain run's cells, and a damaged compressed block one
+ * error line.
  */
 #include <gdal.h>
+#include <gdal_utils.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,6 +371,66 @@ static int test_compressed_same_bytes(void) {
   return 0;
 }
 
+/* A tiled DEFLATE copy of demo.tif (128² blocks: a tile's window spans
+ * several, which GDAL decodes on the run's threads) gives the plain input's
+ * bytes with 1 and 2 threads and under mpirun; the copy with damaged blocks
+ * fails with one line naming the input and GDAL's decoder, exit 3, and
+ * leaves nothing, however many threads decode (their errors must not reach
+ * stderr on their own). */
+static int test_compressed_input(void) {
+  char src[1024];
+  snprintf(src, sizeof src, "%s/demo.tif", dir);
+  char *targv[] = {"-q", "-co", "TILED=YES", "-co", "COMPRESS=DEFLATE", "-co", "BLOCKXSIZE=128", "-co", "BLOCKYSIZE=128", NULL};
+  GDALTranslateOptions *to = GDALTranslateOptionsNew(targv, NULL);
+  GDALDatasetH in = GDALOpen(src, GA_ReadOnly);
+  ASSERT(to && in);
+  GDALDatasetH z = GDALTranslate(opath("zin.tif"), in, to, NULL);
+  ASSERT(z);
+  GDALClose(z);
+  GDALClose(in);
+  GDALTranslateOptionsFree(to);
+  ASSERT_EQ_INT(tfrun("", "slope", "demo.tif", "plain.tif", ""), 0);
+  const char *ways[] = {"--threads 1", "--threads 2"};
+  for (int w = 0; w < 2; w++) {
+    ASSERT_EQ_INT(tfrun("", "slope", "../out_parallel_modes/zin.tif", "fromz.tif", ways[w]), 0);
+    ASSERT(rc_same_file(opath("plain.tif"), opath("fromz.tif")));
+  }
+  if (mpirun[0]) {
+    char pre[512];
+    snprintf(pre, sizeof pre, "%s -n 2", mpirun);
+    ASSERT_EQ_INT(tfrun(pre, "slope", "../out_parallel_modes/zin.tif", "fromz.tif", ""), 0);
+    ASSERT(rc_same_file(opath("plain.tif"), opath("fromz.tif")));
+  }
+  /* damage: bytes flipped through the middle third of the file, in the blocks */
+  FILE *f = fopen(opath("zin.tif"), "r+b");
+  ASSERT(f);
+  ASSERT_EQ_INT(fseek(f, 0, SEEK_END), 0);
+  const long n = ftell(f);
+  for (long k = 0; k < 400; k++) {
+    const long at = n / 3 + k * (n / 3 / 400);
+    ASSERT_EQ_INT(fseek(f, at, SEEK_SET), 0);
+    const int b = fgetc(f);
+    ASSERT(b != EOF);
+    ASSERT_EQ_INT(fseek(f, at, SEEK_SET), 0);
+    ASSERT(fputc(b ^ 0x5a, f) != EOF);
+  }
+  ASSERT_EQ_INT(fclose(f), 0);
+  char err[1024], c[4096];
+  snprintf(err, sizeof err, "%s/z.stderr", outdir);
+  for (int w = 0; w < 2; w++) {
+    remove(opath("bad.tif"));
+    snprintf(c, sizeof c, "'%s' slope '%s' '%s' %s -q", tf, opath("zin.tif"), opath("bad.tif"), ways[w]);
+    ASSERT_EQ_INT(rc_run(c, err), 3);
+    const char *e = rc_slurp(err);
+    printf("  %s: %s", ways[w], e);
+    ASSERT(strncmp(e, "terrafort slope: cannot read input", 34) == 0);
+    ASSERT(strstr(e, "Decod") != NULL); /* GDAL's decoder said what failed */
+    ASSERT(strchr(e, '\n') == e + strlen(e) - 1); /* one line */
+    ASSERT(access(opath("bad.tif"), F_OK) != 0);
+  }
+  return 0;
+}
+
 static int test_mpi_ft_dual_with_flips(void) {
   if (!mpirun[0]) {
     printf("skip: no MPI\n");
@@ -422,6 +485,7 @@ int main(int argc, char **argv) {
       TR_TEST(test_ft_stall_and_kill),        TR_TEST(test_stats_same_for_threads_and_ranks),
       TR_TEST(test_mpi_straggler_stats),      TR_TEST(test_stats_huge_values),
       TR_TEST(test_mpi_ranks_same_bytes),     TR_TEST(test_mpi_ft_dual_with_flips),
-      TR_TEST(test_mpi_errors_once),          TR_TEST(test_compressed_same_bytes)};
+      TR_TEST(test_mpi_errors_once),          TR_TEST(test_compressed_same_bytes),
+      TR_TEST(test_compressed_input)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
