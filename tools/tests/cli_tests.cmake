@@ -73,6 +73,10 @@ terrafort_add_test(cli_robust SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_robust.c LI
 # every command's option table against the parser, row by row (issue 30 item 1; what batch
 # reads from a job's words: terrain_batch_jobs; --help and man pages: cli_help_man)
 terrafort_add_test(cli_options SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_options.c LIBS terrafort_commands LABELS cli)
+# fill's and flowgraph's heap set-up (process.c) and the environment that turns it off
+# (terrafort(1), ENVIRONMENT), seen in glibc's count of mapped blocks
+terrafort_add_test(cli_heap_setup SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_heap_setup.c LIBS terrafort_commands LABELS cli)
+set_tests_properties(cli_heap_setup PROPERTIES SKIP_RETURN_CODE 77)
 if(TERRAFORT_SANITIZE)
   set_property(TEST cli_options APPEND PROPERTY ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
