@@ -80,9 +80,11 @@ static const char *why(const gdal_capture *c, const char *fallback) {
  * print them as a second line ("ERROR 1: ZIPDecode: ..."). Once an input is
  * opened with decoding threads, the process's handler is this one: while one
  * of our reads is in flight (reads_in_flight) it keeps the first failure for
- * the read that fails (worker_error); everything else, and every failure
- * outside our reads (a program using libterrain has its own), goes on to
- * the handler before it. */
+ * the read that fails (worker_error) and drops warnings, as the reading
+ * thread's capture does (cli_fuzz: a damaged directory's warning, printed by
+ * a decoding thread, was a second line); everything else, and everything
+ * outside our reads (a program using libterrain has its own), goes on to the
+ * handler before it. */
 static pthread_mutex_t worker_mu = PTHREAD_MUTEX_INITIALIZER;
 static char worker_msg[512];
 static CPLErrorHandler worker_prev;
@@ -90,7 +92,10 @@ static pthread_once_t worker_once = PTHREAD_ONCE_INIT;
 static int reads_in_flight;
 
 static void CPL_STDCALL worker_handler(CPLErr cls, CPLErrorNum no, const char *msg) {
-  if (cls >= CE_Failure && __atomic_load_n(&reads_in_flight, __ATOMIC_ACQUIRE) > 0) {
+  if (cls >= CE_Warning && __atomic_load_n(&reads_in_flight, __ATOMIC_ACQUIRE) > 0) {
+    /* a decoding thread's warning (it reads the TIFF directory again: a
+     * damaged one warns there) is as quiet as the reading thread's own */
+    if (cls == CE_Warning) return;
     pthread_mutex_lock(&worker_mu);
     if (!worker_msg[0]) snprintf(worker_msg, sizeof worker_msg, "%s", msg);
     pthread_mutex_unlock(&worker_mu);
