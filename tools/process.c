@@ -104,10 +104,11 @@ static void start_watchdog(char **argv); /* below: the step watchdog */
  * (on a virtual machine a costly one). flowgraph --dir at 8000^2: system
  * time 3.80 s -> 2.82 s, the run 9.51 s -> 8.44 s, the peak +2%
  * (scripts/bench/heap, RESULTS.md). Only for the graph commands (the
- * command table's graph_heap: fill, flowgraph): slope, a local mode, measured no gain (0.82 s without,
- * 0.90 s with, within this machine's noise). Not when the user set glibc's own tunables
- * (a glibc.malloc. tunable in GLIBC_TUNABLES, or any MALLOC_* variable):
- * theirs stand (terrafort(1), ENVIRONMENT). */
+ * command table's graph_heap: fill, flowgraph): slope, a local mode,
+ * measured no gain (0.82 s without, 0.90 s with, within this machine's
+ * noise). Not when the user set glibc's own tunables (a glibc.malloc.
+ * tunable in GLIBC_TUNABLES, or any MALLOC_* variable): theirs stand
+ * (terrafort(1), ENVIRONMENT; cli_heap_setup). */
 void tf_process_heap_setup(void) {
 #if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
   extern char **environ;

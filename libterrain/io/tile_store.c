@@ -117,10 +117,11 @@ static float *take_spare(tr_tile_store *s, size_t bytes) {
   return z;
 }
 
-/* Keeps z as a spare while there is a place for one, else frees it. Called
- * with s->mu held. */
+/* Keeps z as a spare while there is a place for one, else frees it (its
+ * capacity is at most `largest`: put raised it first). Called with s->mu
+ * held. */
 static void keep_or_free(tr_tile_store *s, float *z) {
-  if (s->nspare < spares_max(s) && win_cap(z) <= s->largest)
+  if (s->nspare < spares_max(s))
     s->spare[s->nspare++] = z;
   else
     win_free(z);
