@@ -75,6 +75,14 @@ static const char *why(const gdal_capture *c, const char *fallback) {
   return c->failed && c->msg[0] ? c->msg : fallback;
 }
 
+/* GDAL's NUM_THREADS option for a run of `threads` threads (input decoding,
+ * output compression), added to a list of options. */
+static char **with_threads(char **opts, int threads) {
+  char n[32];
+  snprintf(n, sizeof n, "%d", threads > 0 ? threads : 1);
+  return CSLSetNameValue(opts, "NUM_THREADS", n);
+}
+
 /* GDAL's own threads (a GeoTIFF's block decoding under NUM_THREADS) have no
  * capture of ours: their errors go to the process's handler, which would
  * print them as a second line ("ERROR 1: ZIPDecode: ..."). Once an input is
@@ -266,9 +274,7 @@ int tr_input_open_threads(tr_input *in, const char *path, int band, int threads,
   if (threads > 1 && !CPLGetConfigOption("GDAL_NUM_THREADS", NULL)) {
     GDALDriverH d = GDALIdentifyDriver(path, NULL);
     if (d && !strcmp(GDALGetDriverShortName(d), "GTiff")) {
-      char n[32];
-      snprintf(n, sizeof n, "%d", threads);
-      oo = CSLSetNameValue(oo, "NUM_THREADS", n);
+      oo = with_threads(oo, threads);
       pthread_once(&worker_once, worker_install);
     }
   }
@@ -950,11 +956,8 @@ int tr_output_create(tr_output *out, const tr_input *in, const char *path, const
    * The input's decoding threads are tr_input_open_threads'. */
   const char *dn = GDALGetDriverShortName(out->driver);
   if ((!strcmp(dn, "GTiff") || !strcmp(dn, "COG")) && !CSLFetchNameValue(out->options, "NUM_THREADS") &&
-      !CPLGetConfigOption("GDAL_NUM_THREADS", NULL)) {
-    char n[32];
-    snprintf(n, sizeof n, "%d", threads > 0 ? threads : 1);
-    out->options = CSLSetNameValue(out->options, "NUM_THREADS", n);
-  }
+      !CPLGetConfigOption("GDAL_NUM_THREADS", NULL))
+    out->options = with_threads(out->options, threads);
   const int seq = next_seq();
   GDALDriverH create_drv = out->driver;
   if (!GDALGetMetadataItem(out->driver, GDAL_DCAP_CREATE, NULL)) {
