@@ -60,6 +60,7 @@ struct coll_live {
   pthread_t th;
   int th_started;
   pthread_mutex_t mu;
+  pthread_mutex_t drain_mu; /* one drainer at a time (receive_all) */
   double timeout_ms;
   double *last; /* per rank: when last heard from (monotonic s) */
   char *bye;    /* per rank: sent BYE */
@@ -84,17 +85,23 @@ static double period_s(const coll_live *l) {
   return p * 1e-3;
 }
 
-/* Receives every waiting monitor message (caller holds nothing). The
- * matched probe takes the message it found off the queue, so two threads
- * draining at once (the monitor's, and a wait about to judge silence:
- * coll_live_lost) never receive each other's message. */
+/* Receives every waiting monitor message (caller holds nothing). One
+ * thread drains at a time: a wait about to judge silence (coll_live_lost)
+ * drains first, and if the monitor's thread were draining beside it, a
+ * message that thread had taken off the queue but not yet stamped would be
+ * missing from the judgement - a peer that had just spoken (even its SAW
+ * naming the real loss) would look silent longest and be named instead
+ * (seen under load: rank 2 named rank 1, which had told it that rank 0
+ * was lost). Waiting for drain_mu means that thread's drain has stamped
+ * everything it took. */
 static void receive_all(coll_live *l) {
+  pthread_mutex_lock(&l->drain_mu);
   for (;;) {
     int flag = 0, v = 0;
     MPI_Status st;
     MPI_Message msg;
     MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, l->comm, &flag, &msg, &st);
-    if (!flag) return;
+    if (!flag) break;
     MPI_Mrecv(&v, 1, MPI_INT, &msg, MPI_STATUS_IGNORE);
     double now = coll_now();
     pthread_mutex_lock(&l->mu);
@@ -108,6 +115,7 @@ static void receive_all(coll_live *l) {
     }
     pthread_mutex_unlock(&l->mu);
   }
+  pthread_mutex_unlock(&l->drain_mu);
 }
 
 static void beat(coll_live *l) {
@@ -287,6 +295,7 @@ int coll_live_start(coll_live **out, const void *mpi_comm, double timeout_ms) {
   if (!l->last || !l->bye || !l->saw || !l->beat_req || !l->bye_req || !l->saw_req) return COLL_ENOMEM;
   for (int r = 0; r < l->size; r++) l->beat_req[r] = l->bye_req[r] = l->saw_req[r] = MPI_REQUEST_NULL;
   pthread_mutex_init(&l->mu, NULL);
+  pthread_mutex_init(&l->drain_mu, NULL);
   pthread_cond_init(&l->round_cv, NULL);
   pthread_mutex_init(&l->join_mu, NULL);
   l->lost_rank = -1;
@@ -408,6 +417,7 @@ int coll_live_stop(coll_live *l, int *lost) {
       rc = COLL_LIVE_LOST;
     }
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->drain_mu);
     pthread_mutex_destroy(&l->join_mu);
     pthread_cond_destroy(&l->round_cv);
   }
