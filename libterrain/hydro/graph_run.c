@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,14 +122,18 @@ typedef struct {
   int64_t burnt;
   int status;
   tr_error first;
+  pthread_mutex_t mu; /* the fields above, when loads run concurrently */
 } dem_loader;
 
 static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                     float *dst, int64_t stride) {
   dem_loader *d = user;
   tr_error e;
-  const int first = d->seen && !d->seen[t->index];
   int st = tr_input_read_f32(d->in, row0, col0, rows, cols, dst, stride, &e);
+  /* the read alone may run beside others' (direct reads): the loader's own
+   * fields are under its lock */
+  pthread_mutex_lock(&d->mu);
+  const int first = d->seen && !d->seen[t->index];
   if (!st && d->burn) {
     const int64_t tile[4] = {t->row0, t->col0, t->rows, t->cols};
     int64_t n = 0;
@@ -147,6 +152,7 @@ static int load_dem(void *user, const tr_tile *t, int64_t row0, int64_t col0, in
     d->status = st;
     d->first = e;
   }
+  pthread_mutex_unlock(&d->mu);
   return st ? -1 : 0;
 }
 
@@ -435,15 +441,20 @@ static int run_engine(graph_run *r, tr_error *e) {
                          .mine = tr_grid_owned(job->ntiles, job->rank, job->nranks),
                          .burn = r->burn,
                          .rank = job->rank,
-                         .nranks = job->nranks};
+                         .nranks = job->nranks,
+                         .mu = PTHREAD_MUTEX_INITIALIZER};
   int stores_ok = 1;
   for (int k = 0; k < r->nsrc; k++) {
     tr_input *ink = k ? &r->extra[k] : &job->in;
-    if (k) r->d[k] = (dem_loader){.run = r->run, .in = ink};
+    if (k) r->d[k] = (dem_loader){.run = r->run, .in = ink, .mu = PTHREAD_MUTEX_INITIALIZER};
     r->stores[k] = tr_tile_store_create(job->in.rows, job->in.cols, job->ntiles,
                                         (size_t)(cache_mb * (1 << 20)) / (size_t)r->nsrc, ink->has_nodata,
                                         (float)ink->nodata, load_dem, &r->d[k]);
     stores_ok = stores_ok && r->stores[k];
+    /* a plain Float32 GeoTIFF read with pread (io/raster.h's direct reads)
+     * needs no lock; burning (GDAL's rasteriser) and GDAL reads do */
+    if (r->stores[k] && ink->direct && ink->type == GDT_Float32 && !(k == 0 && r->burn))
+      tr_tile_store_concurrent_loads(r->stores[k]);
   }
   if (!r->d[0].seen || !stores_ok ||
       tr_aap_layout_grid(&r->L, job->in.rows, job->in.cols, job->grid.tile, job->grid.tile) != 0)

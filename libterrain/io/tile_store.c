@@ -32,7 +32,8 @@ struct tr_tile_store {
   store_slot *slots;
   uint64_t clock;
   pthread_mutex_t mu;     /* slots, cache */
-  pthread_mutex_t io_mu;  /* the loader */
+  pthread_mutex_t io_mu;  /* the loader, unless concurrent */
+  int concurrent;         /* tr_tile_store_concurrent_loads */
 };
 
 tr_tile_store *tr_tile_store_create(int64_t rows, int64_t cols, int64_t ntiles, size_t budget, int has_nodata,
@@ -139,9 +140,9 @@ static float *load_window(tr_tile_store *s, const tr_tile *t) {
   const int64_t c1 = t->col0 + w < s->cols ? t->col0 + w + 1 : s->cols;
   const int64_t wr = r1 - r0, wc = c1 - c0;
   const int64_t pr0 = r0 - (t->row0 - 1), pc0 = c0 - (t->col0 - 1);
-  pthread_mutex_lock(&s->io_mu);
+  if (!s->concurrent) pthread_mutex_lock(&s->io_mu);
   int rc = s->load(s->user, t, r0, c0, wr, wc, z + pr0 * pw + pc0, pw);
-  pthread_mutex_unlock(&s->io_mu);
+  if (!s->concurrent) pthread_mutex_unlock(&s->io_mu);
   if (rc != 0) {
     win_free(z);
     return NULL;
@@ -220,6 +221,8 @@ size_t tr_tile_store_held(tr_tile_store *s) {
   pthread_mutex_unlock(&s->mu);
   return n;
 }
+
+void tr_tile_store_concurrent_loads(tr_tile_store *s) { s->concurrent = 1; }
 
 void tr_tile_store_io_lock(tr_tile_store *s) { pthread_mutex_lock(&s->io_mu); }
 

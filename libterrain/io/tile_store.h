@@ -23,7 +23,9 @@
  *
  * Thread safety: get/put may be called from any thread; a fragment's window
  * has one borrower at a time (a fragment runs one round at a time). Loader
- * calls are serialised under one lock, so it may use a GDAL dataset.
+ * calls are serialised under one lock, so it may use a GDAL dataset, unless
+ * the caller says its loader may run on several threads at once
+ * (tr_tile_store_concurrent_loads: direct reads, io/raster.h).
  */
 #ifndef TR_TILE_STORE_H
 #define TR_TILE_STORE_H
@@ -53,6 +55,12 @@ void tr_tile_store_destroy(tr_tile_store *s);
  * when loading failed or memory ran out. Give it back with tr_tile_store_put. */
 float *tr_tile_store_get(tr_tile_store *s, const tr_tile *t);
 void tr_tile_store_put(tr_tile_store *s, const tr_tile *t, float *z);
+
+/* The loader is safe on several threads at once (it reads with pread, not
+ * through GDAL): loads no longer take the store's I/O lock, so one thread's
+ * read does not wait for another's (nor for a write holding that lock,
+ * tr_tile_store_io_lock). Call before the first get. */
+void tr_tile_store_concurrent_loads(tr_tile_store *s);
 
 /* The bytes the store holds between rounds: cached windows and spares
  * (never more than the budget). */

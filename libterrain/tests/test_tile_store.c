@@ -11,13 +11,18 @@
  * windows and spares together). With a budget of a few windows, a window
  * given back and not cached is the buffer of a later load of a tile of that
  * size or smaller (the edge tiles' windows are smaller); with a budget of 0
- * nothing is kept and every get loads.
+ * nothing is kept and every get loads. Loads run one at a time, unless the
+ * store is told its loader may run concurrently: two threads getting
+ * different tiles then have their loads in flight together (a slow loader
+ * counts how many are), and the windows are still right.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tile_store.h"
 #include "tr_test.h"
@@ -146,4 +151,88 @@ static int test_spares_reused(void) {
   return 0;
 }
 
-TR_MAIN(TR_TEST(test_windows_and_budget), TR_TEST(test_spares_reused))
+/* A loader that stays 20 ms in each call and records the most calls in
+ * flight at once. */
+typedef struct {
+  src a;
+  pthread_mutex_t mu;
+  int now, most, called; /* called: a first call was made */
+} slow_src;
+
+static int slow_load(void *user, const tr_tile *t, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float *dst,
+                     int64_t stride) {
+  slow_src *s = user;
+  pthread_mutex_lock(&s->mu);
+  if (++s->now > s->most) s->most = s->now;
+  const int first = !s->called;
+  s->called = 1;
+  pthread_mutex_unlock(&s->mu);
+  /* the first call waits (up to 2 s, so a loaded machine's late thread
+   * still comes) for another call to be in flight; every call then stays
+   * 20 ms */
+  for (int k = 0; first && k < 2000; k++) {
+    pthread_mutex_lock(&s->mu);
+    const int two = s->most >= 2;
+    pthread_mutex_unlock(&s->mu);
+    if (two) break;
+    struct timespec ms = {0, 1000 * 1000};
+    nanosleep(&ms, NULL);
+  }
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  for (int64_t r = 0; r < rows; r++)
+    memcpy(dst + r * stride, s->a.v + (row0 + r) * C + col0, (size_t)cols * sizeof(float));
+  (void)t;
+  pthread_mutex_lock(&s->mu);
+  s->now--;
+  pthread_mutex_unlock(&s->mu);
+  return 0;
+}
+
+typedef struct {
+  tr_tile_store *st;
+  slow_src *s;
+  int first, bad;
+} getter;
+
+/* gets every other tile from `first`, checks each window, gives it back */
+static void *get_half(void *arg) {
+  getter *g = arg;
+  const int64_t n = ((R + T - 1) / T) * ((C + T - 1) / T);
+  for (int64_t i = g->first; i < n; i += 2) {
+    const tr_tile t = tile_of(i);
+    float *z = tr_tile_store_get(g->st, &t);
+    if (!z || check_window(&g->s->a, &t, z)) g->bad = 1;
+    if (z) tr_tile_store_put(g->st, &t, z);
+  }
+  return NULL;
+}
+
+static int loads_in_flight(int concurrent) {
+  slow_src s;
+  fill_src(&s.a);
+  pthread_mutex_init(&s.mu, NULL);
+  s.now = s.most = s.called = 0;
+  const int64_t n = ((R + T - 1) / T) * ((C + T - 1) / T);
+  tr_tile_store *st = tr_tile_store_create(R, C, n, 0, 1, ND, slow_load, &s);
+  if (!st) return -1;
+  if (concurrent) tr_tile_store_concurrent_loads(st);
+  getter g[2] = {{st, &s, 0, 0}, {st, &s, 1, 0}};
+  pthread_t th[2];
+  for (int k = 0; k < 2; k++) pthread_create(&th[k], NULL, get_half, &g[k]);
+  for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+  tr_tile_store_destroy(st);
+  pthread_mutex_destroy(&s.mu);
+  return g[0].bad || g[1].bad ? -1 : s.most;
+}
+
+static int test_concurrent_loads(void) {
+  /* 10 loads a thread of 20 ms each: the two threads' loads overlap unless
+   * the store's lock keeps them apart */
+  ASSERT_EQ_INT(loads_in_flight(0), 1);
+  ASSERT_EQ_INT(loads_in_flight(1), 2);
+  return 0;
+}
+
+TR_MAIN(TR_TEST(test_windows_and_budget), TR_TEST(test_spares_reused), TR_TEST(test_concurrent_loads))
