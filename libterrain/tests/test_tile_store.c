@@ -220,11 +220,12 @@ static int loads_in_flight(int concurrent) {
   if (concurrent) tr_tile_store_concurrent_loads(st);
   getter g[2] = {{st, &s, 0, 0}, {st, &s, 1, 0}};
   pthread_t th[2];
-  for (int k = 0; k < 2; k++) pthread_create(&th[k], NULL, get_half, &g[k]);
-  for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+  int started = 0;
+  while (started < 2 && pthread_create(&th[started], NULL, get_half, &g[started]) == 0) started++;
+  for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
   tr_tile_store_destroy(st);
   pthread_mutex_destroy(&s.mu);
-  return g[0].bad || g[1].bad ? -1 : s.most;
+  return started < 2 || g[0].bad || g[1].bad ? -1 : s.most;
 }
 
 static int test_concurrent_loads(void) {
