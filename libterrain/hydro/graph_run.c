@@ -451,9 +451,9 @@ static int run_engine(graph_run *r, tr_error *e) {
                                         (size_t)(cache_mb * (1 << 20)) / (size_t)r->nsrc, ink->has_nodata,
                                         (float)ink->nodata, load_dem, &r->d[k]);
     stores_ok = stores_ok && r->stores[k];
-    /* a plain Float32 GeoTIFF read with pread (io/raster.h's direct reads)
+    /* a direct read (a plain Float32 GeoTIFF, read with pread: io/raster.h)
      * needs no lock; burning (GDAL's rasteriser) and GDAL reads do */
-    if (r->stores[k] && ink->direct && ink->type == GDT_Float32 && !(k == 0 && r->burn))
+    if (r->stores[k] && ink->direct && !(k == 0 && r->burn))
       tr_tile_store_concurrent_loads(r->stores[k]);
   }
   if (!r->d[0].seen || !stores_ok ||

@@ -565,7 +565,8 @@ static int run_job(run_state *s, const tr_product *prod, int st, const char *dst
  * input. More costs memory and nothing else: by hand at 8000², tiled ZSTD
  * aspect peaked at 188-218 MB with GDAL's default 64 MB and 156-165 MB with
  * 40 MB in the same time; below the rows' blocks (24 MB) a DEFLATE slope took
- * 3.6-3.8 s instead of 2.5-2.9 s, decoding blocks again. */
+ * 3.6-3.8 s instead of 2.5-2.9 s, decoding blocks again. terrain_local_cache_plan
+ * checks the plan on real runs. */
 static int local_cache_mb(const tr_job *j, const tr_kernel *k) {
   const int64_t mib = (int64_t)1 << 20;
   int64_t need = 8 * mib;
