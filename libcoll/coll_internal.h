@@ -117,6 +117,14 @@ int coll_ctx_gone(coll_ctx *ctx);
  * coll_ctx_gone (the requests then stay live). halving.c. */
 int coll_waitn(coll_ctx *ctx, int n, void *reqs);
 
+/* Receives the message a probe matched (MPI_Message *msg, len bytes) into
+ * buf through coll_waitn: a blocking receive after a probe waits for the
+ * rest of a large message, which a sender stopped mid-message never sends
+ * (a transport without single-copy reads, as between nodes). On failure
+ * buf stays with the live request: the caller must not free it.
+ * halving.c. */
+int coll_recv_probed(coll_ctx *ctx, void *buf, int len, void *msg);
+
 /* Frees the timeout-aggregation sends that completed; returns how many are
  * still in flight. In comm.c: the context owns the sends and its
  * destruction waits for them. */

@@ -171,13 +171,15 @@ static void drain_once(coll_ctx *c) {
   for (;;) {
     int flag = 0;
     MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->ta_comm, &flag, &st);
+    MPI_Message msg;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->ta_comm, &flag, &msg, &st);
     if (!flag) return;
     int len = 0;
     MPI_Get_count(&st, MPI_BYTE, &len);
     unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
     if (!b) return;
-    MPI_Recv(b, len, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, c->ta_comm, MPI_STATUS_IGNORE);
+    /* its sender stopped mid-message: b stays with the request */
+    if (coll_recv_probed(c, b, len, &msg)) return;
     if (!coll_ta_take_late(c, st.MPI_SOURCE, st.MPI_TAG, b, (size_t)len)) free(b);
   }
 }

@@ -99,6 +99,13 @@ int coll_waitn(coll_ctx *c, int n, void *reqs) {
   }
 }
 
+int coll_recv_probed(coll_ctx *c, void *buf, int len, void *msg) {
+  MPI_Request q;
+  if (MPI_Imrecv(buf, len, MPI_BYTE, (MPI_Message *)msg, &q) != MPI_SUCCESS)
+    return coll_fail(c, COLL_EMPI, "MPI_Imrecv failed");
+  return coll_waitn(c, 1, &q);
+}
+
 /* Transfers in chunks below INT_MAX bytes, each completed through coll_waitn. */
 static int xsend(coll_ctx *c, const void *buf, size_t bytes, int dest, int tag) {
   const char *p = buf;

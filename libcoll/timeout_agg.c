@@ -64,7 +64,8 @@
  * until this rank gets there. So late data of op k never mixes into op k+1.
  *
  * Transport. One tag on the context's private ta_comm; receives use
- * MPI_Iprobe + MPI_Recv (no receive is ever left posted), sends are
+ * MPI_Improbe + MPI_Imrecv, completed at once through the monitored wait
+ * (no receive is left posted unless its sender stopped mid-message), sends are
  * MPI_Isend into buffers kept in the context until the request completes.
  * coll_ctx_destroy drains whatever is still in flight (see comm.c).
  */
@@ -542,13 +543,15 @@ static int receive(ta_op *t, int source, int *rc) {
   coll_ctx *c = t->c;
   int flag = 0;
   MPI_Status st;
-  MPI_Iprobe(source, TAG_TA, c->ta_comm, &flag, &st);
+  MPI_Message msg;
+  MPI_Improbe(source, TAG_TA, c->ta_comm, &flag, &msg, &st);
   if (!flag) return 0;
   int len = 0;
   MPI_Get_count(&st, MPI_BYTE, &len);
   unsigned char *m = malloc(len > 0 ? (size_t)len : 1);
   if (!m) { *rc = coll_fail(c, COLL_ENOMEM, "no memory"); return 1; }
-  MPI_Recv(m, len, MPI_BYTE, st.MPI_SOURCE, TAG_TA, c->ta_comm, MPI_STATUS_IGNORE);
+  /* bounded: its sender may stop mid-message (m then stays with the request) */
+  if ((*rc = coll_recv_probed(c, m, len, &msg)) != 0) return 1;
   if ((size_t)len < sizeof(hdr)) { free(m); return 1; }
   uint64_t id = ((hdr *)m)->opid;
   if (id < t->opid) {

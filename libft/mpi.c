@@ -23,6 +23,7 @@
 #ifdef TERRAFORT_HAVE_MPI
 #include <limits.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -61,6 +62,7 @@ struct ft_mpi {
   pending_send *sends;
   int nsends, capsends;
   int error;
+  int64_t tasks_sent; /* task messages posted (the injector's stop-send) */
 };
 
 /* kctx and the input window start on 16-byte boundaries of the message, so
@@ -85,6 +87,17 @@ static int wait_reqs(const ft_ctx *ctx, int n, MPI_Request *q) {
     if (done) return 0;
     if (spins > 64) nap_us(200);
   }
+}
+
+/* Receives the message a probe matched into buf, bounded as every wait
+ * here: a blocking receive after a probe waits for the rest of a large
+ * message, which a rank stopped mid-message never sends (a transport
+ * without single-copy reads, as between nodes). On giving up, buf stays
+ * with the live request: the caller must not free it. */
+static int recv_probed(const ft_ctx *ctx, void *buf, int cnt, MPI_Message *msg) {
+  MPI_Request q;
+  if (MPI_Imrecv(buf, cnt, MPI_BYTE, msg, &q) != MPI_SUCCESS) return FT_ERR_MPI;
+  return wait_reqs(ctx, 1, &q);
 }
 
 static int add_send(ft_mpi *m, void *buf, int bytes, int dest, int tag) {
@@ -173,17 +186,20 @@ static void prune_pending(ft_mpi *m) {
   }
 }
 
+/* Receives every result waiting (delivered to its task, or dropped with
+ * deliver 0); the number received, -1 when the caller gave up meanwhile. */
 static int recv_results(ft_ctx *ctx, ft_mpi *m, int deliver) {
   int got = 0;
   for (;;) {
     int flag = 0, cnt = 0;
     MPI_Status stt;
-    MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, m->comm, &flag, &stt);
+    MPI_Message msg;
+    MPI_Improbe(MPI_ANY_SOURCE, TAG_RESULT, m->comm, &flag, &msg, &stt);
     if (!flag) break;
     MPI_Get_count(&stt, MPI_BYTE, &cnt);
     unsigned char *buf = malloc(cnt > 0 ? (size_t)cnt : 1);
     if (!buf) return FT_ERR_NOMEM;
-    MPI_Recv(buf, cnt, MPI_BYTE, stt.MPI_SOURCE, TAG_RESULT, m->comm, MPI_STATUS_IGNORE);
+    if (recv_probed(ctx, buf, cnt, &msg)) return -1; /* given up: no MPI call after this */
     got++;
     res_hdr h;
     if (!deliver || (size_t)cnt < sizeof h) {
@@ -239,15 +255,23 @@ static void *progress_main(void *arg) {
       if (--j->active == 0) pthread_cond_broadcast(&j->cond);
       t->qnext = m->pending;
       m->pending = t;
+      int sent = 0;
       if (!buf || add_send(m, buf, bytes, dest, TAG_TASK) != 0) {
         /* the task stays pending and will time out; nothing else to do */
         free(buf);
         m->error = FT_ERR_MPI;
+      } else {
+        sent = 1;
       }
       pthread_mutex_unlock(&ctx->lock);
+      /* the injector's stop-send: this rank stops with the message posted,
+       * its first part on its way and the rest waiting for this sender */
+      if (sent && ++m->tasks_sent == ctx->opts.inject.stop_send_after) raise(SIGSTOP);
     }
     test_sends(m);
-    if (recv_results(ctx, m, 1) > 0) did = 1;
+    const int got = recv_results(ctx, m, 1);
+    if (got < 0) return NULL; /* given up mid-receive (recv_probed) */
+    if (got > 0) did = 1;
     if (stop) break;
     if (!did) {
       pthread_mutex_lock(&ctx->lock);
@@ -261,7 +285,7 @@ static void *progress_main(void *arg) {
   while (byes < m->size - 1 && !given_up(ctx)) {
     int flag = 0;
     MPI_Status stt;
-    recv_results(ctx, m, 0);
+    if (recv_results(ctx, m, 0) < 0) return NULL;
     MPI_Iprobe(MPI_ANY_SOURCE, TAG_BYE, m->comm, &flag, &stt);
     if (flag) {
       MPI_Recv(NULL, 0, MPI_BYTE, stt.MPI_SOURCE, TAG_BYE, m->comm, MPI_STATUS_IGNORE);
@@ -467,11 +491,12 @@ static int mpi_serve(ft_ctx *ctx) {
     for (;;) {
       int flag = 0, cnt = 0;
       MPI_Status stt;
-      MPI_Iprobe(0, MPI_ANY_TAG, m->comm, &flag, &stt);
+      MPI_Message mm;
+      MPI_Improbe(0, MPI_ANY_TAG, m->comm, &flag, &mm, &stt);
       if (!flag) break;
       MPI_Get_count(&stt, MPI_BYTE, &cnt);
       if (stt.MPI_TAG == TAG_SHUTDOWN) {
-        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_SHUTDOWN, m->comm, MPI_STATUS_IGNORE);
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &mm, MPI_STATUS_IGNORE);
         wq_free(&urgent);
         wq_free(&normal);
         MPI_Request bq;
@@ -480,7 +505,12 @@ static int mpi_serve(ft_ctx *ctx) {
       }
       unsigned char *msg = malloc(cnt > 0 ? (size_t)cnt : 1);
       if (!msg) return FT_ERR_NOMEM;
-      MPI_Recv(msg, cnt, MPI_BYTE, 0, stt.MPI_TAG, m->comm, MPI_STATUS_IGNORE);
+      if (recv_probed(ctx, msg, cnt, &mm)) {
+        /* the master stopped mid-message: msg stays with the live request */
+        wq_free(&urgent);
+        wq_free(&normal);
+        return FT_ERR_MPI;
+      }
       wtask *t = (!dead && stt.MPI_TAG == TAG_TASK) ? unpack(ctx, msg, cnt) : NULL;
       if (!t) {
         free(msg);

@@ -184,6 +184,10 @@ typedef struct ft_inject {
    * work until shutdown). */
   int kill;
   int kill_worker, kill_after;
+  /* Stop-send (MPI back-end): the master stops itself (SIGSTOP) right after
+   * posting its stop_send_after-th task message (1-based; 0: never), so a
+   * worker meets a message whose sender stopped mid-message. */
+  int stop_send_after;
 } ft_inject;
 
 /* ---- context ---------------------------------------------------------------- */

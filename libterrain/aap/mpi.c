@@ -11,9 +11,10 @@
  *
  * The caller initialises MPI; the engine works on a duplicate of the given communicator,
  * so its traffic never mixes with the caller's, and frees it before returning. Each rank is
- * one thread: it receives everything pending (MPI_Iprobe), runs at most one ready local
- * fragment (batches to local fragments are delivered at once, to remote ones sent as one
- * DATA message each), and otherwise sleeps briefly (at most until its next DS deadline).
+ * one thread: it receives everything pending (MPI_Improbe, each receive bounded by
+ * give_up), runs at most one ready local fragment (batches to local fragments are
+ * delivered at once, to remote ones sent as one DATA message each), and otherwise sleeps
+ * briefly (at most until its next DS deadline).
  * MPI keeps messages between two ranks in order, so a STATUS never overtakes the DATA its
  * round sent: a BSP round sees all of the previous round's batches.
  *
@@ -100,6 +101,20 @@ static int wait_reqs(mpi_ctx *x, int n, MPI_Request *q) {
       nanosleep(&t, NULL);
     }
   }
+}
+
+/* Receives the message a probe matched into buf through wait_reqs: a
+ * blocking receive after a probe waits for the rest of a large message,
+ * which a rank stopped mid-message never sends (a transport without
+ * single-copy reads, as between nodes). On giving up, buf stays with the
+ * live request: the caller must not free it. */
+static int recv_probed(mpi_ctx *x, void *buf, int bytes, MPI_Message *msg) {
+  MPI_Request q;
+  if (MPI_Imrecv(buf, bytes, MPI_BYTE, msg, &q) != MPI_SUCCESS) {
+    if (!x->rc) x->rc = TR_AAP_ESYS;
+    return x->rc;
+  }
+  return wait_reqs(x, 1, &q);
 }
 
 static void reap(mpi_ctx *x, int all) {
@@ -264,7 +279,8 @@ static int drain(mpi_ctx *x) {
   for (;;) {
     int flag = 0;
     MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &flag, &st);
+    MPI_Message msg;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &flag, &msg, &st);
     if (!flag) break;
     int bytes;
     MPI_Get_count(&st, MPI_BYTE, &bytes);
@@ -273,7 +289,7 @@ static int drain(mpi_ctx *x) {
       x->rc = TR_AAP_ENOMEM;
       break;
     }
-    MPI_Recv(buf, bytes, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, x->comm, MPI_STATUS_IGNORE);
+    if (recv_probed(x, buf, bytes, &msg)) break; /* given up (x->rc set) */
     handled++;
     switch (st.MPI_TAG) {
     case T_DATA:
@@ -344,9 +360,10 @@ static void flush_all(mpi_ctx *x) {
   int got = x->flushes;
   while (got < x->size - 1) {
     MPI_Status st;
+    MPI_Message msg;
     int flag = 0;
     if (abandoned(x)) return;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &flag, &st);
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, x->comm, &flag, &msg, &st);
     if (!flag) {
       struct timespec t = {0, 100000};
       nanosleep(&t, NULL);
@@ -355,7 +372,11 @@ static void flush_all(mpi_ctx *x) {
     int bytes;
     MPI_Get_count(&st, MPI_BYTE, &bytes);
     unsigned char *buf = malloc((size_t)(bytes > 0 ? bytes : 1));
-    MPI_Recv(buf, bytes, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, x->comm, MPI_STATUS_IGNORE);
+    if (!buf) {
+      if (!x->rc) x->rc = TR_AAP_ENOMEM;
+      return;
+    }
+    if (recv_probed(x, buf, bytes, &msg)) return; /* given up: buf stays with the request */
     if (st.MPI_TAG == T_FLUSH) got++;
     free(buf);
   }

@@ -126,6 +126,12 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
       f->kill = 1;
       f->kill_worker = (int)worker;
       f->kill_after = (int)after;
+    } else if (!strcmp(kind, "stop-send")) {
+      if (after < 1) {
+        st = tr_fail(err, TR_EUSAGE, "inject: stop-send needs after=K (K >= 1)");
+        break;
+      }
+      f->stop_send_after = (int)after;
     } else if (!strcmp(kind, "delay")) {
       if (rank < 0 || ms < 0) {
         st = tr_fail(err, TR_EUSAGE, "inject: delay needs rank=R,ms=M");
@@ -225,7 +231,7 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
     } else {
       st = tr_fail(err, TR_EUSAGE,
                    "inject: unknown kind '%s' (flip, flip-input, stall, kill, delay, hold, slow, msg-delay, "
-                   "spill-fail, flip-launch, gpu-trap, gpu-hang, touch, stop-stage, stop-start, stop-started, stop-end, stop-finalize, sigbus, hwpoison)",
+                   "spill-fail, flip-launch, gpu-trap, gpu-hang, touch, stop-stage, stop-start, stop-started, stop-end, stop-finalize, stop-send, sigbus, hwpoison)",
                    kind);
     }
   }

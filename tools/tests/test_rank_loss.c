@@ -212,6 +212,25 @@ static int test_ft_dual_stopped(void) {
   return stopped("hold:rank=0,ms=6000", args(1, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0);
 }
 
+/* --ft dual's master stopped mid-message (the injector's stop-send: it
+ * stops itself right after posting its first task). Without single-copy
+ * reads (as between nodes; forced here on one node) the rest of a large
+ * message moves only while its sender runs, so a worker that had matched
+ * the message and waited in a blocking receive hung in it: the other
+ * workers then waited one more timeout for it and left without it saying
+ * anything (CI saw this with a SIGSTOP's timing). Every receive after a
+ * probe is now bounded by the monitor like any wait, and all three workers
+ * name rank 0. (The signal sent is 0: the rank has stopped itself.) */
+static int test_ft_dual_stopped_mid_message(void) {
+  loss_run L;
+  if (run_loss("--mca btl_vader_single_copy_mechanism none", "stop-send:after=1",
+               args(0, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0, 0, &L))
+    return 1;
+  if (L.r.code != 10) fprintf(stderr, "mpirun's stderr:\n%s\n", L.err);
+  ASSERT_EQ_INT(L.r.code, 10);
+  return bounded(&L) || survivors_named(&L, 0) || no_output(0);
+}
+
 /* kill -9, default mpirun: Open MPI ends the job, naming the rank; the
  * survivors remove their temporary. */
 static int test_killed_default(void) {
@@ -502,8 +521,9 @@ int main(int argc, char **argv) {
       TR_TEST(test_rank_timeout_option), TR_TEST(test_late_rank_stats), TR_TEST(test_late_leaf_tree),
       TR_TEST(test_slope_stopped),
       TR_TEST(test_fill_stopped),        TR_TEST(test_busy_survivor),   TR_TEST(test_stats_stopped),
-      TR_TEST(test_percentiles_stopped), TR_TEST(test_ft_dual_stopped), TR_TEST(test_killed_default),
-      TR_TEST(test_killed_recovery),     TR_TEST(test_stopped_at_start), TR_TEST(test_stopped_at_steps)};
+      TR_TEST(test_percentiles_stopped), TR_TEST(test_ft_dual_stopped), TR_TEST(test_ft_dual_stopped_mid_message),
+      TR_TEST(test_killed_default),      TR_TEST(test_killed_recovery), TR_TEST(test_stopped_at_start),
+      TR_TEST(test_stopped_at_steps)};
 #ifndef TERRAFORT_HAVE_MPI
   /* built without MPI: terrafort runs each rank alone, nothing here applies */
   (void)cases;
