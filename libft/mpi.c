@@ -266,7 +266,8 @@ static void *progress_main(void *arg) {
       pthread_mutex_unlock(&ctx->lock);
       /* the injector's stop-send: this rank stops with the message posted,
        * its first part on its way and the rest waiting for this sender */
-      if (sent && ++m->tasks_sent == ctx->opts.inject.stop_send_after) raise(SIGSTOP);
+      if (sent && ctx->opts.inject.stop_send_rank == 0 && ++m->tasks_sent == ctx->opts.inject.stop_send_after)
+        raise(SIGSTOP);
     }
     test_sends(m);
     const int got = recv_results(ctx, m, 1);
@@ -563,6 +564,8 @@ static int mpi_serve(ft_ctx *ctx) {
     }
     MPI_Request sq;
     MPI_Isend(out, (int)(sizeof rh + bytes), MPI_BYTE, 0, TAG_RESULT, m->comm, &sq);
+    /* the injector's stop-send on this worker (its n + 1-th result) */
+    if (t->h.inj.stop_send_rank == m->rank && n + 1 == t->h.inj.stop_send_after) raise(SIGSTOP);
     if (wait_reqs(ctx, 1, &sq)) {
       /* the master is gone: the buffer stays with the live request */
       wq_free(&urgent);

@@ -184,10 +184,12 @@ typedef struct ft_inject {
    * work until shutdown). */
   int kill;
   int kill_worker, kill_after;
-  /* Stop-send (MPI back-end): the master stops itself (SIGSTOP) right after
-   * posting its stop_send_after-th task message (1-based; 0: never), so a
-   * worker meets a message whose sender stopped mid-message. */
-  int stop_send_after;
+  /* Stop-send (MPI back-end): rank stop_send_rank (0: the master, W + 1:
+   * worker W) stops itself (SIGSTOP) right after posting its
+   * stop_send_after-th message (1-based; 0: never) - the master's task, a
+   * worker's result - so the receiver meets a message whose sender stopped
+   * mid-message. */
+  int stop_send_after, stop_send_rank;
 } ft_inject;
 
 /* ---- context ---------------------------------------------------------------- */

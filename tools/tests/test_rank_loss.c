@@ -212,23 +212,30 @@ static int test_ft_dual_stopped(void) {
   return stopped("hold:rank=0,ms=6000", args(1, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0);
 }
 
-/* --ft dual's master stopped mid-message (the injector's stop-send: it
- * stops itself right after posting its first task). Without single-copy
+/* A rank stopped mid-message under --ft dual (the injector's stop-send:
+ * it stops itself right after posting a message). Without single-copy
  * reads (as between nodes; forced here on one node) the rest of a large
- * message moves only while its sender runs, so a worker that had matched
- * the message and waited in a blocking receive hung in it: the other
- * workers then waited one more timeout for it and left without it saying
- * anything (CI saw this with a SIGSTOP's timing). Every receive after a
- * probe is now bounded by the monitor like any wait, and all three workers
- * name rank 0. (The signal sent is 0: the rank has stopped itself.) */
-static int test_ft_dual_stopped_mid_message(void) {
+ * message moves only while its sender runs, so a receiver that had matched
+ * the message in a blocking receive hung in it. The master stopped after
+ * its first task: the worker receiving it hung, and the other workers
+ * waited one more timeout for it and left without it saying anything (CI
+ * saw this with a SIGSTOP's timing: 4.2 s, rank 1 silent). Worker 1 (rank
+ * 2) stopped after its first result: the master's progress thread hung
+ * the same way. Every receive after a probe is now bounded by the monitor
+ * like any wait, and every survivor names the rank. (The signal sent is 0:
+ * the rank has stopped itself.) */
+static int mid_message(int victim, const char *inject) {
   loss_run L;
-  if (run_loss("--mca btl_vader_single_copy_mechanism none", "stop-send:after=1",
-               args(0, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), 0, 0, &L))
+  if (run_loss("--mca btl_vader_single_copy_mechanism none", inject,
+               args(0, "slope -q --ft dual --threads 1 '%s/demo.tif' o.tif"), victim, 0, &L))
     return 1;
   if (L.r.code != 10) fprintf(stderr, "mpirun's stderr:\n%s\n", L.err);
   ASSERT_EQ_INT(L.r.code, 10);
-  return bounded(&L) || survivors_named(&L, 0) || no_output(0);
+  return bounded(&L) || survivors_named(&L, victim) || no_output(victim);
+}
+
+static int test_ft_dual_stopped_mid_message(void) {
+  return mid_message(0, "stop-send:after=1") || mid_message(2, "stop-send:after=1,rank=2");
 }
 
 /* kill -9, default mpirun: Open MPI ends the job, naming the rank; the
