@@ -44,6 +44,7 @@ int tr_aap_run_mpi(const tr_aap_program *p, const tr_aap_layout *L, const tr_aap
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -64,6 +65,7 @@ typedef struct mpi_ctx {
   tr_aap_worker_stats ws;
   pend *sends;
   int rc;
+  long long batches_posted; /* DATA messages to other ranks (the injector's stop-send) */
   /* master (rank 0) */
   char *inactive;
   int wave_out, replies, all_ack;
@@ -201,6 +203,10 @@ static void send_batch(mpi_ctx *x, aap_batch *b) {
   int rc = post(x, buf, (int)bytes, x->c.f[b->dst].owner, T_DATA);
   if (rc && x->rc == 0) x->rc = rc;
   aap_batch_free(b);
+  /* the injector's stop-send: this rank stops with the batch posted */
+  const tr_aap_inject *inj = &x->o->inject;
+  if (!rc && inj->stop_send_after > 0 && x->me == inj->stop_send_rank && ++x->batches_posted == inj->stop_send_after)
+    raise(SIGSTOP);
 }
 
 static void got_batch(mpi_ctx *x, unsigned char *buf, int bytes) {

@@ -131,8 +131,8 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         st = tr_fail(err, TR_EUSAGE, "inject: stop-send needs after=K (K >= 1)");
         break;
       }
-      f->stop_send_after = (int)after;
-      f->stop_send_rank = rank >= 0 ? (int)rank : 0;
+      f->stop_send_after = out->aap.stop_send_after = (int)after;
+      f->stop_send_rank = out->aap.stop_send_rank = rank >= 0 ? (int)rank : 0;
     } else if (!strcmp(kind, "delay")) {
       if (rank < 0 || ms < 0) {
         st = tr_fail(err, TR_EUSAGE, "inject: delay needs rank=R,ms=M");

@@ -43,9 +43,10 @@
  *   stop-end:rank=R                   the same once its command has returned (before the closing
  *                                     exchange: the libcoll context's end and the monitor's BYE)
  *   stop-finalize:rank=R              the same right before MPI_Finalize (after the closing exchange)
- *   stop-send:after=K[,rank=R]        --ft dual under mpirun: rank R (default 0, the master)
- *                                     stops itself (SIGSTOP) right after posting its K-th message
- *                                     (the master's task, a worker's result), so the receiver
+ *   stop-send:after=K[,rank=R]        under mpirun: rank R (default 0) stops itself (SIGSTOP)
+ *                                     right after posting its K-th message - under --ft dual the
+ *                                     master's task or a worker's result, in a graph run (fill,
+ *                                     flowgraph) a message batch to another rank - so the receiver
  *                                     meets a message whose sender stopped mid-message
  *   touch:tile=T[,launch=L]           --ft replay: after launch L of tile T the host rewrites its
  *                                     output with the same bytes (an outside write: older entries

@@ -71,6 +71,9 @@ typedef struct tr_aap_inject {
   double slow_factor; /* ... for (slow_factor - 1) x the round's duration; <= 1 = off */
   double delay_max;   /* threads back-end: each message batch is held back for a random
                          time in [0, delay_max] seconds before delivery; 0 = off */
+  int stop_send_rank, stop_send_after; /* MPI back-end: rank stop_send_rank stops itself
+                         (SIGSTOP) right after posting its stop_send_after-th batch to
+                         another rank (1-based; 0 = off), mid-message for the receiver */
 } tr_aap_inject;
 
 typedef struct tr_aap_opts {
