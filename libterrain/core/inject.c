@@ -131,6 +131,8 @@ int tr_inject_parse(const char *spec, tr_inject *out, tr_error *err) {
         st = tr_fail(err, TR_EUSAGE, "inject: stop-send needs after=K (K >= 1)");
         break;
       }
+      /* one kind, two senders: libft's (it travels in its task headers) and
+       * the AAP engine's, each reading its own library's struct */
       f->stop_send_after = out->aap.stop_send_after = (int)after;
       f->stop_send_rank = out->aap.stop_send_rank = rank >= 0 ? (int)rank : 0;
     } else if (!strcmp(kind, "delay")) {

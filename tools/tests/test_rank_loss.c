@@ -223,7 +223,9 @@ static int test_ft_dual_stopped(void) {
  * 2) stopped after its first result: the master's progress thread hung
  * the same way. Every receive after a probe is now bounded by the monitor
  * like any wait, and every survivor names the rank. (The signal sent is 0:
- * the rank has stopped itself.) */
+ * the rank has stopped itself, after rank 0's temporary exists - its first
+ * task or batch comes later - so the bound counts from a moment at most a
+ * poll after the stop.) */
 static int mid_message(int victim, const char *inject, const char *cmd) {
   loss_run L;
   if (run_loss("--mca btl_vader_single_copy_mechanism none", inject, cmd, victim, 0, &L)) return 1;
