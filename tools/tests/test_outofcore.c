@@ -864,7 +864,10 @@ static int test_refusals(void) {
  * 7000 x 7000 resample of the demo: 187 MiB of W); the same bytes as all in
  * memory (--mem 64G: nothing spilled), as a given --mem that keeps 0.6 of W
  * (the main body, spilling) or 0.3 (the perimeter twin), and the demo
- * itself stays in memory by default (W below the fixed part). A
+ * itself stays in memory by default (W below the fixed part), as does a
+ * 5000 x 5000 resample, whose W (96 MiB) is still below it though 1.2 times
+ * the input would hold the fixed part: the default once ran it with 4 MiB of
+ * W in memory and 336 spills, three times as long. A
  * --tmp without room for that spill makes the default plan in memory
  * instead of failing (where a tmpfs can be mounted). */
 static int test_default_memory(void) {
@@ -911,6 +914,19 @@ static int test_default_memory(void) {
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ASSERT_EQ_INT(read_stats(ck_out("demo_def.json"), l, 4), 1);
   ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
+  snprintf(c, sizeof c, "gdal_translate -q -r bilinear -outsize 5000 5000 '%s/demo.tif' '%s'", ck_dir,
+           ck_out("demo5k.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  snprintf(c, sizeof c, "'%s' fill -q --threads 2 --aap-stats '%s' '%s' '%s'", ck_tf, ck_out("def5k.json"),
+           ck_out("demo5k.tif"), ck_out("def5k.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(read_stats(ck_out("def5k.json"), l, 4), 1);
+  printf("  5000 x 5000 by default: %s, state %lld MiB, fixed %lld MiB, budget %lld, %lld spills\n", l[0].prog,
+         l[0].state >> 20, l[0].fixed >> 20, l[0].budget, l[0].spills);
+  ASSERT(l[0].state < l[0].fixed);
+  ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
+  unlink(ck_out("demo5k.tif"));
+  unlink(ck_out("def5k.tif"));
   ASSERT(tmp_empty("fill, default memory"));
   char mnt[700];
   if (small_tmpfs(mnt, sizeof mnt, "mnt_default")) {
