@@ -66,10 +66,36 @@ typedef struct {
  * as neither, and a run that only skipped exits TR_TEST_SKIP (ctest's
  * SKIP_RETURN_CODE). */
 #define TR_TEST_SKIP 77
+/* Whether name is a word of the space-separated list. */
+static inline int tr_test_listed(const char *list, const char *name) {
+  const size_t n = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return 1;
+  return 0;
+}
+
+/* Runs the case named by argv[1], or else the cases the environment's
+ * TR_TEST_CASES lists (the sanitizer tree's choice for some CLI tests:
+ * tools/tests/sanitized_cases.cmake), or else every case. A listed name that
+ * is no case here fails the run rather than shrinking it unseen. */
 static inline int tr_test_main(int argc, char **argv, const tr_test_case *cases, int n) {
   int passed = 0, failed = 0, skipped = 0;
+  const char *only = argc > 1 ? NULL : getenv("TR_TEST_CASES");
+  if (only) {
+    char w[128];
+    for (const char *p = only; sscanf(p, " %127s", w) == 1; p = strstr(p, w) + strlen(w)) {
+      int found = 0;
+      for (int i = 0; i < n && !found; i++) found = !strcmp(cases[i].name, w);
+      if (!found) {
+        printf("FAIL TR_TEST_CASES names '%s', which is not a case of this test\n", w);
+        return 1;
+      }
+    }
+    printf("the cases TR_TEST_CASES lists: %s\n", only);
+  }
   for (int i = 0; i < n; i++) {
     if (argc > 1 && strcmp(argv[1], cases[i].name) != 0) continue;
+    if (only && !tr_test_listed(only, cases[i].name)) continue;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = cases[i].fn();
