@@ -3,10 +3,10 @@
  *
  * A test file defines functions `static int test_xxx(void)` that return 0 on
  * success and lists them in a TR_TESTS table; TR_MAIN runs each one (or the
- * one named on the command line) and prints a closing "N passed, N failed"
- * line; each test's line carries its wall time (the suite's budget is spent
- * where those are large). ASSERT* macros print file:line and the values,
- * then fail the test.
+ * one named on the command line, or those TR_TEST_CASES lists) and prints a
+ * closing "N passed, N failed" line; each test's line carries its wall
+ * time (the suite's budget is spent where those are large). ASSERT* macros
+ * print file:line and the values, then fail the test.
  *
  * TR_TEST_SANITIZED is 1 in the ASan+UBSan tree (CMakeLists.txt): a test
  * whose matrix is large (types x modes x threads x tiles) runs a stated
@@ -66,6 +66,7 @@ typedef struct {
  * as neither, and a run that only skipped exits TR_TEST_SKIP (ctest's
  * SKIP_RETURN_CODE). */
 #define TR_TEST_SKIP 77
+
 /* Whether name is a word of the space-separated list. */
 static inline int tr_test_listed(const char *list, const char *name) {
   const size_t n = strlen(name);

@@ -123,8 +123,9 @@ if(NOT TERRAFORT_SANITIZE)
   add_test(NAME cli_sigbus_hwpoison COMMAND cli_sigbus ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort>
            test_sigbus_hwpoison)
   set_tests_properties(cli_sigbus_hwpoison PROPERTIES LABELS "unit;cli;ft" SKIP_RETURN_CODE 77 TIMEOUT 120)
+  # one binary, one output folder (out_sigbus): never both at once
   set_tests_properties(cli_sigbus cli_sigbus_hwpoison PROPERTIES FIXTURES_REQUIRED testdata
-                       ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}")
+                       ENVIRONMENT "${TERRAFORT_MPI_TEST_ENV}" RESOURCE_LOCK out_sigbus)
 else()
   # The sanitizer tree runs the graph rounds' recoveries (ours leave ASan's handler unused: the
   # signal is ours and jumps back); not the deaths by SIGBUS, which ASan's handler reports instead.
@@ -133,7 +134,10 @@ else()
   add_test(NAME cli_sigbus_graph_dual COMMAND cli_sigbus_graph ${CMAKE_BINARY_DIR}/testdata
            $<TARGET_FILE:terrafort> test_sigbus_graph_dual)
   set_tests_properties(cli_sigbus_graph_dual PROPERTIES LABELS "unit;cli;ft")
-  set_tests_properties(cli_sigbus_graph cli_sigbus_graph_dual PROPERTIES FIXTURES_REQUIRED testdata)
+  # one binary, one output folder (out_sigbus): run together, test_sigbus_graph compared the
+  # other's fill with its flowgraph directions (CI, 2026-11-28)
+  set_tests_properties(cli_sigbus_graph cli_sigbus_graph_dual PROPERTIES FIXTURES_REQUIRED testdata
+                       RESOURCE_LOCK out_sigbus)
 endif()
 
 # --ft dual and replay for the graph programs (issue 26): fill and every flowgraph product with

@@ -17,6 +17,8 @@ add_test(NAME flowgraph_dinf_taudem
          COMMAND flowgraph_dinf ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                  test_taudem)
 set_tests_properties(flowgraph_dinf_taudem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
+# one binary, one output folder (flow_dinf_out): never both at once
+set_tests_properties(flowgraph_dinf flowgraph_dinf_taudem PROPERTIES RESOURCE_LOCK flow_dinf_out)
 # Multiple flow directions: a cone against a sequential reference, the same bytes
 # across settings and bad options (flowgraph_mfd); RichDEM's rd_flow_accumulation
 # files (flowgraph_mfd_richdem, exit 77 = skipped without ../shared/data/richdem).
@@ -28,6 +30,8 @@ add_test(NAME flowgraph_mfd_richdem
          COMMAND flowgraph_mfd ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                  test_richdem)
 set_tests_properties(flowgraph_mfd_richdem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
+# one binary, one output folder (flow_mfd_out): never both at once
+set_tests_properties(flowgraph_mfd flowgraph_mfd_richdem PROPERTIES RESOURCE_LOCK flow_mfd_out)
 # HAND and the D8 distance to the streams: analytic planes, the same bytes across
 # settings and bad options (flowgraph_hand); TauDEM's dinfdistdown/d8hdisttostrm
 # files (flowgraph_hand_taudem, exit 77 = skipped without ../shared/data/taudem).
@@ -39,6 +43,8 @@ add_test(NAME flowgraph_hand_taudem
          COMMAND flowgraph_hand ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> ${PROJECT_SOURCE_DIR}/../shared/data
                  test_taudem)
 set_tests_properties(flowgraph_hand_taudem PROPERTIES SKIP_RETURN_CODE 77 LABELS "cli;aap;peer")
+# one binary, one output folder (flow_hand_out): never both at once
+set_tests_properties(flowgraph_hand flowgraph_hand_taudem PROPERTIES RESOURCE_LOCK flow_hand_out)
 terrafort_add_test(flow_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_flowgraph.c LIBS terrain
                    ARGS ${CMAKE_BINARY_DIR}/testdata $<TARGET_FILE:terrafort> LABELS "cli;aap;mpi")
 set_tests_properties(flow_cli PROPERTIES FIXTURES_REQUIRED testdata ENVIRONMENT "${_flow_env}")
