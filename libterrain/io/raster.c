@@ -197,11 +197,6 @@ static int inspect(tr_input *in, int band, tr_error *err);
  * and no NBITS, strips the raster's width, a little-endian TIFF on a
  * little-endian machine, and every strip present and whole inside the file.
  * Anything else (and any doubt) leaves the reads to GDAL. */
-/* Bytes a mapped input keeps resident behind its furthest read (file_map.h):
- * half a row of 512-cell tiles at 8000 columns. 16 MB ran no faster at 8000²
- * and peaked 24 MB higher (scripts/bench/local, by hand). */
-#define MAP_LAG ((uint64_t)8 << 20)
-
 static void direct_open(tr_input *in) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   const char *off_env = getenv("TERRAFORT_GDAL_READS");
@@ -240,12 +235,6 @@ static void direct_open(tr_input *in) {
   in->direct_fd = fd;
   in->strip_rows = by;
   in->strip_off = off;
-  /* strips in file order: reads that go down the raster go forward in the
-   * map, so the pages behind them can be dropped (file_map.h) */
-  int forward = 1;
-  for (int64_t s = 1; s < nstrips && forward; s++) forward = off[s] > off[s - 1];
-  const char *map_env = getenv("TERRAFORT_MAP_READS");
-  if (forward && !(map_env && !strcmp(map_env, "0"))) (void)tr_file_map_open(&in->map, fd, (size_t)st.st_size, MAP_LAG);
   return;
 no:
   free(off);
@@ -351,7 +340,6 @@ void tr_input_close(tr_input *in) {
   in->wkt = NULL;
   if (in->direct) {
     close(in->direct_fd);
-    tr_file_map_close(&in->map);
     free(in->strip_off);
     in->direct = 0;
     in->strip_off = NULL;
@@ -411,11 +399,6 @@ static int read_window(tr_input *in, int64_t row0, int64_t col0, int64_t rows, i
       const int64_t s = r / in->strip_rows;
       const uint64_t off = in->strip_off[s] + (uint64_t)(((r - s * in->strip_rows) * in->cols + c0) * 4);
       char *q = *at + 4 * (r - r0) * stride;
-      if (in->map.base) {
-        if (tr_file_map_copy(&in->map, q, off, (size_t)(*nc * 4)) == 0) continue;
-        return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path, (long long)r0,
-                       (long long)r1 - 1, "the file was cut short while it was read");
-      }
       size_t want = (size_t)(*nc * 4), got = 0;
       while (got < want) {
         const ssize_t k = pread(in->direct_fd, q + got, want - got, (off_t)(off + got));
@@ -425,10 +408,6 @@ static int read_window(tr_input *in, int64_t row0, int64_t col0, int64_t rows, i
           return tr_fail(err, TR_EINPUT, "cannot read input '%s' (rows %lld-%lld): %s", in->path, (long long)r0,
                          (long long)r1 - 1, k < 0 ? strerror(errno) : "read error (truncated or corrupt file?)");
       }
-    }
-    if (in->map.base) {
-      const int64_t s = r0 / in->strip_rows;
-      tr_file_map_behind(&in->map, in->strip_off[s] + (uint64_t)((r0 - s * in->strip_rows) * in->cols * 4));
     }
     return TR_OK;
   }

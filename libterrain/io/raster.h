@@ -9,9 +9,8 @@
  * GDAL datasets are not thread-safe: callers serialise tr_input_read and
  * tr_output_write per object (the executor does). The exception: an input
  * read directly (tr_input.direct: an uncompressed, striped, little-endian
- * Float32 GeoTIFF band) is read from its strips outside GDAL, copied from a
- * mapping of the file (pread where it cannot be mapped), and
- * tr_input_read_f32 on it may run on any number of threads at once.
+ * Float32 GeoTIFF band) is read with pread from its strips, outside GDAL,
+ * and tr_input_read_f32 on it may run on any number of threads at once.
  */
 #ifndef TR_RASTER_H
 #define TR_RASTER_H
@@ -21,7 +20,6 @@
 #include <sys/types.h>
 
 #include "file_ids.h"
-#include "file_map.h"
 #include "status.h"
 #include "terrain.h"
 
@@ -48,14 +46,12 @@ typedef struct {
   double range_min, range_max;
   /* Direct reads (see above; set by tr_input_open, off with the environment
    * variable TERRAFORT_GDAL_READS=1): the file, its rows per strip and each
-   * strip's offset; its map (TERRAFORT_MAP_READS=0: pread instead, as where
-   * the file cannot be mapped or its strips are not in row order). GDAL's RasterIO gives these cells the same bits; this
+   * strip's offset. GDAL's RasterIO gives these cells the same bits; this
    * skips its block cache's copies and locks. */
   int direct;
   int direct_fd;
   int64_t strip_rows;
   uint64_t *strip_off;
-  tr_file_map map;       /* the file mapped (map.base NULL: pread), io/file_map.h */
 } tr_input;
 
 typedef struct {
