@@ -308,15 +308,8 @@ static int spill_plan(graph_run *r, const tr_graph_space *sp, const char *what, 
   /* tiles' state is freed and allocated again by whichever thread spills or
    * restores it; glibc's per-thread arenas keep what other threads freed
    * (the outofcore benchmark's flowgraph at 32000² peaked 82 MB higher), so
-   * an out-of-core run allocates from one arena. Arrays of 256 KiB and more
-   * are mapped each on its own and unmapped when freed: the heap would keep
-   * the holes between tiles' arrays of every size (scripts/bench/outofcore,
-   * flowgraph at 32000² with --mem 1G: 1273 MiB before, 1038 MiB with this
-   * and the store's trim). glibc otherwise raises this threshold to the largest
-   * block freed, which is every tile's state. The state store trims the rest
-   * (state_store.c). */
+   * an out-of-core run allocates from one arena. */
   mallopt(M_ARENA_MAX, 1);
-  mallopt(M_MMAP_THRESHOLD, 256 << 10);
 #endif
   struct statvfs vs;
   if (statvfs(r->spill_dir, &vs) != 0)
@@ -341,6 +334,19 @@ static int spill_plan(graph_run *r, const tr_graph_space *sp, const char *what, 
                    "not fit in '%s' either (%.2f GiB free for this rank): give more --mem or a --tmp folder with room",
                    what, (double)r->need.state / (1 << 30), (double)mem / (1 << 20), (double)spill / (1 << 30),
                    r->spill_dir, (double)avail / (1 << 30));
+#ifdef __GLIBC__
+  /* Where more state spills than stays, arrays of 256 KiB and more are
+   * mapped each on its own and unmapped when freed: the heap would keep the
+   * holes between tiles' arrays of every size (scripts/bench/outofcore,
+   * flowgraph at 32000² with --mem 1G: 1273 MiB before, 1038 MiB with this
+   * and the store's trim; glibc otherwise raises this threshold to the
+   * largest block freed, which is every tile's state). Not below that: each
+   * round's arrays then come from fresh pages, a fault per 4 KiB, and fill's
+   * default plan at 8000² (35 spills) took 5.0 s instead of 3.4 s for 11 MB
+   * less peak (scripts/bench/fill). The state store trims the rest
+   * (state_store.c). */
+  if (spill > r->eng.state_budget) mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#endif
   return TR_OK;
 }
 
