@@ -217,8 +217,9 @@ const tf_opt tf_common_opts[] = {
      .doc = "cells per tile side (default 512)"},
     {.kind = TF_SIZE, .names = "--mem", .arg = "SIZE", .off = RUN(mem),
      .doc = "memory the run (each rank) may keep, e.g. 512M, 4G (default:\n"
-            "3/4 of what it may have; fill: 1.2x its DEM where that holds\n"
-            "half of it, terrafort-fill(1)); fill and flowgraph spill beyond it"},
+            "3/4 of what it may have; fill: 1.2x its DEM, flowgraph: 1.3x a\n"
+            "stage, where that holds half of its state, terrafort-fill(1));\n"
+            "fill and flowgraph spill beyond it"},
     {.kind = TF_FLAG, .names = "--stats", .off = RUN(stats),
      .doc = "write min/max/mean/stddev as band metadata, and each band's\n"
             "exact histogram (gdalinfo reads it with its hist flag; GTiff: OUTPUT.aux.xml)"},

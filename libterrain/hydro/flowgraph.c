@@ -52,6 +52,7 @@ void tr_flowgraph_opts_init(tr_flowgraph_opts *o) {
   memset(o, 0, sizeof *o);
   tr_run_opts_init(&o->run);
   tr_graph_opts_init(&o->graph);
+  o->graph.mem_of_input = TR_FLOWGRAPH_MEM_OF_INPUT;
   o->threshold = 100;
   o->snap = 50;
   o->holmgren_x = 4.0;

@@ -559,12 +559,16 @@ typedef struct {
   /* Without --mem (run->mem 0): what each rank plans for, as a multiple of
    * its share of the input's cells as Float32 (at least what the run needs,
    * at most the default --mem), the state beyond it spilled; 0: the default
-   * --mem. tr_fill_dem_opts_init sets TR_FILL_MEM_OF_INPUT. */
+   * --mem. tr_fill_dem_opts_init sets TR_FILL_MEM_OF_INPUT,
+   * tr_flowgraph_opts_init TR_FLOWGRAPH_MEM_OF_INPUT. */
   double mem_of_input;
 } tr_graph_opts;
 
 /* fill's default memory: 1.2 times its DEM as Float32 (terrafort-fill(1), MEMORY) */
 #define TR_FILL_MEM_OF_INPUT 1.2
+/* flowgraph's, for each stage (terrafort-flowgraph(1), MEMORY): its target
+ * is 1.5x, and the run keeps about 30 MB beyond what it plans */
+#define TR_FLOWGRAPH_MEM_OF_INPUT 1.3
 
 void tr_graph_opts_init(tr_graph_opts *o);
 

@@ -946,6 +946,43 @@ static int test_default_memory(void) {
   return 0;
 }
 
+/* flowgraph's default memory (terrafort-flowgraph(1), MEMORY): at 7000² a
+ * stage whose state outweighs the fixed part plans within 1.3x the DEM as
+ * Float32 and spills the rest, and the bytes are those of a run all in
+ * memory. */
+static int test_flowgraph_default_memory(void) {
+  char c[4096];
+  snprintf(c, sizeof c, "gdal_translate -q -r bilinear -outsize 7000 7000 '%s/demo.tif' '%s'", ck_dir,
+           ck_out("fg7k.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  const long long input = 7000LL * 7000LL * 4;
+  ss_line l[8];
+  snprintf(c, sizeof c, "'%s' flowgraph -q --threads 2 --aap-stats '%s' '%s' --acc '%s'", ck_tf, ck_out("fgdef.json"),
+           ck_out("fg7k.tif"), ck_out("fgdef.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  const int n = read_stats(ck_out("fgdef.json"), l, 8);
+  ASSERT(n >= 3);
+  int spilled = 0;
+  for (int i = 0; i < n; i++) {
+    printf("  %s: state %lld MiB, fixed %lld MiB, budget %lld MiB, %lld spills\n", l[i].prog, l[i].state >> 20,
+           l[i].fixed >> 20, l[i].budget >> 20, l[i].spills);
+    if (l[i].budget >= 0) ASSERT(l[i].fixed + l[i].budget <= input * 13 / 10);
+    else ASSERT(l[i].spills == 0);
+    spilled += l[i].spills > 0;
+  }
+  ASSERT(spilled > 0);
+  snprintf(c, sizeof c, "'%s' flowgraph -q --threads 2 --mem 64G --aap-stats '%s' '%s' --acc '%s'", ck_tf,
+           ck_out("fgmem.json"), ck_out("fg7k.tif"), ck_out("fgmem.tif"));
+  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  const int m = read_stats(ck_out("fgmem.json"), l, 8);
+  ASSERT_EQ_INT(m, n);
+  for (int i = 0; i < m; i++) ASSERT(l[i].budget < 0 && l[i].spills == 0);
+  ASSERT(rc_same_file(ck_out("fgdef.tif"), ck_out("fgmem.tif")));
+  unlink(ck_out("fg7k.tif"));
+  ASSERT(tmp_empty("flowgraph, default memory"));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   ck_init(argv[1], argv[2], "outofcore");
@@ -962,7 +999,7 @@ int main(int argc, char **argv) {
                                      TR_TEST(test_flowgraph_perimeter), TR_TEST(test_flowgraph_whole_weights),
                                      TR_TEST(test_flowgraph_order_cells),
                                      TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals),
-                                     TR_TEST(test_default_memory)};
+                                     TR_TEST(test_default_memory), TR_TEST(test_flowgraph_default_memory)};
   static const tr_test_case sanitized[] = {TR_TEST(test_fill_same_bytes), TR_TEST(test_flowgraph_same_bytes),
                                            TR_TEST(test_failures_leave_nothing), TR_TEST(test_refusals)};
   const tr_test_case *cases = TR_TEST_SANITIZED ? sanitized : all;

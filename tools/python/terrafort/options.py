@@ -203,7 +203,7 @@ COMMON = [
     P("threads", "int", "--threads", "threads (default: all cores)"),
     P("tile_size", "int", "--tile-size", "cells per tile side (default 512)"),
     P("mem", "int", "--mem", "bytes a run may keep in memory (default: 3/4 of what it may have; "
-      "fill: 1.2x its DEM where that holds half of it)"),
+      "fill: 1.2x its DEM, flowgraph: 1.3x a stage, where that holds half of its state)"),
     P("band", "int", "-b --band", "input band (default 1)"),
     P("creation_options", "strings", "-co --co", "creation options NAME=VALUE of the output's driver"),
     P("stats", "bool", "--stats", "write the output's statistics into it"),
