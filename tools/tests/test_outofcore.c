@@ -858,6 +858,14 @@ static int test_refusals(void) {
   return 0;
 }
 
+/* The demo DEM resampled to size x size, as output `name`: 0 or gdal_translate's status. */
+static int demo_resized(int size, const char *name) {
+  char c[4096];
+  snprintf(c, sizeof c, "gdal_translate -q -r bilinear -outsize %d %d '%s/demo.tif' '%s'", size, size, ck_dir,
+           ck_out(name));
+  return rc_run(c, NULL);
+}
+
 /* fill's default memory (terrafort-fill(1), MEMORY): without --mem a DEM
  * whose W is well above the run's fixed part is planned within 1.2 times
  * its cells as Float32, the main body keeping W and spilling the rest (a
@@ -872,9 +880,7 @@ static int test_refusals(void) {
  * instead of failing (where a tmpfs can be mounted). */
 static int test_default_memory(void) {
   char c[4096];
-  snprintf(c, sizeof c, "gdal_translate -q -r bilinear -outsize 7000 7000 '%s/demo.tif' '%s'", ck_dir,
-           ck_out("demo7k.tif"));
-  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(demo_resized(7000, "demo7k.tif"), 0);
   const long long input = 7000LL * 7000LL * 4;
   ss_line l[4];
   snprintf(c, sizeof c, "'%s' fill -q --threads 2 --aap-stats '%s' '%s' '%s'", ck_tf, ck_out("def.json"),
@@ -914,9 +920,7 @@ static int test_default_memory(void) {
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
   ASSERT_EQ_INT(read_stats(ck_out("demo_def.json"), l, 4), 1);
   ASSERT(!strcmp(l[0].prog, "fill") && l[0].budget < 0 && l[0].spills == 0);
-  snprintf(c, sizeof c, "gdal_translate -q -r bilinear -outsize 5000 5000 '%s/demo.tif' '%s'", ck_dir,
-           ck_out("demo5k.tif"));
-  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(demo_resized(5000, "demo5k.tif"), 0);
   snprintf(c, sizeof c, "'%s' fill -q --threads 2 --aap-stats '%s' '%s' '%s'", ck_tf, ck_out("def5k.json"),
            ck_out("demo5k.tif"), ck_out("def5k.tif"));
   ASSERT_EQ_INT(rc_run(c, NULL), 0);
@@ -952,9 +956,7 @@ static int test_default_memory(void) {
  * memory. */
 static int test_flowgraph_default_memory(void) {
   char c[4096];
-  snprintf(c, sizeof c, "gdal_translate -q -r bilinear -outsize 7000 7000 '%s/demo.tif' '%s'", ck_dir,
-           ck_out("fg7k.tif"));
-  ASSERT_EQ_INT(rc_run(c, NULL), 0);
+  ASSERT_EQ_INT(demo_resized(7000, "fg7k.tif"), 0);
   const long long input = 7000LL * 7000LL * 4;
   ss_line l[8];
   snprintf(c, sizeof c, "'%s' flowgraph -q --threads 2 --aap-stats '%s' '%s' --acc '%s'", ck_tf, ck_out("fgdef.json"),
