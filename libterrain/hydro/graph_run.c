@@ -338,12 +338,15 @@ static int spill_plan(graph_run *r, const tr_graph_space *sp, const char *what, 
   /* Where more state spills than stays, arrays of 256 KiB and more are
    * mapped each on its own and unmapped when freed: the heap would keep the
    * holes between tiles' arrays of every size (scripts/bench/outofcore,
-   * flowgraph at 32000² with --mem 1G: 1273 MiB before, 1038 MiB with this
-   * and the store's trim; glibc otherwise raises this threshold to the
-   * largest block freed, which is every tile's state). Not below that: each
-   * round's arrays then come from fresh pages, a fault per 4 KiB, and fill's
-   * default plan at 8000² (35 spills) took 5.0 s instead of 3.4 s for 11 MB
-   * less peak (scripts/bench/fill). The state store trims the rest
+   * flowgraph at 32000² with --mem 1G, when its stages still spilled: 1273
+   * MiB before, 1038 MiB with this and the store's trim; glibc otherwise
+   * raises this threshold to the largest block freed, which is every tile's
+   * state). Not where at least half stays: each round's arrays then come from
+   * fresh pages, a fault per 4 KiB, and fill's default plan at 8000² (35
+   * spills) took 5.0 s instead of 3.4 s for 11 MB less peak (by hand,
+   * interleaved; scripts/bench/fill: 3.72 s). Without it such runs stayed
+   * under --mem at 8000² (by hand: fill 279 MB with --mem 300M, 241 MB with
+   * 260M; D-infinity 348 MB with 340M). The state store trims the rest
    * (state_store.c). */
   if (spill > r->eng.state_budget) mallopt(M_MMAP_THRESHOLD, 256 << 10);
 #endif
