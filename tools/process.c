@@ -36,7 +36,13 @@
 #endif
 
 /* One of each per process, like MPI itself. */
-static volatile sig_atomic_t job_ending; /* under mpirun, from the command's end to MPI_Finalize's */
+/* Under mpirun, from the command's end to MPI_Finalize's: JOB_ENDING. A
+ * stop signal's handler that finds it so makes it JOB_CUT (a
+ * compare-and-swap) and removes the outputs; the end of MPI_Finalize makes
+ * it JOB_RUNNING the same way, unless it was cut. */
+enum { JOB_RUNNING, JOB_ENDING, JOB_CUT };
+static int job_ending;
+static volatile sig_atomic_t interrupted; /* a stop signal came (the stop flag, below) */
 static coll_live *live;
 static coll_ctx *coll;
 static int mpi_started;
@@ -407,7 +413,7 @@ int tf_process_end(int rc) {
     if (rc == TR_EXIT_INTERRUPTED) leave_interrupted();
     return rc;
   }
-  job_ending = 1;
+  __atomic_store_n(&job_ending, JOB_ENDING, __ATOMIC_SEQ_CST);
   inject_stop("stop-end");
   if (rc != TR_EXIT_RANK && rc != TR_EXIT_INTERRUPTED) {
     /* collective and bounded by the monitor; a rank lost here is exit 10 */
@@ -453,7 +459,14 @@ int tf_process_end(int rc) {
   step_begin("MPI_Finalize", "at the end of the job");
   MPI_Finalize();
   step_end();
-  job_ending = 0;
+  /* A signal whose handler cut the job's end may be removing the outputs
+   * on another thread: this one must not end the process half-way through
+   * that, so it removes them too. */
+  int ending = JOB_ENDING;
+  if (!__atomic_compare_exchange_n(&job_ending, &ending, JOB_RUNNING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    tr_remove_outputs();
+    leave_interrupted();
+  }
 #else
   coll_ctx_destroy(coll);
   coll_live_stop(live, NULL);
@@ -483,7 +496,6 @@ int tf_process_end(int rc) {
  * has already reported its outcome, with that outcome's code. */
 #define TF_STOP_GRACE_MS 300
 static long stop_grace_ms = TF_STOP_GRACE_MS; /* TERRAFORT_STOP_GRACE_MS: terrafort(1), ENVIRONMENT */
-static volatile sig_atomic_t interrupted;
 static sem_t stop_sem;       /* posted by the handler: the watchdog's alarm */
 static const char *stop_cmd; /* the command, for the line */
 static int reported;         /* the command's exit code + 1, once tf_process_report took it */
@@ -501,7 +513,9 @@ static void on_signal(int sig) {
    * mpirun ending the job because another rank failed there (exit 10): a
    * rank 0 stopped in the closing exchange is continued and sent SIGTERM.
    * The job's outcome is a failure: no output. */
-  if (job_ending) tr_remove_outputs();
+  int ending = JOB_ENDING;
+  if (__atomic_compare_exchange_n(&job_ending, &ending, JOB_CUT, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    tr_remove_outputs();
   sem_post(&stop_sem); /* async-signal-safe */
   errno = saved;
 }
@@ -519,6 +533,13 @@ static void *stop_watchdog(void *arg) {
   while (nanosleep(&ts, &ts) != 0) {
   }
   tr_remove_temporaries();
+  /* the job's end was cut and its outputs are gone: not the command's
+   * success any more (the handler's pass is whole, once more all the
+   * same) */
+  if (__atomic_load_n(&job_ending, __ATOMIC_SEQ_CST) == JOB_CUT) {
+    tr_remove_outputs();
+    _exit(TR_EXIT_INTERRUPTED);
+  }
   if (tf_process_report(TR_EXIT_INTERRUPTED)) {
     if (tr_rank() == 0) {
       /* write(), not stdio: another thread may hold stderr's lock */

@@ -184,7 +184,8 @@ void tr_remove_temporaries(void);
  * exchange or in MPI_Finalize makes the writer leave with exit 10, which
  * leaves no output (a file an output replaced is not restored). No
  * allocation, no lock: callable from a watchdog thread while other threads
- * are stopped anywhere. */
+ * are stopped anywhere, and by several at once: each call has unlinked
+ * them all when it returns. */
 void tr_remove_outputs(void);
 
 /* One line of error text for the caller to print. */

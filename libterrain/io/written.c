@@ -47,10 +47,16 @@ static void note_placed(const char *abs) {
   __atomic_store_n(&ready[k], 1, __ATOMIC_RELEASE);
 }
 
+/* Every caller unlinks every noted file, none claims one: two threads may
+ * remove at once (the step watchdog past MPI_Finalize's deadline, the
+ * SIGTERM handler of mpirun ending the job), and either may end the
+ * process as soon as its own pass returns. With slots claimed, one could
+ * exit between the other's claim and its unlink (CI saw o.tif.aux.xml
+ * left alone so). A second unlink of a path is ENOENT. */
 void tr_remove_outputs(void) {
   const int n = __atomic_load_n(&nplaced, __ATOMIC_SEQ_CST);
   for (int k = 0; k < n && k < NPLACED; k++)
-    if (__atomic_exchange_n(&ready[k], 0, __ATOMIC_ACQ_REL)) unlink(placed[k]);
+    if (__atomic_load_n(&ready[k], __ATOMIC_ACQUIRE)) unlink(placed[k]);
 }
 
 void tr_output_written(const char *path) {
