@@ -71,9 +71,11 @@ int tf_process_speaks(void) {
 #ifdef TERRAFORT_MPI_PEER
 /* This program is built without MPI, so a plain run never loads MPI's
  * libraries (they cost every start a few milliseconds); its twin linked
- * with MPI, TERRAFORT_MPI_PEER, lies in the same folder. Started by
- * mpirun, this process becomes that one: the same arguments, environment
- * and pid, so mpirun sees no difference. Returns only when it cannot. */
+ * with MPI, TERRAFORT_MPI_PEER, lies in the same folder. `terrafort`
+ * (launcher.c) picks the twin before loading anything; this program
+ * started by mpirun itself becomes that one all the same: the same
+ * arguments, environment and pid, so mpirun sees no difference. Returns
+ * only when it cannot. */
 static void run_mpi_peer(char **argv) {
   char path[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
