@@ -459,8 +459,10 @@ static int test_late_rank_stats(void) {
  * --coll-timeout 200, leaf 7 late by 2 s: every interior rank releases its
  * state within its level's threshold (rank 3: 200 ms, rank 1: 400 ms) plus
  * slack; every rank but the writer and the late leaf (2, 3, 4, 5, 6)
- * finishes as fast as with nobody late (within 20% + 300 ms): the leaf's
- * parent (3) tells it it went on, and the leaf sends its data straight to
+ * finishes as fast as with nobody late (within 20% + 300 ms; the leaf's
+ * parent, 3, plus the 200 ms it waits for the leaf: a loaded machine once saw it 3 ms
+ * past the bound without them), far from the 2 s a rank held by the leaf
+ * would take: the leaf's parent (3) tells it it went on, and the leaf sends its data straight to
  * the writer (late_direct 1, nothing forwarded); the writer names rank 7
  * late and the statistics are exactly a single process's. */
 static int test_late_leaf_tree(void) {
@@ -502,7 +504,7 @@ static int test_late_leaf_tree(void) {
     static const int off_path[] = {2, 3, 4, 5, 6};
     for (int i = 0; i < 5; i++) {
       const int r = off_path[i];
-      ASSERT(base[r] > 0 && wall_ms(json, r) <= 1.2 * base[r] + 300);
+      ASSERT(base[r] > 0 && wall_ms(json, r) <= 1.2 * base[r] + 300 + (r == 3 ? 200 : 0));
     }
     ASSERT_EQ_INT((int)rank_field(json, 3, "late_forwarded"), 0);
     ASSERT_EQ_INT((int)rank_field(json, 7, "late_direct"), 1);
