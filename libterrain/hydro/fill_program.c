@@ -133,6 +133,26 @@ static int fill_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n
   int64_t h = f->rows, w = f->cols, pw = w + 2;
   const float *vals = values;
   float *W = st->W;
+  int eps_mode = x->prm.epsilon;
+  /* A message lowers nothing where each of its cell's tile neighbours is
+   * already at or below its value: W only falls, and the flood starts from
+   * the cells lowered. A round where no message lowers anything leaves W as
+   * it is and emits nothing, without its elevations (the window: a read of
+   * the input when the tile store no longer holds it). */
+  int lowers = 0;
+  for (int64_t m = 0; m < n && !lowers; m++) {
+    int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
+    float v = vals[m], lv = eps_mode ? fill_up(v, x->prm.eps) : v;
+    for (int64_t dr = -1; dr <= 1 && !lowers; dr++)
+      for (int64_t dc = -1; dc <= 1; dc++) {
+        int64_t r = pr + dr, c = pc + dc;
+        if (r >= 1 && r <= h && c >= 1 && c <= w && W[r * pw + c] > lv) {
+          lowers = 1;
+          break;
+        }
+      }
+  }
+  if (!lowers) return 0;
   int64_t nper = (h > 1 && w > 1) ? 2 * (h + w) - 4 : h * w;
   float *old = malloc((size_t)nper * sizeof(float));
   float *Z = old ? tr_graph_window(x->env, f) : NULL;
@@ -144,7 +164,6 @@ static int fill_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n
   }
   int64_t k = 0;
   FOR_PERIMETER(h, w, pw, i, { old[k++] = W[i]; })
-  int eps_mode = x->prm.epsilon;
   for (int64_t m = 0; m < n; m++) {
     int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
     float v = vals[m], lv = eps_mode ? fill_up(v, x->prm.eps) : v;
