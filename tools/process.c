@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,6 +136,9 @@ int tf_process_init(char **argv) {
     run_mpi_peer(argv);
     return 1;
   }
+  /* the launcher made this process terrafort-solo: ps, top and killall
+   * still know a plain run by the command's name */
+  prctl(PR_SET_NAME, "terrafort", 0, 0, 0);
 #else
   (void)argv;
 #endif
