@@ -18,20 +18,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi_launched.h"
+
 #ifndef TERRAFORT_MPI_PEER
 #error "TERRAFORT_MPI_PEER names the twin linked with MPI"
 #endif
 #ifndef TERRAFORT_SOLO_PEER
 #error "TERRAFORT_SOLO_PEER names the twin without MPI"
 #endif
-
-/* The variables an MPI launcher sets (tools/process.c asks the same). */
-static int launched_by_mpirun(void) {
-  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-    if (getenv(vars[i])) return 1;
-  return 0;
-}
 
 /* This program's path: /proc/self/exe, else (no /proc mounted) argv[0]
  * as the shell found it: with a slash as given, else the first PATH entry
@@ -48,8 +42,7 @@ static int own_path(const char *argv0, char *path, size_t size) {
   while (dirs && *dirs) {
     const char *end = strchr(dirs, ':');
     const int len = end ? (int)(end - dirs) : (int)strlen(dirs);
-    if (snprintf(path, size, "%.*s/%s", len ? len : 1, len ? dirs : ".", argv0) < (int)size &&
-        access(path, X_OK) == 0)
+    if (snprintf(path, size, "%.*s/%s", len ? len : 1, len ? dirs : ".", argv0) < (int)size && access(path, X_OK) == 0)
       return 0;
     dirs = end ? end + 1 : NULL;
   }
@@ -58,7 +51,7 @@ static int own_path(const char *argv0, char *path, size_t size) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  const int mpi = launched_by_mpirun();
+  const int mpi = tf_launched_by_mpirun();
   const char *twin = mpi ? TERRAFORT_MPI_PEER : TERRAFORT_SOLO_PEER;
   char path[PATH_MAX];
   if (own_path(argv[0], path, sizeof path)) path[0] = 0;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpi_launched.h"
 #include "process.h"
 #include "progress.h"
 
@@ -51,14 +52,9 @@ static int mpi_started;
 coll_live *tf_live(void) { return live; }
 coll_ctx *tf_coll(void) { return coll; }
 
-/* MPI is initialised only when a launcher started us (mpirun sets these),
- * so a plain `terrafort` never needs an MPI runtime. */
-static int launched_by_mpirun(void) {
-  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"};
-  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-    if (getenv(vars[i])) return 1;
-  return 0;
-}
+/* MPI is initialised only when a launcher started us (mpi_launched.h), so
+ * a plain `terrafort` never needs an MPI runtime. */
+static int launched_by_mpirun(void) { return tf_launched_by_mpirun(); }
 
 int tf_process_speaks(void) {
   const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
