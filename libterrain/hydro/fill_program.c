@@ -134,36 +134,18 @@ static int fill_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n
   const float *vals = values;
   float *W = st->W;
   int eps_mode = x->prm.epsilon;
-  /* A message lowers nothing where each of its cell's tile neighbours is
-   * already at or below its value: W only falls, and the flood starts from
-   * the cells lowered. A round where no message lowers anything leaves W as
-   * it is and emits nothing, without its elevations (the window: a read of
-   * the input when the tile store no longer holds it). */
-  int lowers = 0;
-  for (int64_t m = 0; m < n && !lowers; m++) {
-    int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
-    float v = vals[m], lv = eps_mode ? fill_up(v, x->prm.eps) : v;
-    for (int64_t dr = -1; dr <= 1 && !lowers; dr++)
-      for (int64_t dc = -1; dc <= 1; dc++) {
-        int64_t r = pr + dr, c = pc + dc;
-        if (r >= 1 && r <= h && c >= 1 && c <= w && W[r * pw + c] > lv) {
-          lowers = 1;
-          break;
-        }
-      }
-  }
-  if (!lowers) return 0;
-  int64_t nper = (h > 1 && w > 1) ? 2 * (h + w) - 4 : h * w;
-  float *old = malloc((size_t)nper * sizeof(float));
-  float *Z = old ? tr_graph_window(x->env, f) : NULL;
-  fill_queues *q = Z ? q_get(x) : NULL;
-  if (!q) {
-    if (Z) tr_graph_window_done(x->env, f, Z);
-    free(old);
-    return -1;
-  }
-  int64_t k = 0;
-  FOR_PERIMETER(h, w, pw, i, { old[k++] = W[i]; })
+  /* The messages' tile neighbours above their values, in message order: the
+   * only cells a round can lower (W only falls), found without the
+   * elevations. A round with none leaves W as it is and emits nothing, and
+   * does not borrow the Z window (a read of the input when the tile store
+   * no longer holds it). */
+  typedef struct {
+    uint32_t i;
+    float lv;
+  } seed;
+  seed *sd = malloc((size_t)(9 * n + 1) * sizeof *sd);
+  if (!sd) return -1;
+  int64_t ns = 0;
   for (int64_t m = 0; m < n; m++) {
     int64_t pr = cells[m] / x->env->cols - f->row0 + 1, pc = cells[m] % x->env->cols - f->col0 + 1;
     float v = vals[m], lv = eps_mode ? fill_up(v, x->prm.eps) : v;
@@ -172,14 +154,36 @@ static int fill_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n
         int64_t r = pr + dr, c = pc + dc;
         if (r < 1 || r > h || c < 1 || c > w) continue;
         int64_t i = r * pw + c;
-        if (!(W[i] > lv)) continue;
-        float cand = Z[i] > lv ? Z[i] : lv;
-        if (cand < W[i]) {
-          W[i] = cand;
-          fill_radix_push(&q->rq, cand, (uint32_t)i);
-        }
+        if (W[i] > lv) sd[ns++] = (seed){(uint32_t)i, lv};
       }
   }
+  if (!ns) {
+    free(sd);
+    return 0;
+  }
+  int64_t nper = (h > 1 && w > 1) ? 2 * (h + w) - 4 : h * w;
+  float *old = malloc((size_t)nper * sizeof(float));
+  float *Z = old ? tr_graph_window(x->env, f) : NULL;
+  fill_queues *q = Z ? q_get(x) : NULL;
+  if (!q) {
+    if (Z) tr_graph_window_done(x->env, f, Z);
+    free(old);
+    free(sd);
+    return -1;
+  }
+  int64_t k = 0;
+  FOR_PERIMETER(h, w, pw, i, { old[k++] = W[i]; })
+  /* lowered one after the other, as the messages come: a seed an earlier one
+   * already brought to or below its value is no candidate any more */
+  for (int64_t j = 0; j < ns; j++) {
+    const uint32_t i = sd[j].i;
+    const float lv = sd[j].lv, cand = Z[i] > lv ? Z[i] : lv;
+    if (cand < W[i]) {
+      W[i] = cand;
+      fill_radix_push(&q->rq, cand, i);
+    }
+  }
+  free(sd);
   int64_t work = q->oom || q->rq.oom ? -1 : fill_flood(W, Z, pw, q, eps_mode, x->prm.eps);
   q_put(x, q);
   tr_graph_window_done(x->env, f, Z);
