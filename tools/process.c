@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mpi_launched.h"
 #include "process.h"
 #include "progress.h"
+#include "twins.h"
 
 #include "coll.h"
 #include "coll_live.h"
@@ -52,7 +52,7 @@ static int mpi_started;
 coll_live *tf_live(void) { return live; }
 coll_ctx *tf_coll(void) { return coll; }
 
-/* MPI is initialised only when a launcher started us (mpi_launched.h), so
+/* MPI is initialised only when a launcher started us (twins.h), so
  * a plain `terrafort` never needs an MPI runtime. */
 static int launched_by_mpirun(void) { return tf_launched_by_mpirun(); }
 
@@ -75,16 +75,12 @@ int tf_process_speaks(void) {
  * only when it cannot. */
 static void run_mpi_peer(char **argv) {
   char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  path[n > 0 ? n : 0] = 0;
-  char *slash = strrchr(path, '/');
-  if (!slash || (size_t)(slash + 1 - path) + sizeof TERRAFORT_MPI_PEER > sizeof path) {
-    fprintf(stderr, "terrafort: started by mpirun, but cannot find this program's folder (/proc/self/exe)\n");
-    return;
-  }
-  memcpy(slash + 1, TERRAFORT_MPI_PEER, sizeof TERRAFORT_MPI_PEER);
-  execv(path, argv);
-  fprintf(stderr, "terrafort: started by mpirun, but cannot run %s, its MPI build: %s\n", path, strerror(errno));
+  tf_exec_twin(argv, TERRAFORT_MPI_PEER, path, sizeof path);
+  if (!path[0])
+    fprintf(stderr,
+            "terrafort: started by mpirun, but cannot find this program's folder (/proc/self/exe, argv[0], PATH)\n");
+  else
+    fprintf(stderr, "terrafort: started by mpirun, but cannot run %s, its MPI build: %s\n", path, strerror(errno));
 }
 #endif
 
