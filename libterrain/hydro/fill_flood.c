@@ -9,7 +9,7 @@
  *
  * Flat fill is Barnes et al.'s Priority-Flood with a plain FIFO for cells inside
  * depressions (their value is the current level, so FIFO order is priority order) and a
- * radix heap of (value, index) for the rest (fill_flood.h's fill_radix: every value queued
+ * radix heap of (value, index) for the rest (core/radix_heap.h: every value queued
  * is above the level being popped, so the queue is monotone; a binary heap's sift-down
  * was half of the fill's time); the epsilon variant raises by up() at each step, so all
  * its cells go through the heap (a FIFO would break priority order). Since a
@@ -26,7 +26,7 @@
 void fill_queues_free(fill_queues *q) {
   free(q->heap);
   free(q->fifo);
-  fill_radix_free(&q->rq);
+  tr_radix_free(&q->rq);
   memset(q, 0, sizeof *q);
 }
 
@@ -81,89 +81,6 @@ fill_ent fill_heap_pop(fill_queues *q) {
   return top;
 }
 
-/* A float's bits as an unsigned key in the floats' order (-0 just below +0:
- * a flood's result does not depend on the order it pops equal values). */
-static inline uint32_t radix_key(float v) {
-  uint32_t u;
-  memcpy(&u, &v, sizeof u);
-  return (u & 0x80000000u) ? ~u : u | 0x80000000u;
-}
-
-static inline float radix_value(uint32_t k) {
-  const uint32_t u = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
-  float v;
-  memcpy(&v, &u, sizeof v);
-  return v;
-}
-
-static inline int radix_bucket(uint32_t k, uint32_t last) {
-  uint32_t d = k ^ last;
-#if defined(__GNUC__)
-  return d ? 32 - __builtin_clz(d) : 0;
-#else
-  int b = 0;
-  while (d) d >>= 1, b++;
-  return b;
-#endif
-}
-
-static int radix_add(fill_radix *r, int b, fill_rent e) {
-  if (r->n[b] == r->cap[b]) {
-    const size_t cap = r->cap[b] ? 2 * r->cap[b] : 256;
-    fill_rent *v = realloc(r->b[b], cap * sizeof *v);
-    if (!v) {
-      r->oom = 1;
-      return -1;
-    }
-    r->b[b] = v;
-    r->cap[b] = cap;
-  }
-  r->b[b][r->n[b]++] = e;
-  return 0;
-}
-
-void fill_radix_push(fill_radix *r, float v, uint32_t i) {
-  const uint32_t k = radix_key(v);
-  if (!radix_add(r, radix_bucket(k, r->last), (fill_rent){k, i})) r->total++;
-}
-
-uint32_t fill_radix_pop(fill_radix *r, float *v) {
-  if (r->n[0] == 0) {
-    int b = 1;
-    while (r->n[b] == 0) b++;
-    fill_rent *e = r->b[b];
-    const size_t n = r->n[b];
-    uint32_t m = e[0].k;
-    for (size_t j = 1; j < n; j++)
-      if (e[j].k < m) m = e[j].k;
-    r->last = m;
-    r->n[b] = 0;
-    /* every entry moves to a lower bucket: the one it shares its highest
-       differing bit with the new last */
-    for (size_t j = 0; j < n; j++)
-      if (radix_add(r, radix_bucket(e[j].k, m), e[j])) {
-        *v = radix_value(e[j].k);
-        return e[j].i; /* an entry lost: oom, the flood stops */
-      }
-  }
-  r->total--;
-  const fill_rent e = r->b[0][--r->n[0]];
-  *v = radix_value(e.k);
-  return e.i;
-}
-
-void fill_radix_reset(fill_radix *r) {
-  for (int b = 0; b < 33; b++) r->n[b] = 0;
-  r->total = 0;
-  r->last = 0;
-  r->oom = 0;
-}
-
-void fill_radix_free(fill_radix *r) {
-  for (int b = 0; b < 33; b++) free(r->b[b]);
-  memset(r, 0, sizeof *r);
-}
-
 static inline void fifo_push(fill_queues *q, uint32_t i) {
   if (q->ft == q->fcap) {
     if (q->fh > 0) {
@@ -198,7 +115,7 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
       q->fh = q->ft = 0;
       if (q->rq.total == 0 || q->oom || q->rq.oom) break;
       float v;
-      const uint32_t j = fill_radix_pop(&q->rq, &v);
+      const uint32_t j = tr_radix_pop(&q->rq, &v);
       if (v > W[j]) continue; /* stale */
       i = j;
       lv = v;
@@ -215,7 +132,7 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
           fifo_push(q, (uint32_t)n);
         } else if (z < wn) {
           W[n] = z;
-          fill_radix_push(&q->rq, z, (uint32_t)n);
+          tr_radix_push(&q->rq, z, (uint32_t)n);
         }
       }
     } else {
@@ -228,7 +145,7 @@ int64_t fill_flood(float *W, const float *Z, int64_t pw, fill_queues *q, int eps
         float cand = z > up ? z : up;
         if (cand < wn) {
           W[n] = cand;
-          fill_radix_push(&q->rq, cand, (uint32_t)n);
+          tr_radix_push(&q->rq, cand, (uint32_t)n);
         }
       }
     }

@@ -8,43 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "radix_heap.h"
+
 typedef struct fill_ent {
   float v;
   uint32_t i;
 } fill_ent;
 
-/* A radix heap over the values' bits, for floods (this file's fill_flood and
- * the perimeter program's): bucket b > 0 holds the entries whose key (the
- * value's bits made to sort as the floats do) first differs from the last
- * key popped at bit b - 1, bucket 0 those equal to it. A flood only queues
- * values at or above the level it pops (and its seeds before the first
- * pop), so keys never go below the last one popped: each entry moves down a
- * bucket at most 32 times, and a pop costs no comparisons but the scan of
- * the bucket it empties. */
-typedef struct fill_rent {
-  uint32_t k, i;
-} fill_rent;
-
-typedef struct fill_radix {
-  fill_rent *b[33];
-  size_t n[33], cap[33];
-  uint32_t last; /* the key last popped (0 before the first pop) */
-  size_t total;  /* entries in all buckets */
-  int oom;       /* an entry could not be stored: the flood must stop */
-} fill_radix;
-
-/* Queues (v, i): v at or above the last value popped since the reset. */
-void fill_radix_push(fill_radix *r, float v, uint32_t i);
-/* An entry of the lowest value (call with total > 0): its index, its value in *v. */
-uint32_t fill_radix_pop(fill_radix *r, float *v);
-/* Empty, ready for any values (the buffers kept). */
-void fill_radix_reset(fill_radix *r);
-void fill_radix_free(fill_radix *r);
-
 typedef struct fill_queues {
   fill_ent *heap; /* the binary heap (fill_heap_push/pop: the perimeter program) */
   size_t hn, hcap;
-  fill_radix rq; /* fill_flood's queue */
+  tr_radix rq; /* fill_flood's queue */
   uint32_t *fifo;
   size_t fh, ft, fcap;
   int oom;

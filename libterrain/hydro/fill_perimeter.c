@@ -88,7 +88,7 @@ typedef struct {
 } hedge;
 
 typedef struct scratch {
-  fill_radix rq; /* the flood's queue (monotone: nothing is pushed below the last level popped) */
+  tr_radix rq; /* the flood's queue (monotone: nothing is pushed below the last level popped) */
   float *level;
   uint32_t *label;
   size_t cells, lcap;
@@ -112,7 +112,7 @@ typedef struct perim_ctx {
 static void scratch_free(void *obj) {
   scratch *s = obj;
   if (!s) return;
-  fill_radix_free(&s->rq);
+  tr_radix_free(&s->rq);
   free(s->level);
   free(s->label);
   fill_queues_free(&s->q);
@@ -144,14 +144,14 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem) {
 }
 
 static void radix_push(scratch *s, float v, uint32_t i) {
-  fill_radix_push(&s->rq, v, i);
+  tr_radix_push(&s->rq, v, i);
   if (s->rq.oom) s->oom = 1;
 }
 
 /* The cell of a lowest level (call with rq.total > 0). */
 static uint32_t radix_pop(scratch *s) {
   float v;
-  const uint32_t i = fill_radix_pop(&s->rq, &v);
+  const uint32_t i = tr_radix_pop(&s->rq, &v);
   if (s->rq.oom) s->oom = 1;
   return i;
 }
@@ -279,7 +279,7 @@ static int64_t flood(scratch *s, const float *Z, int64_t h, int64_t w, int edges
     L[i] = -INFINITY;
     lab[i] = NONE;
   }
-  fill_radix_reset(&s->rq);
+  tr_radix_reset(&s->rq);
   if (edges && s->ht) memset(s->ht, 0, s->hcap_t * sizeof *s->ht);
   s->hcount = 0;
   for (int64_t r = 1; r <= h; r++)

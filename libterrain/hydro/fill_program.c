@@ -47,7 +47,7 @@ static fill_queues *q_get(fill_ctx *x) { return tr_pool_get(&x->pool); }
 static void q_put(fill_ctx *x, fill_queues *q) {
   if (!q) return;
   q->hn = q->fh = q->ft = 0;
-  fill_radix_reset(&q->rq);
+  tr_radix_reset(&q->rq);
   q->oom = 0;
   tr_pool_put(&x->pool, q);
 }
@@ -110,7 +110,7 @@ static int fill_peval(void *user, const tr_aap_frag *f, void **state, tr_aap_rou
                    isnan(Z[i + pw]) || isnan(Z[i + pw + 1]);
       if (outlet) {
         W[i] = Z[i];
-        fill_radix_push(&q->rq, Z[i], (uint32_t)i);
+        tr_radix_push(&q->rq, Z[i], (uint32_t)i);
       }
     }
   int64_t work = q->oom || q->rq.oom ? -1 : fill_flood(W, Z, pw, q, x->prm.epsilon, x->prm.eps);
@@ -180,7 +180,7 @@ static int fill_inceval(void *user, const tr_aap_frag *f, void *state, int64_t n
     const float lv = sd[j].lv, cand = Z[i] > lv ? Z[i] : lv;
     if (cand < W[i]) {
       W[i] = cand;
-      fill_radix_push(&q->rq, cand, i);
+      tr_radix_push(&q->rq, cand, i);
     }
   }
   free(sd);

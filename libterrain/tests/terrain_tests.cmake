@@ -41,6 +41,11 @@ endif()
 terrafort_add_test(terrain_dinf_cell SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dinf_cell.c LIBS terrain LABELS terrain)
 target_include_directories(terrain_dinf_cell PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
 
+# The floods' queue (core/radix_heap.h: fill's and breach's) against a reference queue in the
+# test: pops in (value, time queued) order exactly, or lowest first; the peek hint; chunks
+terrafort_add_test(terrain_radix_heap SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_radix_heap.c LIBS terrain LABELS terrain)
+target_include_directories(terrain_radix_heap PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
+
 # The graph runner's store of input windows (io/tile_store.h): windows cell by cell for budgets
 # from none to all, the budget held between calls, spare windows reused
 terrafort_add_test(terrain_tile_store SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tile_store.c LIBS terrain LABELS terrain)
