@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -56,4 +57,15 @@ const char *tr_size_text(int64_t bytes, char buf[32]) {
   else
     snprintf(buf, 32, "%lld bytes", (long long)bytes);
   return buf;
+}
+
+void tr_mem_advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)1 << 21, a = ((uintptr_t)p + huge - 1) & ~(huge - 1),
+                  b = ((uintptr_t)p + bytes) & ~(huge - 1);
+  if (p && b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }

@@ -17,6 +17,7 @@
 #ifndef TR_MEM_LIMIT_H
 #define TR_MEM_LIMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Ranks of this job on this node (1 outside mpirun): they share its memory
@@ -37,6 +38,13 @@ int64_t tr_mem_limit(int64_t mem_opt);
 /* What tr_mem_limit(mem_opt) leaves after the process and `held` bytes of a
  * run's buffers (negative when they alone pass it). */
 int64_t tr_mem_room(int64_t mem_opt, int64_t held);
+
+/* Asks the kernel for huge pages (2 MiB, transparent) behind the whole
+ * 2 MiB pages of [p, p + bytes), before they are first touched: an array a
+ * flood reads at random (breach's raster and flags) then misses the TLB at
+ * one page in 512 of the 4 KiB ones. Only a hint: nothing happens where the
+ * kernel has them off, and the memory counts the same either way. */
+void tr_mem_advise_huge(void *p, size_t bytes);
 
 /* `bytes` for a message: "512 bytes", "3 KiB", "20 MiB" (whole units, rounded
  * down below 1 MiB so that a small --mem never reads as 0 MiB). */
