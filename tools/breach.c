@@ -16,8 +16,8 @@ static const char head[] =
     "Depression breaching (Lindsay 2016, as RichDEM's rd_depressions_breach): from each pit\n"
     "a channel is cut along its least-cost outlet path down to the first cell lower than\n"
     "the pit, instead of filling the depression. Float32, the DEM's nodata. The whole DEM\n"
-    "is held in memory: 26 bytes a cell at most, 4 more with --fill and 4 more in\n"
-    "constrained mode with --max-depth.\n\n";
+    "is held in memory: 21 bytes a cell at most (5 and the flood's front, mostly), 4 more\n"
+    "with --fill and 4 more in constrained mode with --max-depth.\n\n";
 
 _Static_assert(sizeof(long) == sizeof(int64_t), "--max-length is read as a long");
 

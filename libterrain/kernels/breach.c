@@ -34,11 +34,10 @@
  *   filling (cli_breach counts the cells this changes).
  *
  * This is a sequential algorithm over the whole raster (the queue's order is
- * global): the raster is held in memory, 5 bytes a cell plus the queue (8
- * bytes a queued cell, 16 with spare room), 4 more with fill (the queue's order) and 4
- * more in constrained mode with a depth (each cell's lowest allowed
- * elevation), counted
- * against --mem. Under mpirun only the writer (rank 0) reads the DEM and
+ * global): the raster is held in memory, 4.75 bytes a cell plus the queue
+ * (8 bytes a queued cell, counted as 16 a cell), 4 more with fill (the
+ * queue's order) and 4 more in constrained mode with a depth (each cell's
+ * lowest allowed elevation), counted against --mem. Under mpirun only the writer (rank 0) reads the DEM and
  * breaches it, and every tile of the result is its own (a writer-only
  * source run, executor.h), so the other ranks hold none of it; the outcome
  * is agreed before the run. The executor writes the result through its
@@ -462,8 +461,9 @@ int tr_breach(const tr_breach_opts *o, const char *src, const char *dst, tr_erro
   tr_burn *burn = NULL;
   if (!st) st = tr_burn_open(&burn, &o->burn, &in, &o->run, err);
   const int64_t n = in.rows * in.cols;
-  /* the raster and a byte a cell (back link, pit), and the queue at most
-   * every cell (8 bytes each, 16 with its buckets' spare room); with fill
+  /* the raster, half a byte a cell (back link) and two bits (queued, pit)
+   * rounded up to a byte, and the queue counted as every cell at once (8
+   * bytes each, and as much again); with fill
    * the queue's order, constrained with a depth the lowest each cell may go
    * (4 bytes a cell each) */
   const int64_t need = n * (4 + 1) + n * 16 + (how.fill ? 4 * n : 0) + (br_bounded(&how) ? 4 * n : 0);
