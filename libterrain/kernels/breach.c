@@ -37,8 +37,8 @@
  * global): the raster is held in memory, 4.75 bytes a cell plus the queue
  * (8 bytes a queued cell, counted as 16 a cell), 4 more with fill (the
  * queue's order) and 4 more in constrained mode with a depth (each cell's
- * lowest allowed elevation), counted against --mem. Under mpirun only the writer (rank 0) reads the DEM and
- * breaches it, and every tile of the result is its own (a writer-only
+ * lowest allowed elevation), counted against --mem. Under mpirun only the
+ * writer (rank 0) reads the DEM and breaches it, and every tile of the result is its own (a writer-only
  * source run, executor.h), so the other ranks hold none of it; the outcome
  * is agreed before the run. The executor writes the result through its
  * usual path - so the output's handling, statistics and formats are every
@@ -158,10 +158,9 @@ static inline void br_link_set(uint8_t *lk, int64_t i, int code) {
 
 /* Two bits a cell, in pairs of words: in the first of a pair whether the
  * cell is queued (or nodata: never queued), in the second whether it is a
- * pit - 16 MB at 8000^2. The flood's look at a popped cell's eight
- * neighbours and at whether it is a pit touches three lines of these, where
- * the bytes and elevations they replace were two thirds of the cache misses
- * of a flood that jumps along its front. */
+ * pit - 16 MB at 8000^2, against the byte a cell these flags and the link
+ * shared before. The flood's look at a popped cell's eight neighbours and
+ * at whether it is a pit touches three lines of these. */
 enum { BR_SEEN = 0, BR_PITBIT = 1 };
 #define NO_LINK UINT32_MAX
 
@@ -239,8 +238,8 @@ static int br_bounded(const br_how *how) { return how->mode == TR_BREACH_CONSTRA
  * depression - go to a binary heap, popped first, since all of them are
  * lower than anything in the radix heap. The radix heap's pops cost no
  * comparisons and its buckets are read and written in order, where a binary
- * heap of the whole front missed the cache at every level (two thirds of
- * the run at 8000^2). */
+ * heap of the whole front missed the cache at its deep levels (the radix
+ * heap took a third off the run at 8000^2). */
 typedef struct {
   tr_radix up;  /* cells at or above level */
   br_heap down; /* cells below it */
