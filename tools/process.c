@@ -52,9 +52,8 @@ static int mpi_started;
 coll_live *tf_live(void) { return live; }
 coll_ctx *tf_coll(void) { return coll; }
 
-/* MPI is initialised only when a launcher started us (twins.h), so
- * a plain `terrafort` never needs an MPI runtime. */
-static int launched_by_mpirun(void) { return tf_launched_by_mpirun(); }
+/* MPI is initialised only when a launcher started us (twins.h's
+ * tf_launched_by_mpirun), so a plain `terrafort` never needs an MPI runtime. */
 
 int tf_process_speaks(void) {
   const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
@@ -124,7 +123,7 @@ void tf_process_heap_setup(void) {
 
 int tf_process_init(char **argv) {
 #ifdef TERRAFORT_MPI_PEER
-  if (launched_by_mpirun()) {
+  if (tf_launched_by_mpirun()) {
     run_mpi_peer(argv);
     return 1;
   }
@@ -135,7 +134,7 @@ int tf_process_init(char **argv) {
   (void)argv;
 #endif
 #ifdef TERRAFORT_HAVE_MPI
-  if (launched_by_mpirun()) start_watchdog(argv);
+  if (tf_launched_by_mpirun()) start_watchdog(argv);
 #endif
   const char *br = getenv(TR_BATCH_PARENT_ENV);
   batch_rank = br ? atol(br) : 0;
@@ -289,7 +288,7 @@ static void inject_stop(const char *kind) {
 
 static int mpi_start(int *argc, char ***argv) {
 #ifdef TERRAFORT_HAVE_MPI
-  if (!launched_by_mpirun()) return 0;
+  if (!tf_launched_by_mpirun()) return 0;
   int provided = 0;
   inject_stop("stop-start");
   const int irc = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
@@ -306,7 +305,7 @@ static int mpi_start(int *argc, char ***argv) {
 #else
   (void)argc;
   (void)argv;
-  if (launched_by_mpirun()) fprintf(stderr, "terrafort: built without MPI; running as a single process\n");
+  if (tf_launched_by_mpirun()) fprintf(stderr, "terrafort: built without MPI; running as a single process\n");
   return 0;
 #endif
 }

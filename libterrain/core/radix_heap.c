@@ -140,13 +140,21 @@ static int radix_refill(tr_radix *r, tr_radix_ent *lost) {
   return st;
 }
 
+/* Ready to pop from bucket 0: refilled where it was empty. -1 with *lost
+ * the entry a failed refill dropped (oom: the pop returns it, the flood
+ * stops), else 0 with the entry's count taken. */
+static int radix_ready(tr_radix *r, tr_radix_ent *lost) {
+  if (bucket_empty(r, 0) && radix_refill(r, lost)) return -1;
+  r->total--;
+  return 0;
+}
+
 uint32_t tr_radix_pop(tr_radix *r, float *v) {
   tr_radix_ent e;
-  if (bucket_empty(r, 0) && radix_refill(r, &e)) {
+  if (radix_ready(r, &e)) {
     *v = radix_value(e.k);
     return e.i;
   }
-  r->total--;
   tr_radix_chunk *t = r->tail[0];
   e = t->e[--r->tn[0]];
   if (r->tn[0] == 0 && t != r->head[0]) { /* the tail chunk emptied: the one before is full */
@@ -161,11 +169,10 @@ uint32_t tr_radix_pop(tr_radix *r, float *v) {
 
 uint32_t tr_radix_pop_first(tr_radix *r, float *v) {
   tr_radix_ent e;
-  if (bucket_empty(r, 0) && radix_refill(r, &e)) {
+  if (radix_ready(r, &e)) {
     *v = radix_value(e.k);
     return e.i;
   }
-  r->total--;
   tr_radix_chunk *h = r->head[0];
   e = h->e[r->h0++];
   if (h == r->tail[0]) {
