@@ -152,6 +152,52 @@ static int test_shared_data(void) {
   return 0;
 }
 
+/* The parity tests run gdaldem in their own process (raster_check.h's
+ * rc_gdaldem: GDAL's GDALDEMProcessing with the program's arguments). Here
+ * the gdaldem program itself runs beside it, for each mode and a few flags
+ * that take other paths (integer input, a mosaic, -compute_edges, -alg,
+ * -combined, -p, a colour ramp with -alpha, ENVI output): the files must be
+ * the same bytes, or the parity tests' reference is no longer gdaldem's. */
+static int test_in_process_peer_is_the_program(void) {
+  const char *runs[][3] = {{"slope", "fractal_nan.tif", "-p -s 2"},
+                           {"aspect", "fractal_int16.tif", "-zero_for_flat -compute_edges"},
+                           {"hillshade", "mosaic.vrt", "-combined -alg ZevenbergenThorne -z 1.5"},
+                           {"TRI", "fractal_uint16.tif", "-alg Riley"},
+                           {"TPI", "fractal.tif", "-compute_edges"},
+                           {"roughness", "fractal_float64.tif", ""},
+                           {"slope", "fractal.tif", "-of ENVI"},
+                           {"color-relief", "fractal_nan.tif", "-alpha"}};
+  char ramp[1024], in[1024], a[1024], b[1024], peer[4096];
+  snprintf(ramp, sizeof ramp, "%s/peer_ramp.txt", outdir);
+  FILE *rf = fopen(ramp, "w");
+  ASSERT(rf != NULL);
+  fputs("0% blue\n50% 255 255 0\n100% 255 0 0 200\nnv 0 0 0 0\n", rf);
+  fclose(rf);
+  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+    const int colours = !strcmp(runs[i][0], "color-relief"), envi = strstr(runs[i][2], "ENVI") != NULL;
+    snprintf(in, sizeof in, "%s/%s", dir, runs[i][1]);
+    for (int k = 0; k < 2; k++) {
+      char *out = k ? b : a;
+      snprintf(out, 1024, "%s/peer_%s%s", outdir, k ? "program" : "in_process", envi ? ".envi" : ".tif");
+      snprintf(peer, sizeof peer, "gdaldem %s '%s'%s%s%s '%s' %s -q", runs[i][0], in, colours ? " '" : "",
+               colours ? ramp : "", colours ? "'" : "", out, runs[i][2]);
+      if (k)
+        ASSERT_EQ_INT(rc_run(peer, "/dev/null"), 0);
+      else
+        ASSERT_EQ_INT(rc_gdaldem(peer), 0);
+    }
+    if (!rc_same_file(a, b)) {
+      fprintf(stderr, "gdaldem %s %s %s: the in-process run differs from the program's\n", runs[i][0], runs[i][1],
+              runs[i][2]);
+      return 1;
+    }
+  }
+  /* a line it cannot read is refused, not run */
+  ASSERT(rc_gdaldem("gdaldem slope") != 0);
+  ASSERT(rc_gdaldem("gdalinfo x y z") != 0);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) return 2;
   dir = argv[1];
@@ -160,11 +206,20 @@ int main(int argc, char **argv) {
   GDALAllRegister();
   snprintf(outdir, sizeof outdir, "%s/../out_gdaldem_compat", dir);
   mkdir(outdir, 0755);
-  static const tr_test_case cases[] = {
-      TR_TEST(test_float32_nodata), TR_TEST(test_nan_nodata),  TR_TEST(test_byte),
-      TR_TEST(test_int16),          TR_TEST(test_uint16),      TR_TEST(test_int32),
-      TR_TEST(test_uint32),         TR_TEST(test_float64),     TR_TEST(test_vrt_mosaic),
-      TR_TEST(test_analytic_surfaces), TR_TEST(test_odd_shapes), TR_TEST(test_no_crs_no_geotransform),
-      TR_TEST(test_band_format_co), TR_TEST(test_shared_data)};
+  static const tr_test_case cases[] = {TR_TEST(test_float32_nodata),
+                                       TR_TEST(test_nan_nodata),
+                                       TR_TEST(test_byte),
+                                       TR_TEST(test_int16),
+                                       TR_TEST(test_uint16),
+                                       TR_TEST(test_int32),
+                                       TR_TEST(test_uint32),
+                                       TR_TEST(test_float64),
+                                       TR_TEST(test_vrt_mosaic),
+                                       TR_TEST(test_analytic_surfaces),
+                                       TR_TEST(test_odd_shapes),
+                                       TR_TEST(test_no_crs_no_geotransform),
+                                       TR_TEST(test_band_format_co),
+                                       TR_TEST(test_shared_data),
+                                       TR_TEST(test_in_process_peer_is_the_program)};
   return tr_test_main(argc - 3, argv + 3, cases, (int)(sizeof cases / sizeof cases[0]));
 }
