@@ -137,6 +137,15 @@ void tr_gdal_cache_apply(int64_t bytes, void *user) {
   if (!CPLGetConfigOption("GDAL_CACHEMAX", NULL)) GDALSetCacheMax64((GIntBig)bytes); /* env or --config */
 }
 
+int tr_output_copy_cache_mb(const tr_output *out) {
+  if (!out->copy_at_end) return 0;
+  const char *bs = CSLFetchNameValue(out->options, "BLOCKSIZE");
+  const int64_t block = bs && atoi(bs) > 0 ? atoi(bs) : 512;
+  const int64_t bytes = out->cols * block * GDALGetDataTypeSizeBytes(out->type) * (out->bands > 0 ? out->bands : 1);
+  const int64_t mb = (bytes >> 20) + 1;
+  return mb < 16 ? 16 : mb > INT32_MAX ? INT32_MAX : (int)mb;
+}
+
 /* ---------------------------------------------------------------- input */
 
 static int type_supported(GDALDataType t) {
