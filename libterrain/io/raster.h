@@ -89,10 +89,11 @@ void tr_io_cache_plan(const tr_run_opts *run, int mb);
  * megabytes of GDAL's block cache that copy needs: a row of the copy's
  * blocks (BLOCKSIZE, default 512) across the raster, at least 16; 0 for any
  * other output. The runner plans it (tr_io_cache_plan) once the tile loop
- * is over, just before the commit: the copy reads the staged file back block
- * row by block row, and a cache left at the tile loop's size filled up with
- * blocks the copy never reads again (COG slope at 8000²: peak 249-281 MB with
- * it, 177-179 MB and 0.4 s faster with 16 MB; by hand, 2026-11-29). */
+ * is over, just before the commit, when it is below the loop's plan (it
+ * lowers the cache, never raises it): the copy reads the staged file back
+ * block row by block row, and a cache left at the loop's size filled up with
+ * blocks the copy never reads again (COG slope at 8000²: peak 249-281 MB
+ * with it, 176-177 MB with 16 MB, and no slower; by hand, 2026-11-29). */
 int tr_output_copy_cache_mb(const tr_output *out);
 
 /* Opens band `band` of `path` read-only and validates it. A plain path must

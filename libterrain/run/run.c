@@ -156,9 +156,11 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
     char aux[4096] = "";
     if (hist_written && j->sink.out.final_path) snprintf(aux, sizeof aux, "%s.aux.xml", j->sink.out.final_path);
     /* a copy at commit (COG) reads the staged file back: GDAL's cache sized
-     * to that copy, not to the tile loop that is over (raster.h) */
+     * to that copy, not to the tile loop that is over (raster.h). Only ever
+     * smaller than the loop's plan, which --mem bounded: a raster so wide
+     * that a row of the copy's blocks outgrows it keeps that plan, as before */
     const int copy_mb = j->rank == 0 && j->sink.created ? tr_output_copy_cache_mb(&j->sink.out) : 0;
-    if (copy_mb) tr_io_cache_plan(j->run, copy_mb);
+    if (copy_mb && ((GIntBig)copy_mb << 20) < GDALGetCacheMax64()) tr_io_cache_plan(j->run, copy_mb);
     st = tr_sink_commit(&j->sink, &e);
     /* the histogram's side file (GTiff and other PAM drivers), moved into
      * place with the output by its commit: one of the files the run wrote
