@@ -52,9 +52,6 @@ static int mpi_started;
 coll_live *tf_live(void) { return live; }
 coll_ctx *tf_coll(void) { return coll; }
 
-/* MPI is initialised only when a launcher started us (twins.h's
- * tf_launched_by_mpirun), so a plain `terrafort` never needs an MPI runtime. */
-
 int tf_process_speaks(void) {
   const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
@@ -121,6 +118,8 @@ void tf_process_heap_setup(void) {
 #endif
 }
 
+/* MPI is initialised only when a launcher started us (twins.h's
+ * tf_launched_by_mpirun), so a plain `terrafort` never needs an MPI runtime. */
 int tf_process_init(char **argv) {
 #ifdef TERRAFORT_MPI_PEER
   if (tf_launched_by_mpirun()) {

@@ -92,8 +92,9 @@ void tr_io_cache_plan(const tr_run_opts *run, int mb);
  * is over, just before the commit, when it is below the loop's plan (it
  * lowers the cache, never raises it): the copy reads the staged file back
  * block row by block row, and a cache left at the loop's size filled up with
- * blocks the copy never reads again (COG slope at 8000²: peak 249-281 MB
- * with it, 176-177 MB with 16 MB, and no slower; by hand, 2026-11-29). */
+ * blocks the copy never reads again (COG slope at 8000², by hand, 2026-11-29:
+ * peak 249-281 MB with it, 176-177 MB with 16 MB; time 6.3-6.6 s and
+ * 5.9-7.0 s, within the runs' spread). */
 int tr_output_copy_cache_mb(const tr_output *out);
 
 /* Opens band `band` of `path` read-only and validates it. A plain path must

@@ -113,12 +113,15 @@ static inline int rc_run(const char *cmd, const char *errfile) {
  * CPU a run on the 2-core machine (scripts/bench/startup), in the 681 peer
  * runs of the four gdaldem parity tests (counted 2026-11-29). GDAL's
  * messages are dropped, as the program's stderr was. 0 on success, -1 on a
- * command it cannot read or a failed run. */
+ * command it cannot read (not gdaldem, too few words, more than 127 words or
+ * 8 KiB) or a failed run. */
 static inline int rc_gdaldem(const char *cmd) {
   char buf[8192], *w[128];
   int n = 0;
-  snprintf(buf, sizeof buf, "%s", cmd);
-  for (char *p = buf; *p && n < 127;) {
+  /* a line too long for these buffers is refused, never run cut short */
+  if (snprintf(buf, sizeof buf, "%s", cmd) >= (int)sizeof buf) return -1;
+  char *p = buf;
+  for (; *p && n < 127;) {
     while (*p == ' ') p++;
     if (!*p) break;
     if (*p == '\'') {
@@ -130,6 +133,8 @@ static inline int rc_gdaldem(const char *cmd) {
     }
     if (*p) *p++ = 0;
   }
+  while (*p == ' ') p++;
+  if (*p) return -1;
   w[n] = NULL;
   const int colours = n > 1 && !strcmp(w[1], "color-relief"), first_flag = colours ? 5 : 4;
   if (n < first_flag || strcmp(w[0], "gdaldem")) return -1;

@@ -159,42 +159,46 @@ static int test_shared_data(void) {
  * -combined, -p, a colour ramp with -alpha, ENVI output): the files must be
  * the same bytes, or the parity tests' reference is no longer gdaldem's. */
 static int test_in_process_peer_is_the_program(void) {
-  const char *runs[][3] = {{"slope", "fractal_nan.tif", "-p -s 2"},
-                           {"aspect", "fractal_int16.tif", "-zero_for_flat -compute_edges"},
-                           {"hillshade", "mosaic.vrt", "-combined -alg ZevenbergenThorne -z 1.5"},
-                           {"TRI", "fractal_uint16.tif", "-alg Riley"},
-                           {"TPI", "fractal.tif", "-compute_edges"},
-                           {"roughness", "fractal_float64.tif", ""},
-                           {"slope", "fractal.tif", "-of ENVI"},
-                           {"color-relief", "fractal_nan.tif", "-alpha"}};
-  char ramp[1024], in[1024], a[1024], b[1024], peer[4096];
+  static const struct {
+    const char *mode, *dem, *flags;
+  } runs[] = {{"slope", "fractal_nan.tif", "-p -s 2"},
+              {"aspect", "fractal_int16.tif", "-zero_for_flat -compute_edges"},
+              {"hillshade", "mosaic.vrt", "-combined -alg ZevenbergenThorne -z 1.5"},
+              {"TRI", "fractal_uint16.tif", "-alg Riley"},
+              {"TPI", "fractal.tif", "-compute_edges"},
+              {"roughness", "fractal_float64.tif", ""},
+              {"slope", "fractal.tif", "-of ENVI"},
+              {"color-relief", "fractal_nan.tif", "-alpha"}};
+  char ramp[600], in[600], out[2][600], peer[4096];
   snprintf(ramp, sizeof ramp, "%s/peer_ramp.txt", outdir);
   FILE *rf = fopen(ramp, "w");
   ASSERT(rf != NULL);
   fputs("0% blue\n50% 255 255 0\n100% 255 0 0 200\nnv 0 0 0 0\n", rf);
   fclose(rf);
   for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-    const int colours = !strcmp(runs[i][0], "color-relief"), envi = strstr(runs[i][2], "ENVI") != NULL;
-    snprintf(in, sizeof in, "%s/%s", dir, runs[i][1]);
-    for (int k = 0; k < 2; k++) {
-      char *out = k ? b : a;
-      snprintf(out, 1024, "%s/peer_%s%s", outdir, k ? "program" : "in_process", envi ? ".envi" : ".tif");
-      snprintf(peer, sizeof peer, "gdaldem %s '%s'%s%s%s '%s' %s -q", runs[i][0], in, colours ? " '" : "",
-               colours ? ramp : "", colours ? "'" : "", out, runs[i][2]);
+    const int colours = !strcmp(runs[i].mode, "color-relief"), envi = strstr(runs[i].flags, "ENVI") != NULL;
+    snprintf(in, sizeof in, "%s/%s", dir, runs[i].dem);
+    for (int k = 0; k < 2; k++) { /* 0: in this process, 1: the program */
+      snprintf(out[k], sizeof out[k], "%s/peer_%s%s", outdir, k ? "program" : "in_process", envi ? ".envi" : ".tif");
+      snprintf(peer, sizeof peer, "gdaldem %s '%s'%s%s%s '%s' %s -q", runs[i].mode, in, colours ? " '" : "",
+               colours ? ramp : "", colours ? "'" : "", out[k], runs[i].flags);
       if (k)
         ASSERT_EQ_INT(rc_run(peer, "/dev/null"), 0);
       else
         ASSERT_EQ_INT(rc_gdaldem(peer), 0);
     }
-    if (!rc_same_file(a, b)) {
-      fprintf(stderr, "gdaldem %s %s %s: the in-process run differs from the program's\n", runs[i][0], runs[i][1],
-              runs[i][2]);
+    if (!rc_same_file(out[0], out[1])) {
+      fprintf(stderr, "gdaldem %s %s %s: the in-process run differs from the program's\n", runs[i].mode, runs[i].dem,
+              runs[i].flags);
       return 1;
     }
   }
   /* a line it cannot read is refused, not run */
   ASSERT(rc_gdaldem("gdaldem slope") != 0);
   ASSERT(rc_gdaldem("gdalinfo x y z") != 0);
+  char longer[16384];
+  snprintf(longer, sizeof longer, "gdaldem slope '%s' '%s/cut.tif' %8200s", in, outdir, "-q");
+  ASSERT(rc_gdaldem(longer) != 0); /* too long: refused, not run without its last words */
   return 0;
 }
 
