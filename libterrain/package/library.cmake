@@ -16,8 +16,14 @@ foreach(p ${_tf_parts})
   endif()
   # position-independent; calls inside stay direct (no interposition of the library's
   # own functions), so the code is what a non-PIC build gives
-  set_target_properties(${t} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:C>:-fno-semantic-interposition>)
+  # (with the objects it shares with the MPI build, terrafort_solo: that build's are
+  # position-independent too, at no cost in a program built as PIE, Debian's default)
+  foreach(c ${t} ${p}_neutral)
+    if(TARGET ${c})
+      set_target_properties(${c} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+      target_compile_options(${c} PRIVATE $<$<COMPILE_LANGUAGE:C>:-fno-semantic-interposition>)
+    endif()
+  endforeach()
   list(APPEND _tf_static ${t})
 endforeach()
 
