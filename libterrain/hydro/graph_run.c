@@ -304,13 +304,6 @@ static int spill_plan(graph_run *r, const tr_graph_space *sp, const char *what, 
   if ((st = tr_graph_plan_budget(&r->need, pinned, mem, r->run->mem, what, &r->eng.state_budget, err)))
     return st;
   if (r->eng.state_budget < 0) return TR_OK;
-#ifdef __GLIBC__
-  /* tiles' state is freed and allocated again by whichever thread spills or
-   * restores it; glibc's per-thread arenas keep what other threads freed
-   * (the outofcore benchmark's flowgraph at 32000² peaked 82 MB higher), so
-   * an out-of-core run allocates from one arena. */
-  mallopt(M_ARENA_MAX, 1);
-#endif
   struct statvfs vs;
   if (statvfs(r->spill_dir, &vs) != 0)
     return tr_fail(err, TR_EOUTPUT, "cannot use '%s' for the state that does not fit in --mem: %s", r->spill_dir,
@@ -334,7 +327,19 @@ static int spill_plan(graph_run *r, const tr_graph_space *sp, const char *what, 
                    "not fit in '%s' either (%.2f GiB free for this rank): give more --mem or a --tmp folder with room",
                    what, (double)r->need.state / (1 << 30), (double)mem / (1 << 20), (double)spill / (1 << 30),
                    r->spill_dir, (double)avail / (1 << 30));
+  /* the heap is the caller's to tune (tr_heap_spill_apply, terrafort's) */
+  if (r->run->heap_spill) r->run->heap_spill(spill > r->eng.state_budget, r->run->heap_spill_user);
+  return TR_OK;
+}
+
+void tr_heap_spill_apply(int mostly_spilled, void *user) {
+  (void)user;
 #ifdef __GLIBC__
+  /* tiles' state is freed and allocated again by whichever thread spills or
+   * restores it; glibc's per-thread arenas keep what other threads freed
+   * (the outofcore benchmark's flowgraph at 32000² peaked 82 MB higher), so
+   * an out-of-core run allocates from one arena. */
+  mallopt(M_ARENA_MAX, 1);
   /* Where more state spills than stays, arrays of 256 KiB and more are
    * mapped each on its own and unmapped when freed: the heap would keep the
    * holes between tiles' arrays of every size (scripts/bench/outofcore,
@@ -348,9 +353,10 @@ static int spill_plan(graph_run *r, const tr_graph_space *sp, const char *what, 
    * under --mem at 8000² (by hand: fill 279 MB with --mem 300M, 241 MB with
    * 260M; D-infinity 348 MB with 340M). The state store trims the rest
    * (state_store.c). */
-  if (spill > r->eng.state_budget) mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  if (mostly_spilled) mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#else
+  (void)mostly_spilled;
 #endif
-  return TR_OK;
 }
 
 static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts, tr_error *err) {

@@ -24,7 +24,10 @@
  * call uses OpenMP threads of its own (opts.threads). No call changes
  * GDAL's process-wide configuration: a run only tells its caller the block
  * cache it was planned for (tr_run_opts.gdal_cache), and the program, which
- * owns the process, sets it (tr_gdal_cache_apply).
+ * owns the process, sets it (tr_gdal_cache_apply). Nor the C library's
+ * allocator settings: a graph run whose state spills tells its caller
+ * (tr_run_opts.heap_spill), and terrafort, which owns its process, tunes
+ * glibc's heap for it (tr_heap_spill_apply).
  */
 #ifndef TERRAIN_H
 #define TERRAIN_H
@@ -219,6 +222,21 @@ typedef void (*tr_cache_fn)(int64_t bytes, void *user);
  * user who wants terrafort's figures passes it too; user is unused. */
 void tr_gdal_cache_apply(int64_t bytes, void *user);
 
+/* Told, before a graph program's rounds start, that its tile state will not
+ * all stay in memory (--mem, terrafort-fill(1) MEMORY) and whether more of it
+ * spills than stays (mostly_spilled 1). */
+typedef void (*tr_heap_fn)(int mostly_spilled, void *user);
+
+/* glibc's heap tuned for a spilling graph run: what terrafort passes as
+ * tr_run_opts.heap_spill. One arena (a tile's state is freed and allocated
+ * again by whichever thread spills or restores it; per-thread arenas keep
+ * what other threads freed), and where more spills than stays, arrays of
+ * 256 KiB and more mapped each on its own, so that the holes between tiles'
+ * arrays go back to the system. These settings are the process's, and
+ * stay: only a program that owns its process should pass it; user is
+ * unused. Elsewhere than glibc it does nothing. */
+void tr_heap_spill_apply(int mostly_spilled, void *user);
+
 /* A file a run reads or writes, and what it is in a line about it ("the
  * colour file", "--stats-json"). */
 typedef struct {
@@ -336,6 +354,12 @@ typedef struct tr_run_opts {
    * when it ends, as the next stage needs. 0 (the default): the outcome is
    * the writer's, and the other ranks go on as soon as their part is done. */
   int stage_of_several;
+  /* A graph run whose state spills calls heap_spill(mostly_spilled,
+   * heap_spill_user) once, before its rounds; NULL: the allocator stays as
+   * the host process set it (the state's bytes are the same; its peak may
+   * be higher where glibc keeps freed arrays). */
+  tr_heap_fn heap_spill;
+  void *heap_spill_user;
 } tr_run_opts;
 
 /* One rank's progress (tr_run_opts.rank_progress). stage: the runs this

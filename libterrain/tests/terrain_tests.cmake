@@ -17,7 +17,7 @@ terrafort_add_test(terrain_batch_jobs SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bat
                    ARGS $<TARGET_FILE:terrafort> LABELS terrain)
 target_include_directories(terrain_batch_jobs PRIVATE ${TERRAIN_PRIVATE_INCLUDES})
 
-foreach(t gradient_analytic local_determinism local_cache_plan)
+foreach(t gradient_analytic local_determinism local_cache_plan heap_spill)
   terrafort_add_test(terrain_${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_${t}.c LIBS terrain
                      ARGS ${CMAKE_BINARY_DIR}/testdata LABELS terrain)
   set_tests_properties(terrain_${t} PROPERTIES FIXTURES_REQUIRED testdata)

@@ -24,6 +24,11 @@ warning(message) for what the command would warn about (an unknown creation
 option) while the run goes on. terrafort.options holds every function's
 parameters as data (kinds, flags, docs), which the QGIS provider reads.
 
+The process is Python's: a run leaves GDAL's block cache and the C library's
+heap settings as they are (the program sets both to each run's plan), so the
+same bytes come out, and a fill or flowgraph whose state spills under mem
+may peak above what the program reaches with the same mem.
+
 Not here yet: batch (its job grammar), and the program's GDAL configuration
 (--config: use osgeo.gdal.SetConfigOption)."""
 import ctypes

@@ -29,7 +29,7 @@ class RunOpts(ctypes.Structure):
         ("gdal_cache", c_void_p), ("gdal_cache_user", c_void_p),
         ("reads", FileRole * 4), ("held", c_void_p), ("ft_report_append", c_int), ("device_pin", c_int),
         ("coll_arity", c_int), ("rank_progress", c_void_p),
-        ("stage_of_several", c_int),
+        ("stage_of_several", c_int), ("heap_spill", c_void_p), ("heap_spill_user", c_void_p),
     ]
 
 
