@@ -472,7 +472,7 @@ void tf_cli_finish(tf_cli *cli, tr_run_opts *run) {
   /* GDAL's block cache and glibc's heap are the process's, so the program
    * sets them, to each run's plan (terrafort(1), MEMORY) */
   run->gdal_cache = tr_gdal_cache_apply;
-  run->heap_spill = tr_heap_spill_apply;
+  run->heap_spill = tf_process_heap_spill();
   if (!run->inject) run->inject = getenv("TERRAFORT_INJECT");
   /* --device auto: say so when there is no GPU to use */
   char why[256] = "";

@@ -92,6 +92,17 @@ int tf_batch_rank_gone(void) { return batch_rank > 0 && (long)getppid() != batch
 static void start_watchdog(char **argv); /* below: the step watchdog */
 #endif
 
+/* The user set glibc's own heap tunables: a glibc.malloc. tunable in
+ * GLIBC_TUNABLES, or any MALLOC_* variable. */
+static int user_heap(void) {
+  extern char **environ;
+  const char *t = getenv("GLIBC_TUNABLES");
+  if (t && strstr(t, "glibc.malloc.")) return 1;
+  for (char **e = environ; *e; e++)
+    if (!strncmp(*e, "MALLOC_", 7)) return 1;
+  return 0;
+}
+
 /* glibc's heap: freed memory up to 32 MiB stays in the heap for the next
  * allocation, and blocks below 32 MiB come from the heap. By default glibc
  * hands a large freed block back to the kernel (munmap, or trimming the
@@ -108,15 +119,15 @@ static void start_watchdog(char **argv); /* below: the step watchdog */
  * (terrafort(1), ENVIRONMENT; cli_heap_setup). */
 void tf_process_heap_setup(void) {
 #if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
-  extern char **environ;
-  const char *t = getenv("GLIBC_TUNABLES");
-  if (t && strstr(t, "glibc.malloc.")) return;
-  for (char **e = environ; *e; e++)
-    if (!strncmp(*e, "MALLOC_", 7)) return;
+  if (user_heap()) return;
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 32 << 20);
 #endif
 }
+
+/* A graph run that spills hands glibc's heap to the program
+ * (tr_heap_spill_apply, terrain.h), and the user's tunables stand here too. */
+tr_heap_fn tf_process_heap_spill(void) { return user_heap() ? NULL : tr_heap_spill_apply; }
 
 /* MPI is initialised only when a launcher started us (twins.h's
  * tf_launched_by_mpirun), so a plain `terrafort` never needs an MPI runtime. */

@@ -10,6 +10,8 @@
 #ifndef TF_PROCESS_H
 #define TF_PROCESS_H
 
+#include "terrain.h"
+
 struct coll_live;
 struct coll_ctx;
 
@@ -22,6 +24,11 @@ int tf_process_init(char **argv);
  * 32 MiB kept for the next allocation, unless the user set glibc's malloc
  * tunables (process.c). */
 void tf_process_heap_setup(void);
+
+/* What a graph run of this process calls when its state spills
+ * (tr_run_opts.heap_spill): tr_heap_spill_apply, or NULL where the user set
+ * glibc's malloc tunables (as for tf_process_heap_setup). */
+tr_heap_fn tf_process_heap_spill(void);
 
 /* Before MPI starts (no command, an unknown one): is this rank 0 of a
  * launch, or no launch at all? Under mpirun only rank 0 speaks. */

@@ -10,6 +10,10 @@
  * default threshold (128 KiB, raised only by freeing mapped blocks, which the
  * child has not done) the block is mapped on its own, hblks one more. Skipped in the
  * sanitizers' tree, whose allocator is not glibc's.
+ *
+ * The same choice governs what a spilling graph run is given to tune the heap
+ * with (tf_process_heap_spill, the tr_run_opts.heap_spill of every command):
+ * tr_heap_spill_apply, or nothing where the user set a tunable.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -21,9 +25,10 @@
 #include "process.h"
 #include "tr_test.h"
 
-/* 1 when the set-up took effect in a child with `var` set (NULL: none),
- * 0 when it did not, -1 when the child failed. */
-static int setup_applies(const char *var, const char *value) {
+/* In a child with `var` set (NULL: none): 1 when what the program does
+ * applies (the set-up took effect; spill: a spilling run gets
+ * tr_heap_spill_apply), 0 when it does not, -1 when the child failed. */
+static int applies(const char *var, const char *value, int spill) {
   const pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
@@ -43,6 +48,10 @@ static int setup_applies(const char *var, const char *value) {
     }
     alarm(20); /* the parent's wait is bounded by the child's end */
     if (var) setenv(var, value, 1);
+    if (spill) {
+      const tr_heap_fn f = tf_process_heap_spill();
+      _exit(f == tr_heap_spill_apply ? 1 : f == NULL ? 0 : 2);
+    }
     tf_process_heap_setup();
     const size_t before = mallinfo2().hblks; /* blocks the test's process had mapped already */
     void *p = malloc(8u << 20);
@@ -57,19 +66,25 @@ static int setup_applies(const char *var, const char *value) {
   return code <= 1 ? code : -1;
 }
 
+static int opt_out(int spill) {
+  ASSERT_EQ_INT(applies(NULL, NULL, spill), 1);
+  /* a tunable of another namespace is not the user's malloc choice */
+  ASSERT_EQ_INT(applies("GLIBC_TUNABLES", "glibc.rtld.nns=2", spill), 1);
+  ASSERT_EQ_INT(applies("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=1000000", spill), 0);
+  ASSERT_EQ_INT(applies("GLIBC_TUNABLES", "glibc.rtld.nns=2:glibc.malloc.arena_max=1", spill), 0);
+  ASSERT_EQ_INT(applies("MALLOC_ARENA_MAX", "2", spill), 0);
+  ASSERT_EQ_INT(applies("MALLOC_MMAP_THRESHOLD_", "131072", spill), 0);
+  return 0;
+}
+
 static int test_setup_and_opt_out(void) {
   if (TR_TEST_SANITIZED) {
     printf("skip: the sanitizers' allocator is not glibc's (mallinfo2 and mallopt do not reach it)\n");
     return TR_TEST_SKIP;
   }
-  ASSERT_EQ_INT(setup_applies(NULL, NULL), 1);
-  /* a tunable of another namespace is not the user's malloc choice */
-  ASSERT_EQ_INT(setup_applies("GLIBC_TUNABLES", "glibc.rtld.nns=2"), 1);
-  ASSERT_EQ_INT(setup_applies("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=1000000"), 0);
-  ASSERT_EQ_INT(setup_applies("GLIBC_TUNABLES", "glibc.rtld.nns=2:glibc.malloc.arena_max=1"), 0);
-  ASSERT_EQ_INT(setup_applies("MALLOC_ARENA_MAX", "2"), 0);
-  ASSERT_EQ_INT(setup_applies("MALLOC_MMAP_THRESHOLD_", "131072"), 0);
-  return 0;
+  return opt_out(0);
 }
 
-TR_MAIN(TR_TEST(test_setup_and_opt_out))
+static int test_spill_tuning_and_opt_out(void) { return opt_out(1); }
+
+TR_MAIN(TR_TEST(test_setup_and_opt_out), TR_TEST(test_spill_tuning_and_opt_out))
