@@ -356,7 +356,7 @@ typedef struct tr_run_opts {
   int stage_of_several;
   /* A graph run whose state spills calls heap_spill(mostly_spilled,
    * heap_spill_user) once, before its rounds; NULL: the allocator stays as
-   * the host process set it (the state's bytes are the same; its peak may
+   * the host process set it (the output's bytes are the same; the peak may
    * be higher where glibc keeps freed arrays). */
   tr_heap_fn heap_spill;
   void *heap_spill_user;
