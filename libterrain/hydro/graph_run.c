@@ -369,7 +369,7 @@ static int run_plan(graph_run *r, tr_graph_prepare_fn prepare, const void *opts,
            (long long)r->job.in.cols);
   /* the writer's sink assembles a row of output tiles (run/run.h) */
   const int64_t writer = tr_job_writer_cache(&r->job, &r->prod);
-  tr_io_cache_plan(r->run, gdal_cache_mb(&r->job));
+  tr_job_cache_plan(&r->job, gdal_cache_mb(&r->job));
   tr_graph_space sp = job_space(&r->job, r->g, r->eng.aap.threads, writer);
   sp.fixed += tr_burn_bytes(r->burn); /* the burn lines, on every rank (burn.h) */
   r->mem = plan_mem(r, &sp);

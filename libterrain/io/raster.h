@@ -89,8 +89,8 @@ void tr_io_cache_plan(const tr_run_opts *run, int mb);
  * megabytes of GDAL's block cache that copy needs: a row of the copy's
  * blocks (BLOCKSIZE, default 512) across the raster, at least 16; 0 for any
  * other output. The runner plans it (tr_io_cache_plan) once the tile loop
- * is over, just before the commit, when it is below the loop's plan (it
- * lowers the cache, never raises it): the copy reads the staged file back
+ * is over, just before the commit, when it is below the loop's plan
+ * (tr_job.cache_plan_mb: it lowers the cache, never raises it): the copy reads the staged file back
  * block row by block row, and a cache left at the loop's size filled up with
  * blocks the copy never reads again (COG slope at 8000², by hand, 2026-11-29:
  * peak 249-281 MB with it, 176-177 MB with 16 MB; time 6.3-6.6 s and

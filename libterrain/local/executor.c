@@ -592,12 +592,12 @@ static int local_cache_mb(const tr_job *j, const tr_kernel *k) {
  * GDAL's block cache gets what is left, up to local_cache_mb and at least
  * 8 MB; the writer's row of output tiles (tr_job_writer_cache) is the sink's
  * own buffer, counted in the loop. Without --mem: local_cache_mb. */
-static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel *k, const tr_product *prod,
-                        int64_t held, tr_error *err) {
+static int local_memory(const tr_run_opts *run, tr_job *j, const tr_kernel *k, const tr_product *prod, int64_t held,
+                        tr_error *err) {
   const int64_t writer = tr_job_writer_cache(j, prod); /* a row of output tiles (run/run.h) */
   const int want_mb = local_cache_mb(j, k);
   if (run->mem <= 0) {
-    tr_io_cache_plan(run, want_mb);
+    tr_job_cache_plan(j, want_mb);
     return TR_OK;
   }
   const int64_t tile = j->grid.tile, h = k->halo, th = j->threads, mib = (int64_t)1 << 20;
@@ -613,7 +613,7 @@ static int local_memory(const tr_run_opts *run, const tr_job *j, const tr_kernel
                    k->name, (double)(loop + 8 * mib) / (double)mib, (long long)th, th == 1 ? "" : "s",
                    (long long)tile, held > 0 ? ", its input's points included" : "", tr_size_text(run->mem, have));
   const int64_t cache = run->mem - loop;
-  tr_io_cache_plan(run, (int)((cache < want_mb * mib ? cache : want_mb * mib) / mib));
+  tr_job_cache_plan(j, (int)((cache < want_mb * mib ? cache : want_mb * mib) / mib));
   return TR_OK;
 }
 

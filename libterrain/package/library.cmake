@@ -16,8 +16,8 @@ foreach(p ${_tf_parts})
   endif()
   # position-independent; calls inside stay direct (no interposition of the library's
   # own functions), so the code is what a non-PIC build gives
-  # (with the objects it shares with the MPI build, terrafort_solo: that build's are
-  # position-independent too, at no cost in a program built as PIE, Debian's default)
+  # (with the objects it shares with the MPI build, terrafort_solo: that build's copies
+  # of them are position-independent too, as terrafort-solo's always were)
   foreach(c ${t} ${p}_neutral)
     if(TARGET ${c})
       set_target_properties(${c} PROPERTIES POSITION_INDEPENDENT_CODE ON)

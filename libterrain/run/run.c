@@ -116,6 +116,11 @@ int tr_job_create(tr_job *j, const char *dst, const tr_product *p, tr_sink_mode 
   return st;
 }
 
+void tr_job_cache_plan(tr_job *j, int mb) {
+  j->cache_plan_mb = mb;
+  tr_io_cache_plan(j->run, mb);
+}
+
 int tr_job_finish(tr_job *j, int status, tr_error *err) {
   tr_error e = {{0}};
   if (status && err) e = *err;
@@ -160,7 +165,7 @@ int tr_job_finish(tr_job *j, int status, tr_error *err) {
      * smaller than the loop's plan, which --mem bounded: a raster so wide
      * that a row of the copy's blocks outgrows it keeps that plan, as before */
     const int copy_mb = j->rank == 0 && j->sink.created ? tr_output_copy_cache_mb(&j->sink.out) : 0;
-    if (copy_mb && ((GIntBig)copy_mb << 20) < GDALGetCacheMax64()) tr_io_cache_plan(j->run, copy_mb);
+    if (copy_mb && copy_mb < j->cache_plan_mb) tr_io_cache_plan(j->run, copy_mb);
     st = tr_sink_commit(&j->sink, &e);
     /* the histogram's side file (GTiff and other PAM drivers), moved into
      * place with the output by its commit: one of the files the run wrote

@@ -43,6 +43,9 @@ typedef struct {
    * rasters it reads besides the input (a graph program's extra inputs). */
   tr_file_role extra_outs[1];
   tr_file_role extra_reads[4];
+  /* The GDAL block cache the run's tile loop was planned for, in MB
+   * (tr_job_cache_plan); 0 until planned. */
+  int cache_plan_mb;
 } tr_job;
 
 /* Checks run's shared options (threads, tile size, the injection spec),
@@ -80,6 +83,11 @@ int tr_job_finish(tr_job *j, int status, tr_error *err);
  * and whole. 0 on other ranks and where a tile is the raster's width. Both
  * runners (local and graph) count it in --mem. */
 int64_t tr_job_writer_cache(const tr_job *j, const tr_product *p);
+
+/* The tile loop's GDAL block cache: told to the caller (tr_io_cache_plan)
+ * and kept in j->cache_plan_mb, which tr_job_finish's copy at commit (COG)
+ * may only lower. */
+void tr_job_cache_plan(tr_job *j, int mb);
 
 /* The threads a run uses: --threads, or every core (0). */
 int tr_run_threads(const tr_run_opts *run);

@@ -5,7 +5,10 @@
  * Float32 GeoTIFF, which is read directly. The library hands the plan to the
  * caller's tr_run_opts.gdal_cache before the first tile; this test records
  * it from real slope runs (default tiles of 512, halo 1) on GeoTIFFs written
- * here, each with the value the rule gives worked out by hand below.
+ * here, each with the value the rule gives worked out by hand below. A COG
+ * output (written by copy at commit) is told a second plan for the copy, a
+ * row of its 512-cell blocks across the raster (at least 16 MiB), only where
+ * that is below the loop's (raster.h, tr_output_copy_cache_mb).
  */
 #include <gdal.h>
 #include <stdio.h>
@@ -63,6 +66,61 @@ static int64_t planned_mib(const char *name, int rows, int cols, int tiled) {
   return got < 0 ? -1 : got >> 20;
 }
 
+/* Every plan told to the caller, in MiB, in order. */
+typedef struct {
+  int n;
+  int64_t mib[4];
+} plans;
+
+static void record_all(int64_t bytes, void *user) {
+  plans *p = user;
+  if (p->n < 4) p->mib[p->n] = bytes >> 20;
+  p->n++;
+}
+
+/* The plans slope tells on `name` (rows x cols, tiled or not) written as a COG. */
+static int cog_plans(const char *name, int rows, int cols, int tiled, plans *got) {
+  char in[700], out[700];
+  snprintf(in, sizeof in, "%s/%s", outdir, name);
+  snprintf(out, sizeof out, "%s/cog_%s", outdir, name);
+  if (make(in, rows, cols, tiled)) return -1;
+  *got = (plans){0, {0}};
+  tr_slope_opts o;
+  tr_slope_opts_init(&o);
+  o.run.threads = 2;
+  o.run.format = "COG";
+  o.run.gdal_cache = record_all;
+  o.run.gdal_cache_user = got;
+  tr_error e = {{0}};
+  if (tr_slope(&o, in, out, &e)) {
+    fprintf(stderr, "slope %s to COG: %s\n", name, e.msg);
+    return -1;
+  }
+  GDALDatasetH ds = GDALOpen(out, GA_ReadOnly);
+  const char *layout = ds ? GDALGetMetadataItem(ds, "LAYOUT", "IMAGE_STRUCTURE") : NULL;
+  const int cog = layout && !strcmp(layout, "COG");
+  if (ds) GDALClose(ds);
+  remove(in);
+  remove(out);
+  return cog ? 0 : -1;
+}
+
+static int test_cog_copy(void) {
+  plans p;
+  /* the tiled 8000-wide input above: the loop's 39 MiB, then the copy's
+   * 8000 x 512 x 4 B = 15.6 MiB, + 1 rounded up: 16 */
+  ASSERT_EQ_INT(cog_plans("tiled_cog.tif", 1100, 8000, 1, &p), 0);
+  ASSERT_EQ_INT(p.n, 2);
+  ASSERT_EQ_INT(p.mib[0], 39);
+  ASSERT_EQ_INT(p.mib[1], 16);
+  /* 17000 wide, plain: the loop's floor, 32 MiB; the copy's row of blocks
+   * 17000 x 512 x 4 B = 33.2 MiB, 34, would raise it: not told */
+  ASSERT_EQ_INT(cog_plans("wide_cog.tif", 300, 17000, 0, &p), 0);
+  ASSERT_EQ_INT(p.n, 1);
+  ASSERT_EQ_INT(p.mib[0], 32);
+  return 0;
+}
+
 static int test_plans(void) {
   /* plain striped Float32: read directly, only the floor */
   ASSERT_EQ_INT(planned_mib("plain.tif", 600, 600, 0), 32);
@@ -83,6 +141,6 @@ int main(int argc, char **argv) {
   GDALAllRegister();
   snprintf(outdir, sizeof outdir, "%s/../out_local_cache_plan", argv[1]);
   mkdir(outdir, 0755);
-  static const tr_test_case cases[] = {TR_TEST(test_plans)};
-  return tr_test_main(argc - 1, argv + 1, cases, 1);
+  static const tr_test_case cases[] = {TR_TEST(test_plans), TR_TEST(test_cog_copy)};
+  return tr_test_main(argc - 1, argv + 1, cases, 2);
 }
